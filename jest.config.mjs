@@ -1,0 +1,26 @@
+// Tests: *.unit.spec.ts (pure, fast), *.int.spec.ts (real NATS, real stores), *.e2e.spec.ts (processes).
+import { readFileSync } from 'node:fs';
+
+const swc = JSON.parse(readFileSync(new URL('./.swcrc', import.meta.url), 'utf8'));
+delete swc.$schema;
+
+const common = {
+  rootDir: '.',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
+  moduleNameMapper: {
+    '^@agora/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testEnvironment: 'node',
+};
+
+export default {
+  reporters: ['default', '<rootDir>/tools/jest/summary-reporter.mjs'],
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.unit.spec.ts'] },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.int.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.e2e.spec.ts'] },
+  ],
+};

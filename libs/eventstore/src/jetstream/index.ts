@@ -1,0 +1,94 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { StoreUnavailable } from '../errors.js';
+import type { EventStore } from '../port.js';
+import { ensureStream } from './stream-setup.js';
+import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
+
+export type { JetStreamStoreLogger } from './store.js';
+
+export interface JetStreamEventStoreOptions {
+  /** NATS servers to connect to (ignored when `connection` is given). Default `127.0.0.1:4222`. */
+  servers?: string | string[];
+  /** JetStream stream that holds the log. Default `AGORA_EVENTS`. */
+  streamName?: string;
+  /** Commits of stream `s` go to subject `<subjectPrefix>.<s>`. Default `agora.es`. */
+  subjectPrefix?: string;
+  /** Replicas of a stream this creates (an existing stream is only ever raised to it). Default 1; use 3 in production. */
+  replicas?: number;
+  /** An open connection to use; `close()` then leaves it open. */
+  connection?: NatsConnection;
+  /** How often a caught-up subscription looks for new events when nothing woke it. Default 1000 ms. */
+  pollIntervalMs?: number;
+  /** Deadline of every request to NATS. Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** JetStream's dedup window: an append retried within it with the same event ids is stored once. Default 2 min. */
+  duplicateWindowMs?: number;
+  logger?: JetStreamStoreLogger;
+}
+
+const NAME_RE = /^[A-Za-z0-9_-]+$/;
+const PREFIX_RE = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function resolveOptions(options: JetStreamEventStoreOptions) {
+  const streamName = options.streamName ?? 'AGORA_EVENTS';
+  const subjectPrefix = options.subjectPrefix ?? 'agora.es';
+  if (!NAME_RE.test(streamName)) throw new RangeError(`streamName ${JSON.stringify(streamName)} must be letters, digits, "_" or "-"`);
+  if (!PREFIX_RE.test(subjectPrefix)) throw new RangeError(`subjectPrefix ${JSON.stringify(subjectPrefix)} must be dot-separated tokens without wildcards or spaces`);
+  const replicas = options.replicas ?? 1;
+  if (!Number.isSafeInteger(replicas) || replicas < 1 || replicas > 5) throw new RangeError(`replicas must be 1 to 5, got ${replicas}`);
+  return {
+    streamName,
+    subjectPrefix,
+    replicas,
+    pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
+    requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs ?? 5_000),
+    duplicateWindowMs: positive('duplicateWindowMs', options.duplicateWindowMs ?? 120_000),
+    logger: options.logger ?? console,
+  };
+}
+
+/**
+ * Opens the `jetstream` event store: connects (or uses `connection`), creates or updates the
+ * JetStream stream, and returns the store. One JetStream message per commit on
+ * `<subjectPrefix>.<streamId>`; see DESIGN.md decision 1.
+ */
+export async function openJetStreamEventStore(options: JetStreamEventStoreOptions = {}): Promise<EventStore> {
+  const config = resolveOptions(options);
+  let nc: NatsConnection;
+  try {
+    nc =
+      options.connection ??
+      (await connect({
+        servers: options.servers ?? '127.0.0.1:4222',
+        name: 'agora-eventstore',
+        timeout: config.requestTimeoutMs,
+        // Keep trying for ever: subscriptions resume by themselves once the server is back.
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        // A stack captured for every request is a large share of an append's CPU; our errors say what failed.
+        noAsyncTraces: true,
+      }));
+  } catch (error) {
+    throw new StoreUnavailable(`jetstream: cannot connect to ${String(options.servers ?? '127.0.0.1:4222')}: ${messageOf(error)}`, undefined, { cause: error });
+  }
+  const ownsConnection = options.connection === undefined;
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
+    await ensureStream(jsm, config);
+    return new JetStreamEventStore(nc, jsm, jetstream(nc, { timeout: config.requestTimeoutMs }), config, ownsConnection);
+  } catch (error) {
+    if (ownsConnection) await nc.close().catch(() => undefined);
+    throw new StoreUnavailable(`jetstream: cannot set up stream ${config.streamName}: ${messageOf(error)}`, undefined, { cause: error });
+  }
+}

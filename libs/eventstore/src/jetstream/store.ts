@@ -1,0 +1,358 @@
+import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
+import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
+import { EventStoreError, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
+import type {
+  AppendResult,
+  EventData,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../port.js';
+import { assertValidStreamId, checkExpectedRevision, prepareAppend } from '../validation.js';
+import { AllPager, type AllReaderContext, TailCursor } from './all-reader.js';
+import {
+  appendResultOf,
+  commitIdOf,
+  decodeCommit,
+  encodeCommit,
+  encodeEvents,
+  formatPosition,
+  lastRevisionOf,
+  parsePosition,
+  pushRecordedEvents,
+  type StoredCommit,
+} from './codec.js';
+import { PullReader, type RawMessage } from './pull-reader.js';
+import { KeyedQueue, NEW_STREAM, type StreamState, StreamStateCache } from './stream-state.js';
+
+export interface JetStreamStoreLogger {
+  warn(message: string, ...details: unknown[]): void;
+}
+
+export interface JetStreamStoreConfig {
+  streamName: string;
+  subjectPrefix: string;
+  pollIntervalMs: number;
+  requestTimeoutMs: number;
+  logger: JetStreamStoreLogger;
+}
+
+/** JetStream's answers to a publish whose expected last subject sequence is not the actual one. */
+const WRONG_LAST_SEQUENCE = new Set<number>([10071, 10164]);
+/** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
+const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
+/** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
+const MAX_APPEND_ATTEMPTS = 50;
+const READ_BATCH = 1024;
+const STATE_CACHE_ENTRIES = 10_000;
+/** A reader's consumer outlives this much inactivity (a subscription's handler may be slow). */
+const READER_INACTIVE_THRESHOLD_MS = 60_000;
+const API_PREFIX = '$JS.API';
+
+type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' };
+
+/** The error to throw for a failure of the store: ours as they are, anything else as StoreUnavailable. */
+function unavailable(what: string, error: unknown, streamId?: string): EventStoreError {
+  if (error instanceof EventStoreError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailable(`jetstream: ${what}: ${reason}`, streamId, { cause: error });
+}
+
+/** The WrongExpectedRevision that `checkExpectedRevision` would throw, or undefined when the revision is acceptable. */
+function conflictWith(streamId: string, expected: ExpectedRevision, lastRevision: number): WrongExpectedRevision | undefined {
+  try {
+    checkExpectedRevision(streamId, expected, lastRevision);
+    return undefined;
+  } catch (error) {
+    if (error instanceof WrongExpectedRevision) return error;
+    throw error;
+  }
+}
+
+function resultOf(state: StreamState): AppendResult {
+  return { nextExpectedRevision: state.lastRevision, position: formatPosition(state.lastSeq, state.lastIndex) };
+}
+
+function assertReadRange(name: string, value: number | undefined): void {
+  if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+}
+
+export class JetStreamEventStore implements EventStore {
+  readonly kind = 'jetstream';
+  private readonly states = new StreamStateCache(STATE_CACHE_ENTRIES);
+  private readonly appendQueue = new KeyedQueue();
+  private readonly notifier = new AppendNotifier();
+  private readonly subscriptions = new Set<Subscription>();
+  /** Appends in progress: `close()` lets them finish (each is bounded by the request timeout). */
+  private readonly appending = new Set<Promise<AppendResult>>();
+  private readonly readerContext: AllReaderContext;
+  private notifierSubscription: NatsSubscription | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly js: JetStreamClient,
+    private readonly config: JetStreamStoreConfig,
+    /** Whether `close()` closes the connection (false when the caller lent it). */
+    private readonly ownsConnection: boolean,
+  ) {
+    this.readerContext = {
+      nc,
+      jsm,
+      streamName: config.streamName,
+      apiPrefix: API_PREFIX,
+      timeoutMs: config.requestTimeoutMs,
+      subjectPrefix: config.subjectPrefix,
+      inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS,
+      onForeignMessage: (m) => config.logger.warn(`jetstream event store: skipping message ${m.seq} on ${m.subject}: not an event commit`),
+    };
+  }
+
+  async append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    const prepared = prepareAppend(streamId, events, expectedRevision);
+    this.assertOpen(streamId);
+    const commitId = commitIdOf(streamId, prepared);
+    const eventsJson = encodeEvents(prepared);
+    const appending = this.appendQueue.run(streamId, async () => {
+      try {
+        return await this.appendInOrder(streamId, eventsJson, prepared.length, expectedRevision, commitId);
+      } catch (error) {
+        // After a timeout we cannot know whether the commit was stored: forget what we knew.
+        if (!(error instanceof EventStoreError)) this.states.delete(streamId);
+        throw unavailable(`append to ${streamId}`, error, streamId);
+      }
+    });
+    this.appending.add(appending);
+    void appending.catch(() => undefined).finally(() => this.appending.delete(appending));
+    return appending;
+  }
+
+  /**
+   * The stream's last commit is taken from the cache, assumed absent for `no_stream` (JetStream
+   * checks it), or read; the commit is published stating that commit's sequence, so JetStream
+   * stores it only if nothing was appended since. A check that fails locally is confirmed with
+   * the stream leader before it becomes a WrongExpectedRevision.
+   */
+  private async appendInOrder(streamId: string, eventsJson: string, count: number, expected: ExpectedRevision, commitId: string): Promise<AppendResult> {
+    const subject = this.subjectOf(streamId);
+    let state = this.states.get(streamId) ?? (expected === 'no_stream' ? NEW_STREAM : await this.readLastCommit(streamId, 'direct'));
+    let confirmed = false;
+    for (let attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
+      // The same events retried after they were stored (even beyond the dedup window) as the last commit.
+      if (state.commitId === commitId) return resultOf(state);
+      const conflict = conflictWith(streamId, expected, state.lastRevision);
+      if (conflict) {
+        if (!confirmed) {
+          state = await this.readLastCommit(streamId, 'leader');
+          confirmed = true;
+          continue;
+        }
+        return await this.resultOfEarlierCopy(subject, streamId, commitId, conflict);
+      }
+      const outcome = await this.publish(subject, encodeCommit(state.lastRevision + 1, eventsJson), commitId, state.lastSeq);
+      if (outcome.kind === 'stored') {
+        const stored: StreamState = { lastRevision: state.lastRevision + count, lastSeq: outcome.seq, lastIndex: count - 1, commitId };
+        this.states.set(streamId, stored);
+        return resultOf(stored);
+      }
+      if (outcome.kind === 'duplicate') return await this.resultOfStoredCommit(streamId, outcome.seq);
+      // Another append got in first (or this is a retry of an earlier commit: a clustered 2.9
+      // leader may check the sequence before the message id, so that is decided by the probe).
+      this.states.delete(streamId);
+      state = await this.readLastCommit(streamId, 'leader');
+      confirmed = true;
+    }
+    throw new StoreUnavailable(`jetstream: append to ${streamId}: gave up after ${MAX_APPEND_ATTEMPTS} attempts, the stream kept moving`, streamId);
+  }
+
+  private async publish(subject: string, body: string | Uint8Array, msgID: string, expectedSeq: number): Promise<PublishOutcome> {
+    try {
+      const ack = await this.js.publish(subject, body, { msgID, expect: { lastSubjectSequence: expectedSeq }, timeout: this.config.requestTimeoutMs });
+      return ack.duplicate ? { kind: 'duplicate', seq: ack.seq } : { kind: 'stored', seq: ack.seq };
+    } catch (error) {
+      if (error instanceof JetStreamApiError && WRONG_LAST_SEQUENCE.has(error.code)) return { kind: 'moved' };
+      throw error;
+    }
+  }
+
+  /**
+   * The expected revision does not hold, but the events may be an earlier commit that is no
+   * longer the stream's last: ask JetStream, whose dedup check answers before its sequence check,
+   * with a sequence that can never match so that nothing is ever written. (The sequence is also
+   * above the stream's last, so a clustered leader's early sequence check lets it through.)
+   */
+  private async resultOfEarlierCopy(subject: string, streamId: string, commitId: string, conflict: WrongExpectedRevision): Promise<AppendResult> {
+    const outcome = await this.publish(subject, Empty, commitId, IMPOSSIBLE_SEQ);
+    if (outcome.kind === 'duplicate') return this.resultOfStoredCommit(streamId, outcome.seq);
+    if (outcome.kind === 'stored') throw new StoreUnavailable(`jetstream: append to ${streamId}: a probe with an impossible expected sequence was stored (seq ${outcome.seq})`, streamId);
+    throw conflict;
+  }
+
+  /** The append result of the commit stored at `seq` (the original of a duplicate). */
+  private async resultOfStoredCommit(streamId: string, seq: number): Promise<AppendResult> {
+    const msg = await this.jsm.streams.getMessage(this.config.streamName, { seq });
+    const commit = msg && msg.subject === this.subjectOf(streamId) ? decodeCommit(msg.data) : undefined;
+    if (!commit) throw new StoreUnavailable(`jetstream: append to ${streamId}: JetStream called it a duplicate of message ${seq}, which is not a commit of this stream`, streamId);
+    return appendResultOf(commit, seq);
+  }
+
+  /**
+   * The last commit of a stream. A direct get may be answered by any replica, possibly one
+   * that lags: good enough to try a publish (JetStream checks the sequence), not to refuse one.
+   */
+  private async readLastCommit(streamId: string, from: 'direct' | 'leader'): Promise<StreamState> {
+    const query = { last_by_subj: this.subjectOf(streamId) };
+    const msg: StoredMsg | null =
+      from === 'direct' ? await this.jsm.direct.getMessage(this.config.streamName, query) : await this.jsm.streams.getMessage(this.config.streamName, query);
+    if (!msg) return NEW_STREAM;
+    const commit = decodeCommit(msg.data);
+    if (!commit) throw new StoreUnavailable(`jetstream: the last message on ${msg.subject} (seq ${msg.seq}) is not an event commit`, streamId);
+    const state: StreamState = { lastRevision: lastRevisionOf(commit), lastSeq: msg.seq, lastIndex: commit.e.length - 1, commitId: msg.header.get('Nats-Msg-Id') || undefined };
+    this.states.set(streamId, state);
+    return state;
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    assertValidStreamId(streamId);
+    assertReadRange('fromRevision', options.fromRevision);
+    assertReadRange('maxCount', options.maxCount);
+    this.assertOpen(streamId);
+    let reader: PullReader | undefined;
+    try {
+      reader = await PullReader.open(this.readerContext, { startSeq: 1, filterSubject: this.subjectOf(streamId), inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS });
+      return await this.readStreamWith(reader, streamId, options.fromRevision ?? 0, options.maxCount ?? Number.POSITIVE_INFINITY);
+    } catch (error) {
+      throw unavailable(`read stream ${streamId}`, error, streamId);
+    } finally {
+      reader?.close();
+    }
+  }
+
+  /** Reads the commits that were on the subject when the consumer was created (they are all there is to the stream). */
+  private async readStreamWith(reader: PullReader, streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const seen: { last?: { message: RawMessage; commit: StoredCommit } } = {};
+    const onMessage = (message: RawMessage): void => {
+      const commit = decodeCommit(message.data);
+      if (!commit) return this.readerContext.onForeignMessage(message);
+      seen.last = { message, commit };
+      if (lastRevisionOf(commit) < fromRevision || out.length >= maxCount) return;
+      pushRecordedEvents(out, commit, streamId, message.seq, message.timestampMs, Math.max(0, fromRevision - commit.r));
+    };
+    let remaining = reader.initialPending;
+    // Until maxCount is reached, and at least until the first commit (the stream exists even when maxCount is 0).
+    while (remaining > 0 && (out.length < maxCount || !seen.last)) {
+      const batch = Math.min(remaining, READ_BATCH);
+      const received = await reader.pull(batch, onMessage);
+      remaining -= received;
+      if (received < batch) break;
+    }
+    if (out.length > maxCount) out.length = maxCount;
+    if (!seen.last) throw new StreamNotFound(streamId);
+    // Read to the end: remember the last commit, so that appending next needs no read.
+    const { message, commit } = seen.last;
+    if (remaining === 0 && message.pending === 0) {
+      this.states.set(streamId, { lastRevision: lastRevisionOf(commit), lastSeq: message.seq, lastIndex: commit.e.length - 1, commitId: message.msg.headers?.get('Nats-Msg-Id') || undefined });
+    }
+    return out;
+  }
+
+  async *readAll(options: ReadAllOptions = {}): AsyncGenerator<RecordedEvent> {
+    if (options.after !== undefined) parsePosition(options.after);
+    assertReadRange('maxCount', options.maxCount);
+    this.assertOpen();
+    const maxCount = options.maxCount ?? Number.POSITIVE_INFINITY;
+    if (maxCount === 0) return;
+    let pager: AllPager | undefined;
+    try {
+      pager = await AllPager.open(this.readerContext, options.after);
+      let yielded = 0;
+      while (true) {
+        const page = await pager.next(Math.min(READ_BATCH, maxCount - yielded));
+        if (page.length === 0) return;
+        for (const event of page) {
+          yield event;
+          if (++yielded >= maxCount) return;
+        }
+      }
+    } catch (error) {
+      throw unavailable('read all', error);
+    } finally {
+      pager?.close();
+    }
+  }
+
+  subscribe(options: SubscribeOptions): Subscription {
+    if (options.after !== undefined) parsePosition(options.after);
+    this.assertOpen();
+    const cursor = new TailCursor(this.readerContext);
+    this.retainNotifier();
+    const inner = catchUpSubscription(
+      {
+        readPage: (after, maxCount) =>
+          cursor.readPage(after, maxCount).catch((error: unknown) => {
+            throw unavailable(`subscription${options.name ? ` ${options.name}` : ''} reading $all`, error);
+          }),
+        notifier: this.notifier,
+        pollIntervalMs: this.config.pollIntervalMs,
+      },
+      options,
+    );
+    let stopping: Promise<void> | undefined;
+    const subscription: Subscription = {
+      caughtUp: inner.caughtUp,
+      get position() {
+        return inner.position;
+      },
+      stop: () =>
+        (stopping ??= inner.stop().finally(() => {
+          cursor.close();
+          this.subscriptions.delete(subscription);
+          this.releaseNotifier();
+        })),
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    await Promise.allSettled([...this.appending]);
+    if (this.ownsConnection && !this.nc.isClosed()) await this.nc.close();
+  }
+
+  /**
+   * One core NATS subscription on our subjects wakes every subscription of this store when
+   * anything is published there (JetStream-captured subjects still reach core subscribers);
+   * polling covers what it misses. Only held while a subscription exists, so that a store that
+   * only appends does not receive its own commits back.
+   */
+  private retainNotifier(): void {
+    if (this.notifierSubscription) return;
+    this.notifierSubscription = this.nc.subscribe(`${this.config.subjectPrefix}.>`, { callback: () => this.notifier.notify() });
+  }
+
+  private releaseNotifier(): void {
+    if (this.subscriptions.size > 0) return;
+    this.notifierSubscription?.unsubscribe();
+    this.notifierSubscription = undefined;
+  }
+
+  private subjectOf(streamId: string): string {
+    return `${this.config.subjectPrefix}.${streamId}`;
+  }
+
+  private assertOpen(streamId?: string): void {
+    if (this.closing || this.nc.isClosed()) throw new StoreUnavailable('jetstream: the event store is closed', streamId);
+  }
+}

@@ -1,0 +1,98 @@
+import {
+  DiscardPolicy,
+  type JetStreamManager,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+
+export interface StreamSetup {
+  streamName: string;
+  subjectPrefix: string;
+  replicas: number;
+  duplicateWindowMs: number;
+}
+
+/** JetStream's "stream name already in use" (another process created it with another config meanwhile). */
+const STREAM_NAME_IN_USE = 10058;
+
+/**
+ * What the adapter relies on, enforced on an existing stream too: a log that keeps every
+ * message (no per-subject limit, no rollups, no deletes or purges that would punch holes in
+ * the history), direct gets, a dedup window at least as long as asked, and at least the
+ * replicas asked for.
+ * Limits an operator may have set on purpose (max_age, max_bytes, max_msgs) are only set when
+ * the stream is created.
+ */
+function requiredConfig(setup: StreamSetup): Partial<StreamConfig> {
+  return {
+    subjects: [`${setup.subjectPrefix}.>`],
+    max_msgs_per_subject: -1,
+    allow_direct: true,
+    allow_rollup_hdrs: false,
+    deny_delete: true,
+    deny_purge: true,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(setup.duplicateWindowMs),
+    num_replicas: setup.replicas,
+  };
+}
+
+function creationConfig(setup: StreamSetup): Partial<StreamConfig> & { name: string } {
+  return {
+    ...requiredConfig(setup),
+    name: setup.streamName,
+    description: 'Agora event store: one message per commit on <prefix>.<streamId>',
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: -1,
+  };
+}
+
+/** The fields of `required` that `actual` does not satisfy. */
+function drift(actual: StreamConfig, required: Partial<StreamConfig>): Partial<StreamConfig> {
+  const out: Partial<StreamConfig> = {};
+  const subject = required.subjects![0]!;
+  if (!actual.subjects?.includes(subject)) out.subjects = [...(actual.subjects ?? []), subject];
+  if ((actual.duplicate_window ?? 0) < required.duplicate_window!) out.duplicate_window = required.duplicate_window!;
+  // The server leaves out flags that are false.
+  for (const key of ['allow_direct', 'allow_rollup_hdrs', 'deny_delete', 'deny_purge'] as const) {
+    if ((actual[key] ?? false) !== required[key]) Object.assign(out, { [key]: required[key] });
+  }
+  for (const key of ['max_msgs_per_subject', 'discard'] as const) {
+    if (actual[key] !== required[key]) Object.assign(out, { [key]: required[key] });
+  }
+  // Raise the replication factor if asked, never lower one an operator chose.
+  if ((actual.num_replicas ?? 1) < required.num_replicas!) out.num_replicas = required.num_replicas!;
+  return out;
+}
+
+/** Creates the stream, or brings an existing one up to what the adapter needs. Returns its info. */
+export async function ensureStream(jsm: JetStreamManager, setup: StreamSetup): Promise<StreamInfo> {
+  for (let attempt = 1; ; attempt++) {
+    let info: StreamInfo;
+    try {
+      info = await jsm.streams.info(setup.streamName);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+      try {
+        return await jsm.streams.add(creationConfig(setup));
+      } catch (addError) {
+        if (attempt < 3 && addError instanceof JetStreamApiError && addError.code === STREAM_NAME_IN_USE) continue;
+        throw addError;
+      }
+    }
+    if (info.config.retention !== RetentionPolicy.Limits) {
+      throw new Error(`JetStream stream ${setup.streamName} has retention ${info.config.retention}; an event log needs "limits"`);
+    }
+    const changes = drift(info.config, requiredConfig(setup));
+    return Object.keys(changes).length === 0 ? info : await jsm.streams.update(setup.streamName, changes);
+  }
+}

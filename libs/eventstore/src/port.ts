@@ -1,0 +1,123 @@
+/**
+ * The event store port. Every adapter (embedded, jetstream, kurrentdb) implements exactly this,
+ * and the contract suite in `test/contract.ts` is the definition of what "implements" means.
+ *
+ * Vocabulary
+ * - A stream is `<category>-<id>`; its events carry revisions 0, 1, 2, ... in append order.
+ * - A commit is the events of one `append` call: stored all together or not at all.
+ * - A position is an opaque string naming a place in the global order ($all). Callers never parse
+ *   or compare positions; they store the position of the last event they handled (a checkpoint)
+ *   and hand it back to `readAll` / `subscribe` to continue strictly after it.
+ */
+
+/** Revision a stream must be at for an append to go through. */
+export type ExpectedRevision =
+  /** the stream's last event has exactly this revision */
+  | number
+  /** the stream has no events */
+  | 'no_stream'
+  /** the stream has at least one event */
+  | 'stream_exists'
+  /** no check */
+  | 'any';
+
+export type Position = string;
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface EventData<T = unknown> {
+  /** Unique id of the event (a UUID). Supplying the same ids again makes the append idempotent. Generated when absent. */
+  id?: string;
+  /** Stable type name, e.g. `ProposalSubmitted` or `V2.VoteCast`. */
+  type: string;
+  /** JSON-serializable payload. */
+  data: T;
+  /** JSON-serializable metadata (actor, commandId, correlationId, ...). */
+  metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent<T = unknown> {
+  id: string;
+  type: string;
+  data: T;
+  metadata: Record<string, unknown>;
+  streamId: string;
+  /** 0-based revision of this event in its stream. */
+  revision: number;
+  /** Opaque global position; pass it back as `after` to continue strictly after this event. */
+  position: Position;
+  /** ISO-8601 time the store recorded the commit. */
+  recordedAt: string;
+}
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream: pass it as the expected revision of the next append. */
+  nextExpectedRevision: number;
+  /** Position of the last event of the commit. */
+  position: Position;
+}
+
+export interface ReadStreamOptions {
+  /** First revision to return (inclusive). Default 0. */
+  fromRevision?: number;
+  /** At most this many events. Default: all. */
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Return events strictly after this position. Default: from the beginning. */
+  after?: Position;
+  /** At most this many events. Default: all. */
+  maxCount?: number;
+}
+
+export interface SubscribeOptions {
+  /** A short name for logs. */
+  name?: string;
+  /** Checkpoint: deliver events strictly after this position. Default: from the beginning. */
+  after?: Position;
+  /**
+   * Called once per event, in global order, one at a time: the next call starts only after the
+   * returned promise resolves. A handler that throws is called again with the same event (after a
+   * backoff) until it succeeds; no later event is delivered before that.
+   */
+  handler: (event: RecordedEvent) => Promise<void> | void;
+  /** Told about every failed handler call and every dropped connection before the retry. */
+  onError?: (error: unknown, context: { event?: RecordedEvent; attempt: number }) => void;
+  /** Backoff between retries, in ms: starts at `initialDelayMs`, doubles, capped at `maxDelayMs`. */
+  retry?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+export interface Subscription {
+  /** Resolves once every event that existed when the subscription started has been handled. */
+  readonly caughtUp: Promise<void>;
+  /** Position of the last event handled successfully, if any. */
+  readonly position: Position | undefined;
+  /** Stops delivering; resolves once the handler in progress (if any) has returned. */
+  stop(): Promise<void>;
+}
+
+export interface EventStore {
+  /** Name of the adapter: `embedded`, `jetstream` or `kurrentdb`. */
+  readonly kind: string;
+
+  /**
+   * Appends `events` to `streamId` as one commit, if the stream is at `expectedRevision`.
+   * Throws WrongExpectedRevision (nothing written) when it is not. An append whose event ids are
+   * already stored in the stream as one commit returns that commit's result and writes nothing.
+   */
+  append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+
+  /** Events of one stream in revision order. Throws StreamNotFound when the stream has no events. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+
+  /** Every event of every stream in the one global order. */
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+
+  /** Catch-up subscription to all events: history first, then live, resuming after drops. */
+  subscribe(options: SubscribeOptions): Subscription;
+
+  /** Releases connections and files. Safe to call twice. */
+  close(): Promise<void>;
+}

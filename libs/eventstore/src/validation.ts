@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { InvalidEventData, InvalidEventType, InvalidExpectedRevision, InvalidStreamName, WrongExpectedRevision } from './errors.js';
+import type { EventData, ExpectedRevision } from './port.js';
+
+/** `<category>-<id>`: category of letters, digits and `_` (no `-`), id of letters, digits, `_`, `-`, `:`, `@`, `+`, `=`. */
+const STREAM_RE = /^[A-Za-z][A-Za-z0-9_]*-[A-Za-z0-9_\-:@+=]+$/;
+/** `ProposalSubmitted`, `V2.VoteCast`: dot-separated words, no wildcards or spaces. */
+const EVENT_TYPE_RE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
+const MAX_STREAM_LENGTH = 200;
+const MAX_EVENT_TYPE_LENGTH = 120;
+
+export function assertValidStreamId(streamId: string): void {
+  if (typeof streamId !== 'string' || streamId.length === 0) throw new InvalidStreamName(String(streamId), 'must be a non-empty string');
+  if (streamId.length > MAX_STREAM_LENGTH) throw new InvalidStreamName(streamId, `longer than ${MAX_STREAM_LENGTH} characters`);
+  if (!STREAM_RE.test(streamId)) {
+    const reason = /[.*> \t\r\n]/.test(streamId)
+      ? 'contains ".", "*", ">" or whitespace'
+      : !streamId.includes('-')
+        ? 'must be <category>-<id>'
+        : 'category must be letters, digits or "_" (no "-"), id letters, digits or _-:@+=';
+    throw new InvalidStreamName(streamId, reason);
+  }
+}
+
+/** The category of a stream id: the part before the first `-`. */
+export function categoryOf(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}
+
+export function assertValidExpectedRevision(streamId: string, expected: ExpectedRevision): void {
+  if (expected === 'any' || expected === 'no_stream' || expected === 'stream_exists') return;
+  if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
+    throw new InvalidExpectedRevision(streamId, expected);
+  }
+}
+
+/** Walks a value and throws unless it is plain JSON: null, booleans, finite numbers, strings, arrays, plain objects. */
+export function assertJson(value: unknown, onError: (path: string, reason: string) => never, path = '', seen = new Set<unknown>()): void {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) onError(path, `is ${value}, which JSON cannot represent`);
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (seen.has(value)) onError(path, 'is a circular reference');
+      seen.add(value);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) assertJson(value[i], onError, `${path}[${i}]`, seen);
+      } else {
+        const proto = Object.getPrototypeOf(value) as unknown;
+        if (proto !== Object.prototype && proto !== null) {
+          onError(path, `is a ${(value as object).constructor?.name ?? 'non-plain object'}, not a plain object`);
+        }
+        for (const [k, v] of Object.entries(value)) assertJson(v, onError, path ? `${path}.${k}` : k, seen);
+      }
+      seen.delete(value);
+      return;
+    }
+    default:
+      onError(path, `is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}, which JSON cannot represent`);
+  }
+}
+
+export interface PreparedEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Validates an append before any adapter writes anything, and fills in missing ids.
+ * Every adapter calls this first, so a bad append is refused the same way everywhere.
+ */
+export function prepareAppend(streamId: string, events: readonly EventData[], expected: ExpectedRevision): PreparedEvent[] {
+  assertValidStreamId(streamId);
+  assertValidExpectedRevision(streamId, expected);
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new InvalidEventData(streamId, '(none)', 'events', 'must be a non-empty array');
+  }
+  const ids = new Set<string>();
+  return events.map((e, i) => {
+    const type = e?.type;
+    if (typeof type !== 'string' || type.length === 0) throw new InvalidEventType(streamId, String(type), 'must be a non-empty string');
+    if (type.length > MAX_EVENT_TYPE_LENGTH) throw new InvalidEventType(streamId, type, `longer than ${MAX_EVENT_TYPE_LENGTH} characters`);
+    if (!EVENT_TYPE_RE.test(type)) throw new InvalidEventType(streamId, type, 'must be dot-separated words of letters, digits or "_"');
+    const fail = (path: string, reason: string): never => {
+      throw new InvalidEventData(streamId, type, `events[${i}].${path}`, reason);
+    };
+    if (e.data === undefined) fail('data', 'is missing');
+    assertJson(e.data, (p, r) => fail(p ? `data.${p}` : 'data', r));
+    const metadata = e.metadata ?? {};
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) fail('metadata', 'must be an object');
+    assertJson(metadata, (p, r) => fail(p ? `metadata.${p}` : 'metadata', r));
+    const id = e.id ?? randomUUID();
+    if (typeof id !== 'string' || !UUID_RE.test(id)) fail('id', 'must be a UUID');
+    if (ids.has(id)) fail('id', `repeats ${id} within one append`);
+    ids.add(id);
+    return { id: id.toLowerCase(), type, data: e.data, metadata };
+  });
+}
+
+/** Checks an expected revision against the stream's actual last revision (-1 when the stream has no events). */
+export function checkExpectedRevision(streamId: string, expected: ExpectedRevision, lastRevision: number): void {
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && lastRevision === -1) ||
+    (expected === 'stream_exists' && lastRevision >= 0) ||
+    expected === lastRevision;
+  if (!ok) throw new WrongExpectedRevision(streamId, expected, lastRevision < 0 ? 'no_stream' : lastRevision);
+}

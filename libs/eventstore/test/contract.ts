@@ -1,0 +1,463 @@
+/**
+ * The event store contract: what every adapter must do, run unchanged against each of them
+ * (Eventuous' StoreAppendTests and emmett's features.ts are the models).
+ *
+ * Usage, in an adapter's spec:
+ *   describeEventStoreContract('embedded', async () => openEmbedded(...));
+ * `open` is called once per `describe` block; every test works on streams of its own (a fresh
+ * category), so the suite also runs against a long-lived shared server such as KurrentDB.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  InvalidEventData,
+  InvalidEventType,
+  InvalidExpectedRevision,
+  InvalidPosition,
+  InvalidStreamName,
+  StreamNotFound,
+  WrongExpectedRevision,
+} from '../src/errors.js';
+import type { EventData, EventStore, ExpectedRevision, Position, RecordedEvent } from '../src/port.js';
+
+export type OpenStore = () => Promise<EventStore>;
+
+/** A category no other test uses: `ctr<8 hex>` (letters and digits only). */
+export function freshCategory(): string {
+  return `ctr${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+export function ev(type: string, data: unknown = {}, extra: Partial<EventData> = {}): EventData {
+  return { id: randomUUID(), type, data, ...extra };
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+/** Events of `readAll` after `after` that belong to streams of `category`. */
+export async function readAllOf(store: EventStore, category: string, after?: Position): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  for await (const e of store.readAll(after === undefined ? {} : { after })) {
+    if (e.streamId.startsWith(`${category}-`)) out.push(e);
+  }
+  return out;
+}
+
+async function expectError<E extends Error>(p: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+  try {
+    await p;
+  } catch (error) {
+    expect(error).toBeInstanceOf(type);
+    return error as E;
+  }
+  throw new Error(`expected ${type.name}, but the call succeeded`);
+}
+
+async function expectNoStream(store: EventStore, streamId: string): Promise<void> {
+  await expectError(store.readStream(streamId), StreamNotFound);
+}
+
+/** Subscribes from `after`, collecting events of `category` until `count` of them arrived. */
+function collectFromSubscription(store: EventStore, category: string, count: number, after?: Position, onEvent?: (e: RecordedEvent) => void | Promise<void>) {
+  const seen: RecordedEvent[] = [];
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const subscription = store.subscribe({
+    name: `contract-${category}`,
+    ...(after === undefined ? {} : { after }),
+    retry: { initialDelayMs: 5, maxDelayMs: 20 },
+    handler: async (e) => {
+      if (!e.streamId.startsWith(`${category}-`)) return;
+      await onEvent?.(e);
+      seen.push(e);
+      if (seen.length === count) done();
+    },
+  });
+  return { seen, finished, subscription };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms))),
+  ]);
+}
+
+/** Appends a marker to a fresh stream and returns its position: a checkpoint "now". */
+async function checkpointNow(store: EventStore): Promise<Position> {
+  const r = await store.append(`${freshCategory()}-marker`, [ev('Marker')], 'no_stream');
+  return r.position;
+}
+
+export function describeEventStoreContract(adapter: string, open: OpenStore): void {
+  describe(`event store contract: ${adapter}`, () => {
+    let store: EventStore;
+
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    describe('append and read', () => {
+      it('reads back what was appended, in order, with revisions from 0', async () => {
+        const s = `${freshCategory()}-1`;
+        const first = [ev('Opened', { n: 1 }, { metadata: { actor: 'a1', commandId: 'c1' } }), ev('Noted', { n: 2, nested: { list: [1, 'two', null, true] } })];
+        const r1 = await store.append(s, first, 'no_stream');
+        expect(r1.nextExpectedRevision).toBe(1);
+        const r2 = await store.append(s, [ev('Closed', { n: 3 })], 1);
+        expect(r2.nextExpectedRevision).toBe(2);
+
+        const read = await store.readStream(s);
+        expect(read.map((e) => [e.type, e.revision, e.data])).toEqual([
+          ['Opened', 0, { n: 1 }],
+          ['Noted', 1, { n: 2, nested: { list: [1, 'two', null, true] } }],
+          ['Closed', 2, { n: 3 }],
+        ]);
+        expect(read.map((e) => e.id)).toEqual([first[0]!.id, first[1]!.id, read[2]!.id]);
+        expect(read[0]!.metadata).toMatchObject({ actor: 'a1', commandId: 'c1' });
+        expect(read.every((e) => e.streamId === s)).toBe(true);
+        expect(read.every((e) => !Number.isNaN(Date.parse(e.recordedAt)))).toBe(true);
+        expect(read[1]!.position).toBe(r1.position);
+        expect(read[2]!.position).toBe(r2.position);
+      });
+
+      it('assigns an id to an event that has none', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [{ type: 'NoId', data: { x: 1 } }], 'no_stream');
+        const [e] = await store.readStream(s);
+        expect(e!.id).toMatch(/^[0-9a-f-]{36}$/);
+      });
+
+      it('reads a stream from a revision, at most maxCount events', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, Array.from({ length: 10 }, (_, i) => ev('Counted', { i })), 'no_stream');
+        const part = await store.readStream(s, { fromRevision: 3, maxCount: 4 });
+        expect(part.map((e) => e.revision)).toEqual([3, 4, 5, 6]);
+        expect(part.map((e) => (e.data as { i: number }).i)).toEqual([3, 4, 5, 6]);
+        expect(await store.readStream(s, { fromRevision: 10 })).toEqual([]);
+      });
+
+      it('throws StreamNotFound for a stream with no events, naming it', async () => {
+        const s = `${freshCategory()}-missing`;
+        const error = await expectError(store.readStream(s), StreamNotFound);
+        expect(error.streamId).toBe(s);
+      });
+
+      it('keeps streams apart', async () => {
+        const cat = freshCategory();
+        await store.append(`${cat}-a`, [ev('A')], 'no_stream');
+        await store.append(`${cat}-b`, [ev('B'), ev('B')], 'no_stream');
+        await store.append(`${cat}-a`, [ev('A')], 0);
+        expect((await store.readStream(`${cat}-a`)).map((e) => [e.type, e.revision])).toEqual([
+          ['A', 0],
+          ['A', 1],
+        ]);
+        expect((await store.readStream(`${cat}-b`)).map((e) => [e.type, e.revision])).toEqual([
+          ['B', 0],
+          ['B', 1],
+        ]);
+      });
+
+      it('stores a commit of many events as one unit with consecutive revisions', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [ev('Zero')], 'no_stream');
+        const r = await store.append(s, Array.from({ length: 50 }, (_, i) => ev('Many', { i })), 0);
+        expect(r.nextExpectedRevision).toBe(50);
+        const read = await store.readStream(s);
+        expect(read.map((e) => e.revision)).toEqual(Array.from({ length: 51 }, (_, i) => i));
+      });
+    });
+
+    describe('expected revision', () => {
+      const cases: Array<{ name: string; existing: number; expected: ExpectedRevision; ok: boolean; actual?: number | 'no_stream' }> = [
+        { name: 'no_stream on a new stream', existing: 0, expected: 'no_stream', ok: true },
+        { name: 'no_stream on an existing stream', existing: 2, expected: 'no_stream', ok: false, actual: 1 },
+        { name: 'stream_exists on a new stream', existing: 0, expected: 'stream_exists', ok: false, actual: 'no_stream' },
+        { name: 'stream_exists on an existing stream', existing: 2, expected: 'stream_exists', ok: true },
+        { name: 'any on a new stream', existing: 0, expected: 'any', ok: true },
+        { name: 'any on an existing stream', existing: 3, expected: 'any', ok: true },
+        { name: 'the right revision', existing: 3, expected: 2, ok: true },
+        { name: 'a revision too low', existing: 3, expected: 1, ok: false, actual: 2 },
+        { name: 'a revision too high', existing: 3, expected: 5, ok: false, actual: 2 },
+        { name: 'revision 0 on a new stream', existing: 0, expected: 0, ok: false, actual: 'no_stream' },
+      ];
+      for (const c of cases) {
+        it(`${c.ok ? 'accepts' : 'refuses'} ${c.name}`, async () => {
+          const s = `${freshCategory()}-1`;
+          if (c.existing > 0) await store.append(s, Array.from({ length: c.existing }, () => ev('Before')), 'no_stream');
+          const attempt = store.append(s, [ev('Attempt')], c.expected);
+          if (c.ok) {
+            const r = await attempt;
+            expect(r.nextExpectedRevision).toBe(c.existing);
+            expect((await store.readStream(s)).map((e) => e.type).at(-1)).toBe('Attempt');
+          } else {
+            const error = await expectError(attempt, WrongExpectedRevision);
+            expect(error).toMatchObject({ streamId: s, expected: c.expected, actual: c.actual, code: 'wrong_expected_revision' });
+            if (c.existing === 0) await expectNoStream(store, s);
+            else expect((await store.readStream(s)).map((e) => e.type)).toEqual(Array(c.existing).fill('Before'));
+          }
+        });
+      }
+
+      it('20 concurrent appends at the same revision: exactly one winner, 19 typed conflicts', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [ev('Start')], 'no_stream');
+        const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.append(s, [ev('Racer', { i }), ev('Racer2', { i })], 0)));
+        const won = results.filter((r) => r.status === 'fulfilled');
+        const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(19);
+        for (const l of lost) {
+          expect(l.reason).toBeInstanceOf(WrongExpectedRevision);
+          expect(l.reason).toMatchObject({ streamId: s, expected: 0 });
+        }
+        const read = await store.readStream(s);
+        expect(read.map((e) => e.type)).toEqual(['Start', 'Racer', 'Racer2']);
+        expect((read[1]!.data as { i: number }).i).toBe((read[2]!.data as { i: number }).i);
+      });
+
+      it('20 concurrent creations of one stream: exactly one winner', async () => {
+        const s = `${freshCategory()}-1`;
+        const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.append(s, [ev('Created', { i })], 'no_stream')));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof WrongExpectedRevision)).toHaveLength(19);
+        expect(await store.readStream(s)).toHaveLength(1);
+      });
+    });
+
+    describe('idempotence', () => {
+      it('stores an append retried with the same event ids once and returns the first result', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [ev('First')], 'no_stream');
+        const events = [ev('Retried', { k: 1 }), ev('Retried', { k: 2 })];
+        const r1 = await store.append(s, events, 0);
+        const r2 = await store.append(s, events, 0);
+        expect(r2).toEqual(r1);
+        const read = await store.readStream(s);
+        expect(read.map((e) => e.type)).toEqual(['First', 'Retried', 'Retried']);
+        const all = await readAllOf(store, s.split('-')[0]!);
+        expect(all).toHaveLength(3);
+      });
+
+      it('stores a retried first append of a stream once', async () => {
+        const s = `${freshCategory()}-1`;
+        const events = [ev('Only')];
+        const r1 = await store.append(s, events, 'no_stream');
+        const r2 = await store.append(s, events, 'no_stream');
+        expect(r2).toEqual(r1);
+        expect(await store.readStream(s)).toHaveLength(1);
+      });
+    });
+
+    describe('bad input is refused before anything is written', () => {
+      const badStreams = ['', 'nodash', '-leading', 'has.dot-1', 'star*-1', 'cat-with space', 'cat-gt>', 'cat-a.b', 'cat-', 'x'.repeat(300) + '-1'];
+      for (const bad of badStreams) {
+        it(`refuses stream name ${JSON.stringify(bad.length > 40 ? `${bad.slice(0, 20)}...` : bad)}`, async () => {
+          await expectError(store.append(bad, [ev('E')], 'any'), InvalidStreamName);
+        });
+      }
+
+      it('refuses bad event types', async () => {
+        const s = `${freshCategory()}-1`;
+        for (const type of ['', 'has space', 'wild.*', 'gt>', 'dash-ed', '.leading', 'trailing.']) {
+          const error = await expectError(store.append(s, [ev('Good'), ev(type)], 'any'), InvalidEventType);
+          expect(error.eventType).toBe(type);
+        }
+        await expectNoStream(store, s);
+      });
+
+      it('refuses a commit whole when one payload is not JSON', async () => {
+        const s = `${freshCategory()}-1`;
+        class Money {
+          constructor(readonly amount: number) {}
+        }
+        const circular: Record<string, unknown> = {};
+        circular['self'] = circular;
+        const bad: unknown[] = [10n, () => 1, undefined, Number.NaN, Infinity, new Date(), new Money(1), circular, { deep: [{ x: Symbol('s') }] }, { u: undefined }];
+        for (const data of bad) {
+          await expectError(store.append(s, [ev('Good', { ok: true }), { id: randomUUID(), type: 'Bad', data }, ev('Good')], 'any'), InvalidEventData);
+        }
+        await expectError(store.append(s, [ev('Good', {}, { metadata: { when: new Date() } })], 'any'), InvalidEventData);
+        await expectNoStream(store, s);
+      });
+
+      it('names the offending path', async () => {
+        const s = `${freshCategory()}-1`;
+        const error = await expectError(store.append(s, [ev('Good'), ev('Bad', { items: [1, { when: 5n }] })], 'any'), InvalidEventData);
+        expect(error.path).toBe('events[1].data.items[1].when');
+      });
+
+      it('refuses an empty commit, repeated ids and bad ids', async () => {
+        const s = `${freshCategory()}-1`;
+        await expectError(store.append(s, [], 'any'), InvalidEventData);
+        const id = randomUUID();
+        await expectError(store.append(s, [ev('A', {}, { id }), ev('B', {}, { id })], 'any'), InvalidEventData);
+        await expectError(store.append(s, [ev('A', {}, { id: 'not-a-uuid' })], 'any'), InvalidEventData);
+        await expectNoStream(store, s);
+      });
+
+      it('refuses a bad expected revision', async () => {
+        const s = `${freshCategory()}-1`;
+        for (const bad of [-1, 1.5, 'latest', null]) {
+          await expectError(store.append(s, [ev('A')], bad as unknown as ExpectedRevision), InvalidExpectedRevision);
+        }
+        await expectNoStream(store, s);
+      });
+
+      it('refuses a position it did not produce', async () => {
+        await expectError(collect(store.readAll({ after: 'not a position' })), InvalidPosition);
+      });
+    });
+
+    describe('read all', () => {
+      it('sees every event of many streams exactly once, in the order appended', async () => {
+        const cat = freshCategory();
+        const appended: string[] = [];
+        for (let round = 0; round < 5; round++) {
+          for (let s = 0; s < 8; s++) {
+            const batch = round % 2 === 0 ? [ev('One')] : [ev('Two'), ev('Two')];
+            await store.append(`${cat}-${s}`, batch, round === 0 ? 'no_stream' : 'stream_exists');
+            appended.push(...batch.map((e) => e.id!));
+          }
+        }
+        const all = await readAllOf(store, cat);
+        expect(all.map((e) => e.id)).toEqual(appended);
+        expect(new Set(all.map((e) => e.position)).size).toBe(all.length);
+      });
+
+      it('continues strictly after a position, and stops at maxCount', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        for (let i = 0; i < 6; i++) await store.append(`${cat}-${i % 2}`, [ev('E', { i })], 'any');
+        const mine = (await collect(store.readAll({ after: start }))).filter((e) => e.streamId.startsWith(cat));
+        expect(mine.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5]);
+        const afterThird = (await collect(store.readAll({ after: mine[2]!.position }))).filter((e) => e.streamId.startsWith(cat));
+        expect(afterThird.map((e) => (e.data as { i: number }).i)).toEqual([3, 4, 5]);
+        const two = await collect(store.readAll({ after: mine[1]!.position, maxCount: 2 }));
+        expect(two.map((e) => e.id)).toEqual([mine[2]!.id, mine[3]!.id]);
+      });
+
+      it('gives concurrent appends one global order that keeps each stream in revision order', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, s) => {
+            for (let i = 0; i < 10; i++) await store.append(`${cat}-${s}`, [ev('E', { s, i })], i === 0 ? 'no_stream' : i - 1);
+          }),
+        );
+        const all = await readAllOf(store, cat, start);
+        expect(all).toHaveLength(100);
+        const lastSeen = new Map<string, number>();
+        for (const e of all) {
+          expect(e.revision).toBe((lastSeen.get(e.streamId) ?? -1) + 1);
+          lastSeen.set(e.streamId, e.revision);
+        }
+      });
+    });
+
+    describe('subscriptions', () => {
+      it('deliver history then live events, each exactly once, in the read-all order', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        for (let i = 0; i < 30; i++) await store.append(`${cat}-${i % 3}`, [ev('Past', { i })], 'any');
+        const { seen, finished, subscription } = collectFromSubscription(store, cat, 60, start);
+        await withTimeout(subscription.caughtUp, 10_000, 'catch-up');
+        await Promise.all(
+          Array.from({ length: 3 }, async (_, s) => {
+            for (let i = 0; i < 10; i++) await store.append(`${cat}-${s}`, [ev('Live', { s, i })], 'any');
+          }),
+        );
+        await withTimeout(finished, 10_000, '60 events');
+        await subscription.stop();
+        const all = await readAllOf(store, cat, start);
+        expect(seen.map((e) => e.id)).toEqual(all.map((e) => e.id));
+        expect(new Set(seen.map((e) => e.id)).size).toBe(60);
+      });
+
+      it('resume from a saved checkpoint without gaps or repeats', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        for (let i = 0; i < 20; i++) await store.append(`${cat}-${i % 4}`, [ev('E', { i })], 'any');
+        const first = collectFromSubscription(store, cat, 8, start);
+        await withTimeout(first.finished, 10_000, 'first 8');
+        await first.subscription.stop();
+        // It may have handled a few more before stopping; its position is the last one it handled.
+        const checkpoint = first.subscription.position!;
+        expect(checkpoint).toBe(first.seen.at(-1)!.position);
+        expect(first.seen.length).toBeGreaterThanOrEqual(8);
+        for (let i = 20; i < 30; i++) await store.append(`${cat}-${i % 4}`, [ev('E', { i })], 'any');
+        const second = collectFromSubscription(store, cat, 30 - first.seen.length, checkpoint);
+        await withTimeout(second.finished, 10_000, 'the remaining events');
+        await second.subscription.stop();
+        const ids = [...first.seen, ...second.seen].map((e) => (e.data as { i: number }).i);
+        expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      });
+
+      it('retry a handler that throws, delivering nothing after it first', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        for (let i = 0; i < 5; i++) await store.append(`${cat}-1`, [ev('E', { i })], 'any');
+        const calls: number[] = [];
+        let failures = 0;
+        const errors: unknown[] = [];
+        let done!: () => void;
+        const finished = new Promise<void>((r) => (done = r));
+        const subscription = store.subscribe({
+          after: start,
+          retry: { initialDelayMs: 5, maxDelayMs: 10 },
+          // Only handler failures: a dropped connection is reported too, without an event.
+          onError: (error, context) => {
+            if (context.event) errors.push(error);
+          },
+          handler: (e) => {
+            if (!e.streamId.startsWith(cat)) return;
+            const i = (e.data as { i: number }).i;
+            calls.push(i);
+            if (i === 2 && failures < 3) {
+              failures++;
+              throw new Error('projection failed');
+            }
+            if (i === 4) done();
+          },
+        });
+        await withTimeout(finished, 10_000, 'all 5 events');
+        await subscription.stop();
+        expect(calls).toEqual([0, 1, 2, 2, 2, 2, 3, 4]);
+        expect(errors).toHaveLength(3);
+      });
+
+      it('deliver one event at a time', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        for (let i = 0; i < 10; i++) await store.append(`${cat}-1`, [ev('E', { i })], 'any');
+        let inFlight = 0;
+        let maxInFlight = 0;
+        const { finished, subscription } = collectFromSubscription(store, cat, 10, start, async () => {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await new Promise((r) => setTimeout(r, 2));
+          inFlight--;
+        });
+        await withTimeout(finished, 10_000, '10 events');
+        await subscription.stop();
+        expect(maxInFlight).toBe(1);
+      });
+
+      it('stop() ends delivery', async () => {
+        const cat = freshCategory();
+        const start = await checkpointNow(store);
+        const { seen, subscription } = collectFromSubscription(store, cat, 1_000, start);
+        await withTimeout(subscription.caughtUp, 10_000, 'catch-up');
+        await subscription.stop();
+        await store.append(`${cat}-1`, [ev('AfterStop')], 'any');
+        await new Promise((r) => setTimeout(r, 200));
+        expect(seen).toHaveLength(0);
+      });
+    });
+  });
+}

@@ -1,0 +1,22 @@
+import { resolve } from 'node:path';
+import { describeStore, parseStoreConfig } from '../src/open-store.js';
+
+describe('EVENT_STORE', () => {
+  it('defaults to the embedded store under ./data', () => {
+    expect(parseStoreConfig(undefined, {})).toEqual({ kind: 'embedded', directory: resolve('data', 'events') });
+    expect(parseStoreConfig('embedded', { AGORA_DATA_DIR: '/var/lib/agora' })).toEqual({ kind: 'embedded', directory: '/var/lib/agora/events' });
+    expect(parseStoreConfig('embedded:/tmp/x', {})).toEqual({ kind: 'embedded', directory: '/tmp/x' });
+  });
+  it('reads jetstream from NATS_URL or the value', () => {
+    expect(parseStoreConfig('jetstream', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222' });
+    expect(parseStoreConfig('jetstream://n2:4222', {})).toEqual({ kind: 'jetstream', servers: 'nats://n2:4222' });
+  });
+  it('takes a KurrentDB connection string as it is', () => {
+    const config = parseStoreConfig('kurrentdb://admin:changeit@db:2113?tls=false', {});
+    expect(config).toEqual({ kind: 'kurrentdb', connectionString: 'kurrentdb://admin:changeit@db:2113?tls=false' });
+    expect(describeStore(config)).toBe('kurrentdb (kurrentdb://***@db:2113?tls=false)');
+  });
+  it('refuses anything else with the help text', () => {
+    expect(() => parseStoreConfig('postgres://x', {})).toThrow(/not understood[\s\S]*kurrentdb:\/\//);
+  });
+});
