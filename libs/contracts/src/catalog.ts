@@ -1,0 +1,28 @@
+import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
+import { registryCommands, registryEvents, registryQueries } from './registry.js';
+
+/** Every command, event and query Agora speaks. Services and the generated documents read from here. */
+export const commands: readonly CommandDefinition[] = [...registryCommands];
+export const events: readonly EventDefinition[] = [...registryEvents];
+export const queries: readonly QueryDefinition[] = [...registryQueries];
+
+function indexBy<T, K extends keyof T>(items: readonly T[], key: K, what: string): Map<T[K], T> {
+  const map = new Map<T[K], T>();
+  for (const item of items) {
+    if (map.has(item[key])) throw new Error(`two ${what} share ${String(key)} ${String(item[key])}`);
+    map.set(item[key], item);
+  }
+  return map;
+}
+
+const commandsByType = indexBy(commands, 'type', 'commands');
+const commandsBySubject = indexBy(commands, 'subject', 'commands');
+const eventsByType = indexBy(events, 'type', 'events');
+const queriesBySubject = indexBy(queries, 'subject', 'queries');
+
+export const commandByType = (type: string): CommandDefinition | undefined => commandsByType.get(type);
+export const commandBySubject = (subject: string): CommandDefinition | undefined => commandsBySubject.get(subject);
+export const eventByType = (type: string): EventDefinition | undefined => eventsByType.get(type);
+export const queryBySubject = (subject: string): QueryDefinition | undefined => queriesBySubject.get(subject);
+export const commandsOf = (service: string): CommandDefinition[] => commands.filter((c) => c.service === service);
+export const queriesOf = (service: string): QueryDefinition[] => queries.filter((q) => q.service === service);

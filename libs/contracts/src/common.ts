@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/** Agent ids: lowercase letters, digits, `_` and `-`; they appear in stream names and subjects. */
+export const AgentId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'agent ids are 1 to 64 lowercase letters, digits, "_" or "-", starting with a letter or digit')
+  .describe('Agent id, e.g. `security_bot`');
+
+/** Aggregate ids chosen by callers (proposal ids, session ids): UUIDs or similar safe tokens. */
+export const EntityId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, 'ids are 1 to 100 letters, digits, "_" or "-"')
+  .describe('Id of an aggregate: letters, digits, "_" or "-" (a UUID fits)');
+
+export const Timestamp = z.iso.datetime({ offset: true }).describe('ISO-8601 date and time');
+
+/** Public keys in text form: `ed25519:` followed by the 32-byte raw key in base64url. */
+export const PublicKeyText = z
+  .string()
+  .regex(/^ed25519:[A-Za-z0-9_-]{43}$/, 'public keys are "ed25519:" followed by 43 base64url characters (32 bytes)')
+  .describe('Ed25519 public key: `ed25519:<base64url of the 32-byte key>`');
+
+export const Role = z.enum(['executive', 'reviewer', 'validator', 'operator', 'observer']).describe('What an agent may do');
+export type Role = z.infer<typeof Role>;
+
+/** Short free text (names, reasons). */
+export const ShortText = (max = 200) => z.string().trim().min(1).max(max);

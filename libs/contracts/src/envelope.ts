@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { AgentId, Timestamp } from './common.js';
+import { ErrorCodeSchema } from './errors.js';
+
+/**
+ * A command as it travels: signed by `actor` over the canonical JSON of every field but
+ * `signature` (see libs/identity). `signature` is optional here only so that an unsigned envelope
+ * gets its own error code (`unsigned_command`) rather than a schema error.
+ */
+export const CommandEnvelope = z
+  .object({
+    commandId: z.uuid().describe('Unique per command; a repeat gets the first reply and writes nothing'),
+    type: z.string().regex(/^[A-Z][A-Za-z0-9]{1,63}$/).describe('Command type, e.g. `RegisterAgent`'),
+    actor: AgentId.describe('The agent issuing (and signing) the command'),
+    issuedAt: Timestamp.describe('When the command was signed; must be within the accepted window (default 5 minutes)'),
+    payload: z.record(z.string(), z.unknown()).describe('The command payload; its schema depends on `type`'),
+    correlationId: z.string().min(1).max(100).optional().describe('Ties a chain of commands and events together'),
+    causationId: z.string().min(1).max(100).optional().describe('The command or event that caused this one'),
+    signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/).optional().describe('Ed25519 signature, base64url (64 bytes)'),
+  })
+  .strict();
+export type CommandEnvelope = z.infer<typeof CommandEnvelope>;
+export type UnsignedEnvelope = Omit<CommandEnvelope, 'signature'>;
+
+export const ErrorBody = z
+  .object({
+    code: ErrorCodeSchema,
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const OkReply = <T extends z.ZodType>(result: T) => z.object({ ok: z.literal(true), result }).strict();
+export const ErrorReply = z.object({ ok: z.literal(false), error: ErrorBody }).strict();
+export const Reply = z.discriminatedUnion('ok', [OkReply(z.unknown()), ErrorReply]);
+export type Reply<T = unknown> = { ok: true; result: T } | { ok: false; error: ErrorBody };
+
+/** What a command that was accepted answers with. */
+export const CommandResult = z
+  .object({
+    commandId: z.uuid(),
+    streamId: z.string().describe('The aggregate stream the command was decided on'),
+    events: z.array(z.string()).describe('Types of the events appended, in order; empty when the command was already satisfied'),
+    revision: z.number().int().min(-1).describe('Revision of the stream after the command (-1: the stream has no events)'),
+    position: z.string().optional().describe('Global position of the last event appended'),
+    duplicate: z.boolean().describe('true when this commandId had been handled before: nothing new was written'),
+  })
+  .strict();
+export type CommandResult = z.infer<typeof CommandResult>;

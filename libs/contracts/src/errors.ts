@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/**
+ * Every error code a reply can carry. Stable, snake_case: agents switch on them.
+ * `status` is the HTTP status the gateway answers with.
+ */
+export const ERROR_CODES = {
+  invalid_command: { status: 400, meaning: 'the message is not valid JSON, or a field is missing, extra or of the wrong type' },
+  unsigned_command: { status: 401, meaning: 'the envelope carries no signature' },
+  bad_signature: { status: 401, meaning: "the signature does not verify against the actor's registered key" },
+  stale_command: { status: 401, meaning: 'issuedAt is outside the accepted window (replay protection)' },
+  unknown_actor: { status: 401, meaning: 'no agent with that id is registered' },
+  actor_disabled: { status: 403, meaning: 'the agent is disabled' },
+  forbidden: { status: 403, meaning: 'the agent lacks the role the command needs, or may not act on this aggregate' },
+  not_found: { status: 404, meaning: 'the aggregate or resource does not exist' },
+  conflict: { status: 409, meaning: 'the aggregate changed concurrently too many times; retry' },
+  illegal_state: { status: 409, meaning: 'the command is not allowed in the current state' },
+  payload_too_large: { status: 413, meaning: 'the message exceeds the size limit' },
+  unavailable: { status: 503, meaning: 'a service or the event store is unreachable' },
+  timeout: { status: 504, meaning: 'no reply within the request timeout' },
+  internal: { status: 500, meaning: 'an unexpected error; the log has the details' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]);
+
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_CODES[code].status;
+}
+
+/** An error meant for the caller: becomes `{ok:false, error:{code, message, details}}`. */
+export class AgoraError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AgoraError';
+  }
+}

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { AgentId, PublicKeyText, Role, ShortText, Timestamp } from './common.js';
+import { defineCommand, defineEvent, defineQuery } from './define.js';
+
+/** Constitutions a reviewer can hold (the tribunal's orthogonal mandates); free-form, lowercase. */
+export const Constitution = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'constitutions are lowercase words, e.g. risk, premise, evidence, execution');
+export const Specialization = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'specializations are lowercase words, e.g. security');
+export const TrustScore = z.number().int().min(0).max(1000).describe('0 to 1000');
+
+const agentProfile = {
+  displayName: ShortText(100),
+  roles: z.array(Role).min(1).max(5),
+  constitutions: z.array(Constitution).max(16).default([]),
+  specializations: z.array(Specialization).max(16).default([]),
+  trustScore: TrustScore.default(500),
+};
+
+export const RegisterAgent = defineCommand({
+  type: 'RegisterAgent',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'register',
+  roles: ['operator'],
+  summary: 'Register an agent with its public key, roles, constitutions and specializations',
+  payload: z.object({ agentId: AgentId, publicKey: PublicKeyText, ...agentProfile }).strict(),
+});
+
+export const UpdateAgent = defineCommand({
+  type: 'UpdateAgent',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'update',
+  roles: ['operator'],
+  summary: "Change an agent's display name, roles, constitutions, specializations or trust score",
+  payload: z
+    .object({
+      agentId: AgentId,
+      displayName: agentProfile.displayName.optional(),
+      roles: agentProfile.roles.optional(),
+      constitutions: z.array(Constitution).max(16).optional(),
+      specializations: z.array(Specialization).max(16).optional(),
+      trustScore: TrustScore.optional(),
+    })
+    .strict(),
+});
+
+export const RotateAgentKey = defineCommand({
+  type: 'RotateAgentKey',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'rotate_key',
+  roles: ['operator'],
+  summary: "Replace an agent's public key; commands signed with the old key are refused from then on",
+  payload: z.object({ agentId: AgentId, publicKey: PublicKeyText }).strict(),
+});
+
+export const DisableAgent = defineCommand({
+  type: 'DisableAgent',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'disable',
+  roles: ['operator'],
+  summary: 'Disable an agent: its commands are refused with actor_disabled',
+  payload: z.object({ agentId: AgentId, reason: ShortText(500) }).strict(),
+});
+
+export const AgentRegistered = defineEvent({
+  type: 'AgentRegistered',
+  category: 'agent',
+  summary: 'An agent was registered',
+  data: z.object({
+    agentId: AgentId,
+    publicKey: PublicKeyText,
+    displayName: z.string(),
+    roles: z.array(Role),
+    constitutions: z.array(z.string()),
+    specializations: z.array(z.string()),
+    trustScore: TrustScore,
+    registeredAt: Timestamp,
+  }),
+});
+
+export const AgentUpdated = defineEvent({
+  type: 'AgentUpdated',
+  category: 'agent',
+  summary: "An agent's profile changed (only the fields present changed)",
+  data: z.object({
+    agentId: AgentId,
+    displayName: z.string().optional(),
+    roles: z.array(Role).optional(),
+    constitutions: z.array(z.string()).optional(),
+    specializations: z.array(z.string()).optional(),
+    trustScore: TrustScore.optional(),
+  }),
+});
+
+export const AgentKeyRotated = defineEvent({
+  type: 'AgentKeyRotated',
+  category: 'agent',
+  summary: "An agent's public key was replaced",
+  data: z.object({ agentId: AgentId, publicKey: PublicKeyText, previousPublicKey: PublicKeyText }),
+});
+
+export const AgentDisabled = defineEvent({
+  type: 'AgentDisabled',
+  category: 'agent',
+  summary: 'An agent was disabled',
+  data: z.object({ agentId: AgentId, reason: z.string(), disabledAt: Timestamp }),
+});
+
+export const AgentView = z.object({
+  agentId: AgentId,
+  publicKey: PublicKeyText,
+  displayName: z.string(),
+  roles: z.array(Role),
+  constitutions: z.array(z.string()),
+  specializations: z.array(z.string()),
+  trustScore: TrustScore,
+  status: z.enum(['active', 'disabled']),
+  registeredAt: Timestamp,
+  revision: z.number().int(),
+});
+export type AgentView = z.infer<typeof AgentView>;
+
+export const ListAgents = defineQuery({
+  name: 'agents.list',
+  service: 'registry',
+  httpPath: 'agents',
+  summary: 'Registered agents, optionally by role',
+  params: z.object({ role: Role.optional(), includeDisabled: z.coerce.boolean().optional() }).strict(),
+  result: z.object({ agents: z.array(AgentView) }),
+});
+
+export const GetAgent = defineQuery({
+  name: 'agents.get',
+  service: 'registry',
+  httpPath: 'agents/:agentId',
+  summary: 'One agent',
+  params: z.object({ agentId: AgentId }).strict(),
+  result: AgentView,
+});
+
+export const registryCommands = [RegisterAgent, UpdateAgent, RotateAgentKey, DisableAgent] as const;
+export const registryEvents = [AgentRegistered, AgentUpdated, AgentKeyRotated, AgentDisabled] as const;
+export const registryQueries = [ListAgents, GetAgent] as const;

@@ -1,0 +1,49 @@
+import { AgoraError, type ErrorCode } from '@agora/contracts';
+
+/** A domain event as deciders see it: a stable type name and plain JSON data. */
+export interface DomainEvent<T extends string = string, D = unknown> {
+  type: T;
+  data: D;
+}
+
+/**
+ * What a command carries besides its payload. Time and ids come in here, never from the clock
+ * inside `decide`, so a decision replays to the same events.
+ */
+export interface CommandContext {
+  /** The command's time: `issuedAt` of the envelope, or the scheduler's due time. */
+  now: string;
+  /** The acting agent, and its roles as the registry knows them. */
+  actor: string;
+  actorRoles: readonly string[];
+  commandId: string;
+}
+
+export interface Command<T extends string = string, P = unknown> {
+  type: T;
+  payload: P;
+  context: CommandContext;
+}
+
+/**
+ * One aggregate's rules as three pure functions (DESIGN.md decision 3).
+ * `decide` returns the events a command produces, `[]` when it is already satisfied
+ * (idempotent), and throws a DomainError when it is refused.
+ */
+export interface Decider<C extends Command, E extends DomainEvent, S> {
+  initialState(): S;
+  evolve(state: S, event: E): S;
+  decide(command: C, state: S): E[];
+}
+
+/** A refusal: becomes a reply `{ok:false, error:{code, message, details}}`; nothing is written. */
+export class DomainError extends AgoraError {
+  constructor(code: Extract<ErrorCode, 'illegal_state' | 'forbidden' | 'not_found' | 'invalid_command' | 'conflict'>, message: string, details?: Record<string, unknown>) {
+    super(code, message, details);
+    this.name = 'DomainError';
+  }
+}
+
+export function fold<E extends DomainEvent, S>(decider: Pick<Decider<Command, E, S>, 'initialState' | 'evolve'>, events: readonly E[]): S {
+  return events.reduce((s, e) => decider.evolve(s, e), decider.initialState());
+}

@@ -1,0 +1,2 @@
+export * from './decider.js';
+export * from './specification.js';

@@ -1,0 +1,118 @@
+import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
+import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+
+export type AgentEvent =
+  | DomainEvent<'AgentRegistered', DataOf<typeof AgentRegistered>>
+  | DomainEvent<'AgentUpdated', DataOf<typeof AgentUpdated>>
+  | DomainEvent<'AgentKeyRotated', DataOf<typeof AgentKeyRotated>>
+  | DomainEvent<'AgentDisabled', DataOf<typeof AgentDisabled>>;
+
+export type AgentCommand =
+  | Command<'RegisterAgent', PayloadOf<typeof RegisterAgent>>
+  | Command<'UpdateAgent', PayloadOf<typeof UpdateAgent>>
+  | Command<'RotateAgentKey', PayloadOf<typeof RotateAgentKey>>
+  | Command<'DisableAgent', PayloadOf<typeof DisableAgent>>;
+
+export interface Agent {
+  agentId: string;
+  publicKey: string;
+  displayName: string;
+  roles: Role[];
+  constitutions: string[];
+  specializations: string[];
+  trustScore: number;
+  status: 'active' | 'disabled';
+  registeredAt: string;
+}
+
+export type AgentState = { status: 'unregistered' } | Agent;
+
+export const agentStreamId = (agentId: string): string => `agent-${agentId}`;
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+
+function registered(state: AgentState, agentId: string): Agent {
+  if (state.status === 'unregistered') throw new DomainError('not_found', `agent ${agentId} is not registered`, { agentId });
+  return state;
+}
+
+function active(state: AgentState, agentId: string): Agent {
+  const agent = registered(state, agentId);
+  if (agent.status === 'disabled') throw new DomainError('illegal_state', `agent ${agentId} is disabled`, { agentId });
+  return agent;
+}
+
+export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
+  initialState: () => ({ status: 'unregistered' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'AgentRegistered': {
+        const { registeredAt, ...rest } = event.data;
+        return { ...rest, roles: [...rest.roles], status: 'active', registeredAt };
+      }
+      case 'AgentUpdated': {
+        if (state.status === 'unregistered') return state;
+        const { agentId: _id, ...changes } = event.data;
+        const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+        return { ...state, ...defined };
+      }
+      case 'AgentKeyRotated':
+        return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
+      case 'AgentDisabled':
+        return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
+    }
+  },
+
+  decide(command, state) {
+    const { payload } = command;
+    switch (command.type) {
+      case 'RegisterAgent': {
+        const p = command.payload;
+        if (state.status !== 'unregistered') {
+          const same = state.publicKey === p.publicKey && state.displayName === p.displayName && sameSet(state.roles, p.roles);
+          if (same) return [];
+          throw new DomainError('illegal_state', `agent ${p.agentId} is already registered`, { agentId: p.agentId });
+        }
+        return [
+          {
+            type: 'AgentRegistered',
+            data: {
+              agentId: p.agentId,
+              publicKey: p.publicKey,
+              displayName: p.displayName,
+              roles: [...new Set(p.roles)],
+              constitutions: [...new Set(p.constitutions)],
+              specializations: [...new Set(p.specializations)],
+              trustScore: p.trustScore,
+              registeredAt: command.context.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateAgent': {
+        const p = command.payload;
+        const agent = active(state, payload.agentId);
+        const changes: DataOf<typeof AgentUpdated> = { agentId: p.agentId };
+        if (p.displayName !== undefined && p.displayName !== agent.displayName) changes.displayName = p.displayName;
+        if (p.roles !== undefined && !sameSet(p.roles, agent.roles)) changes.roles = [...new Set(p.roles)];
+        if (p.constitutions !== undefined && !sameSet(p.constitutions, agent.constitutions)) changes.constitutions = [...new Set(p.constitutions)];
+        if (p.specializations !== undefined && !sameSet(p.specializations, agent.specializations)) changes.specializations = [...new Set(p.specializations)];
+        if (p.trustScore !== undefined && p.trustScore !== agent.trustScore) changes.trustScore = p.trustScore;
+        return Object.keys(changes).length === 1 ? [] : [{ type: 'AgentUpdated', data: changes }];
+      }
+      case 'RotateAgentKey': {
+        const p = command.payload;
+        const agent = active(state, p.agentId);
+        if (agent.publicKey === p.publicKey) return [];
+        return [{ type: 'AgentKeyRotated', data: { agentId: p.agentId, publicKey: p.publicKey, previousPublicKey: agent.publicKey } }];
+      }
+      case 'DisableAgent': {
+        const p = command.payload;
+        const agent = registered(state, p.agentId);
+        if (agent.status === 'disabled') return [];
+        return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
+      }
+    }
+  },
+};

@@ -1,0 +1,101 @@
+import type { EventStore, Position, RecordedEvent, Subscription } from '@agora/eventstore';
+import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
+
+/**
+ * An in-memory read model folded from the log. `apply` either returns the next model or changes
+ * the one it is given and returns nothing. It must not throw: the runner would retry the same
+ * event forever (logging each time), and a model mutated half-way would be applied twice.
+ */
+export interface Projection<M> {
+  name: string;
+  /** Only events of streams in these categories are applied. Default: every event. */
+  categories?: readonly string[];
+  initial(): M;
+  apply(model: M, event: RecordedEvent): M | void;
+}
+
+export interface ProjectionRunnerOptions {
+  logger?: EventSourcingLogger;
+  /** Backoff when `apply` throws or the subscription drops. Default: the store's. */
+  retry?: RetryOptions;
+}
+
+/** Folds one event into the model the way both the live runner and `rebuild` do, so they cannot disagree. */
+function fold<M>(projection: Projection<M>, accepts: (streamId: string) => boolean, model: M, event: RecordedEvent): M {
+  if (!accepts(event.streamId)) return model;
+  const next = projection.apply(model, event);
+  return next === undefined ? model : next;
+}
+
+/**
+ * Keeps an in-memory read model up to date: history first, then live events.
+ *
+ * An in-memory model always starts from the beginning of the log: it died with the process, so
+ * resuming after a saved checkpoint would leave it missing everything before. Checkpoints are for
+ * consumers whose effects live outside the process (see CheckpointedConsumer).
+ */
+export class ProjectionRunner<M> {
+  private current: M;
+  private subscription: Subscription | undefined;
+  private resolveCaughtUp!: () => void;
+  private readonly accepts: (streamId: string) => boolean;
+  /** Resolves once every event that existed at start has been applied (also if stopped before). */
+  readonly caughtUp: Promise<void>;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly projection: Projection<M>,
+    private readonly options: ProjectionRunnerOptions = {},
+  ) {
+    this.current = projection.initial();
+    this.accepts = streamFilter(projection.categories);
+    this.caughtUp = new Promise((resolve) => (this.resolveCaughtUp = resolve));
+  }
+
+  /** The model as of the last applied event. */
+  get model(): M {
+    return this.current;
+  }
+
+  /** Position of the last event handled (applied or skipped), if any. */
+  get position(): Position | undefined {
+    return this.subscription?.position;
+  }
+
+  /** Subscribes from the beginning of the log; resolves once caught up. */
+  async start(): Promise<void> {
+    if (this.subscription) throw new Error(`projection ${this.projection.name} was already started`);
+    const logger = this.options.logger ?? console;
+    this.subscription = this.store.subscribe({
+      name: `projection:${this.projection.name}`,
+      handler: (event) => {
+        this.current = fold(this.projection, this.accepts, this.current, event);
+      },
+      onError: (error, { event, attempt }) =>
+        logger.warn(`[projection ${this.projection.name}] ${event ? `apply failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
+      ...(this.options.retry ? { retry: this.options.retry } : {}),
+    });
+    void this.subscription.caughtUp.then(this.resolveCaughtUp);
+    await this.caughtUp;
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.stop();
+    this.resolveCaughtUp();
+  }
+
+  /** Folds the whole log from scratch: what the live model must equal once it has seen the same events. */
+  static async rebuild<M>(store: EventStore, projection: Projection<M>): Promise<M> {
+    const accepts = streamFilter(projection.categories);
+    let model = projection.initial();
+    for await (const event of store.readAll()) model = fold(projection, accepts, model, event);
+    return model;
+  }
+}
+
+/** Starts a ProjectionRunner and resolves with it once it has caught up. */
+export async function runProjection<M>(store: EventStore, projection: Projection<M>, options?: ProjectionRunnerOptions): Promise<ProjectionRunner<M>> {
+  const runner = new ProjectionRunner(store, projection, options);
+  await runner.start();
+  return runner;
+}

@@ -1,0 +1,3 @@
+export * from './canonical-json.js';
+export * from './keys.js';
+export * from './envelope-signing.js';

@@ -1,0 +1,88 @@
+import type { ErrorBody, Reply } from '@agora/contracts';
+import type { ConsumerDeserializer, ConsumerSerializer, IncomingRequest as NestIncomingRequest, OutgoingResponse } from '@nestjs/microservices';
+import { errorBody, errorReply, type MessagingLogger } from './reply.js';
+import { decodeJson, encodeJson, isPlainObject } from './wire.js';
+
+export const DEFAULT_MAX_PAYLOAD = 256 * 1024;
+
+/**
+ * A request as the dispatcher sees it, after the deserializer. Failures of the message itself
+ * (too large, not JSON, not an object, no reply subject) are decided here, where the raw bytes
+ * are, and reach the dispatcher as a `rejection`: the deserializer must never throw, or Nest
+ * would log the error and the caller would hear nothing.
+ */
+export type IncomingRequest =
+  | {
+      subject: string;
+      /** The JSON object sent; undefined for an empty body (queries take that as `{}`). */
+      body: Record<string, unknown> | undefined;
+      rejection?: undefined;
+    }
+  | { subject: string; rejection: ErrorBody; body?: undefined };
+
+/** What both transports hand the deserializer: a NATS `Msg` has this shape, and so does a bus message. */
+export interface RawRequest {
+  subject: string;
+  data: Uint8Array;
+  reply?: string;
+}
+
+/**
+ * Raw JSON (no Nest packet on the wire) + subject -> Nest packet with `pattern` = subject. The
+ * packet always gets an id: to Nest, a packet without one is an event, and events get no reply.
+ */
+export class AgoraRequestDeserializer implements ConsumerDeserializer {
+  private sequence = 0;
+
+  constructor(readonly maxPayload = DEFAULT_MAX_PAYLOAD) {}
+
+  deserialize(message: RawRequest): NestIncomingRequest & { data: IncomingRequest } {
+    const id = String(++this.sequence);
+    return { id, pattern: message.subject, data: this.decode(message) };
+  }
+
+  private decode({ subject, data, reply }: RawRequest): IncomingRequest {
+    const reject = (code: ErrorBody['code'], message: string, details?: Record<string, unknown>) => ({ subject, rejection: errorBody(code, message, details) });
+    if (!reply) return reject('invalid_command', `${subject} takes requests (with a reply subject), not plain publishes`);
+    if (data.length > this.maxPayload) return reject('payload_too_large', `the body is ${data.length} bytes; the limit is ${this.maxPayload}`, { size: data.length, limit: this.maxPayload });
+    if (data.length === 0) return { subject, body: undefined };
+    let body: unknown;
+    try {
+      body = decodeJson(data);
+    } catch (error) {
+      return reject('invalid_command', `the body is not valid UTF-8 JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (!isPlainObject(body)) return reject('invalid_command', `the body must be a JSON object, not ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`);
+    return { subject, body };
+  }
+}
+
+function isReply(value: unknown): value is Reply {
+  return isPlainObject(value) && typeof value['ok'] === 'boolean';
+}
+
+/**
+ * Nest response packet -> the plain Reply JSON: no `{id, response, isDisposed}` wrapping on the
+ * wire. The dispatcher always answers with a Reply; the other branches only catch what would
+ * otherwise leave a caller without an answer (a Nest-level error, a result JSON cannot carry).
+ */
+export class AgoraReplySerializer implements ConsumerSerializer {
+  constructor(private readonly logger: MessagingLogger) {}
+
+  serialize(packet: OutgoingResponse): { data: Uint8Array; headers?: undefined } {
+    return { data: this.encode(packet) };
+  }
+
+  private encode(packet: OutgoingResponse): Uint8Array {
+    if (packet.err === undefined && isReply(packet.response)) {
+      try {
+        return encodeJson(packet.response);
+      } catch (error) {
+        this.logger.error('a reply could not be serialized to JSON', error);
+        return encodeJson(errorReply('internal', 'the result could not be serialized; the service log has the details'));
+      }
+    }
+    this.logger.error('the Nest pipeline answered without a Reply', packet.err);
+    return encodeJson(errorReply('internal', 'an unexpected error occurred; the service log has the details'));
+  }
+}

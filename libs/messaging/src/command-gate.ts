@@ -1,0 +1,132 @@
+import { AgoraError, CommandEnvelope, type CommandDefinition } from '@agora/contracts';
+import { verifyCommandSignature } from '@agora/identity';
+import type { z } from 'zod';
+import type { AgentDirectory } from './directory.js';
+
+/** A signed envelope that passed the schema. */
+export type SignedEnvelope = CommandEnvelope & { signature: string };
+
+/** What a command handler receives: every check of the gate has passed. */
+export interface VerifiedCommand<P = unknown> {
+  /** The envelope as received (its payload exactly as signed). */
+  envelope: SignedEnvelope;
+  definition: CommandDefinition;
+  /** The payload parsed with the command's schema: defaults applied. */
+  payload: P;
+  actor: { agentId: string; roles: readonly string[] };
+}
+
+export const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+export interface CommandGateOptions {
+  directory: AgentDirectory;
+  /** The commands this gate admits; a command arriving on the subject of one of them must be of its type. */
+  commands: readonly CommandDefinition[];
+  /** issuedAt may be this far from the service clock, either side. Default 5 minutes. */
+  maxClockSkewMs?: number;
+  /** The service clock, in ms since the epoch. */
+  now?: () => number;
+}
+
+export interface IssueDetail {
+  path: string;
+  message: string;
+}
+
+/** zod issues as `{path, message}`, one per unknown field, so an agent sees exactly what to fix. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): { issues: IssueDetail[]; unknownFields: string[] } {
+  const out: IssueDetail[] = [];
+  const unknownFields: string[] = [];
+  const pathOf = (path: readonly PropertyKey[]) => [...prefix, ...path].map(String).join('.');
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const path = pathOf([...issue.path, key]);
+        unknownFields.push(path);
+        out.push({ path, message: `unknown field "${key}"` });
+      }
+    } else {
+      out.push({ path: pathOf(issue.path), message: issue.message });
+    }
+  }
+  return { issues: out, unknownFields };
+}
+
+/** An `invalid_command` error listing every issue (and the unknown fields) of a zod parse. */
+export function invalidCommand(what: string, issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): AgoraError {
+  const described = describeIssues(issues, prefix);
+  const summary = described.issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  const details: Record<string, unknown> = { issues: described.issues };
+  if (described.unknownFields.length > 0) details['unknownFields'] = described.unknownFields;
+  return new AgoraError('invalid_command', `${what}: ${summary}`, details);
+}
+
+/**
+ * The checks every incoming command passes before any handler runs (DESIGN.md decision 4), in
+ * this order, each with its own code: schema (`invalid_command`), signature present
+ * (`unsigned_command`), issuedAt within the window (`stale_command`), actor known
+ * (`unknown_actor`) and active (`actor_disabled`), signature valid under the actor's current key
+ * (`bad_signature`), type matching the subject and payload matching its schema
+ * (`invalid_command`), a role of the command (`forbidden`). Cheap checks come first, so a flood of
+ * junk costs no directory lookups and no signature verifications.
+ */
+export class CommandGate {
+  private readonly bySubject: ReadonlyMap<string, CommandDefinition>;
+  private readonly maxClockSkewMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CommandGateOptions) {
+    this.bySubject = new Map(options.commands.map((c) => [c.subject, c]));
+    this.maxClockSkewMs = options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS;
+    if (!(this.maxClockSkewMs >= 0)) throw new RangeError(`maxClockSkewMs must be >= 0, got ${this.maxClockSkewMs}`);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Resolves with the verified command, or rejects with an AgoraError carrying the code. */
+  async verify(subject: string, body: unknown): Promise<VerifiedCommand> {
+    const parsed = CommandEnvelope.safeParse(body);
+    if (!parsed.success) throw invalidCommand('invalid command envelope', parsed.error.issues);
+    const envelope = parsed.data;
+    const signature = envelope.signature;
+    if (signature === undefined) throw new AgoraError('unsigned_command', 'the command carries no signature; sign it with the actor\'s key (see @agora/identity signCommand)');
+    this.checkFreshness(envelope.issuedAt);
+
+    const agent = await this.options.directory.get(envelope.actor);
+    if (agent === undefined) throw new AgoraError('unknown_actor', `no agent "${envelope.actor}" is registered`, { actor: envelope.actor });
+    if (agent.status !== 'active') throw new AgoraError('actor_disabled', `agent "${envelope.actor}" is disabled`, { actor: envelope.actor });
+    const signed: SignedEnvelope = { ...envelope, signature };
+    if (!verifyCommandSignature(signed, agent.publicKey)) {
+      throw new AgoraError('bad_signature', `the signature does not verify under the registered key of "${envelope.actor}"`, { actor: envelope.actor });
+    }
+
+    const definition = this.bySubject.get(subject);
+    if (definition === undefined) throw new AgoraError('invalid_command', `no command is served on ${subject}`, { subject });
+    if (envelope.type !== definition.type) {
+      throw new AgoraError('invalid_command', `type "${envelope.type}" does not match subject ${subject}, which takes "${definition.type}"`, { type: envelope.type, expectedType: definition.type });
+    }
+    const payload = definition.payload.safeParse(envelope.payload);
+    if (!payload.success) throw invalidCommand(`invalid ${definition.type} payload`, payload.error.issues, ['payload']);
+
+    // "At least one of these roles": a definition listing none admits nobody (deny by default).
+    if (!definition.roles.some((role) => agent.roles.includes(role))) {
+      throw new AgoraError('forbidden', `${definition.type} needs one of the roles ${definition.roles.join(', ') || '(none listed)'}; "${envelope.actor}" has ${agent.roles.join(', ') || 'none'}`, {
+        requiredRoles: [...definition.roles],
+        actorRoles: [...agent.roles],
+      });
+    }
+    return { envelope: signed, definition, payload: payload.data, actor: { agentId: envelope.actor, roles: [...agent.roles] } };
+  }
+
+  /** Replay protection: a captured command is only good for a few minutes. */
+  private checkFreshness(issuedAt: string): void {
+    const issued = Date.parse(issuedAt);
+    const now = this.now();
+    if (!Number.isFinite(issued) || Math.abs(now - issued) > this.maxClockSkewMs) {
+      throw new AgoraError('stale_command', `issuedAt ${issuedAt} is more than ${Math.round(this.maxClockSkewMs / 1000)} s from the service clock (${new Date(now).toISOString()})`, {
+        issuedAt,
+        serviceTime: new Date(now).toISOString(),
+        maxClockSkewMs: this.maxClockSkewMs,
+      });
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import { commandsOf, queriesOf, type CommandDefinition, type QueryDefinition, type Reply } from '@agora/contracts';
+import type { z } from 'zod';
+import type { IncomingRequest } from './codec.js';
+import { CommandGate, invalidCommand, type VerifiedCommand } from './command-gate.js';
+import type { AgentDirectory } from './directory.js';
+import { errorReply, okReply, replyForError, type MessagingLogger } from './reply.js';
+import { ReplyCache, replyCacheKey } from './reply-cache.js';
+import { ServiceApi } from './service-api.js';
+
+export type CommandHandler<P = unknown> = (command: VerifiedCommand<P>) => Promise<unknown>;
+export type QueryHandler<P = unknown> = (params: P) => Promise<unknown>;
+
+/** A typed entry for the `commands` map: `new Map([onCommand(RegisterAgent, async (cmd) => ...)])`. */
+export function onCommand<P extends z.ZodType>(definition: CommandDefinition<P>, handler: CommandHandler<z.output<P>>): [string, CommandHandler] {
+  return [definition.type, handler as CommandHandler];
+}
+
+/** A typed entry for the `queries` map: `new Map([onQuery(GetAgent, async ({agentId}) => ...)])`. */
+export function onQuery<P extends z.ZodType, R extends z.ZodType>(definition: QueryDefinition<P, R>, handler: QueryHandler<z.output<P>>): [string, QueryHandler] {
+  return [definition.subject, handler as QueryHandler];
+}
+
+export interface ServiceCatalog {
+  commands: readonly CommandDefinition[];
+  queries: readonly QueryDefinition[];
+}
+
+export interface DispatcherOptions {
+  /** Service name: the `<service>` of its subjects, the queue group, the `$SRV` name. */
+  service: string;
+  /** One handler per command type of the service. */
+  commands: ReadonlyMap<string, CommandHandler>;
+  /** One handler per query subject of the service. */
+  queries?: ReadonlyMap<string, QueryHandler>;
+  directory: AgentDirectory;
+  /** The service's commands and queries. Default: the contracts catalog (`commandsOf`, `queriesOf`). */
+  catalog?: ServiceCatalog;
+  /** See CommandGateOptions. Default 5 minutes. */
+  maxClockSkewMs?: number;
+  now?: () => number;
+  /** Replies kept to answer a retried command without running it again. Default 1000. */
+  replyCacheSize?: number;
+  /** Reported in `$SRV.INFO`. Default 0.1.0. */
+  version?: string;
+  description?: string;
+  logger?: MessagingLogger;
+}
+
+const consoleLogger: MessagingLogger = {
+  error: (message, error) => console.error(message, error),
+  warn: (message) => console.warn(message),
+};
+
+function checkHandlers(what: string, expected: readonly string[], given: Iterable<string>): void {
+  const givenSet = new Set(given);
+  const missing = expected.filter((k) => !givenSet.has(k));
+  const unknown = [...givenSet].filter((k) => !expected.includes(k));
+  if (missing.length > 0) throw new Error(`no handler for the ${what} ${missing.join(', ')}`);
+  if (unknown.length > 0) throw new Error(`handlers for ${what} this service does not serve: ${unknown.join(', ')}`);
+}
+
+/**
+ * Routes one request to its handler and turns every outcome into a Reply. Transport-agnostic:
+ * the Nest controller calls it for both NATS and the in-process bus.
+ */
+export class MessageDispatcher {
+  readonly service: string;
+  readonly catalog: ServiceCatalog;
+  readonly serviceApi: ServiceApi;
+  private readonly gate: CommandGate;
+  private readonly cache: ReplyCache;
+  private readonly logger: MessagingLogger;
+  private readonly commandsBySubject: ReadonlyMap<string, CommandDefinition>;
+  private readonly queriesBySubject: ReadonlyMap<string, QueryDefinition>;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.service = options.service;
+    this.catalog = options.catalog ?? { commands: commandsOf(options.service), queries: queriesOf(options.service) };
+    const queries = options.queries ?? new Map();
+    // A service starts with a handler for every command and query it serves, or not at all.
+    checkHandlers('commands', this.catalog.commands.map((c) => c.type), options.commands.keys());
+    checkHandlers('queries on', this.catalog.queries.map((q) => q.subject), queries.keys());
+    this.commandsBySubject = new Map(this.catalog.commands.map((c) => [c.subject, c]));
+    this.queriesBySubject = new Map(this.catalog.queries.map((q) => [q.subject, q]));
+    this.logger = options.logger ?? consoleLogger;
+    this.gate = new CommandGate({
+      directory: options.directory,
+      commands: this.catalog.commands,
+      ...(options.maxClockSkewMs === undefined ? {} : { maxClockSkewMs: options.maxClockSkewMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
+    this.cache = new ReplyCache(options.replyCacheSize);
+    this.serviceApi = new ServiceApi({
+      name: options.service,
+      version: options.version ?? '0.1.0',
+      description: options.description ?? `Agora ${options.service} service`,
+      endpoints: [
+        ...this.catalog.commands.map((c) => ({ name: c.type, subject: c.subject, queueGroup: options.service, metadata: { kind: 'command', summary: c.summary } })),
+        ...this.catalog.queries.map((q) => ({ name: q.name.replaceAll('.', '_'), subject: q.subject, queueGroup: options.service, metadata: { kind: 'query', summary: q.summary } })),
+      ],
+    });
+  }
+
+  /** Every subject the service answers on. */
+  subjects(): string[] {
+    return [...this.commandsBySubject.keys(), ...this.queriesBySubject.keys()];
+  }
+
+  async dispatch(request: IncomingRequest): Promise<Reply> {
+    const started = process.hrtime.bigint();
+    const reply = await this.route(request);
+    this.serviceApi.record(request.subject, process.hrtime.bigint() - started, reply.ok ? undefined : `${reply.error.code}: ${reply.error.message}`);
+    return reply;
+  }
+
+  private async route(request: IncomingRequest): Promise<Reply> {
+    if (request.rejection !== undefined) return { ok: false, error: request.rejection };
+    const command = this.commandsBySubject.get(request.subject);
+    if (command) return this.runCommand(command, request.body);
+    const query = this.queriesBySubject.get(request.subject);
+    if (query) return this.runQuery(query, request.body);
+    return errorReply('invalid_command', `${this.service} serves nothing on ${request.subject}`);
+  }
+
+  private async runCommand(definition: CommandDefinition, body: Record<string, unknown> | undefined): Promise<Reply> {
+    if (body === undefined) return errorReply('invalid_command', 'the body is empty; a command is a signed JSON envelope');
+    let verified: VerifiedCommand;
+    try {
+      verified = await this.gate.verify(definition.subject, body);
+    } catch (error) {
+      return replyForError(error, this.logger, `verifying a command on ${definition.subject}`);
+    }
+    const handler = this.options.commands.get(verified.definition.type) as CommandHandler;
+    return this.cache.getOrRun(replyCacheKey(verified.envelope), () =>
+      this.settle(() => handler(verified), `${verified.definition.type} ${verified.envelope.commandId}`),
+    );
+  }
+
+  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined): Promise<Reply> {
+    const params = definition.params.safeParse(body ?? {});
+    if (!params.success) return replyForError(invalidCommand(`invalid ${definition.name} parameters`, params.error.issues), this.logger, definition.subject);
+    const handler = this.options.queries?.get(definition.subject) as QueryHandler;
+    return this.settle(() => handler(params.data), `query ${definition.subject}`);
+  }
+
+  /** Runs a handler; its result, or the error it throws, becomes the reply. */
+  private async settle(run: () => Promise<unknown>, context: string): Promise<Reply> {
+    try {
+      const result = await run();
+      // `undefined` would vanish from the JSON and leave `{ok:true}` without a result.
+      return okReply(result === undefined ? null : result);
+    } catch (error) {
+      return replyForError(error, this.logger, context);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import { eventSubject } from '@agora/contracts';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { InProcessBus } from './in-process-bus.js';
+import { NatsWire } from './nats-wire.js';
+import { encodeJson, type WireConnection, type WireHeaders } from './wire.js';
+
+/**
+ * A committed event as the store records it. The same shape as @agora/eventstore's
+ * RecordedEvent (which fits it as is), written out here so that messaging does not depend on the
+ * store.
+ */
+export interface RelayedEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  streamId: string;
+  revision: number;
+  position: string;
+  recordedAt: string;
+}
+
+/** Headers of a relayed event, so a listener can filter or dedupe without parsing the body. */
+export const EVENT_HEADERS = {
+  id: 'Agora-Event-Id',
+  type: 'Agora-Event-Type',
+  stream: 'Agora-Stream',
+  revision: 'Agora-Revision',
+  position: 'Agora-Position',
+  /** Lets a JetStream stream that captures `agora.evt.>` drop the copies an at-least-once relay resends. */
+  natsMsgId: 'Nats-Msg-Id',
+} as const;
+
+/** `<category>-<id>` -> `<category>` (categories contain no `-`). */
+export function categoryOf(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  if (dash <= 0) throw new Error(`stream ${JSON.stringify(streamId)} is not <category>-<id>`);
+  return streamId.slice(0, dash);
+}
+
+export function eventHeaders(event: RelayedEvent): WireHeaders {
+  return {
+    [EVENT_HEADERS.id]: event.id,
+    [EVENT_HEADERS.type]: event.type,
+    [EVENT_HEADERS.stream]: event.streamId,
+    [EVENT_HEADERS.revision]: String(event.revision),
+    [EVENT_HEADERS.position]: event.position,
+    [EVENT_HEADERS.natsMsgId]: event.id,
+  };
+}
+
+/**
+ * Announces committed events on `agora.evt.<category>.<EventType>` for live listeners (agents,
+ * SSE). The body is the event as JSON. `publish` resolves only once the message has reached
+ * the NATS server (a flush), so a relay that checkpoints after it never skips an event: at least
+ * once, and a listener dedupes on `Agora-Event-Id`. Core NATS does not keep messages for absent
+ * listeners; a listener that must not miss any reads the store instead.
+ */
+export class EventPublisher {
+  constructor(private readonly wire: WireConnection) {}
+
+  static overNats(connection: NatsConnection): EventPublisher {
+    return new EventPublisher(new NatsWire(connection));
+  }
+
+  static inProcess(bus: InProcessBus): EventPublisher {
+    return new EventPublisher(bus);
+  }
+
+  subjectOf(event: Pick<RelayedEvent, 'streamId' | 'type'>): string {
+    return eventSubject(categoryOf(event.streamId), event.type);
+  }
+
+  async publish(event: RelayedEvent): Promise<void> {
+    const { id, type, data, metadata, streamId, revision, position, recordedAt } = event;
+    const body: RelayedEvent = { id, type, data, metadata, streamId, revision, position, recordedAt };
+    this.wire.publish(this.subjectOf(event), encodeJson(body), { headers: eventHeaders(event) });
+    await this.wire.flush();
+  }
+}

@@ -1,0 +1,146 @@
+import { AgoraError, type ErrorCode } from '@agora/contracts';
+import { generateKeyPair } from '@agora/identity';
+import { CommandGate, CompositeAgentDirectory, StaticAgentDirectory } from '../src/index.js';
+import { agents, signed, widgetCatalog } from './fixtures.js';
+
+const NOW = Date.parse('2030-01-01T12:00:00.000Z');
+const ISSUED = new Date(NOW - 1_000);
+const SERVICE = 'widgets';
+const { CreateWidget, BreakWidget, catalog } = widgetCatalog(SERVICE);
+const team = agents();
+const gate = new CommandGate({ directory: team.directory, commands: catalog.commands, now: () => NOW });
+
+async function refusal(body: unknown, subject = CreateWidget.subject, g = gate): Promise<AgoraError> {
+  try {
+    await g.verify(subject, body);
+  } catch (error) {
+    if (error instanceof AgoraError) return error;
+    throw error;
+  }
+  throw new Error('the gate let the command through');
+}
+
+async function expectCode(body: unknown, code: ErrorCode, subject?: string): Promise<AgoraError> {
+  const error = await refusal(body, subject);
+  expect(error.code).toBe(code);
+  return error;
+}
+
+const create = (actor = 'operator', key = team.operator, payload: Record<string, unknown> = { widgetId: 'w1' }, issuedAt: Date | string = ISSUED) =>
+  signed('CreateWidget', actor, key, payload, { issuedAt });
+
+describe('CommandGate', () => {
+  it('admits a signed command and hands over the parsed payload with defaults', async () => {
+    const envelope = create();
+    const verified = await gate.verify(CreateWidget.subject, envelope);
+    expect(verified.payload).toEqual({ widgetId: 'w1', size: 1 });
+    expect(verified.envelope).toEqual(envelope);
+    expect(verified.definition).toBe(CreateWidget);
+    expect(verified.actor).toEqual({ agentId: 'operator', roles: ['operator'] });
+  });
+
+  it('admits any one of the roles the command lists', async () => {
+    await expect(gate.verify(CreateWidget.subject, create('executive', team.executive))).resolves.toBeDefined();
+  });
+
+  it('refuses a body that is not an envelope, naming the fields', async () => {
+    const error = await expectCode({ type: 'CreateWidget' }, 'invalid_command');
+    const paths = (error.details?.['issues'] as { path: string }[]).map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['commandId', 'actor', 'issuedAt', 'payload']));
+  });
+
+  it('names an unknown envelope field', async () => {
+    const error = await expectCode({ ...create(), extra: 1 }, 'invalid_command');
+    expect(error.details?.['unknownFields']).toEqual(['extra']);
+    expect(error.message).toMatch(/unknown field "extra"/);
+  });
+
+  it('refuses an unsigned command', async () => {
+    const { signature: _s, ...unsigned } = create();
+    await expectCode(unsigned, 'unsigned_command');
+  });
+
+  it('refuses a command issued outside the window, either side', async () => {
+    await expectCode(create('operator', team.operator, { widgetId: 'w1' }, new Date(NOW - 5 * 60_000 - 1)), 'stale_command');
+    await expectCode(create('operator', team.operator, { widgetId: 'w1' }, new Date(NOW + 5 * 60_000 + 1)), 'stale_command');
+    await expect(gate.verify(CreateWidget.subject, create('operator', team.operator, { widgetId: 'w1' }, new Date(NOW - 5 * 60_000)))).resolves.toBeDefined();
+  });
+
+  it('takes a configured window', async () => {
+    const strict = new CommandGate({ directory: team.directory, commands: catalog.commands, now: () => NOW, maxClockSkewMs: 500 });
+    expect((await refusal(create(), CreateWidget.subject, strict)).code).toBe('stale_command');
+  });
+
+  it('refuses an unknown actor', async () => {
+    await expectCode(create('nobody', generateKeyPair()), 'unknown_actor');
+  });
+
+  it('refuses a disabled actor', async () => {
+    await expectCode(create('retired', team.retired), 'actor_disabled');
+  });
+
+  it('refuses a signature by another agent\'s key', async () => {
+    await expectCode(create('operator', team.executive), 'bad_signature');
+  });
+
+  it('refuses an envelope changed after signing', async () => {
+    await expectCode({ ...create(), payload: { widgetId: 'w2' } }, 'bad_signature');
+    await expectCode({ ...create(), actor: 'executive' }, 'bad_signature');
+  });
+
+  it('refuses a signature made with a key the actor no longer has', async () => {
+    const rotated = new StaticAgentDirectory({ operator: { publicKey: generateKeyPair().publicKey, roles: ['operator'], status: 'active' } });
+    const g = new CommandGate({ directory: rotated, commands: catalog.commands, now: () => NOW });
+    expect((await refusal(create(), CreateWidget.subject, g)).code).toBe('bad_signature');
+  });
+
+  it('refuses a type that does not match the subject', async () => {
+    const error = await expectCode(signed('BreakWidget', 'operator', team.operator, { how: 'domain' }, { issuedAt: ISSUED }), 'invalid_command');
+    expect(error.details).toEqual({ type: 'BreakWidget', expectedType: 'CreateWidget' });
+  });
+
+  it('refuses a payload that fails its schema, naming the fields', async () => {
+    const error = await expectCode(create('operator', team.operator, { widgetId: 'w1', size: 'big', color: 'red' }), 'invalid_command');
+    expect(error.details?.['issues']).toEqual(
+      expect.arrayContaining([
+        { path: 'payload.size', message: expect.any(String) },
+        { path: 'payload.color', message: 'unknown field "color"' },
+      ]),
+    );
+    expect(error.details?.['unknownFields']).toEqual(['payload.color']);
+  });
+
+  it('refuses an actor without any role of the command', async () => {
+    const error = await expectCode(create('observer', team.observer), 'forbidden');
+    expect(error.details).toEqual({ requiredRoles: ['operator', 'executive'], actorRoles: ['observer'] });
+    await expectCode(signed('BreakWidget', 'executive', team.executive, { how: 'domain' }, { issuedAt: ISSUED }), 'forbidden', BreakWidget.subject);
+  });
+
+  it('checks in the documented order: the cheap checks first', async () => {
+    // Stale and unknown: stale wins, no directory lookup needed.
+    await expectCode(create('nobody', generateKeyPair(), { widgetId: 'w1' }, new Date(NOW - 3_600_000)), 'stale_command');
+    // Disabled and forged: disabled wins.
+    await expectCode(create('retired', team.operator), 'actor_disabled');
+    // Forged and bad payload: the signature is checked before the payload.
+    await expectCode(create('operator', team.executive, { widgetId: 'w1', size: 'big' }), 'bad_signature');
+  });
+});
+
+describe('directories', () => {
+  it('CompositeAgentDirectory answers with the first directory that knows the agent', async () => {
+    const [inRegistry, inConfig, root] = [generateKeyPair().publicKey, generateKeyPair().publicKey, generateKeyPair().publicKey];
+    const registry = new StaticAgentDirectory({ operator: { publicKey: inRegistry, roles: ['operator'], status: 'disabled' } });
+    const bootstrap = new StaticAgentDirectory([
+      ['operator', { publicKey: inConfig, roles: ['operator'], status: 'active' }],
+      ['root', { publicKey: root, roles: ['operator'], status: 'active' }],
+    ]);
+    const directory = new CompositeAgentDirectory(registry, bootstrap);
+    expect(await directory.get('operator')).toEqual({ publicKey: inRegistry, roles: ['operator'], status: 'disabled' });
+    expect((await directory.get('root'))?.publicKey).toBe(root);
+    expect(await directory.get('nobody')).toBeUndefined();
+  });
+
+  it('StaticAgentDirectory refuses a malformed key at once, naming the agent', () => {
+    expect(() => new StaticAgentDirectory({ root: { publicKey: 'ed25519:nope', roles: ['operator'], status: 'active' } })).toThrow(/agent "root"/);
+  });
+});

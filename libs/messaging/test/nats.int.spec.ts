@@ -1,0 +1,15 @@
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connectNats, createServiceMicroservice, EventPublisher, NatsAgoraClient, NatsWire } from '../src/index.js';
+import { NATS_URL } from './fixtures.js';
+import { transportSuite } from './transport-suite.js';
+
+transportSuite('NATS', async () => {
+  const nc: NatsConnection = await connectNats({ servers: NATS_URL, name: 'agora-messaging-test' });
+  return {
+    start: (options) => createServiceMicroservice({ ...options, transport: 'nats', natsUrl: NATS_URL }),
+    client: new NatsAgoraClient(nc),
+    wire: new NatsWire(nc),
+    events: EventPublisher.overNats(nc),
+    close: () => nc.close(),
+  };
+});
