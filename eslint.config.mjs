@@ -23,8 +23,13 @@ export default tseslint.config(
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'], bannedExternalImports: infrastructure },
             // Contracts (zod schemas, subjects) may be imported by anyone and import nothing of ours.
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'], bannedExternalImports: infrastructure },
-            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
+            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:testing'] },
+            // Test support (used by tests only).
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing'] },
+            // A service: a package with its start function (for standalone mode) and its own main.
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:testing'] },
+            // A process that composes services (standalone mode).
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:service', 'type:testing'] },
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
           ],
         },

@@ -6,6 +6,8 @@ import { defineCommand, defineEvent, defineQuery } from './define.js';
 export const Constitution = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'constitutions are lowercase words, e.g. risk, premise, evidence, execution');
 export const Specialization = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'specializations are lowercase words, e.g. security');
 export const TrustScore = z.number().int().min(0).max(1000).describe('0 to 1000');
+/** Reported health (1 = fully healthy) and risk (0 = no risk) of an agent, each 0 to 1. */
+export const Unit = z.number().min(0).max(1);
 
 const agentProfile = {
   displayName: ShortText(100),
@@ -13,6 +15,8 @@ const agentProfile = {
   constitutions: z.array(Constitution).max(16).default([]),
   specializations: z.array(Specialization).max(16).default([]),
   trustScore: TrustScore.default(500),
+  health: Unit.default(1).describe('0 to 1, 1 = healthy'),
+  risk: Unit.default(0).describe('0 to 1, 0 = no risk'),
 };
 
 export const RegisterAgent = defineCommand({
@@ -31,7 +35,7 @@ export const UpdateAgent = defineCommand({
   aggregate: 'agent',
   verb: 'update',
   roles: ['operator'],
-  summary: "Change an agent's display name, roles, constitutions, specializations or trust score",
+  summary: "Change an agent's display name, roles, constitutions, specializations, trust score, health or risk",
   payload: z
     .object({
       agentId: AgentId,
@@ -40,6 +44,8 @@ export const UpdateAgent = defineCommand({
       constitutions: z.array(Constitution).max(16).optional(),
       specializations: z.array(Specialization).max(16).optional(),
       trustScore: TrustScore.optional(),
+      health: Unit.optional(),
+      risk: Unit.optional(),
     })
     .strict(),
 });
@@ -76,6 +82,8 @@ export const AgentRegistered = defineEvent({
     constitutions: z.array(z.string()),
     specializations: z.array(z.string()),
     trustScore: TrustScore,
+    health: Unit,
+    risk: Unit,
     registeredAt: Timestamp,
   }),
 });
@@ -91,6 +99,8 @@ export const AgentUpdated = defineEvent({
     constitutions: z.array(z.string()).optional(),
     specializations: z.array(z.string()).optional(),
     trustScore: TrustScore.optional(),
+    health: Unit.optional(),
+    risk: Unit.optional(),
   }),
 });
 
@@ -108,6 +118,22 @@ export const AgentDisabled = defineEvent({
   data: z.object({ agentId: AgentId, reason: z.string(), disabledAt: Timestamp }),
 });
 
+/** What caused an automatic change: the event a service reacted to. */
+export const EventCause = z.object({ eventId: z.string(), streamId: z.string(), type: z.string() });
+
+export const AgentTrustAdjusted = defineEvent({
+  type: 'AgentTrustAdjusted',
+  category: 'agent',
+  summary: "An agent's trust score changed in answer to something it did (e.g. proceeding despite objections), kept within 0 to 1000",
+  data: z.object({
+    agentId: AgentId,
+    delta: z.number().int().describe('The change applied, after clamping to 0..1000'),
+    trustScore: TrustScore.describe('The score after the change'),
+    reason: z.string(),
+    cause: EventCause,
+  }),
+});
+
 export const AgentView = z.object({
   agentId: AgentId,
   publicKey: PublicKeyText,
@@ -116,6 +142,8 @@ export const AgentView = z.object({
   constitutions: z.array(z.string()),
   specializations: z.array(z.string()),
   trustScore: TrustScore,
+  health: Unit,
+  risk: Unit,
   status: z.enum(['active', 'disabled']),
   registeredAt: Timestamp,
   revision: z.number().int(),
@@ -127,7 +155,7 @@ export const ListAgents = defineQuery({
   service: 'registry',
   httpPath: 'agents',
   summary: 'Registered agents, optionally by role',
-  params: z.object({ role: Role.optional(), includeDisabled: z.coerce.boolean().optional() }).strict(),
+  params: z.object({ role: Role.optional(), includeDisabled: z.union([z.boolean(), z.stringbool()]).optional() }).strict(),
   result: z.object({ agents: z.array(AgentView) }),
 });
 
@@ -141,5 +169,5 @@ export const GetAgent = defineQuery({
 });
 
 export const registryCommands = [RegisterAgent, UpdateAgent, RotateAgentKey, DisableAgent] as const;
-export const registryEvents = [AgentRegistered, AgentUpdated, AgentKeyRotated, AgentDisabled] as const;
+export const registryEvents = [AgentRegistered, AgentUpdated, AgentKeyRotated, AgentDisabled, AgentTrustAdjusted] as const;
 export const registryQueries = [ListAgents, GetAgent] as const;

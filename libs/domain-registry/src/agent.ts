@@ -1,17 +1,31 @@
-import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
+import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentTrustAdjusted, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 
 export type AgentEvent =
   | DomainEvent<'AgentRegistered', DataOf<typeof AgentRegistered>>
   | DomainEvent<'AgentUpdated', DataOf<typeof AgentUpdated>>
   | DomainEvent<'AgentKeyRotated', DataOf<typeof AgentKeyRotated>>
-  | DomainEvent<'AgentDisabled', DataOf<typeof AgentDisabled>>;
+  | DomainEvent<'AgentDisabled', DataOf<typeof AgentDisabled>>
+  | DomainEvent<'AgentTrustAdjusted', DataOf<typeof AgentTrustAdjusted>>;
+
+/**
+ * An automatic trust change, issued by the registry itself in answer to an event of another
+ * service (never by an agent): `cause` names that event, and the command id is derived from it,
+ * so a redelivered event changes nothing twice.
+ */
+export interface AdjustTrustPayload {
+  agentId: string;
+  delta: number;
+  reason: string;
+  cause: DataOf<typeof AgentTrustAdjusted>['cause'];
+}
 
 export type AgentCommand =
   | Command<'RegisterAgent', PayloadOf<typeof RegisterAgent>>
   | Command<'UpdateAgent', PayloadOf<typeof UpdateAgent>>
   | Command<'RotateAgentKey', PayloadOf<typeof RotateAgentKey>>
-  | Command<'DisableAgent', PayloadOf<typeof DisableAgent>>;
+  | Command<'DisableAgent', PayloadOf<typeof DisableAgent>>
+  | Command<'AdjustTrust', AdjustTrustPayload>;
 
 export interface Agent {
   agentId: string;
@@ -21,6 +35,8 @@ export interface Agent {
   constitutions: string[];
   specializations: string[];
   trustScore: number;
+  health: number;
+  risk: number;
   status: 'active' | 'disabled';
   registeredAt: string;
 }
@@ -61,6 +77,8 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
         return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
       case 'AgentDisabled':
         return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
+      case 'AgentTrustAdjusted':
+        return state.status === 'unregistered' ? state : { ...state, trustScore: event.data.trustScore };
     }
   },
 
@@ -85,6 +103,8 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
               constitutions: [...new Set(p.constitutions)],
               specializations: [...new Set(p.specializations)],
               trustScore: p.trustScore,
+              health: p.health,
+              risk: p.risk,
               registeredAt: command.context.now,
             },
           },
@@ -99,6 +119,8 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
         if (p.constitutions !== undefined && !sameSet(p.constitutions, agent.constitutions)) changes.constitutions = [...new Set(p.constitutions)];
         if (p.specializations !== undefined && !sameSet(p.specializations, agent.specializations)) changes.specializations = [...new Set(p.specializations)];
         if (p.trustScore !== undefined && p.trustScore !== agent.trustScore) changes.trustScore = p.trustScore;
+        if (p.health !== undefined && p.health !== agent.health) changes.health = p.health;
+        if (p.risk !== undefined && p.risk !== agent.risk) changes.risk = p.risk;
         return Object.keys(changes).length === 1 ? [] : [{ type: 'AgentUpdated', data: changes }];
       }
       case 'RotateAgentKey': {
@@ -112,6 +134,15 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
         const agent = registered(state, p.agentId);
         if (agent.status === 'disabled') return [];
         return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
+      }
+      case 'AdjustTrust': {
+        const p = command.payload;
+        if (!Number.isSafeInteger(p.delta)) throw new DomainError('invalid_command', `trust delta ${p.delta} must be a whole number`, { delta: p.delta });
+        // A disabled agent's score still records what it did; an unknown agent has no score.
+        const agent = registered(state, p.agentId);
+        const trustScore = Math.min(1000, Math.max(0, agent.trustScore + p.delta));
+        if (trustScore === agent.trustScore) return [];
+        return [{ type: 'AgentTrustAdjusted', data: { agentId: p.agentId, delta: trustScore - agent.trustScore, trustScore, reason: p.reason, cause: p.cause } }];
       }
     }
   },

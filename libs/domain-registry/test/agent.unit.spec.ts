@@ -9,11 +9,11 @@ const key2 = `ed25519:${'B'.repeat(43)}`;
 const register = (over: Partial<Extract<AgentCommand, { type: 'RegisterAgent' }>['payload']> = {}): AgentCommand => ({
   type: 'RegisterAgent',
   context,
-  payload: { agentId: 'harbinger', publicKey: key1, displayName: 'Harbinger', roles: ['reviewer'], constitutions: ['risk'], specializations: [], trustScore: 500, ...over },
+  payload: { agentId: 'harbinger', publicKey: key1, displayName: 'Harbinger', roles: ['reviewer'], constitutions: ['risk'], specializations: [], trustScore: 500, health: 1, risk: 0, ...over },
 });
 const registered: AgentEvent = {
   type: 'AgentRegistered',
-  data: { agentId: 'harbinger', publicKey: key1, displayName: 'Harbinger', roles: ['reviewer'], constitutions: ['risk'], specializations: [], trustScore: 500, registeredAt: context.now },
+  data: { agentId: 'harbinger', publicKey: key1, displayName: 'Harbinger', roles: ['reviewer'], constitutions: ['risk'], specializations: [], trustScore: 500, health: 1, risk: 0, registeredAt: context.now },
 };
 
 describe('agent decider', () => {
@@ -32,6 +32,12 @@ describe('agent decider', () => {
       .then([{ type: 'AgentUpdated', data: { agentId: 'harbinger', trustScore: 700, constitutions: ['risk', 'premise'] } }]);
     spec([registered]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', roles: ['reviewer'] } }).thenNothing();
   });
+  it('records reported health and risk when they change', () => {
+    spec([registered])
+      .when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', health: 0.4, risk: 0.65 } })
+      .then([{ type: 'AgentUpdated', data: { agentId: 'harbinger', health: 0.4, risk: 0.65 } }]);
+    spec([registered]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', health: 1, risk: 0 } }).thenNothing();
+  });
   it('refuses to update an unknown or disabled agent', () => {
     spec([]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', trustScore: 1 } }).thenRefuses('not_found');
     spec([registered, { type: 'AgentDisabled', data: { agentId: 'harbinger', reason: 'r', disabledAt: context.now } }])
@@ -49,6 +55,15 @@ describe('agent decider', () => {
     spec([registered]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'compromised' } }).then([disabled]);
     spec([registered, disabled]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'again' } }).thenNothing();
     spec([]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'x' } }).thenRefuses('not_found');
+  });
+  it('adjusts trust within 0..1000, recording the cause, and not at all when already at the bound', () => {
+    const cause = { eventId: 'e1', streamId: 'proposal-p1', type: 'ProceededDespiteObjections' };
+    const adjust = (delta: number): AgentCommand => ({ type: 'AdjustTrust', context, payload: { agentId: 'harbinger', delta, reason: 'proceeded despite objections', cause } });
+    spec([registered]).when(adjust(-100)).then([{ type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -100, trustScore: 400, reason: 'proceeded despite objections', cause } }]);
+    spec([registered]).when(adjust(-900)).then([{ type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -500, trustScore: 0, reason: 'proceeded despite objections', cause } }]);
+    const atZero: AgentEvent = { type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -500, trustScore: 0, reason: 'r', cause } };
+    spec([registered, atZero]).when(adjust(-100)).thenNothing();
+    spec([]).when(adjust(-100)).thenRefuses('not_found');
   });
   it('folds to the current agent', () => {
     const state = [registered, { type: 'AgentKeyRotated', data: { agentId: 'harbinger', publicKey: key2, previousPublicKey: key1 } } as AgentEvent].reduce(agentDecider.evolve, agentDecider.initialState());

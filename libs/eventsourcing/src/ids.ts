@@ -43,3 +43,14 @@ export function eventIdFor(commandId: string, index: number): string {
 export function deadlineCommandId(key: string, dueAt: string): string {
   return uuidV5(`${key}@${dueAt}`, DEADLINE_COMMAND_ID_NAMESPACE);
 }
+
+/** Namespace of the command ids a reactor issues in answer to an event (a fixed random UUID: never change it). */
+export const REACTION_COMMAND_ID_NAMESPACE = '0e6a4c1b-93f2-4d7e-b5a8-7c2d19f03e64';
+
+/**
+ * The command id of the `index`-th command reactor `reactor` issues in answer to event `eventId`:
+ * the same on every redelivery and every replica, so the reaction lands once (see handleCommand).
+ */
+export function reactionCommandId(reactor: string, eventId: string, index = 0): string {
+  return uuidV5(`${reactor}:${eventId}:${index}`, REACTION_COMMAND_ID_NAMESPACE);
+}

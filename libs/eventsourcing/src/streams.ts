@@ -1,8 +1,6 @@
-/** Category of a stream `<category>-<id>`: the part before the first `-` (the whole name if there is none). */
-export function categoryOf(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  return dash < 0 ? streamId : streamId.slice(0, dash);
-}
+import { categoryOf } from '@agora/eventstore';
+
+export { categoryOf };
 
 /** A predicate on stream ids: true for every stream when `categories` is undefined, else for those of the listed categories. */
 export function streamFilter(categories: readonly string[] | undefined): (streamId: string) => boolean {

@@ -8,6 +8,9 @@ export interface StoreConfig {
   directory?: string;
   /** jetstream: NATS servers. */
   servers?: string;
+  /** jetstream: the JetStream stream holding the log (default AGORA_EVENTS) and its subject prefix (default agora.es). */
+  streamName?: string;
+  subjectPrefix?: string;
   /** kurrentdb: the connection string. */
   connectionString?: string;
 }
@@ -17,6 +20,8 @@ export const EVENT_STORE_HELP = `EVENT_STORE selects the event store:
   embedded:<directory>     the same, in <directory>
   jetstream                NATS JetStream at NATS_URL (default nats://127.0.0.1:4222)
   jetstream://<host:port>  NATS JetStream at that server
+  jetstream[://<host:port>]?stream=<NAME>&prefix=<subject.prefix>
+                           another log stream than AGORA_EVENTS / agora.es (one system per stream)
   kurrentdb://...          KurrentDB / EventStoreDB connection string (esdb:// also accepted)`;
 
 /** Reads an `EVENT_STORE` value (see EVENT_STORE_HELP); throws with the help text when it makes no sense. */
@@ -25,10 +30,21 @@ export function parseStoreConfig(value: string | undefined, env: NodeJS.ProcessE
   const dataDir = env['AGORA_DATA_DIR'] ?? './data';
   if (spec === 'embedded') return { kind: 'embedded', directory: resolve(dataDir, 'events') };
   if (spec.startsWith('embedded:')) return { kind: 'embedded', directory: resolve(spec.slice('embedded:'.length)) };
-  if (spec === 'jetstream') return { kind: 'jetstream', servers: env['NATS_URL'] ?? 'nats://127.0.0.1:4222' };
-  if (spec.startsWith('jetstream://')) return { kind: 'jetstream', servers: `nats://${spec.slice('jetstream://'.length)}` };
+  if (spec === 'jetstream' || spec.startsWith('jetstream?') || spec.startsWith('jetstream://')) return jetstreamConfig(spec, env);
   if (/^(kurrentdb|kurrent|esdb|eventstoredb)(\+discover)?:\/\//.test(spec)) return { kind: 'kurrentdb', connectionString: spec };
   throw new Error(`EVENT_STORE=${JSON.stringify(spec)} is not understood.\n${EVENT_STORE_HELP}`);
+}
+
+function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
+  const [base = '', query = ''] = spec.split('?', 2) as [string, string?];
+  const host = base.slice('jetstream://'.length);
+  const config: StoreConfig = { kind: 'jetstream', servers: host ? `nats://${host}` : (env['NATS_URL'] ?? 'nats://127.0.0.1:4222') };
+  for (const [key, value] of new URLSearchParams(query)) {
+    if (key === 'stream') config.streamName = value;
+    else if (key === 'prefix') config.subjectPrefix = value;
+    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream and prefix).\n${EVENT_STORE_HELP}`);
+  }
+  return config;
 }
 
 /** Opens the store a config names. Network adapters load only when chosen (the gRPC client is heavy). */
@@ -38,7 +54,11 @@ export async function openEventStore(config: StoreConfig): Promise<EventStore> {
       return openEmbeddedEventStore({ directory: config.directory ?? resolve('data', 'events') });
     case 'jetstream': {
       const { openJetStreamEventStore } = await import('./jetstream/index.js');
-      return openJetStreamEventStore({ servers: config.servers ?? 'nats://127.0.0.1:4222' });
+      return openJetStreamEventStore({
+        servers: config.servers ?? 'nats://127.0.0.1:4222',
+        ...(config.streamName === undefined ? {} : { streamName: config.streamName }),
+        ...(config.subjectPrefix === undefined ? {} : { subjectPrefix: config.subjectPrefix }),
+      });
     }
     case 'kurrentdb': {
       if (!config.connectionString) throw new Error('kurrentdb needs a connection string');
@@ -54,7 +74,7 @@ export function describeStore(config: StoreConfig): string {
     case 'embedded':
       return `embedded (${config.directory})`;
     case 'jetstream':
-      return `jetstream (${config.servers})`;
+      return `jetstream (${config.servers}, stream ${config.streamName ?? 'AGORA_EVENTS'})`;
     case 'kurrentdb':
       return `kurrentdb (${(config.connectionString ?? '').replace(/\/\/[^@/]*@/, '//***@')})`;
   }

@@ -11,6 +11,11 @@ describe('EVENT_STORE', () => {
     expect(parseStoreConfig('jetstream', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222' });
     expect(parseStoreConfig('jetstream://n2:4222', {})).toEqual({ kind: 'jetstream', servers: 'nats://n2:4222' });
   });
+  it('takes another log stream for jetstream', () => {
+    expect(parseStoreConfig('jetstream://n2:4222?stream=AGORA_E2E&prefix=e2e.es', {})).toEqual({ kind: 'jetstream', servers: 'nats://n2:4222', streamName: 'AGORA_E2E', subjectPrefix: 'e2e.es' });
+    expect(parseStoreConfig('jetstream?stream=S2', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222', streamName: 'S2' });
+    expect(() => parseStoreConfig('jetstream?replicas=3', {})).toThrow(/unknown option "replicas"/);
+  });
   it('takes a KurrentDB connection string as it is', () => {
     const config = parseStoreConfig('kurrentdb://admin:changeit@db:2113?tls=false', {});
     expect(config).toEqual({ kind: 'kurrentdb', connectionString: 'kurrentdb://admin:changeit@db:2113?tls=false' });

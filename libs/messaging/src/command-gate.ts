@@ -86,7 +86,8 @@ export class CommandGate {
   async verify(subject: string, body: unknown): Promise<VerifiedCommand> {
     const parsed = CommandEnvelope.safeParse(body);
     if (!parsed.success) throw invalidCommand('invalid command envelope', parsed.error.issues);
-    const envelope = parsed.data;
+    // The payload as received, not zod's copy of it: z.record drops a `__proto__` member, so the copy would verify and pass the payload schema while the message carried a field the signature never covered.
+    const envelope = { ...parsed.data, payload: (body as { payload: Record<string, unknown> }).payload };
     const signature = envelope.signature;
     if (signature === undefined) throw new AgoraError('unsigned_command', 'the command carries no signature; sign it with the actor\'s key (see @agora/identity signCommand)');
     this.checkFreshness(envelope.issuedAt);

@@ -84,6 +84,9 @@ export async function createServiceMicroservice(options: ServiceMicroserviceOpti
   const dispatcher = app.get(MessageDispatcher);
   const wire: WireConnection = options.transport === 'nats' ? new NatsWire(app.unwrap<NatsConnection>()) : options.bus;
   dispatcher.serviceApi.start(wire);
+  // Subscriptions travel to the server asynchronously: once the flush returns, the server routes
+  // requests here, so a request sent right after start does not meet "no responders".
+  await wire.flush();
   return {
     app,
     dispatcher,

@@ -1,0 +1,1 @@
+export * from './registry-service.js';

@@ -1,0 +1,10 @@
+/** The registry as a process of its own (distributed deployment): serves agora.cmd.registry.* and agora.qry.registry.* over NATS. */
+import { runProcess } from '@agora/runtime';
+import { startRegistryService } from './registry-service.js';
+
+await runProcess({
+  name: 'agora-registry',
+  summary: 'Agora registry service: agent identities, keys, roles, constitutions, trust and health, over NATS (queue group "registry"). Run as many replicas as you like.',
+  natsByDefault: true,
+  start: (context) => startRegistryService(context),
+});

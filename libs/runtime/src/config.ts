@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { AgentId, PublicKeyText } from '@agora/contracts';
+import { EVENT_STORE_HELP, parseStoreConfig, type StoreConfig } from '@agora/eventstore';
+import { InvalidKey, parseKeyFile, publicKeyObject } from '@agora/identity';
+import { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_NATS_URL, DEFAULT_REQUEST_TIMEOUT_MS } from '@agora/messaging';
+import type { BootstrapAgent } from './agent-directory.js';
+
+/** A setting that makes no sense: the process says which and stops (exit code 2) before touching anything. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface RuntimeConfig {
+  store: StoreConfig;
+  /** NATS servers; undefined in standalone mode without NATS_URL (in-process transport). */
+  natsUrl: string | undefined;
+  dataDir: string;
+  /** Operators known from configuration, so the first RegisterAgent can be signed. */
+  operators: BootstrapAgent[];
+  maxClockSkewMs: number;
+  requestTimeoutMs: number;
+}
+
+export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
+NATS_URL                   NATS servers (default ${DEFAULT_NATS_URL}); in standalone mode, unset means
+                           the in-process transport
+AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
+AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
+                           it is checked and ignored): may sign the first RegisterAgent
+AGORA_OPERATOR_PUBLIC_KEY  the same as a variable: ed25519:<base64url>, with AGORA_OPERATOR_ID
+AGORA_OPERATOR_ID          agent id of that operator (default root)
+AGORA_MAX_CLOCK_SKEW_MS    how far issuedAt may be from the service clock (default ${DEFAULT_MAX_CLOCK_SKEW_MS})
+AGORA_REQUEST_TIMEOUT_MS   timeout of every request a process makes (default ${DEFAULT_REQUEST_TIMEOUT_MS})`;
+
+/** A whole-number setting within bounds (`what` completes "must be ..."); the fallback when unset. Throws ConfigError naming it. */
+export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, bounds: { min: number; max?: number; what: string }): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < bounds.min || value > (bounds.max ?? Number.MAX_SAFE_INTEGER)) throw new ConfigError(`${name}=${JSON.stringify(raw)} must be ${bounds.what}`);
+  return value;
+}
+
+/** A TCP port setting (0 = any free port). */
+export function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  return intSetting(env, name, fallback, { min: 0, max: 65535, what: 'a port number (0 to 65535; 0 = any free port)' });
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  return intSetting(env, name, fallback, { min: 1, what: 'a positive whole number of milliseconds' });
+}
+
+/** Reads the bootstrap operator's key file: `{agentId, publicKey}`, or a full key file whose public key is derived from its secret. */
+export function readOperatorKeyFile(path: string, fallbackId: string): BootstrapAgent {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`AGORA_OPERATOR_KEY_FILE: cannot read ${path}: ${(error as Error).message}`);
+  }
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new ConfigError(`AGORA_OPERATOR_KEY_FILE: ${path} is not JSON (expected {"agentId": "...", "publicKey": "ed25519:..."})`);
+  }
+  try {
+    const publicKey = typeof parsed['secretKey'] === 'string' ? parseKeyFile(text).publicKey : parsed['publicKey'];
+    const agentId = typeof parsed['agentId'] === 'string' ? parsed['agentId'] : fallbackId;
+    return checkedOperator(agentId, publicKey, `AGORA_OPERATOR_KEY_FILE (${path})`);
+  } catch (error) {
+    if (error instanceof InvalidKey) throw new ConfigError(`AGORA_OPERATOR_KEY_FILE: ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+function checkedOperator(agentId: unknown, publicKey: unknown, source: string): BootstrapAgent {
+  const id = AgentId.safeParse(agentId);
+  if (!id.success) throw new ConfigError(`${source}: agent id ${JSON.stringify(agentId)}: ${id.error.issues[0]?.message}`);
+  const key = PublicKeyText.safeParse(publicKey);
+  if (!key.success) throw new ConfigError(`${source}: ${key.error.issues[0]?.message}`);
+  try {
+    publicKeyObject(key.data);
+  } catch (error) {
+    throw new ConfigError(`${source}: ${(error as Error).message}`);
+  }
+  return { agentId: id.data, publicKey: key.data };
+}
+
+export interface ReadConfigOptions {
+  /** Standalone mode runs without NATS unless NATS_URL is set; a service process always uses NATS. */
+  natsByDefault: boolean;
+}
+
+/** Reads the environment every Agora process shares (see RUNTIME_ENV_HELP). Throws ConfigError naming the bad setting. */
+export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOptions): RuntimeConfig {
+  let store: StoreConfig;
+  try {
+    store = parseStoreConfig(env['EVENT_STORE'], env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const natsEnv = env['NATS_URL']?.trim() || undefined;
+  const natsUrl = natsEnv ?? (options.natsByDefault ? DEFAULT_NATS_URL : undefined);
+  const operatorId = env['AGORA_OPERATOR_ID']?.trim() || 'root';
+  const operators: BootstrapAgent[] = [];
+  const keyFile = env['AGORA_OPERATOR_KEY_FILE']?.trim();
+  if (keyFile) operators.push(readOperatorKeyFile(resolve(keyFile), operatorId));
+  const publicKey = env['AGORA_OPERATOR_PUBLIC_KEY']?.trim();
+  if (publicKey) operators.push(checkedOperator(operatorId, publicKey, 'AGORA_OPERATOR_PUBLIC_KEY'));
+  return {
+    store,
+    natsUrl,
+    dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
+    operators,
+    maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),
+    requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
+  };
+}

@@ -1,0 +1,62 @@
+import type { CommandResult } from '@agora/contracts';
+import type { Command, Decider, DomainEvent } from '@agora/decider';
+import { handleCommand, type CommandMetadata } from '@agora/eventsourcing';
+import type { EventStore } from '@agora/eventstore';
+import type { CommandHandler, VerifiedCommand } from '@agora/messaging';
+import { KeyedLock } from './keyed-lock.js';
+
+export interface DeciderHandlerOptions<C extends Command, E extends DomainEvent, S, P> {
+  store: EventStore;
+  decider: Decider<C, E, S>;
+  /** The aggregate stream the command is decided on, from its (parsed) payload. */
+  streamOf(payload: P, command: VerifiedCommand<P>): string;
+  /** Builds the decider's command. Default: `{type, payload, context}` as they come. */
+  toCommand?(command: VerifiedCommand<P>, context: C['context']): C;
+  /** Service clock for `context.now`. Default Date.now. */
+  now?: () => number;
+  /** Shared by the handlers of one service so commands on one stream queue up. Default: one per handler. */
+  locks?: KeyedLock;
+  /** Load-decide-append attempts before `conflict`. Default 5. */
+  maxAttempts?: number;
+}
+
+/** The metadata a verified command leaves on every event it appends (DESIGN.md decision 4): enough to re-verify its signature offline. */
+export function metadataOf(command: VerifiedCommand): CommandMetadata {
+  const { envelope } = command;
+  return {
+    commandId: envelope.commandId,
+    commandType: envelope.type,
+    actor: envelope.actor,
+    issuedAt: envelope.issuedAt,
+    signature: envelope.signature,
+    correlationId: envelope.correlationId ?? envelope.commandId,
+    ...(envelope.causationId === undefined ? {} : { causationId: envelope.causationId }),
+    payload: envelope.payload,
+  };
+}
+
+/**
+ * A dispatcher handler that decides a verified command with a decider (DESIGN.md decision 3):
+ * load the stream, fold, decide, append at the expected revision, retry on conflict. The
+ * decider sees the service clock as `context.now` (an agent cannot backdate a decision; the
+ * signed `issuedAt` stays in the metadata) and the actor's roles as the registry has them.
+ */
+export function deciderHandler<C extends Command, E extends DomainEvent, S, P>(options: DeciderHandlerOptions<C, E, S, P>): CommandHandler<P> {
+  const now = options.now ?? Date.now;
+  const locks = options.locks ?? new KeyedLock();
+  return async (verified): Promise<CommandResult> => {
+    const context = { now: new Date(now()).toISOString(), actor: verified.actor.agentId, actorRoles: verified.actor.roles, commandId: verified.envelope.commandId };
+    const command = options.toCommand ? options.toCommand(verified, context) : ({ type: verified.definition.type, payload: verified.payload, context } as C);
+    const streamId = options.streamOf(verified.payload, verified);
+    return locks.run(streamId, () =>
+      handleCommand({
+        store: options.store,
+        decider: options.decider,
+        streamId,
+        command,
+        metadata: metadataOf(verified as VerifiedCommand),
+        ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+      }),
+    );
+  };
+}

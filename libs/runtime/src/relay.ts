@@ -1,0 +1,38 @@
+import { CheckpointedConsumer, type CheckpointStore, type EventSourcingLogger } from '@agora/eventsourcing';
+import type { EventStore } from '@agora/eventstore';
+import type { EventPublisher } from '@agora/messaging';
+import type { ServiceContext } from './context.js';
+import type { Running } from './process.js';
+
+export interface EventRelayOptions {
+  store: EventStore;
+  publisher: EventPublisher;
+  checkpoints: CheckpointStore;
+  /** Checkpoint name. Default `relay`. */
+  name?: string;
+  logger?: EventSourcingLogger;
+}
+
+/**
+ * Relays committed events from the store to `agora.evt.<category>.<EventType>` (DESIGN.md
+ * decision 2): in order, at least once, checkpointed. A restart resumes after the last saved
+ * checkpoint: it neither skips an event (the checkpoint only moves after the publish reached the
+ * server) nor floods listeners with the whole history (only the events since the last save, at
+ * most a second's worth, go out again; listeners dedupe on `Agora-Event-Id`).
+ */
+export async function startEventRelay(options: EventRelayOptions): Promise<CheckpointedConsumer> {
+  const relay = new CheckpointedConsumer({
+    store: options.store,
+    checkpoints: options.checkpoints,
+    consumer: { name: options.name ?? 'relay', handle: (event) => options.publisher.publish(event) },
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  await relay.start();
+  return relay;
+}
+
+/** The relay as a part of a process: publishes on the process's transport, checkpoints under its data directory. */
+export async function runEventRelay(context: Pick<ServiceContext, 'store' | 'publisher' | 'checkpoints'>): Promise<Running> {
+  const relay = await startEventRelay({ store: context.store, publisher: context.publisher, checkpoints: context.checkpoints });
+  return { lines: [`relaying committed events to agora.evt.<category>.<EventType> (checkpoint "${relay.name}")`], close: () => relay.stop() };
+}

@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+
+/** The NATS server the tests use (CI starts one with JetStream on 127.0.0.1:4222). */
+export const TEST_NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+
+const created = new Set<string>();
+
+/** A JetStream log of its own on the shared server (stream and subject prefix no other test uses), as an EVENT_STORE value and its parts. */
+export function uniqueJetStreamLog(label = 'test'): { streamName: string; subjectPrefix: string; eventStore: string } {
+  const run = randomBytes(5).toString('hex');
+  const streamName = `AGORA_${label.toUpperCase()}_${run}`;
+  const subjectPrefix = `${label.toLowerCase()}.${run}`;
+  created.add(streamName);
+  const host = TEST_NATS_URL.replace(/^nats:\/\//, '');
+  return { streamName, subjectPrefix, eventStore: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}` };
+}
+
+/** Deletes the JetStream logs `uniqueJetStreamLog` handed out in this test file (call in afterAll). */
+export async function deleteJetStreamLogs(): Promise<void> {
+  if (created.size === 0) return;
+  const nc = await connect({ servers: TEST_NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const name of created) await jsm.streams.delete(name).catch(() => undefined);
+    created.clear();
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what = 'condition', timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
