@@ -1,55 +1,75 @@
 /**
- * Agora in one process: opens the event store chosen by EVENT_STORE (embedded under ./data by
- * default) and serves /health on PORT (8080). Protocol services join this process as they land.
+ * Agora in one process (`npm start`): every service, the event relay and the HTTP gateway, over the
+ * in-process transport and the embedded store under ./data by default. With NATS_URL set the
+ * services speak NATS instead (and can share the work with service processes elsewhere);
+ * EVENT_STORE picks the store.
  */
-import { createServer } from 'node:http';
-import { describeStore, EVENT_STORE_HELP, openEventStore, parseStoreConfig } from '@agora/eventstore';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { startGateway } from '@agora/gateway';
+import { generateKeyPair } from '@agora/identity';
+import { startRegistryService } from '@agora/registry';
+import { portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
 
-const HELP = `Usage: npm start
+const OPERATOR_KEY_FILE = 'operator.key.json';
 
-Runs Agora in one process.
+const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
 
-Environment:
-  PORT            HTTP port (default 8080)
-  AGORA_DATA_DIR  data directory of the embedded store (default ./data)
-${EVENT_STORE_HELP.replace(/^/gm, '  ')}`;
-
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log(HELP);
-  process.exit(0);
-}
-
-const port = Number(process.env['PORT'] ?? 8080);
-let config;
-try {
-  config = parseStoreConfig(process.env['EVENT_STORE']);
-} catch (error) {
-  console.error((error as Error).message);
-  process.exit(2);
-}
-const store = await openEventStore(config);
-const server = createServer((req, res) => {
-  if (req.method === 'GET' && req.url === '/health') {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: 'ok', store: store.kind }));
-    return;
+/**
+ * Standalone mode on a fresh machine has no operator yet: it creates a key file for one (agent
+ * `root`) in the data directory, readable only by the user who started Agora, and says where it
+ * is. The key comes from the process owner's disk, never from a request.
+ */
+function withOperator(config: RuntimeConfig): RuntimeConfig {
+  if (config.operators.length > 0) return config;
+  const file = join(config.dataDir, OPERATOR_KEY_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    const keys = generateKeyPair();
+    writeFileSync(file, `${JSON.stringify({ agentId: 'root', ...keys }, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    console.log(`agora: created the operator key ${displayPath(file)} (agent "root"); keep it secret`);
   }
-  res.writeHead(404, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ ok: false, error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } }));
-});
-server.listen(port, () => {
-  console.log(`agora: event store ${describeStore(config)}`);
-  console.log(`agora: listening on http://127.0.0.1:${port} (GET /health)`);
-});
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  console.log(`agora: ${signal}, stopping`);
-  server.close();
-  await store.close();
-  process.exit(0);
+  return { ...config, operators: [readOperatorKeyFile(file, 'root')] };
 }
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel.startsWith('..') ? file : `./${rel}`;
+}
+
+const env = process.env;
+await runProcess({
+  name: 'agora',
+  summary: `Runs Agora in one process: the registry service, the event relay and the HTTP gateway (commands, queries,
+Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
+operator key in the environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
+  env: `PORT                       HTTP port of the gateway (default 8080)
+HOST                       address the gateway binds (default 0.0.0.0)`,
+  natsByDefault: false,
+  prepare: (config) => {
+    port(env);
+    return withOperator(config);
+  },
+  start: (context) =>
+    startAll([
+      () => startRegistryService(context),
+      () => runEventRelay(context),
+      async () => {
+        const gateway = await startGateway({
+          client: context.client,
+          store: context.store,
+          port: port(env),
+          host: env['HOST'] ?? '0.0.0.0',
+          requestTimeoutMs: context.config.requestTimeoutMs,
+        });
+        const operator = context.config.operators[0];
+        return {
+          lines: [
+            `gateway listening on ${gateway.url} (POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /health, /metrics, /docs)`,
+            ...(operator ? [`operator "${operator.agentId}" may sign the first commands`] : []),
+          ],
+          close: () => gateway.close(),
+        };
+      },
+    ]),
+});

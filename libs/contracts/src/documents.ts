@@ -9,24 +9,26 @@ import type { CommandDefinition, EventDefinition } from './define.js';
 import { CommandEnvelope, CommandResult, ErrorReply } from './envelope.js';
 import { ERROR_CODES } from './errors.js';
 
-type JsonSchema = Record<string, unknown>;
+export type JsonSchema = Record<string, unknown>;
 
-function schemaOf(type: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
+/** JSON Schema (2020-12) of a zod schema, without `$schema`: embeddable in other documents. */
+export function schemaOf(type: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
   const schema = z.toJSONSchema(type, { io, unrepresentable: 'any' }) as JsonSchema;
   delete schema['$schema'];
   return schema;
 }
 
 /** The envelope of one command type: the generic envelope with `type` fixed and `payload` typed. */
-function envelopeOf(c: CommandDefinition): JsonSchema {
+export function envelopeOf(c: CommandDefinition): JsonSchema {
   const envelope = CommandEnvelope.extend({ type: z.literal(c.type), payload: c.payload, signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/) });
   return { title: `${c.type} command`, description: c.summary, ...schemaOf(envelope) };
 }
 
-const replyOf = (result: z.ZodType): z.ZodType => z.union([z.object({ ok: z.literal(true), result }).strict(), ErrorReply]);
+/** `{ok:true, result}` with a typed result, or the error reply. */
+export const replyOf = (result: z.ZodType): z.ZodType => z.union([z.object({ ok: z.literal(true), result }).strict(), ErrorReply]);
 
 /** An event as the relay publishes it on `agora.evt.<category>.<type>`. */
-function publishedEventOf(e: EventDefinition): z.ZodType {
+export function publishedEventOf(e: EventDefinition): z.ZodType {
   return z.object({
     id: z.uuid(),
     type: z.literal(e.type),

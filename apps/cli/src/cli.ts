@@ -1,0 +1,135 @@
+/**
+ * The `agora` command: finds the (sub)command the arguments name, parses its options with
+ * node:util parseArgs, runs it, and turns what went wrong into a message and an exit code
+ * (2 for bad usage, 1 for a failed command).
+ */
+import { columns, commandHelp, CommandFailed, EXIT, parseCommandArgs, UsageError, wantsHelp, type CommandSpec, type Io } from './command.js';
+import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
+import { eventsTail } from './commands/events.js';
+import { keysNew } from './commands/keys.js';
+import { send } from './commands/send.js';
+
+export const VERSION = '0.1.0';
+
+interface Group {
+  name: string;
+  summary: string;
+  commands: CommandSpec[];
+}
+
+const GROUPS: Group[] = [
+  { name: 'keys', summary: 'Ed25519 key files for agents and operators', commands: [keysNew] },
+  { name: 'agents', summary: 'Register, list and disable agents', commands: [agentsRegister, agentsList, agentsDisable] },
+  { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
+];
+const TOP_LEVEL: CommandSpec[] = [send];
+
+/** Every command, for help and tests. */
+export const COMMANDS: readonly CommandSpec[] = [...GROUPS.flatMap((g) => g.commands), ...TOP_LEVEL];
+
+function mainHelp(): string {
+  const rows: [string, string][] = [
+    ...GROUPS.flatMap((g) => g.commands.map((c): [string, string] => [c.name, c.brief])),
+    ...TOP_LEVEL.map((c): [string, string] => [c.name, c.brief]),
+  ];
+  return `Usage: agora <command> [options]
+
+Speaks to Agora through its HTTP gateway: signs commands with your key file, reads agents and
+follows the event log.
+
+Commands:
+${columns(rows)}
+
+Options:
+${columns([
+  ['--url <url>', 'the gateway (default: $AGORA_URL, else http://127.0.0.1:8080)'],
+  ['-h, --help', 'help; `agora <command> --help` for a command'],
+  ['--version', 'print the version'],
+])}
+
+Example:
+  agora keys new --agent alice --out alice.key.json
+`;
+}
+
+function groupHelp(group: Group): string {
+  return `Usage: agora ${group.name} <command> [options]
+
+${group.summary}.
+
+Commands:
+${columns(group.commands.map((c) => [c.name, c.brief]))}
+
+Run \`agora ${group.name} <command> --help\` for a command's options.
+
+Example:
+  ${group.commands[0]!.examples[0]}
+`;
+}
+
+function suggestion(candidates: readonly string[]): string {
+  return candidates.length > 0 ? ` (known: ${candidates.join(', ')})` : '';
+}
+
+/** Which command the arguments name, and the arguments left for it; a help text when that is what they ask for. */
+function route(argv: readonly string[]): { spec: CommandSpec; rest: string[] } | { help: string } {
+  const [first, second, ...others] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    // `agora help agents register` is `agora agents register --help`.
+    if (first === 'help' && second !== undefined) return route([second, ...others, '--help']);
+    return { help: mainHelp() };
+  }
+  const top = TOP_LEVEL.find((c) => c.name === first);
+  if (top) return { spec: top, rest: argv.slice(1) };
+  const group = GROUPS.find((g) => g.name === first);
+  if (!group) {
+    if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (options go after the command)`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}${suggestion([...GROUPS.map((g) => g.name), ...TOP_LEVEL.map((c) => c.name)])}`);
+  }
+  if (second === undefined || second === '--help' || second === '-h') {
+    if (second === undefined) throw new UsageError(`agora ${group.name} needs a command: ${group.commands.map((c) => c.name.split(' ')[1]).join(', ')}`, group.name);
+    return { help: groupHelp(group) };
+  }
+  const spec = group.commands.find((c) => c.name === `${group.name} ${second}`);
+  if (!spec) {
+    throw new UsageError(`unknown command "${group.name} ${second}"${suggestion(group.commands.map((c) => c.name.split(' ')[1] as string))}`, group.name);
+  }
+  return { spec, rest: argv.slice(2) };
+}
+
+function printFailure(io: Io, error: CommandFailed): void {
+  io.stderr(`error${error.code === undefined ? '' : ` ${error.code}`}: ${error.message}\n`);
+  if (error.details !== undefined) io.stderr(`${JSON.stringify(error.details, null, 2)}\n`);
+}
+
+/** Runs the CLI on `argv` (without `node` and the script); resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    if (argv.length === 1 && argv[0] === '--version') {
+      io.stdout(`agora ${VERSION}\n`);
+      return EXIT.ok;
+    }
+    const routed = route(argv);
+    if ('help' in routed) {
+      io.stdout(routed.help);
+      return EXIT.ok;
+    }
+    const { spec, rest } = routed;
+    if (wantsHelp(rest)) {
+      io.stdout(commandHelp(spec));
+      return EXIT.ok;
+    }
+    return await spec.run(parseCommandArgs(spec, rest), io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`agora: ${error.message}\nRun 'agora ${error.command ? `${error.command} ` : ''}--help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof CommandFailed) {
+      printFailure(io, error);
+      return EXIT.failed;
+    }
+    io.stderr(`agora: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return EXIT.failed;
+  }
+}

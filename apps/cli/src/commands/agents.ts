@@ -1,0 +1,122 @@
+import { DisableAgent, RegisterAgent, type AgentView } from '@agora/contracts';
+import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
+import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
+
+const SIGNING_OPTIONS: Record<string, OptionSpec> = {
+  key: { type: 'string', short: 'k', value: '<file>', description: "the operator's key file: signs the command" },
+  actor: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
+  json: { type: 'boolean', description: 'print the whole reply as JSON' },
+};
+
+/** Signs and sends a registry command with the operator key, then prints what it did. */
+async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<number> {
+  const url = gatewayUrl(args, io, command);
+  const keyPath = requiredOption(args, 'key', command);
+  const key = readKeyFile(keyPath);
+  const actor = actorOf(args, key, keyPath, command);
+  const reply = await sendCommand(url, { type, actor, payload, key });
+  if (flag(args, 'json') && reply.ok) printJson(io, reply);
+  else io.stdout(`${describeCommandResult(type, resultOf(reply))}\n`);
+  return EXIT.ok;
+}
+
+export const agentsRegister: CommandSpec = {
+  name: 'agents register',
+  brief: 'register an agent (signed by an operator)',
+  summary: 'Register an agent: its public key, roles, constitutions, specializations and trust (RegisterAgent, signed by an operator).',
+  usage: '--key <operator key file> --id <agentId> (--public-key <ed25519:...> | --agent-key <file>) --roles <r1,r2> [options]',
+  options: {
+    ...SIGNING_OPTIONS,
+    id: { type: 'string', value: '<agentId>', description: "the new agent's id (default: the --agent-key file's agentId)" },
+    'public-key': { type: 'string', value: '<ed25519:...>', description: "the agent's public key" },
+    'agent-key': { type: 'string', value: '<file>', description: "the agent's key file (only its public key is sent)" },
+    roles: { type: 'string', multiple: true, value: '<r1,r2>', description: 'executive, reviewer, validator, operator, observer' },
+    name: { type: 'string', value: '<display name>', description: 'display name (default: the id)' },
+    constitutions: { type: 'string', multiple: true, value: '<a,b>', description: 'constitutions a reviewer holds, e.g. risk,evidence' },
+    specializations: { type: 'string', multiple: true, value: '<a,b>', description: 'specializations, e.g. security' },
+    trust: { type: 'string', value: '<0..1000>', description: 'initial trust score (default 500)' },
+  },
+  positionals: [],
+  examples: ['agora agents register --key operator.key.json --agent-key alice.key.json --id alice --roles executive,reviewer --constitutions risk'],
+  async run(args, io) {
+    const command = 'agents register';
+    const publicKeyText = stringOption(args, 'public-key');
+    const agentKeyPath = stringOption(args, 'agent-key');
+    if ((publicKeyText === undefined) === (agentKeyPath === undefined)) throw new UsageError('give the agent\'s key with exactly one of --public-key or --agent-key', command);
+    const agentKey = agentKeyPath === undefined ? undefined : readKeyFile(agentKeyPath);
+    const agentId = stringOption(args, 'id') ?? agentKey?.agentId;
+    if (!agentId) throw new UsageError('--id is required', command);
+    const roles = listOption(args, 'roles');
+    if (!roles || roles.length === 0) throw new UsageError('--roles is required (e.g. --roles executive,reviewer)', command);
+    const constitutions = listOption(args, 'constitutions');
+    const specializations = listOption(args, 'specializations');
+    const trustScore = integerOption(args, 'trust', command, { min: 0, max: 1000 });
+    const payload: Record<string, unknown> = {
+      agentId,
+      publicKey: publicKeyText ?? agentKey?.publicKey,
+      displayName: stringOption(args, 'name') ?? agentId,
+      roles,
+      ...(constitutions === undefined ? {} : { constitutions }),
+      ...(specializations === undefined ? {} : { specializations }),
+      ...(trustScore === undefined ? {} : { trustScore }),
+    };
+    return sendSigned(args, io, command, RegisterAgent.type, payload);
+  },
+};
+
+export const agentsDisable: CommandSpec = {
+  name: 'agents disable',
+  brief: "disable an agent: its commands are refused from then on",
+  summary: 'Disable an agent: its commands are refused with actor_disabled from then on (DisableAgent, signed by an operator).',
+  usage: '<agentId> --reason <text> --key <operator key file>',
+  options: {
+    ...SIGNING_OPTIONS,
+    reason: { type: 'string', value: '<text>', description: 'why (kept in the event log)' },
+  },
+  positionals: [{ name: 'agentId', required: true, description: 'the agent to disable' }],
+  examples: ['agora agents disable alice --reason "key leaked" --key operator.key.json'],
+  async run(args, io) {
+    const command = 'agents disable';
+    const reason = requiredOption(args, 'reason', command);
+    return sendSigned(args, io, command, DisableAgent.type, { agentId: args.positionals[0], reason });
+  },
+};
+
+/** A plain text table: a header row, then one row per item, columns padded. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+export function agentsTable(agents: readonly Pick<AgentView, 'agentId' | 'displayName' | 'roles' | 'trustScore' | 'status'>[]): string {
+  return table(
+    ['ID', 'NAME', 'ROLES', 'TRUST', 'STATUS'],
+    agents.map((a) => [a.agentId, a.displayName, a.roles.join(','), String(a.trustScore), a.status]),
+  );
+}
+
+export const agentsList: CommandSpec = {
+  name: 'agents list',
+  brief: 'list registered agents',
+  summary: 'List registered agents (GET /v1/registry/agents).',
+  usage: '[--role <role>] [--all] [--json]',
+  options: {
+    role: { type: 'string', value: '<role>', description: 'only agents with this role' },
+    all: { type: 'boolean', description: 'include disabled agents' },
+    json: { type: 'boolean', description: 'print the result as JSON' },
+  },
+  positionals: [],
+  examples: ['agora agents list --role reviewer'],
+  async run(args, io) {
+    const url = new URL(`${gatewayUrl(args, io, 'agents list')}/v1/registry/agents`);
+    const role = stringOption(args, 'role');
+    if (role !== undefined) url.searchParams.set('role', role);
+    if (flag(args, 'all')) url.searchParams.set('includeDisabled', 'true');
+    const result = resultOf(await requestReply<{ agents: AgentView[] }>(url.href));
+    if (flag(args, 'json')) printJson(io, result);
+    else if (result.agents.length === 0) io.stdout('no agents\n');
+    else io.stdout(agentsTable(result.agents));
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import type { Reply } from '@agora/contracts';
+import { createSignedCommand, InvalidKey, parseKeyFile, type KeyPair } from '@agora/identity';
+import { CommandFailed, stringOption, UsageError, type Io, type Parsed } from './command.js';
+
+export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
+
+/** The gateway's base URL: `--url`, else `AGORA_URL`, else http://127.0.0.1:8080. */
+export function gatewayUrl(args: Parsed, io: Io, command: string): string {
+  const text = stringOption(args, 'url') ?? io.env['AGORA_URL'] ?? DEFAULT_GATEWAY_URL;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`the gateway URL ${JSON.stringify(text)} is not a URL (e.g. http://127.0.0.1:8080)`, command);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the gateway URL must be http:// or https:// (got ${JSON.stringify(text)})`, command);
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Network failures as the same kind of failure a reply reports, so they print alike. */
+export function unreachable(url: string, error: unknown): CommandFailed {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return new CommandFailed('unavailable', `cannot reach the gateway at ${url} (${why}); is it running? Set --url or AGORA_URL`);
+}
+
+/** Sends one request and reads the Agora reply it answers with (whatever the HTTP status). */
+export async function requestReply<T = unknown>(url: string, init: RequestInit = {}): Promise<Reply<T>> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (error) {
+    throw unreachable(url, error);
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new CommandFailed('internal', `the gateway answered ${res.status} with something that is not JSON: ${text.slice(0, 200)}`);
+  }
+  if (body === null || typeof body !== 'object' || typeof (body as { ok?: unknown }).ok !== 'boolean') {
+    throw new CommandFailed('internal', `the gateway answered ${res.status} with something that is not an Agora reply: ${text.slice(0, 200)}`);
+  }
+  return body as Reply<T>;
+}
+
+/** The result of an ok reply; a failed reply becomes a CommandFailed (printed as `error <code>: <message>`). */
+export function resultOf<T>(reply: Reply<T>): T {
+  if (!reply.ok) throw new CommandFailed(reply.error.code, reply.error.message, reply.error.details);
+  return reply.result;
+}
+
+export interface KeyFile extends KeyPair {
+  agentId?: string;
+}
+
+/** Reads a key file written by `agora keys new` (or any `{agentId, publicKey, secretKey}` JSON). */
+export function readKeyFile(path: string): KeyFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CommandFailed(undefined, `cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    return parseKeyFile(text);
+  } catch (error) {
+    if (error instanceof InvalidKey) throw new CommandFailed(undefined, `${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The actor of a command: `--actor`, else the key file's agentId. */
+export function actorOf(args: Parsed, key: KeyFile, keyPath: string, command: string): string {
+  const actor = stringOption(args, 'actor') ?? key.agentId;
+  if (!actor) throw new UsageError(`the key file ${keyPath} names no agentId: say who signs with --actor <agentId>`, command);
+  return actor;
+}
+
+/** Signs a command with the key and POSTs it to /v1/commands; resolves with the reply. */
+export async function sendCommand(baseUrl: string, input: { type: string; actor: string; payload: Record<string, unknown>; key: KeyFile }): Promise<Reply> {
+  const envelope = createSignedCommand({ type: input.type, actor: input.actor, payload: input.payload, secretKey: input.key.secretKey });
+  return requestReply(`${baseUrl}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
+}
+
+/** What a command reply's result says, in one line (`RegisterAgent: agent-alice@0 [AgentRegistered]`). */
+export function describeCommandResult(type: string, result: unknown): string {
+  const r = result as { streamId?: unknown; revision?: unknown; events?: unknown; duplicate?: unknown } | null;
+  if (!r || typeof r.streamId !== 'string' || !Array.isArray(r.events)) return `${type}: ${JSON.stringify(result)}`;
+  const what = r.events.length === 0 ? 'nothing to change' : `[${r.events.join(', ')}]`;
+  return `${type}: ${r.streamId}@${String(r.revision)} ${what}${r.duplicate === true ? ' (already handled: nothing new written)' : ''}`;
+}
+
+export function printJson(io: Io, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}

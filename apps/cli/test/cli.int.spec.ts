@@ -1,0 +1,217 @@
+// The built `agora` command (apps/cli/dist/main.js), run as a child process the way a person runs
+// it, against a real gateway with the real registry service behind it (in-process transport,
+// embedded store in a temporary directory).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startGateway, type Gateway } from '@agora/gateway';
+import { generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
+import { startRegistryService } from '@agora/registry';
+import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { COMMANDS } from '../src/cli.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const CLI = join(REPO_ROOT, 'apps/cli/dist/main.js');
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('the agora command against a gateway', () => {
+  let dir: string;
+  let root: KeyPair;
+  let rootKeyFile: string;
+  let context: ServiceContext;
+  let registry: { close(): Promise<void> };
+  let gateway: Gateway;
+
+  /** Runs `agora <args>` to completion: exit code and output. */
+  function agora(args: readonly string[], options: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Finished> {
+    return new Promise((resolvePromise, reject) => {
+      const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, AGORA_URL: gateway.url, ...options.env };
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdin.end(options.input ?? '');
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`agora ${args.join(' ')} did not exit in time\n${stdout}${stderr}`));
+      }, options.timeoutMs ?? 15_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolvePromise({ code, stdout, stderr });
+      });
+    });
+  }
+
+  function writeKey(name: string, content: Record<string, unknown>): string {
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify(content), { mode: 0o600 });
+    return file;
+  }
+
+  beforeAll(async () => {
+    // The CLI and the libraries it loads, built as `npm run build` builds them.
+    execFileSync('npx', ['nx', 'run', '@agora/cli:build', '--output-style=static'], { cwd: REPO_ROOT, stdio: 'pipe' });
+    dir = mkdtempSync(join(tmpdir(), 'agora-cli-'));
+    root = generateKeyPair();
+    rootKeyFile = writeKey('root.key.json', { agentId: 'root', ...root });
+    context = await openServiceContext({
+      store: { kind: 'embedded', directory: join(dir, 'events') },
+      natsUrl: undefined,
+      dataDir: dir,
+      operators: [{ agentId: 'root', publicKey: root.publicKey }],
+      maxClockSkewMs: 300_000,
+      requestTimeoutMs: 5_000,
+    });
+    registry = await startRegistryService(context, { logger: false });
+    gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false });
+  }, 120_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    await registry?.close();
+    await context?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('keys new writes a 0600 key file that parseKeyFile accepts, and will not overwrite it without --force', async () => {
+    const file = join(dir, 'alice.key.json');
+    const made = await agora(['keys', 'new', '--agent', 'alice', '--out', file]);
+    expect(made).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ed25519:[A-Za-z0-9_-]{43}\n$/) });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const key = parseKeyFile(readFileSync(file, 'utf8'));
+    expect(key).toMatchObject({ agentId: 'alice', publicKey: made.stdout.trim() });
+
+    const again = await agora(['keys', 'new', '--agent', 'alice', '--out', file]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already exists; use --force/);
+    expect(parseKeyFile(readFileSync(file, 'utf8')).publicKey).toBe(key.publicKey);
+
+    const printed = await agora(['keys', 'new']);
+    expect(printed.code).toBe(0);
+    expect(parseKeyFile(printed.stdout).agentId).toBeUndefined();
+  }, 30_000);
+
+  it('agents register signs RegisterAgent with the operator key; agents list shows the agent', async () => {
+    const carol = generateKeyPair();
+    const carolFile = writeKey('carol.key.json', { agentId: 'carol', ...carol });
+    const registered = await agora(['agents', 'register', '--key', rootKeyFile, '--agent-key', carolFile, '--roles', 'executive,reviewer', '--name', 'Carol', '--constitutions', 'risk', '--trust', '700']);
+    expect(registered).toMatchObject({ code: 0, stdout: 'RegisterAgent: agent-carol@0 [AgentRegistered]\n' });
+    const dave = await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'dave', '--public-key', generateKeyPair().publicKey, '--roles', 'observer']);
+    expect(dave.code).toBe(0);
+
+    const table = await agora(['agents', 'list']);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+ROLES\s+TRUST\s+STATUS$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^carol\s+Carol\s+executive,reviewer\s+700\s+active$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^dave\s+dave\s+observer\s+500\s+active$/));
+
+    const reviewers = await agora(['agents', 'list', '--role', 'reviewer', '--json']);
+    expect(reviewers.code).toBe(0);
+    const ids = (JSON.parse(reviewers.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId);
+    expect(ids).toContain('carol');
+    expect(ids).not.toContain('dave');
+  }, 30_000);
+
+  it('send signs any command, from an argument, a file or stdin, and prints the reply', async () => {
+    await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'erin', '--public-key', generateKeyPair().publicKey, '--roles', 'observer']);
+    const inline = await agora(['send', 'UpdateAgent', '{"agentId":"erin","trustScore":650}', '--key', rootKeyFile]);
+    expect(inline.code).toBe(0);
+    expect(JSON.parse(inline.stdout)).toMatchObject({ ok: true, result: { streamId: 'agent-erin', events: ['AgentUpdated'] } });
+
+    writeFileSync(join(dir, 'update.json'), '{"agentId":"erin","displayName":"Erin"}');
+    expect((await agora(['send', 'UpdateAgent', '@update.json', '--key', rootKeyFile])).code).toBe(0);
+    const piped = await agora(['send', 'UpdateAgent', '-', '--key', rootKeyFile, '--actor', 'root'], { input: '{"agentId":"erin","trustScore":651}' });
+    expect(piped.code).toBe(0);
+    const erin = (JSON.parse((await agora(['agents', 'list', '--json'])).stdout) as { agents: { agentId: string; displayName: string; trustScore: number }[] }).agents.find((a) => a.agentId === 'erin');
+    expect(erin).toMatchObject({ displayName: 'Erin', trustScore: 651 });
+  }, 30_000);
+
+  it('reports a forged signature as bad_signature, with exit 1', async () => {
+    // A key file that claims to be root's, with someone else's key.
+    const forged = writeKey('forged.key.json', { agentId: 'root', ...generateKeyPair() });
+    const result = await agora(['send', 'UpdateAgent', '{"agentId":"erin","trustScore":1}', '--key', forged]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error bad_signature: /);
+  }, 30_000);
+
+  it('prints a refusal with its code and details: an unknown command type, a disabled agent', async () => {
+    const unknown = await agora(['send', 'LaunchRocket', '{}', '--key', rootKeyFile]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^error invalid_command: unknown command type "LaunchRocket"/);
+    expect(unknown.stderr).toContain('"knownTypes"');
+
+    const frank = generateKeyPair();
+    const frankFile = writeKey('frank.key.json', { agentId: 'frank', ...frank });
+    expect((await agora(['agents', 'register', '--key', rootKeyFile, '--agent-key', frankFile, '--roles', 'operator'])).code).toBe(0);
+    const disabled = await agora(['agents', 'disable', 'frank', '--reason', 'key leaked', '--key', rootKeyFile]);
+    expect(disabled).toMatchObject({ code: 0, stdout: 'DisableAgent: agent-frank@1 [AgentDisabled]\n' });
+    const refused = await agora(['send', 'UpdateAgent', '{"agentId":"erin","trustScore":2}', '--key', frankFile]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error actor_disabled: /);
+    expect((await agora(['agents', 'list'])).stdout).not.toMatch(/^frank/m);
+    expect((await agora(['agents', 'list', '--all'])).stdout).toMatch(/^frank .* disabled$/m);
+  }, 30_000);
+
+  it('events tail --count prints the events, one line each, and resumes with --after', async () => {
+    await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'gina', '--public-key', generateKeyPair().publicKey, '--roles', 'validator']);
+    const all = await agora(['events', 'tail', '--category', 'agent', '--count', '3']);
+    expect(all.code).toBe(0);
+    const lines = all.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line).toMatch(/^\S+ agent-[a-z0-9_-]+@\d+ Agent[A-Za-z]+ \{.*\}$/);
+    expect(lines[0]).toMatch(/ AgentRegistered \{"agentId":"/);
+
+    const [secondPosition] = lines[1]!.split(' ');
+    const resumed = await agora(['events', 'tail', '--after', lines[0]!.split(' ')[0]!, '--count', '2']);
+    expect(resumed.stdout.trimEnd().split('\n')).toEqual(lines.slice(1));
+    expect(resumed.stdout.startsWith(`${secondPosition} `)).toBe(true);
+
+    const typed = await agora(['events', 'tail', '--type', 'AgentRegistered', '--count', '2', '--json']);
+    const events = typed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; streamId: string; position: string });
+    expect(events.map((e) => e.type)).toEqual(['AgentRegistered', 'AgentRegistered']);
+  }, 30_000);
+
+  it('events tail follows live events until Ctrl-C, then exits 0', async () => {
+    const child = spawn(process.execPath, [CLI, 'events', 'tail', '--from-end', '--type', 'AgentRegistered'], { cwd: dir, env: { PATH: process.env['PATH'] ?? '', AGORA_URL: gateway.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await new Promise((r) => setTimeout(r, 500));
+    await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'hank', '--public-key', generateKeyPair().publicKey, '--roles', 'observer']);
+    const deadline = Date.now() + 5_000;
+    while (!stdout.includes('agent-hank@0') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/^\S+ agent-hank@0 AgentRegistered /)]);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  }, 30_000);
+
+  it('--help of every command exits 0 with a usage line', async () => {
+    for (const name of ['', ...COMMANDS.map((c) => c.name)]) {
+      const result = await agora([...name.split(' ').filter((w) => w !== ''), '--help']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: agora /);
+    }
+  }, 30_000);
+
+  it('says when the gateway cannot be reached, with exit 1', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const server = createServer();
+    const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
+    await new Promise((r) => server.close(r));
+    const result = await agora(['agents', 'list', '--url', `http://127.0.0.1:${port}`]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^error unavailable: cannot reach the gateway at http://127\\.0\\.0\\.1:${port}.*ECONNREFUSED`));
+  }, 30_000);
+});

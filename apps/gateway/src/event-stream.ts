@@ -1,0 +1,149 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidPosition, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import type { LoggerService } from '@nestjs/common';
+import { GatewayError } from './http-reply.js';
+
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+/** What a client asked of GET /v1/events. */
+export interface EventStreamRequest {
+  /** Send events strictly after this position; undefined: from the first event. */
+  after: Position | undefined;
+  /** Skip history: only events committed from now on (ignored when `after` is given). */
+  fromEnd: boolean;
+  /** Stream categories to keep (empty: all). */
+  categories: ReadonlySet<string>;
+  /** Event types to keep (empty: all). */
+  types: ReadonlySet<string>;
+}
+
+/**
+ * Reads the request: `Last-Event-ID` (what EventSource sends when it reconnects) wins over
+ * `?after=`, so a reconnect continues where the stream stopped even when the URL still carries
+ * the first position.
+ */
+export function parseEventStreamRequest(req: IncomingMessage): EventStreamRequest {
+  const url = new URL(req.url ?? '/', 'http://gateway');
+  const header = req.headers['last-event-id'];
+  const lastEventId = (Array.isArray(header) ? header[0] : header)?.trim();
+  const after = lastEventId || url.searchParams.get('after') || undefined;
+  const from = url.searchParams.get('from');
+  if (from !== null && from !== 'end' && from !== 'start') {
+    throw new GatewayError('invalid_command', `from=${from} is not understood: use from=end for new events only, or after=<position>`);
+  }
+  return {
+    after,
+    fromEnd: from === 'end',
+    categories: new Set(url.searchParams.getAll('category').filter((c) => c !== '')),
+    types: new Set(url.searchParams.getAll('type').filter((t) => t !== '')),
+  };
+}
+
+/** `<category>-<id>` -> `<category>`. */
+export function categoryOf(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}
+
+/** One SSE message: the position as id (what Last-Event-ID hands back), the type as event name. */
+export function sseFrame(event: RecordedEvent): string {
+  const { id, type, streamId, revision, position, recordedAt, data, metadata } = event;
+  // JSON.stringify escapes line breaks inside strings, so `data` is always a single line.
+  return `id: ${position}\nevent: ${type}\ndata: ${JSON.stringify({ id, type, streamId, revision, position, recordedAt, data, metadata })}\n\n`;
+}
+
+/**
+ * The position of the newest event, for `from=end`. The port has no "last position" call, so one
+ * subscription per gateway follows the log (reading history once, then only what is appended)
+ * and remembers the position it reached. Started on the first `from=end` request.
+ */
+export class StoreHead {
+  private subscription: Subscription | undefined;
+
+  constructor(private readonly store: EventStore) {}
+
+  async position(): Promise<Position | undefined> {
+    this.subscription ??= this.store.subscribe({ name: 'gateway-head', handler: () => undefined });
+    await this.subscription.caughtUp;
+    return this.subscription.position;
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.stop();
+    this.subscription = undefined;
+  }
+}
+
+/**
+ * One client's event stream: a catch-up subscription on the store from the requested position,
+ * written as SSE with backpressure (the next event waits until the socket drains), a heartbeat
+ * comment while idle, and everything stopped when the client goes away.
+ */
+export class EventStreamSession {
+  private subscription: Subscription | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly closed: Promise<void>;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly request: EventStreamRequest,
+    private readonly options: { heartbeatMs: number; logger: Pick<LoggerService, 'warn'> },
+  ) {
+    this.closed = res.destroyed ? Promise.resolve() : new Promise((resolve) => res.once('close', resolve));
+  }
+
+  /** Writes the headers and starts delivering after `after` (already checked by the caller). */
+  start(store: EventStore, after: Position | undefined): void {
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // nginx would otherwise buffer the stream.
+      'x-accel-buffering': 'no',
+    });
+    // Tells EventSource how soon to reconnect, and gets the headers on their way now.
+    this.res.write('retry: 2000\n\n');
+    this.heartbeat = setInterval(() => this.res.write(': heartbeat\n\n'), this.options.heartbeatMs);
+    this.heartbeat.unref();
+    this.subscription = store.subscribe({
+      name: 'gateway-sse',
+      ...(after === undefined ? {} : { after }),
+      handler: (event) => this.deliver(event),
+      onError: (error, { attempt }) => this.options.logger.warn(`SSE subscription: ${error instanceof Error ? error.message : String(error)} (attempt ${attempt})`),
+    });
+    void this.closed.then(() => this.stop());
+  }
+
+  private wanted(event: RecordedEvent): boolean {
+    const { categories, types } = this.request;
+    return (categories.size === 0 || categories.has(categoryOf(event.streamId))) && (types.size === 0 || types.has(event.type));
+  }
+
+  private async deliver(event: RecordedEvent): Promise<void> {
+    if (this.stopped || !this.wanted(event)) return;
+    if (!this.res.write(sseFrame(event))) {
+      // Backpressure: hold the subscription until the client has read, or has gone.
+      await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed]);
+    }
+  }
+
+  /** Stops the subscription and ends the response. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    await this.subscription?.stop();
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+/** Checks that a position names a place in this store before the stream starts, so a typo gets a 400 rather than an empty stream that retries for ever. */
+export async function checkPosition(store: EventStore, after: Position): Promise<void> {
+  try {
+    for await (const _event of store.readAll({ after, maxCount: 1 })) break;
+  } catch (error) {
+    if (error instanceof InvalidPosition) throw new GatewayError('invalid_command', `Last-Event-ID / after ${JSON.stringify(after)} is not a position of this event store`, { after });
+    throw new GatewayError('unavailable', `the event store cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

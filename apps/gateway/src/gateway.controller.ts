@@ -1,0 +1,159 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { openApiDocument, type CommandDefinition } from '@agora/contracts';
+import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
+import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
+import { checkPosition, EventStreamSession, parseEventStreamRequest, StoreHead } from './event-stream.js';
+import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
+import { GatewayMetrics, markRoute } from './metrics.js';
+import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
+import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
+
+/** Open event streams and the store head, shared by the controller and `Gateway.close()`. */
+export class EventStreams {
+  readonly sessions = new Set<EventStreamSession>();
+  readonly head: StoreHead;
+
+  constructor(options: ResolvedGatewayOptions) {
+    this.head = new StoreHead(options.store);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.stop()));
+    await this.head.stop();
+  }
+}
+
+const pathOf = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0] as string;
+
+/**
+ * The gateway's fixed routes. The handlers only translate HTTP to a request on the service's
+ * subject and the Reply back to HTTP: the services verify signatures, schemas and roles.
+ */
+@Controller()
+export class GatewayController {
+  private readonly logger = new Logger('agora:gateway');
+  private readonly commandsByType: ReadonlyMap<string, CommandDefinition>;
+  /** Generated on first request: it is the same until the catalog changes, i.e. a restart. */
+  private document: unknown;
+
+  constructor(
+    @Inject(GATEWAY_OPTIONS) private readonly options: ResolvedGatewayOptions,
+    @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics,
+    @Inject(EventStreams) private readonly streams: EventStreams,
+  ) {
+    this.commandsByType = new Map(options.catalog.commands.map((c) => [c.type, c]));
+  }
+
+  @Post('v1/commands')
+  async command(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/commands');
+    const contentType = req.headers['content-type'];
+    if (!isJsonContentType(contentType)) {
+      await discardBody(req);
+      throw new GatewayError(
+        'invalid_command',
+        `send the command as application/json (got ${contentType ? JSON.stringify(contentType) : 'no content-type'}); with curl: -H 'content-type: application/json'`,
+        { contentType: contentType ?? null },
+        415,
+      );
+    }
+    const envelope = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+    const definition = typeof envelope['type'] === 'string' ? this.commandsByType.get(envelope['type']) : undefined;
+    if (!definition) {
+      const knownTypes = [...this.commandsByType.keys()];
+      const what = typeof envelope['type'] === 'string' ? `unknown command type ${JSON.stringify(envelope['type'])}` : 'the envelope has no "type"';
+      throw new GatewayError('invalid_command', `${what}; known types: ${knownTypes.join(', ')}`, { knownTypes });
+    }
+    const reply = await this.options.client.request(definition.subject, envelope, { timeoutMs: this.options.requestTimeoutMs });
+    sendJson(res, statusOfReply(reply), reply);
+  }
+
+  @Get('v1/events')
+  async events(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/events', { streaming: true });
+    const request = parseEventStreamRequest(req);
+    let after = request.after;
+    if (after !== undefined) await checkPosition(this.options.store, after);
+    else if (request.fromEnd) after = await this.streams.head.position();
+    // The client may have left while the position was being checked.
+    if (res.destroyed) return;
+    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, logger: this.logger });
+    this.streams.sessions.add(session);
+    res.once('close', () => this.streams.sessions.delete(session));
+    session.start(this.options.store, after);
+  }
+
+  @Get('health')
+  async health(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/health');
+    const store = this.options.store.kind;
+    try {
+      await storeAnswers(this.options.store);
+      sendJson(res, 200, { status: 'ok', store });
+    } catch (error) {
+      sendJson(res, 503, { status: 'unavailable', store, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  @Get('metrics')
+  async prometheus(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/metrics');
+    const text = await this.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
+    res.end(text);
+  }
+
+  @Get(['docs', 'docs/openapi.json'])
+  docs(@Req() req: IncomingMessage, @Res() res: ServerResponse): void {
+    const path = pathOf(req).replace(/\/+$/, '');
+    markRoute(req, path === '/docs' ? '/docs' : '/docs/openapi.json');
+    this.document ??= openApiDocument({ catalog: this.options.catalog });
+    sendJson(res, 200, this.document, { 'cache-control': 'public, max-age=60' });
+  }
+}
+
+/**
+ * GET /v1/<service>/<httpPath> for every query of the catalog: one handler registered on every
+ * route pattern; it finds its query by matching the path again (Nest does not say which of a
+ * handler's paths matched). Undefined when the catalog has no queries.
+ */
+export function queryController(routes: readonly QueryRoute[]): Type<unknown> | undefined {
+  if (routes.length === 0) return undefined;
+
+  @Controller()
+  class QueryController {
+    constructor(@Inject(GATEWAY_OPTIONS) private readonly options: ResolvedGatewayOptions) {}
+
+    @Get(routes.map((r) => r.pattern))
+    async query(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+      const url = new URL(req.url ?? '/', 'http://gateway');
+      const match = matchQueryRoute(routes, url.pathname);
+      if (!match) throw new GatewayError('not_found', `no route GET ${url.pathname}`);
+      markRoute(req, match.route.pattern);
+      const params = queryParams(match.route, url.searchParams, match.params);
+      const reply = await this.options.client.request(match.route.query.subject, params, { timeoutMs: this.options.requestTimeoutMs });
+      sendJson(res, statusOfReply(reply), reply);
+    }
+  }
+  return QueryController;
+}
+
+const HEALTH_TIMEOUT_MS = 2_000;
+
+/** Reads (at most) one event: throws when the store is closed or unreachable, or takes over 2 s. */
+async function storeAnswers(store: ResolvedGatewayOptions['store']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const read = (async () => {
+    for await (const _event of store.readAll({ maxCount: 1 })) break;
+  })();
+  // After a timeout nobody awaits `read` any more: a late failure must not go unhandled.
+  read.catch(() => undefined);
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the event store did not answer within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,73 @@
+import type { AddressInfo } from 'node:net';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
+import { ReplyExceptionFilter } from './http-reply.js';
+import { GatewayMetrics } from './metrics.js';
+import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
+import { queryRoutes } from './query-routes.js';
+
+@Module({})
+export class GatewayModule {
+  /** The gateway's routes over the given client, store and catalog (startGateway does the rest). */
+  static forRoot(options: ResolvedGatewayOptions, metrics: GatewayMetrics, streams: EventStreams): DynamicModule {
+    const queries = queryController(queryRoutes(options.catalog.queries));
+    const controllers: Type<unknown>[] = [GatewayController, ...(queries ? [queries] : [])];
+    return {
+      module: GatewayModule,
+      controllers,
+      providers: [
+        { provide: GATEWAY_OPTIONS, useValue: options },
+        { provide: GatewayMetrics, useValue: metrics },
+        { provide: EventStreams, useValue: streams },
+      ],
+    };
+  }
+}
+
+/** `http://<host>:<port>` to reach a server listening on `address`; a wildcard host becomes loopback. */
+function urlOf(address: AddressInfo): string {
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+/**
+ * Starts the HTTP gateway: POST /v1/commands, GET /v1/<service>/<query path>, GET /v1/events
+ * (SSE), /health, /metrics and /docs (OpenAPI 3.1). Used by the gateway's own process and by
+ * the one-process standalone mode; resolves once it listens.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const resolved = resolveOptions(options);
+  const metrics = new GatewayMetrics();
+  const streams = new EventStreams(resolved);
+  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(resolved, metrics, streams), {
+    // Command bodies are read by the handler, with the gateway's own limit and error replies.
+    bodyParser: false,
+    // SSE streams and keep-alive connections must not hold up close().
+    forceCloseConnections: true,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  app.disable('x-powered-by');
+  app.use(metrics.middleware);
+  app.useGlobalFilters(new ReplyExceptionFilter());
+  try {
+    await app.listen(options.port ?? DEFAULT_PORT, options.host ?? '0.0.0.0');
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  const url = urlOf(app.getHttpServer().address() as AddressInfo);
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    registry: metrics.registry,
+    close() {
+      closing ??= (async () => {
+        await streams.closeAll();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}

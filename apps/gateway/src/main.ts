@@ -1,0 +1,45 @@
+/**
+ * The gateway as a process of its own (distributed deployment): HTTP on PORT, commands and queries
+ * to the services over NATS, the event stream read from the store EVENT_STORE names, and the relay
+ * of committed events to `agora.evt.*` (one relay per deployment is enough; more only repeat
+ * messages, which listeners dedupe).
+ */
+import { intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
+import { startGateway } from './gateway.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from './options.js';
+
+const env = process.env;
+const settings = () => ({
+  port: portSetting(env, 'PORT', DEFAULT_PORT),
+  maxBodyBytes: intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' }),
+  relay: env['AGORA_RELAY'] !== 'off',
+});
+
+await runProcess({
+  name: 'agora-gateway',
+  summary: `Agora's HTTP gateway: POST /v1/commands, GET /v1/<service>/<query>, GET /v1/events (SSE),
+/health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
+agora.evt.<category>.<EventType> on NATS.
+
+Example:
+  PORT=8080 NATS_URL=nats://127.0.0.1:4222 EVENT_STORE=jetstream node apps/gateway/dist/main.js`,
+  env: `PORT                       HTTP port (default ${DEFAULT_PORT}; 0 = any free port)
+HOST                       address to listen on (default 0.0.0.0)
+AGORA_MAX_BODY_BYTES       largest command body accepted (default ${DEFAULT_MAX_BODY_BYTES})
+AGORA_RELAY                off: do not relay events to NATS (another process does)`,
+  natsByDefault: true,
+  prepare: (config) => {
+    settings();
+    return config;
+  },
+  start: (context) => {
+    const { port, maxBodyBytes, relay } = settings();
+    return startAll([
+      async () => {
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes });
+        return { lines: [`listening on ${gateway.url} (POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
+      },
+      ...(relay ? [() => runEventRelay(context)] : []),
+    ]);
+  },
+});

@@ -1,0 +1,63 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Label of requests no route took (unknown paths): never the raw URL, which would be unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+interface RouteMark {
+  route: string;
+  /** Long-lived responses (SSE): counted, but kept out of the duration histogram. */
+  streaming: boolean;
+}
+
+const marks = new WeakMap<IncomingMessage, RouteMark>();
+
+/** Names the route pattern (`/v1/registry/agents/:agentId`, never an id) a request is counted under. */
+export function markRoute(req: IncomingMessage, route: string, options: { streaming?: boolean } = {}): void {
+  marks.set(req, { route, streaming: options.streaming ?? false });
+}
+
+/**
+ * The gateway's metrics, in a registry of its own (tests and the standalone process may run
+ * several gateways): default process metrics, plus requests by route, method and status.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'method' | 'status'>;
+  private readonly duration: Histogram<'route' | 'method'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'agora_gateway_http_requests_total',
+      help: 'HTTP requests answered by the gateway, by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers: [this.registry],
+    });
+    this.duration = new Histogram({
+      name: 'agora_gateway_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by route pattern and method (SSE streams excluded)',
+      labelNames: ['route', 'method'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+  }
+
+  /** Express-style middleware: counts every response once it is finished or its connection gone. */
+  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    const started = process.hrtime.bigint();
+    let recorded = false;
+    const record = () => {
+      if (recorded) return;
+      recorded = true;
+      const mark = marks.get(req);
+      const route = mark?.route ?? UNMATCHED_ROUTE;
+      const method = req.method ?? 'GET';
+      this.requests.inc({ route, method, status: String(res.statusCode) });
+      if (!mark?.streaming) this.duration.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    res.once('finish', record);
+    res.once('close', record);
+    next();
+  };
+}

@@ -1,0 +1,71 @@
+import { commands, events, queries, type CommandDefinition, type EventDefinition, type QueryDefinition } from '@agora/contracts';
+import type { EventStore } from '@agora/eventstore';
+import type { AgoraClient } from '@agora/messaging';
+import type { LoggerService } from '@nestjs/common';
+import type { Registry } from 'prom-client';
+import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
+
+/** The commands and queries a gateway serves (default: every one in @agora/contracts). */
+export interface GatewayCatalog {
+  commands: readonly CommandDefinition[];
+  queries: readonly QueryDefinition[];
+  /** Described in /docs under the SSE route. Default: the contracts' events when `catalog` is not given, else none. */
+  events?: readonly EventDefinition[];
+}
+
+export interface GatewayOptions {
+  /** How commands and queries reach the services: NatsAgoraClient, or InProcessAgoraClient in standalone mode. */
+  client: AgoraClient;
+  /** Where GET /v1/events reads committed events from. */
+  store: EventStore;
+  /** Default 8080; 0 picks any free port (see `Gateway.url`). */
+  port?: number;
+  /** Default 0.0.0.0. */
+  host?: string;
+  /** Largest command body accepted; larger ones get 413 `payload_too_large`. Default 256 KiB. */
+  maxBodyBytes?: number;
+  /** Timeout of every request to a service; no reply in time is 504 `timeout`. Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** Nest's logger (`false` silences it, e.g. in tests). Default: Nest's console logger. */
+  logger?: false | LoggerService;
+  /** Commands and queries to serve. Default: the contracts catalog. Tests give a made-up service's. */
+  catalog?: GatewayCatalog;
+  /** Interval of the SSE heartbeat comment. Default 15 s. */
+  sseHeartbeatMs?: number;
+}
+
+export interface Gateway {
+  /** Base URL to reach the gateway, e.g. `http://127.0.0.1:8080` (a wildcard host is given as loopback). */
+  url: string;
+  /** Ends open event streams and stops listening. The client and the store stay open: they are the caller's. */
+  close(): Promise<void>;
+  /** This gateway's Prometheus registry (what GET /metrics serves). */
+  registry: Registry;
+}
+
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+
+/** GatewayOptions with every default filled in: what the controllers get. */
+export interface ResolvedGatewayOptions {
+  client: AgoraClient;
+  store: EventStore;
+  maxBodyBytes: number;
+  requestTimeoutMs: number;
+  sseHeartbeatMs: number;
+  catalog: GatewayCatalog;
+}
+
+export const GATEWAY_OPTIONS = Symbol.for('agora.gateway.options');
+
+export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions {
+  return {
+    client: options.client,
+    store: options.store,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    sseHeartbeatMs: options.sseHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    catalog: options.catalog ?? { commands, queries, events },
+  };
+}
