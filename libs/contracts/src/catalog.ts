@@ -1,10 +1,11 @@
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
 import { registryCommands, registryEvents, registryQueries } from './registry.js';
+import { tribunalContracts } from './tribunal.js';
 
 /** Every command, event and query Agora speaks. Services and the generated documents read from here. */
-export const commands: readonly CommandDefinition[] = [...registryCommands];
-export const events: readonly EventDefinition[] = [...registryEvents];
-export const queries: readonly QueryDefinition[] = [...registryQueries];
+export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands];
+export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events];
+export const queries: readonly QueryDefinition[] = [...registryQueries, ...tribunalContracts.queries];
 
 function indexBy<T, K extends keyof T>(items: readonly T[], key: K, what: string): Map<T[K], T> {
   const map = new Map<T[K], T>();

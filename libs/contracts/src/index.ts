@@ -3,5 +3,7 @@ export * from './errors.js';
 export * from './envelope.js';
 export * from './define.js';
 export * from './registry.js';
+export * from './tribunal.js';
 export * from './catalog.js';
 export * from './documents.js';
+export * from './openapi.js';

@@ -1,0 +1,5 @@
+export * from './policy.js';
+export * from './selection.js';
+export * from './deadlines.js';
+export * from './proposal.js';
+export * from './stats.js';
