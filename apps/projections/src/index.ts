@@ -1,0 +1,3 @@
+export * from './projections-service.js';
+export * from './settings.js';
+export * from './tribunal-metrics.js';
