@@ -4,11 +4,15 @@
  * publish-with-ack measured in the same run with the same concurrency.
  *
  *   npm run bench:store -- [--appends 20000] [--replay 100000] [--concurrency 64] [--nats nats://127.0.0.1:4222]
+ *
+ * `measure` and `rawJetStream` are exported for the other benchmarks (commands.bench.ts), so that
+ * every "vs raw" figure is measured the same way.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -23,7 +27,11 @@ Measures the event store adapters on this machine and prints a table.
   --nats URL        NATS server with JetStream (default $NATS_URL or nats://127.0.0.1:4222)
   --help            this text`;
 
+/** True when this file is the program (not imported by another benchmark for its helpers). */
+const isMain = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+
 const { values } = parseArgs({
+  args: isMain ? process.argv.slice(2) : [],
   options: {
     appends: { type: 'string', default: '20000' },
     replay: { type: 'string', default: '100000' },
@@ -32,7 +40,7 @@ const { values } = parseArgs({
     help: { type: 'boolean', default: false },
   },
 });
-if (values.help) {
+if (isMain && values.help) {
   console.log(HELP);
   process.exit(0);
 }
@@ -55,18 +63,18 @@ function payload(i: number) {
   return { proposalId: randomUUID(), reviewer: `agent-${i % 50}`, verdict: i % 3 === 0 ? 'object' : 'approve', reasoning: 'x'.repeat(120) };
 }
 
-interface Run {
+export interface Run {
   opsPerSec: number;
   p50: number;
   p99: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** Runs `total` operations with `concurrency` in flight; `op(worker, n)` does one. */
-async function measure(total: number, concurrency: number, op: (worker: number, n: number) => Promise<void>): Promise<Run> {
+export async function measure(total: number, concurrency: number, op: (worker: number, n: number) => Promise<void>): Promise<Run> {
   const latencies = new Float64Array(total);
   let next = 0;
   const start = performance.now();
@@ -120,9 +128,9 @@ function fmt(n: number): string {
  * does (a message id for dedup and the expected last subject sequence): that row shows what the
  * server-side checks cost, apart from the adapter's own work.
  */
-async function rawJetStream(headers: boolean): Promise<Run> {
+export async function rawJetStream(headers: boolean, { nats = NATS, total = APPENDS, concurrency = CONCURRENCY }: { nats?: string; total?: number; concurrency?: number } = {}): Promise<Run> {
   // The same client settings as the adapter's connection, so only the adapter's own work differs.
-  const nc = await connect({ servers: NATS, noAsyncTraces: true });
+  const nc = await connect({ servers: nats, noAsyncTraces: true });
   const jsm = await jetstreamManager(nc);
   const name = `BENCH_RAW_${randomUUID().slice(0, 8)}`;
   const subject = `bench.raw.${name}`;
@@ -132,7 +140,7 @@ async function rawJetStream(headers: boolean): Promise<Run> {
     // Same size as a commit of one event, so the comparison is fair.
     const body = new TextEncoder().encode(JSON.stringify({ r: 0, e: [{ i: randomUUID(), y: 'ReviewSubmitted', d: payload(0), m: {} }] }));
     const lastSeq = new Map<number, number>();
-    return await measure(APPENDS, CONCURRENCY, async (worker) => {
+    return await measure(total, concurrency, async (worker) => {
       if (!headers) {
         await js.publish(`${subject}.${worker}`, body);
         return;
@@ -222,4 +230,4 @@ async function main(): Promise<void> {
   for (const [what, met, figure] of targets) console.log(`${met ? 'met    ' : 'NOT MET'}  ${what}: ${figure}`);
 }
 
-await main();
+if (isMain) await main();

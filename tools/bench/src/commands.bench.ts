@@ -1,0 +1,274 @@
+/**
+ * Command benchmark, end to end: the client signs (Ed25519, node:crypto) and sends a NATS request;
+ * a registry replica verifies it, loads the agent's stream, decides, appends to the JetStream log
+ * and replies. Commands/s and latency with a fixed number in flight, beside raw JetStream
+ * publish-with-ack measured in the same run with the same concurrency (store.bench.ts's figure).
+ *
+ *   npm run bench:commands -- [--count 5000] [--inflight 64] [--replicas 1] [--nats nats://127.0.0.1:4222]
+ *
+ * The registry runs as child processes started like an operator would (`node apps/registry/dist/main.js`,
+ * settings in the environment): a separate event loop and NATS connections of its own, so the
+ * figure includes everything production pays, and the bench client does not share its CPU time
+ * slices with the service's event loop.
+ *
+ * Headline: UpdateAgent, each command on its own, already registered agent. That is the common
+ * shape of a command (an existing aggregate: read its stream, fold, decide, append at the expected
+ * revision), where RegisterAgent of a fresh agent only meets an empty stream. The agents are
+ * registered by a first, also measured, RegisterAgent phase.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
+import { openJetStreamEventStore } from '@agora/eventstore';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { NatsAgoraClient } from '@agora/messaging';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { measure, rawJetStream, type Run } from './store.bench.js';
+
+const HELP = `Usage: npm run bench:commands -- [options]
+
+Measures signed commands end to end (client signs, NATS request, registry verifies, decides,
+appends to JetStream, replies) against registry replicas started as child processes from
+apps/registry/dist (npm run bench:commands builds first), beside raw JetStream publish-with-ack.
+  --count N       commands per phase: N RegisterAgent, then one UpdateAgent on each of those N agents (default 5000)
+  --inflight N    commands in flight (default 64)
+  --replicas N    registry processes in the queue group (default 1)
+  --nats URL      NATS server with JetStream (default $NATS_URL or nats://127.0.0.1:4222)
+  --help          this text
+
+The log is a JetStream stream of its own (BENCH_CMD_<random>), deleted at the end.`;
+
+const TARGET = 0.3;
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '5000' },
+    inflight: { type: 'string', default: '64' },
+    replicas: { type: 'string', default: '1' },
+    nats: { type: 'string', default: process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const COUNT = positiveInt(values.count, 'count');
+const INFLIGHT = positiveInt(values.inflight, 'inflight');
+const REPLICAS = positiveInt(values.replicas, 'replicas');
+const NATS = values.nats.includes('://') ? values.nats : `nats://${values.nats}`;
+
+function positiveInt(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    console.error(`--${name} must be a positive integer, got ${JSON.stringify(v)}\n\n${HELP}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const REGISTRY_MAIN = fileURLToPath(new URL('../../../apps/registry/dist/main.js', import.meta.url));
+
+interface Replica {
+  child: ChildProcess;
+  id: string;
+  /** The last lines it printed, for when something goes wrong. */
+  tail(): string;
+}
+
+/** Starts one registry process and waits for its `ready` line. */
+function startReplica(env: Record<string, string>): Promise<Replica> {
+  // BENCH_REPLICA_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the replicas.
+  const nodeArgs = (process.env['BENCH_REPLICA_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, REGISTRY_MAIN], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: string) => {
+    output = (output + chunk).slice(-20_000);
+  };
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  return new Promise((resolve, reject) => {
+    let id: string | undefined;
+    const timer = setTimeout(() => fail('printed no "ready" within 60 s'), 60_000);
+    function fail(why: string) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`registry replica ${why}:\n${output}`));
+    }
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      keep(chunk);
+      id ??= /registry service (\S+):/.exec(output)?.[1];
+      if (id !== undefined && /^agora-registry: ready$/m.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, id, tail: () => output.split('\n').slice(-20).join('\n') });
+      }
+    });
+    child.once('error', (error) => fail(`could not start (${error.message})`));
+    child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
+  });
+}
+
+async function stopReplica(replica: Replica): Promise<void> {
+  const { child } = replica;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface Phase extends Run {
+  errors: Map<string, number>;
+}
+
+/** Runs `count` commands with INFLIGHT in flight; `envelopeFor(i)` signs the i-th (signing is part of the measured time). */
+async function commandPhase(client: NatsAgoraClient, subject: string, count: number, envelopeFor: (i: number) => unknown): Promise<Phase> {
+  const errors = new Map<string, number>();
+  let next = 0;
+  const run = await measure(count, INFLIGHT, async () => {
+    const reply: Reply<CommandResult> = await client.request(subject, envelopeFor(next++), { timeoutMs: 30_000 });
+    if (!reply.ok) errors.set(reply.error.code, (errors.get(reply.error.code) ?? 0) + 1);
+  });
+  return { ...run, errors };
+}
+
+async function main(): Promise<void> {
+  const tag = randomBytes(4).toString('hex');
+  const streamName = `BENCH_CMD_${tag}`;
+  const subjectPrefix = `bench.cmd.${tag}`;
+  const host = NATS.replace(/^nats:\/\//, '');
+  console.log(`Command benchmark: ${fmt(COUNT)} RegisterAgent, then ${fmt(COUNT)} UpdateAgent (one per agent), ${INFLIGHT} in flight, ${REPLICAS} registry process${REPLICAS > 1 ? 'es' : ''}.`);
+  console.log(`node ${process.version}, NATS at ${NATS}, log stream ${streamName}\n`);
+
+  process.stdout.write(`raw JetStream publish-with-ack, ${fmt(COUNT)} messages, ${INFLIGHT} in flight ... `);
+  const raw = await rawJetStream(false, { nats: NATS, total: COUNT, concurrency: INFLIGHT });
+  console.log(`${fmt(raw.opsPerSec)}/s`);
+
+  const root: KeyPair = generateKeyPair();
+  const operator: KeyPair = generateKeyPair();
+  const dirs: string[] = [];
+  const replicas: Replica[] = [];
+  // The bench opens the log first: the replicas find the stream made rather than race to make it.
+  const store = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix });
+  const client = await NatsAgoraClient.connect({ servers: NATS, name: 'bench-commands' });
+  let interrupted = false;
+  const cleanUp = async () => {
+    await Promise.all(replicas.map(stopReplica));
+    await store.close().catch(() => undefined);
+    const deleted = await jetstreamManager(client.connection)
+      .then((jsm) => jsm.streams.delete(streamName))
+      .catch((error: unknown) => console.error(`could not delete the log stream ${streamName}: ${String(error)}`));
+    await client.close().catch(() => undefined);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    if (deleted) console.log(`cleaned up: replicas stopped, stream ${streamName} deleted`);
+  };
+  const onSignal = () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error('\ninterrupted: stopping the replicas and deleting the log stream');
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    process.stdout.write(`starting ${REPLICAS} registry process${REPLICAS > 1 ? 'es' : ''} (${REGISTRY_MAIN}) ... `);
+    const started = await Promise.allSettled(
+      Array.from({ length: REPLICAS }, () => {
+        const dir = mkdtempSync(join(tmpdir(), 'agora-bench-registry-'));
+        dirs.push(dir);
+        return startReplica({
+          NATS_URL: NATS,
+          EVENT_STORE: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}`,
+          AGORA_DATA_DIR: dir,
+          AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
+          AGORA_OPERATOR_ID: 'root',
+        });
+      }),
+    );
+    for (const s of started) if (s.status === 'fulfilled') replicas.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    console.log('ready');
+
+    // Another registry on this NATS server would take a share of the requests and answer them from another log.
+    const ours = new Set(replicas.map((r) => r.id));
+    const foreign: string[] = [];
+    for await (const msg of await client.connection.requestMany('$SRV.PING.registry', '', { strategy: 'timer', maxWait: 500 })) {
+      const id = msg.json<{ id: string }>().id;
+      if (!ours.has(id)) foreign.push(id);
+    }
+    if (foreign.length > 0) throw new Error(`other registry replicas (${foreign.join(', ')}) serve the "registry" queue group on ${NATS}: stop them first`);
+
+    // The bootstrap operator registers the operator that signs the benchmark's commands, as in a
+    // real deployment; the replicas then know it from their live directory.
+    const opReply = await client.request(
+      RegisterAgent.subject,
+      createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'bench-op', publicKey: operator.publicKey, displayName: 'bench operator', roles: ['operator'] }, secretKey: root.secretKey }),
+      { timeoutMs: 30_000 },
+    );
+    if (!opReply.ok) throw new Error(`registering the benchmark operator failed: ${JSON.stringify(opReply.error)}`);
+
+    const agentKey = generateKeyPair().publicKey;
+    const agentId = (i: number) => `b${tag}-${i}`;
+    const sign = (type: string, payload: Record<string, unknown>) => createSignedCommand({ type, actor: 'bench-op', payload, secretKey: operator.secretKey });
+
+    process.stdout.write(`RegisterAgent x ${fmt(COUNT)} (fresh agents) ... `);
+    const register = await commandPhase(client, RegisterAgent.subject, COUNT, (i) => sign('RegisterAgent', { agentId: agentId(i), publicKey: agentKey, displayName: `agent ${i}`, roles: ['executive'] }));
+    console.log(`${fmt(register.opsPerSec)}/s`);
+
+    process.stdout.write(`UpdateAgent x ${fmt(COUNT)} (one per registered agent) ... `);
+    const update = await commandPhase(client, UpdateAgent.subject, COUNT, (i) => sign('UpdateAgent', { agentId: agentId(i), displayName: `agent ${i} (updated)`, trustScore: 600 }));
+    console.log(`${fmt(update.opsPerSec)}/s`);
+
+    // Every accepted command left exactly one event.
+    let registered = 0;
+    let updated = 0;
+    for await (const event of store.readAll()) {
+      if (!event.streamId.startsWith(`agent-b${tag}-`)) continue;
+      if (event.type === 'AgentRegistered') registered++;
+      else if (event.type === 'AgentUpdated') updated++;
+    }
+
+    const rows = [
+      ['raw JetStream publish+ack', fmt(raw.opsPerSec), raw.p50.toFixed(2), raw.p99.toFixed(2), '1.00x', ''],
+      ['RegisterAgent (fresh agent)', fmt(register.opsPerSec), register.p50.toFixed(2), register.p99.toFixed(2), `${(register.opsPerSec / raw.opsPerSec).toFixed(2)}x`, errorsOf(register)],
+      ['UpdateAgent (existing agent)', fmt(update.opsPerSec), update.p50.toFixed(2), update.p99.toFixed(2), `${(update.opsPerSec / raw.opsPerSec).toFixed(2)}x`, errorsOf(update)],
+    ];
+    const header = ['', 'per s', 'p50 ms', 'p99 ms', 'vs raw', 'errors'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+    console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
+
+    const ratio = update.opsPerSec / raw.opsPerSec;
+    const logOk = registered === COUNT - sum(register.errors) && updated === COUNT - sum(update.errors);
+    console.log(`log check: ${registered} AgentRegistered, ${updated} AgentUpdated for ${COUNT} + ${COUNT} commands: ${logOk ? 'one event per accepted command' : 'MISMATCH'}`);
+    console.log(`${ratio >= TARGET ? 'met    ' : 'NOT MET'}  UpdateAgent end to end >= ${TARGET}x raw JetStream publish+ack: ${ratio.toFixed(2)}x (${fmt(update.opsPerSec)} vs ${fmt(raw.opsPerSec)}/s)`);
+    if (!logOk || sum(register.errors) + sum(update.errors) > 0) process.exitCode = 1;
+  } catch (error) {
+    for (const r of replicas) console.error(`--- replica ${r.id}, last lines:\n${r.tail()}`);
+    throw error;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    if (!interrupted) await cleanUp();
+  }
+}
+
+function sum(errors: Map<string, number>): number {
+  return [...errors.values()].reduce((a, b) => a + b, 0);
+}
+function errorsOf(phase: Phase): string {
+  return phase.errors.size === 0 ? '0' : [...phase.errors].map(([code, n]) => `${code} ${n}`).join(', ');
+}
+
+await main();
