@@ -1,10 +1,15 @@
 /** The registry as a process of its own (distributed deployment): serves agora.cmd.registry.* and agora.qry.registry.* over NATS. */
 import { runProcess } from '@agora/runtime';
-import { startRegistryService } from './registry-service.js';
+import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from './registry-service.js';
 
 await runProcess({
   name: 'agora-registry',
   summary: 'Agora registry service: agent identities, keys, roles, constitutions, trust and health, over NATS (queue group "registry"). Run as many replicas as you like.',
+  env: REGISTRY_ENV_HELP,
   natsByDefault: true,
-  start: (context) => startRegistryService(context),
+  prepare: (config) => {
+    registryOptionsFromEnv(process.env);
+    return config;
+  },
+  start: (context) => startRegistryService(context, registryOptionsFromEnv(process.env)),
 });

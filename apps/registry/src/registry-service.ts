@@ -1,12 +1,51 @@
-import { AgoraError, DisableAgent, GetAgent, ListAgents, RegisterAgent, RotateAgentKey, UpdateAgent, type AgentView } from '@agora/contracts';
+import { AgoraError, DisableAgent, GetAgent, ListAgents, RegisterAgent, RotateAgentKey, UpdateAgent, type AgentView, type DataOf, type ProceededDespiteObjections } from '@agora/contracts';
 import { agentDecider, agentStreamId } from '@agora/domain-registry';
+import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { deciderHandler, KeyedLock, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface RegistryServiceOptions {
   /** Nest's logger setting; `false` silences it (tests). */
   logger?: LoggerService | LogLevel[] | false;
+  /** Trust points an executive loses each time it proceeds despite objections. Default 100 (of 1000). */
+  trustPenaltyProceeded?: number;
+}
+
+export const DEFAULT_TRUST_PENALTY_PROCEEDED = 100;
+
+export const REGISTRY_ENV_HELP = `AGORA_TRUST_PENALTY_PROCEEDED  trust points (of 1000) an executive loses each time it executes a
+                               proposal that was not approved (default ${DEFAULT_TRUST_PENALTY_PROCEEDED})`;
+
+/** The registry's settings from the environment (ConfigError naming a bad one). */
+export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceOptions {
+  return { trustPenaltyProceeded: intSetting(env, 'AGORA_TRUST_PENALTY_PROCEEDED', DEFAULT_TRUST_PENALTY_PROCEEDED, { min: 0, max: 1000, what: 'a number of trust points, 0 to 1000' }) };
+}
+
+/**
+ * Provenance (seed 000, "what if the executive ignores the tribunal"): an executive that executes a
+ * proposal that was not approved loses trust. The registry answers the event itself, through a
+ * checkpointed subscription, never through a second write made by the proposal service.
+ */
+export function trustReactions(penalty: number) {
+  return (event: RecordedEvent): InternalCommand[] => {
+    if (event.type !== 'ProceededDespiteObjections' || penalty === 0) return [];
+    const data = event.data as DataOf<typeof ProceededDespiteObjections>;
+    const objections = data.openObjections.length;
+    return [
+      {
+        streamId: agentStreamId(data.executive),
+        decider: agentDecider,
+        type: 'AdjustTrust',
+        payload: {
+          agentId: data.executive,
+          delta: -penalty,
+          reason: `executed proposal ${data.proposalId} while it was ${data.status}${objections > 0 ? ` with ${objections} open objection${objections === 1 ? '' : 's'}` : ''}`,
+          cause: { eventId: event.id, streamId: event.streamId, type: event.type },
+        },
+      },
+    ];
+  };
 }
 
 export function agentView(agent: KnownAgent): AgentView {
@@ -44,9 +83,10 @@ export async function startRegistryService(context: ServiceContext, options: Reg
     ]),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  return {
-    service,
-    lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.qry.registry.*`],
-    close: () => service.close(),
-  };
+  const penalty = options.trustPenaltyProceeded ?? DEFAULT_TRUST_PENALTY_PROCEEDED;
+  const running = await startAll([
+    async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.qry.registry.*`], close: () => service.close() }),
+    () => runReactor(context, { name: 'registry-trust', as: { actor: 'registry-service', roles: [] }, categories: ['proposal'], react: trustReactions(penalty) }),
+  ]);
+  return { ...running, service };
 }

@@ -8,7 +8,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
-import { startRegistryService } from '@agora/registry';
+import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
+import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from '@agora/proposal';
+import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
+import { startTribunalService } from '@agora/tribunal';
 import { portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
 
 const OPERATOR_KEY_FILE = 'operator.key.json';
@@ -40,19 +43,29 @@ function displayPath(file: string): string {
 const env = process.env;
 await runProcess({
   name: 'agora',
-  summary: `Runs Agora in one process: the registry service, the event relay and the HTTP gateway (commands, queries,
-Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
+  summary: `Runs Agora in one process: the registry, proposal, tribunal and projections services, the event relay
+and the HTTP gateway (commands, queries, Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
 operator key in the environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
-HOST                       address the gateway binds (default 0.0.0.0)`,
+HOST                       address the gateway binds (default 0.0.0.0)
+${PROJECTIONS_ENV_HELP}
+${REGISTRY_ENV_HELP}
+${TRIBUNAL_POLICY_ENV_HELP}`,
   natsByDefault: false,
   prepare: (config) => {
     port(env);
+    readProjectionsSettings(env);
+    registryOptionsFromEnv(env);
+    tribunalPolicyFromEnv(env);
     return withOperator(config);
   },
-  start: (context) =>
-    startAll([
-      () => startRegistryService(context),
+  start: (context) => {
+    const policy = tribunalPolicyFromEnv(env);
+    return startAll([
+      () => startRegistryService(context, registryOptionsFromEnv(env)),
+      () => startProposalService(context, policy ? { policy } : {}),
+      () => startTribunalService(context),
+      () => startProjectionsService(context, readProjectionsSettings(env)),
       () => runEventRelay(context),
       async () => {
         const gateway = await startGateway({
@@ -71,5 +84,6 @@ HOST                       address the gateway binds (default 0.0.0.0)`,
           close: () => gateway.close(),
         };
       },
-    ]),
+    ]);
+  },
 });

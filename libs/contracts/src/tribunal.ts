@@ -669,6 +669,7 @@ export const ReviewAssignmentView = z.object({
   state: z.enum(['pending', 'reviewed', 'deemed', 'closed']).describe('pending: the round is open and the reviewer has not answered'),
   verdict: ReviewVerdict.nullable(),
 });
+export type ReviewAssignmentView = z.infer<typeof ReviewAssignmentView>;
 
 const Count = z.number().int().min(0);
 

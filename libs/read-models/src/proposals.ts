@@ -1,7 +1,7 @@
-import type { ProposalView } from '@agora/contracts';
+import type { ProposalView, ReviewAssignmentView } from '@agora/contracts';
 import { evolveProposal, latestRound, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
 import type { Projection } from '@agora/eventsourcing';
-import type { RecordedEvent } from '@agora/eventstore';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 
 /** Every proposal with its whole review history, by proposal id. */
 export type ProposalsModel = Map<string, ProposalView>;
@@ -38,4 +38,38 @@ export function proposalSummary(p: ProposalView) {
     submittedAt: p.submittedAt,
     updatedAt: p.updatedAt,
   };
+}
+
+/**
+ * One proposal read straight from its stream: what a query answers right after a command (the
+ * live model trails the log a little). Undefined when there is no such proposal.
+ */
+export async function readProposal(store: EventStore, proposalId: string): Promise<ProposalView | undefined> {
+  let events: RecordedEvent[];
+  try {
+    events = await store.readStream(`${PREFIX}${proposalId}`);
+  } catch (error) {
+    if (error instanceof StreamNotFound) return undefined;
+    throw error;
+  }
+  const model: ProposalsModel = new Map();
+  for (const event of events) proposalsProjection.apply(model, event);
+  return model.get(proposalId);
+}
+
+/** A reviewer's assignments, newest round first: the open ones it has not answered (`pending`), or all of them. */
+export function assignmentsOf(model: ProposalsModel, reviewer: string, include: 'pending' | 'all'): ReviewAssignmentView[] {
+  const out: ReviewAssignmentView[] = [];
+  for (const p of model.values()) {
+    for (const round of p.rounds) {
+      for (const a of round.assignments) {
+        if (a.reviewer !== reviewer) continue;
+        const review = round.reviews.find((r) => r.reviewer === reviewer && r.constitution === a.constitution);
+        const state = review ? (review.deemed ? 'deemed' : 'reviewed') : round.status === 'open' ? 'pending' : 'closed';
+        if (include === 'pending' && state !== 'pending') continue;
+        out.push({ proposalId: p.proposalId, title: p.title, proposer: p.proposer, round: round.round, revision: round.revision, constitution: a.constitution, deadlineAt: round.deadlineAt, state, verdict: review?.verdict ?? null });
+      }
+    }
+  }
+  return out.sort((a, b) => (a.deadlineAt < b.deadlineAt ? 1 : a.deadlineAt > b.deadlineAt ? -1 : 0));
 }

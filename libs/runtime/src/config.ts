@@ -23,6 +23,18 @@ export interface RuntimeConfig {
   operators: BootstrapAgent[];
   maxClockSkewMs: number;
   requestTimeoutMs: number;
+  /** Framework log levels shown (AGORA_LOG_LEVEL and everything more severe). Default: warn and above. */
+  logLevels?: LogLevelName[];
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+function logLevels(env: NodeJS.ProcessEnv): LogLevelName[] {
+  const raw = (env['AGORA_LOG_LEVEL'] ?? 'warn').trim();
+  const index = LOG_LEVELS.indexOf(raw as LogLevelName);
+  if (index < 0) throw new ConfigError(`AGORA_LOG_LEVEL=${JSON.stringify(raw)} must be one of ${LOG_LEVELS.join(', ')}`);
+  return LOG_LEVELS.slice(0, index + 1);
 }
 
 export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
@@ -34,7 +46,8 @@ AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publi
 AGORA_OPERATOR_PUBLIC_KEY  the same as a variable: ed25519:<base64url>, with AGORA_OPERATOR_ID
 AGORA_OPERATOR_ID          agent id of that operator (default root)
 AGORA_MAX_CLOCK_SKEW_MS    how far issuedAt may be from the service clock (default ${DEFAULT_MAX_CLOCK_SKEW_MS})
-AGORA_REQUEST_TIMEOUT_MS   timeout of every request a process makes (default ${DEFAULT_REQUEST_TIMEOUT_MS})`;
+AGORA_REQUEST_TIMEOUT_MS   timeout of every request a process makes (default ${DEFAULT_REQUEST_TIMEOUT_MS})
+AGORA_LOG_LEVEL            framework log detail: error, warn, log, debug or verbose (default warn)`;
 
 /** A whole-number setting within bounds (`what` completes "must be ..."); the fallback when unset. Throws ConfigError naming it. */
 export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, bounds: { min: number; max?: number; what: string }): number {
@@ -119,5 +132,6 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     operators,
     maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),
     requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
+    logLevels: logLevels(env),
   };
 }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { ConfigError, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
 import { openServiceContext, type ServiceContext } from './context.js';
 
@@ -53,6 +54,7 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
     process.exitCode = 2;
     return;
   }
+  Logger.overrideLogger(config.logLevels ?? ['fatal', 'error', 'warn']);
   const log = (line: string) => process.stdout.write(`${spec.name}: ${line}\n`);
   const context = await openServiceContext(config);
   let running: Running;

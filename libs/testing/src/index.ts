@@ -38,3 +38,4 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what = 'c
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+export * from './processes.js';

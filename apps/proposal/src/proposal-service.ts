@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { AgoraError, GetProposal, ListProposals, RecordExecution, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
+import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
+import { ProjectionRunner } from '@agora/eventsourcing';
+import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { proposalsProjection, proposalSummary, readProposal } from '@agora/read-models';
+import { ConfigError, deciderHandler, KeyedLock, type Running, type ServiceContext } from '@agora/runtime';
+import type { LoggerService, LogLevel } from '@nestjs/common';
+
+export interface ProposalServiceOptions {
+  /** The tribunal's rules: read at submission and recorded in ProposalSubmitted. Default: DEFAULT_TRIBUNAL_POLICY. */
+  policy?: TribunalPolicy;
+  logger?: LoggerService | LogLevel[] | false;
+}
+
+export const TRIBUNAL_POLICY_ENV_HELP = `AGORA_TRIBUNAL_POLICY      the tribunal policy as JSON, or @<file> holding it, e.g.
+                           {"roundDeadlineMs":86400000,"maxRoundsBeforeEscalation":3,
+                            "requiredConstitutions":{"default":["risk","premise","evidence","execution"]}}
+                           (default: those values; see TribunalPolicy in libs/contracts)`;
+
+/** The tribunal policy from AGORA_TRIBUNAL_POLICY (JSON or @file); ConfigError naming what is wrong. */
+export function tribunalPolicyFromEnv(env: NodeJS.ProcessEnv): TribunalPolicy | undefined {
+  const raw = env['AGORA_TRIBUNAL_POLICY']?.trim();
+  if (!raw) return undefined;
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = readFileSync(raw.slice(1), 'utf8');
+    } catch (error) {
+      throw new ConfigError(`AGORA_TRIBUNAL_POLICY: cannot read ${raw.slice(1)}: ${(error as Error).message}`);
+    }
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    throw new ConfigError('AGORA_TRIBUNAL_POLICY is not JSON');
+  }
+  try {
+    return defineTribunalPolicy(input as Parameters<typeof defineTribunalPolicy>[0]);
+  } catch (error) {
+    throw new ConfigError(`AGORA_TRIBUNAL_POLICY: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The proposal service: an executive submits, revises, withdraws and records the execution of its
+ * proposals (the decider checks that only the proposer may). Every submission and revision asks
+ * the tribunal for a review round (ReviewRoundRequested), which the tribunal service answers.
+ */
+export async function startProposalService(context: ServiceContext, options: ProposalServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
+  const decide = deciderHandler({
+    store: context.store,
+    decider: createProposalDecider(options.policy),
+    streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId),
+    locks: new KeyedLock(),
+  });
+  const proposals = new ProjectionRunner(context.store, proposalsProjection);
+  await proposals.start();
+  try {
+    const service = await createServiceMicroservice({
+      service: 'proposal',
+      ...context.transport,
+      directory: context.directory,
+      maxClockSkewMs: context.config.maxClockSkewMs,
+      description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
+      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide)]),
+      queries: new Map([
+        onQuery(GetProposal, async ({ proposalId }) => {
+          const proposal = await readProposal(context.store, proposalId);
+          if (!proposal) throw new AgoraError('not_found', `no proposal "${proposalId}"`, { proposalId });
+          return proposal;
+        }),
+        onQuery(ListProposals, async ({ status, proposer, proposalClass, limit }) => ({
+          proposals: [...proposals.model.values()]
+            .filter((p) => (status === undefined || p.status === status) && (proposer === undefined || p.proposer === proposer) && (proposalClass === undefined || p.proposalClass === proposalClass))
+            .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
+            .slice(0, limit ?? 100)
+            .map(proposalSummary),
+        })),
+      ]),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
+    return {
+      service,
+      lines: [`proposal service ${service.id}: agora.cmd.proposal.proposal.*, agora.qry.proposal.*`],
+      async close() {
+        await service.close();
+        await proposals.stop();
+      },
+    };
+  } catch (error) {
+    await proposals.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,1 @@
+export * from './tribunal-service.js';

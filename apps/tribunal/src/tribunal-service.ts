@@ -1,0 +1,98 @@
+import {
+  DecideEscalation,
+  ExpireReviewRound,
+  ListAssignments,
+  OpenReviewRound,
+  SubmitReview,
+  tribunalCommands,
+  WithdrawObjection,
+  type DataOf,
+  type ReviewRoundRequested,
+} from '@agora/contracts';
+import { deadlineOf, parseRoundDeadlineKey, proposalDecider, proposalStreamId } from '@agora/domain-tribunal';
+import { ProjectionRunner } from '@agora/eventsourcing';
+import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { assignmentsOf, proposalsProjection } from '@agora/read-models';
+import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import type { LoggerService, LogLevel } from '@nestjs/common';
+
+export interface TribunalServiceOptions {
+  logger?: LoggerService | LogLevel[] | false;
+}
+
+/**
+ * What the tribunal service acts as when it opens a round or expires one: not an agent, and it
+ * signs nothing; the decider sees the operator role it needs for those two commands.
+ */
+export const TRIBUNAL_SERVICE: ServiceActor = { actor: 'tribunal-service', roles: ['operator'] };
+
+/** The reviewer candidates for a round: every agent the registry knows with the reviewer role. */
+function reviewerCandidates(context: ServiceContext) {
+  return context.registry
+    .list()
+    .filter((agent) => agent.roles.includes('reviewer'))
+    .map((agent) => ({ agentId: agent.agentId, constitutions: agent.constitutions, trustScore: agent.trustScore, status: agent.status }));
+}
+
+/**
+ * The tribunal service: reviews and objections from reviewers, escalation decisions from
+ * operators; it opens every requested round with the reviewers the registry has at that moment
+ * (a reactor on ReviewRoundRequested, the selection recorded in the event), and closes each round
+ * at its deadline (durable: rebuilt from the log at start), recording silence as deemed approval.
+ * The tribunal figures (stats, coverage) are served by the projections service.
+ */
+export async function startTribunalService(context: ServiceContext, options: TribunalServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
+  const decide = deciderHandler({ store: context.store, decider: proposalDecider, streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId), locks: new KeyedLock() });
+  const proposals = new ProjectionRunner(context.store, proposalsProjection);
+  let service: ServiceMicroservice | undefined;
+  const running = await startAll([
+    async () => {
+      await proposals.start();
+      return { close: () => proposals.stop() };
+    },
+    async () => {
+      service = await createServiceMicroservice({
+        service: 'tribunal',
+        ...context.transport,
+        directory: context.directory,
+        maxClockSkewMs: context.config.maxClockSkewMs,
+        description: 'Agora tribunal: review rounds by orthogonal constitutions, objections, time-boxes and escalations to a human',
+        catalog: { commands: tribunalCommands, queries: [ListAssignments] },
+        commands: new Map([
+          onCommand(OpenReviewRound, decide),
+          onCommand(SubmitReview, decide),
+          onCommand(WithdrawObjection, decide),
+          onCommand(ExpireReviewRound, decide),
+          onCommand(DecideEscalation, decide),
+        ]),
+        queries: new Map([onQuery(ListAssignments, async ({ reviewer, include }) => ({ assignments: assignmentsOf(proposals.model, reviewer, include ?? 'pending') }))]),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+      const started = service;
+      return { lines: [`tribunal service ${started.id}: agora.cmd.tribunal.proposal.*, agora.qry.tribunal.assignments`], close: () => started.close() };
+    },
+    () =>
+      runReactor(context, {
+        name: 'tribunal-rounds',
+        as: TRIBUNAL_SERVICE,
+        categories: ['proposal'],
+        react(event): InternalCommand[] {
+          if (event.type !== 'ReviewRoundRequested') return [];
+          const { proposalId, round } = event.data as DataOf<typeof ReviewRoundRequested>;
+          return [{ streamId: proposalStreamId(proposalId), decider: proposalDecider, type: 'OpenReviewRound', payload: { proposalId, round, candidates: reviewerCandidates(context) } }];
+        },
+      }),
+    () =>
+      runDeadlines(context, {
+        name: 'tribunal-rounds',
+        as: TRIBUNAL_SERVICE,
+        categories: ['proposal'],
+        deadlineOf,
+        expire(key) {
+          const round = parseRoundDeadlineKey(key);
+          return round && { streamId: proposalStreamId(round.proposalId), decider: proposalDecider, type: 'ExpireReviewRound', payload: round };
+        },
+      }),
+  ]);
+  return { ...running, service: service! };
+}

@@ -1,0 +1,199 @@
+// The tribunal as an operator runs it: registry, proposal, tribunal and projections as separate
+// processes over the shared NATS server, the log in a JetStream stream of their own. A fleet of
+// agents (the seed's Space-OS cast) speaks to them over NATS with signed commands; the figures are
+// read back from the projections' /metrics.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetAgent, GetProposal, type AgentView, type ProposalView, type Reply } from '@agora/contracts';
+import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { NatsAgoraClient } from '@agora/messaging';
+import { deleteJetStreamLogs, startAgoraProcess, TEST_NATS_URL, uniqueJetStreamLog, waitFor, type AgoraProcess } from '@agora/testing';
+
+const ROUND_MS = 4_000;
+const POLICY = { roundDeadlineMs: ROUND_MS, minRoundDeadlineMs: 1_000, maxRoundsBeforeEscalation: 2 };
+const SERVICES = [
+  { name: 'registry', entry: 'apps/registry/src/main.ts' },
+  { name: 'proposal', entry: 'apps/proposal/src/main.ts' },
+  { name: 'projections', entry: 'apps/projections/src/main.ts' },
+  { name: 'tribunal', entry: 'apps/tribunal/src/main.ts' },
+] as const;
+type ServiceName = (typeof SERVICES)[number]['name'];
+
+const CAST = {
+  seldon: { roles: ['executive'], constitutions: [] },
+  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
+  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
+  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
+  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ops: { roles: ['operator'], constitutions: [] },
+} as const;
+type Agent = keyof typeof CAST;
+
+describe('the tribunal over separate processes (e2e)', () => {
+  const log = uniqueJetStreamLog('tribunal');
+  const root = generateKeyPair();
+  const keys = Object.fromEntries(Object.keys(CAST).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
+  const processes = new Map<ServiceName, AgoraProcess>();
+  let dir: string;
+  let metricsUrl: string;
+  let client: NatsAgoraClient;
+  let store: EventStore;
+
+  const env = (name: ServiceName): Record<string, string> => ({
+    NATS_URL: TEST_NATS_URL,
+    EVENT_STORE: log.eventStore,
+    AGORA_DATA_DIR: join(dir, name),
+    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
+    AGORA_TRIBUNAL_POLICY: JSON.stringify(POLICY),
+    METRICS_PORT: '0',
+    METRICS_HOST: '127.0.0.1',
+  });
+  const start = async (name: ServiceName) => {
+    const service = SERVICES.find((s) => s.name === name)!;
+    const started = await startAgoraProcess(service.entry, `agora-${name}`, env(name));
+    processes.set(name, started);
+    if (name === 'projections') metricsUrl = /metrics: (http:\S+\/metrics)/.exec(started.output())![1]!;
+  };
+  const send = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
+    const key = agent === 'root' ? root : keys[agent];
+    const subject = (await import('@agora/contracts')).commandByType(type)!.subject;
+    return client.request(subject, createSignedCommand({ type, actor: agent, payload, secretKey: key.secretKey }), { timeoutMs: 10_000 });
+  };
+  const ok = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
+    const reply = await send(agent, type, payload);
+    if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
+    return reply.result;
+  };
+  const proposal = async (proposalId: string): Promise<ProposalView> => {
+    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 10_000 })) as Reply<ProposalView>;
+    if (!reply.ok) throw new Error(`${proposalId}: ${reply.error.code} ${reply.error.message}`);
+    return reply.result;
+  };
+  const roundOpened = (proposalId: string, round: number) =>
+    waitFor(async () => (await proposal(proposalId)).rounds.some((r) => r.round === round && r.status === 'open'), `round ${round} of ${proposalId} to open`, 15_000);
+  const statusOf = (proposalId: string, status: string) => waitFor(async () => (await proposal(proposalId)).status === status, `${proposalId} to be ${status}`, 20_000);
+  const review = (agent: Agent, proposalId: string, round: number, constitution: string, verdict: 'approve' | 'object', objection: Record<string, string> = {}) =>
+    ok(agent, 'SubmitReview', { proposalId, round, constitution, verdict, reasoning: `${agent} on ${constitution}`, ...objection });
+  const submit = (proposalId: string, body: string) =>
+    ok('seldon', 'SubmitProposal', { proposalId, title: `Plan ${proposalId}`, body, problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }] });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-tribunal-e2e-'));
+    store = await openJetStreamEventStore({ servers: TEST_NATS_URL, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    client = await NatsAgoraClient.connect({ servers: TEST_NATS_URL, name: 'tribunal-e2e' });
+    await Promise.all((['registry', 'proposal', 'projections'] as const).map(start));
+    for (const [agentId, profile] of Object.entries(CAST)) {
+      await ok('root', 'RegisterAgent', { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 });
+    }
+    // The tribunal draws reviewers from the registry as its process knows it: started now, it has caught up with every reviewer.
+    await start('tribunal');
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all([...processes.values()].map((p) => p.stop()));
+    await client?.close();
+    await store?.close();
+    await deleteJetStreamLogs();
+    await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('Space-OS: two objections in round 1, a revision answering both, approval in round 2', async () => {
+    await submit('space-os', 'Week 1: bounties. Week 2: demo. Week 3: distribution.');
+    await roundOpened('space-os', 1);
+    const objection = (constraint: string, scenario: string, suggestedRevision: string) => ({ constraint, scenario, suggestedRevision });
+    await review('harbinger', 'space-os', 1, 'risk', 'object', objection('Risk: every step needs a path that exists', 'Week 3 assumes distribution path exists. GitHub private, PyPI blocked.', 'Decouple distribution.'));
+    await review('heretic', 'space-os', 1, 'premise', 'object', objection('Premise: rest on the ledger', "'All three or none' not in ledger. Cascade assumption fabricated.", 'Drop the cascade.'));
+    // An objection without its three parts is refused, naming what is missing, and writes nothing.
+    const vague = await send('sentinel', 'SubmitReview', { proposalId: 'space-os', round: 1, constitution: 'evidence', verdict: 'object', reasoning: "this doesn't feel right" });
+    expect(vague).toMatchObject({ ok: false, error: { code: 'invalid_command', message: expect.stringMatching(/constraint/) } });
+    await review('sentinel', 'space-os', 1, 'evidence', 'approve');
+    await review('zealot', 'space-os', 1, 'execution', 'approve');
+    await waitFor(async () => (await proposal('space-os')).rounds[0]?.status === 'closed', 'round 1 to close');
+    expect((await proposal('space-os')).status).toBe('review');
+
+    await ok('seldon', 'ReviseProposal', { proposalId: 'space-os', body: 'No sequential dependency. Continue building regardless of bounty outcome.', answers: ['r1-risk', 'r1-premise'] });
+    await roundOpened('space-os', 2);
+    for (const [agent, constitution] of [['harbinger', 'risk'], ['heretic', 'premise'], ['sentinel', 'evidence'], ['zealot', 'execution']] as const) {
+      await review(agent, 'space-os', 2, constitution, 'approve');
+    }
+    await statusOf('space-os', 'approved');
+    expect((await proposal('space-os')).rounds).toHaveLength(2);
+  }, 60_000);
+
+  it('a silent reviewer is deemed to approve at the deadline, even with every process restarted mid-round', async () => {
+    await submit('quiet', 'Ship the demo on Friday.');
+    await roundOpened('quiet', 1);
+    await review('harbinger', 'quiet', 1, 'risk', 'approve');
+
+    // Every process goes down hard in the middle of the round, and comes back.
+    await Promise.all([...processes.values()].map((p) => p.kill()));
+    await Promise.all(SERVICES.map((s) => start(s.name)));
+
+    await review('heretic', 'quiet', 1, 'premise', 'approve');
+    await review('sentinel', 'quiet', 1, 'evidence', 'approve');
+    // zealot (execution) says nothing: the restarted tribunal's deadline closes the round.
+    await statusOf('quiet', 'approved');
+    const round = (await proposal('quiet')).rounds[0]!;
+    expect(round).toMatchObject({ closeReason: 'deadline', outcome: 'approved' });
+    expect(round.reviews.filter((r) => r.deemed).map((r) => [r.reviewer, r.constitution])).toEqual([['zealot', 'execution']]);
+    expect(round.reviews.filter((r) => !r.deemed)).toHaveLength(3);
+  }, 90_000);
+
+  it('a deadlock goes to a human after two contested rounds, and the operator decides', async () => {
+    await submit('deadlock', 'Rewrite everything in a weekend.');
+    const blockingObjection = { constraint: 'Risk: no big-bang rewrites', scenario: 'The rewrite misses the weekend and nothing works on Monday.', rejectReason: 'Too risky at any size.' };
+    for (const round of [1, 2]) {
+      await roundOpened('deadlock', round);
+      await review('harbinger', 'deadlock', round, 'risk', 'object', blockingObjection);
+      for (const [agent, constitution] of [['heretic', 'premise'], ['sentinel', 'evidence'], ['zealot', 'execution']] as const) await review(agent, 'deadlock', round, constitution, 'approve');
+      if (round === 1) {
+        await waitFor(async () => (await proposal('deadlock')).rounds[0]?.status === 'closed', 'round 1 to close');
+        await ok('seldon', 'ReviseProposal', { proposalId: 'deadlock', body: 'Rewrite everything in two weekends.', answers: ['r1-risk'] });
+      }
+    }
+    await statusOf('deadlock', 'escalated');
+    const escalation = (await proposal('deadlock')).escalations[0]!;
+    expect(escalation).toMatchObject({ reason: 'deadlock', escalation: 1 });
+    // Only an operator decides; the executive cannot approve its own way out.
+    expect(await send('seldon', 'DecideEscalation', { proposalId: 'deadlock', escalation: 1, decision: 'approve', reason: 'mine' })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    await ok('ops', 'DecideEscalation', { proposalId: 'deadlock', escalation: 1, decision: 'approve', reason: 'The risk is accepted for this quarter.' });
+    await statusOf('deadlock', 'approved');
+  }, 90_000);
+
+  it('an executive that proceeds despite objections is recorded, and the registry lowers its trust', async () => {
+    await submit('rogue', 'Start week 1 now.');
+    await roundOpened('rogue', 1);
+    await review('harbinger', 'rogue', 1, 'risk', 'object', { constraint: 'Risk: wait for review', scenario: 'Workers build the wrong thing.', suggestedRevision: 'Wait.' });
+    const result = (await ok('seldon', 'RecordExecution', { proposalId: 'rogue', summary: 'started anyway' })) as { events: string[] };
+    expect(result.events).toEqual(['ExecutionRecorded', 'ProceededDespiteObjections']);
+    await waitFor(async () => {
+      const reply = (await client.request(GetAgent.subject, { agentId: 'seldon' }, { timeoutMs: 5_000 })) as Reply<AgentView>;
+      return reply.ok && reply.result.trustScore === 400;
+    }, "seldon's trust to drop by 100");
+    const events = await store.readStream('agent-seldon');
+    expect(events.filter((e) => e.type === 'AgentTrustAdjusted')).toHaveLength(1);
+  }, 60_000);
+
+  it('the projections export the figures of what happened', async () => {
+    const value = (text: string, metric: string) => {
+      const lines = text.split('\n').filter((l) => l.startsWith(metric) && !l.startsWith('#'));
+      return lines.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    };
+    // The round of "rogue" may still be open: the figures below do not depend on it.
+    await waitFor(async () => value(await (await fetch(metricsUrl)).text(), 'agora_tribunal_proceeded_despite_objections_total') === 1, 'the projections to catch up');
+    const text = await (await fetch(metricsUrl)).text();
+    // 4 proposals reviewed; space-os, deadlock and rogue drew objections.
+    expect(value(text, 'agora_tribunal_challenge_rate_ratio')).toBeCloseTo(3 / 4);
+    expect(value(text, 'agora_tribunal_deemed_approvals_total')).toBe(1);
+    expect(value(text, 'agora_tribunal_deadlocks_escalated_total')).toBe(1);
+    expect(value(text, 'agora_tribunal_decisions_total{outcome="approved"')).toBe(3);
+    expect(value(text, 'agora_tribunal_operator_decisions_total{decision="approve"}')).toBe(1);
+    // space-os took 2 rounds, quiet 1, deadlock 2.
+    expect(value(text, 'agora_tribunal_resolution_rounds_count')).toBe(3);
+    expect(value(text, 'agora_tribunal_resolution_rounds_sum')).toBe(5);
+    expect(value(text, 'agora_tribunal_overhead')).toBe(1);
+    expect(text).not.toMatch(/space-os|deadlock"|rogue|seldon/);
+  }, 30_000);
+});

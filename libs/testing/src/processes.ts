@@ -1,0 +1,115 @@
+// Starts Agora's processes the way an operator does: separate OS processes, settings in the
+// environment, run from source through tools/ts-run so the tests need no build.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** `node` arguments that run a TypeScript entry point from source. */
+export function sourceArgs(entry: string): string[] {
+  return ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', entry];
+}
+
+/** A clean environment: only what node needs, plus the settings given (nothing leaks in from the test runner's). */
+export function processEnvironment(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', ...env };
+}
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a process to completion (`--help`, a bad setting): exit code and output. */
+export function runToCompletion(entry: string, args: readonly string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [...sourceArgs(entry), ...args], { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${entry} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface AgoraProcess {
+  readonly child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr interleaved). */
+  output(): string;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. Resolves once it is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL: a crash. Resolves once it is gone. */
+  kill(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+// Should the test runner go away without afterAll (a crash, a timeout), take the children along.
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/**
+ * Starts an Agora process (`name` is how it prefixes its log lines, e.g. `agora-registry`) and
+ * resolves once it has printed `<name>: ready`; rejects (and kills it) if it exits or stays silent first.
+ */
+export function startAgoraProcess(entry: string, name: string, env: Record<string, string>, readyTimeoutMs = 60_000): Promise<AgoraProcess> {
+  const child = spawn(process.execPath, sourceArgs(entry), { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let output = '';
+  const exited = new Promise<void>((resolveExit) =>
+    child.once('exit', () => {
+      live.delete(child);
+      resolveExit();
+    }),
+  );
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const stop = async (graceMs = 5_000) => {
+    if (gone()) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  const kill = async () => {
+    if (gone()) return;
+    child.kill('SIGKILL');
+    await exited;
+  };
+  const ready = new RegExp(`^${name}: ready$`, 'm');
+  return new Promise((resolvePromise, reject) => {
+    let settled = false;
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${name} ${why}; its output:\n${output}`));
+    };
+    const timer = setTimeout(() => fail(`printed no "ready" within ${readyTimeoutMs} ms`), readyTimeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      if (!settled && ready.test(output)) {
+        settled = true;
+        clearTimeout(timer);
+        resolvePromise({ child, output: () => output, stop, kill });
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.once('error', (error) => fail(`could not start: ${error.message}`));
+    child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
+  });
+}
