@@ -1,0 +1,104 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { commandByType, type Reply } from '@agora/contracts';
+import { createSignedCommand, generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
+
+export interface AgentProfile {
+  roles: string[];
+  constitutions?: string[];
+  specializations?: string[];
+  trustScore?: number;
+}
+
+/**
+ * A scripted fleet speaking to a running Agora through its HTTP gateway, as agents without NATS
+ * would: every command signed with the agent's own key. Keys are kept under `<dataDir>/demo-keys`
+ * so a second run reuses the agents the first one registered.
+ */
+export class Fleet {
+  private readonly keys = new Map<string, KeyPair>();
+
+  constructor(
+    readonly url: string,
+    private readonly operator: { agentId: string; key: KeyPair },
+    private readonly keyDir: string,
+    private readonly say: (line: string) => void,
+  ) {}
+
+  static fromOperatorKeyFile(url: string, keyFile: string, dataDir: string, say: (line: string) => void): Fleet {
+    if (!existsSync(keyFile)) throw new Error(`no operator key at ${keyFile}: start Agora first (npm start creates one) or pass --key`);
+    const parsed = parseKeyFile(readFileSync(keyFile, 'utf8'));
+    return new Fleet(url, { agentId: parsed.agentId ?? 'root', key: parsed }, join(dataDir, 'demo-keys'), say);
+  }
+
+  private keyOf(agentId: string): KeyPair {
+    let key = this.keys.get(agentId);
+    if (key) return key;
+    const file = join(this.keyDir, `${agentId}.key.json`);
+    if (existsSync(file)) {
+      key = parseKeyFile(readFileSync(file, 'utf8'));
+    } else {
+      key = generateKeyPair();
+      mkdirSync(this.keyDir, { recursive: true });
+      writeFileSync(file, `${JSON.stringify({ agentId, ...key }, null, 2)}\n`, { mode: 0o600 });
+    }
+    this.keys.set(agentId, key);
+    return key;
+  }
+
+  /** Registers the agents not registered yet (a re-run finds them there and changes nothing). */
+  async enlist(agents: Record<string, AgentProfile>): Promise<void> {
+    for (const [agentId, profile] of Object.entries(agents)) {
+      const payload = { agentId, publicKey: this.keyOf(agentId).publicKey, displayName: agentId, constitutions: [], specializations: [], trustScore: 500, ...profile };
+      const reply = await this.sendAs(this.operator.agentId, this.operator.key, 'RegisterAgent', payload);
+      if (!reply.ok) throw new Error(`registering ${agentId}: ${reply.error.code}: ${reply.error.message}`);
+    }
+    this.say(`fleet: ${Object.keys(agents).join(', ')} registered by operator ${this.operator.agentId}`);
+  }
+
+  /** Sends a command signed by `agentId` (the operator's own id uses the operator key) and returns the reply. */
+  send(agentId: string, type: string, payload: Record<string, unknown>): Promise<Reply> {
+    const key = agentId === this.operator.agentId ? this.operator.key : this.keyOf(agentId);
+    return this.sendAs(agentId, key, type, payload);
+  }
+
+  /** Like send, but a refusal stops the demo. */
+  async must(agentId: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
+    const reply = await this.send(agentId, type, payload);
+    if (!reply.ok) throw new Error(`${agentId} ${type} was refused: ${reply.error.code}: ${reply.error.message}`);
+    return reply.result;
+  }
+
+  private async sendAs(actor: string, key: KeyPair, type: string, payload: Record<string, unknown>): Promise<Reply> {
+    if (!commandByType(type)) throw new Error(`unknown command type ${type}`);
+    const envelope = createSignedCommand({ type, actor, payload, secretKey: key.secretKey });
+    return this.http<Reply>('POST', '/v1/commands', envelope);
+  }
+
+  async query<T>(path: string): Promise<T> {
+    const reply = await this.http<Reply<T>>('GET', path);
+    if (!reply.ok) throw new Error(`GET ${path}: ${reply.error.code}: ${reply.error.message}`);
+    return reply.result;
+  }
+
+  private async http<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+    } catch (error) {
+      throw new Error(`cannot reach Agora at ${this.url} (${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}): is it running (npm start)?`);
+    }
+    return (await res.json()) as T;
+  }
+}
+
+/** Polls `check` every 200 ms until it returns something, for at most `timeoutMs`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
