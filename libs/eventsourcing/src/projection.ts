@@ -84,6 +84,28 @@ export class ProjectionRunner<M> {
     this.resolveCaughtUp();
   }
 
+  /**
+   * Rebuilds the model from scratch, on demand, and compares it with the live one as of the same
+   * event: the live model is copied at its current position, the log is folded up to that
+   * position, and the two must be equal. A difference means `apply` depends on something besides
+   * the events (the clock, the order of delivery) or a live event was lost or applied twice.
+   */
+  async verify(): Promise<ProjectionVerification> {
+    const position = this.position;
+    const live = copyOf(this.current);
+    const accepts = streamFilter(this.projection.categories);
+    let rebuilt = this.projection.initial();
+    let events = 0;
+    if (position !== undefined) {
+      for await (const event of this.store.readAll()) {
+        rebuilt = fold(this.projection, accepts, rebuilt, event);
+        events++;
+        if (event.position === position) break;
+      }
+    }
+    return { name: this.projection.name, position: position ?? null, events, equal: sameData(live, rebuilt) };
+  }
+
   /** Folds the whole log from scratch: what the live model must equal once it has seen the same events. */
   static async rebuild<M>(store: EventStore, projection: Projection<M>): Promise<M> {
     const accepts = streamFilter(projection.categories);
@@ -91,6 +113,45 @@ export class ProjectionRunner<M> {
     for await (const event of store.readAll()) model = fold(projection, accepts, model, event);
     return model;
   }
+}
+
+/** A deep copy of read-model data: plain objects, arrays, Maps, Sets and primitives (what read models hold). */
+function copyOf<T>(value: T): T {
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, copyOf(v)])) as T;
+  if (value instanceof Set) return new Set([...value].map(copyOf)) as T;
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyOf(v)])) as T;
+  return value;
+}
+
+/** Deep equality of read-model data, by content (Maps and Sets by their entries, in any order of insertion for Maps). */
+function sameData(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (a instanceof Map || b instanceof Map) {
+    if (!(a instanceof Map && b instanceof Map) || a.size !== b.size) return false;
+    for (const [k, v] of a) if (!b.has(k) || !sameData(v, b.get(k))) return false;
+    return true;
+  }
+  if (a instanceof Set || b instanceof Set) {
+    return a instanceof Set && b instanceof Set && a.size === b.size && [...a].every((v) => b.has(v));
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameData(v, b[i]));
+  }
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  const keysA = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const keysB = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return keysA.length === keysB.length && keysA.every((k) => sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+export interface ProjectionVerification {
+  name: string;
+  /** The live model's position the comparison was made at (null: no event yet). */
+  position: Position | null;
+  /** Events folded by the rebuild. */
+  events: number;
+  /** The rebuilt model equals the live one. */
+  equal: boolean;
 }
 
 /** Starts a ProjectionRunner and resolves with it once it has caught up. */

@@ -50,6 +50,26 @@ async function appendSome(from: number, count: number): Promise<RecordedEvent['p
 }
 
 describe('ProjectionRunner', () => {
+  it('verifies on demand: a rebuild up to the live position equals the live model, and a model that depends on more than the events does not', async () => {
+    await appendSome(0, 6);
+    const runner = new ProjectionRunner(store, totals);
+    runners.push(runner);
+    await runner.start();
+    const verified = await runner.verify();
+    expect(verified).toEqual({ name: 'order-totals', position: runner.position, events: 12, equal: true });
+
+    // Events appended after the live model's position do not count against it.
+    await appendSome(6, 2);
+    expect((await runner.verify()).equal).toBe(true);
+
+    let calls = 0;
+    const impure: Projection<{ seen: number[] }> = { name: 'impure', initial: () => ({ seen: [] }), apply: (model) => void model.seen.push(calls++) };
+    const drifting = new ProjectionRunner(store, impure);
+    runners.push(drifting);
+    await drifting.start();
+    expect(await drifting.verify()).toMatchObject({ name: 'impure', equal: false });
+  });
+
   it('folds history, then live events, and equals a rebuild from scratch', async () => {
     await appendSome(0, 10);
     const runner = new ProjectionRunner(store, totals);
