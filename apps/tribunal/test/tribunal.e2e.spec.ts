@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetAgent, GetProposal, type AgentView, type ProposalView, type Reply } from '@agora/contracts';
+import { commandByType, GetAgent, GetProposal, type AgentView, type ProposalView, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
@@ -58,7 +58,7 @@ describe('the tribunal over separate processes (e2e)', () => {
   };
   const send = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
     const key = agent === 'root' ? root : keys[agent];
-    const subject = (await import('@agora/contracts')).commandByType(type)!.subject;
+    const subject = commandByType(type)!.subject;
     return client.request(subject, createSignedCommand({ type, actor: agent, payload, secretKey: key.secretKey }), { timeoutMs: 10_000 });
   };
   const ok = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
