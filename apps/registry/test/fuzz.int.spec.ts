@@ -16,7 +16,7 @@ import { startGateway, type Gateway } from '@agora/gateway';
 import { generateKeyPair, type SignedCommand } from '@agora/identity';
 import { decodeJson, NatsAgoraClient, NatsWire, type AgoraClient, type WireConnection } from '@agora/messaging';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { deleteJetStreamLogs, TEST_NATS_URL, uniqueJetStreamLog, waitFor } from '@agora/testing';
+import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
 import fc from 'fast-check';
 import { startRegistryService } from '../src/registry-service.js';
 import { buildCase, displayNameArbitrary, MAX_CLOCK_SKEW_MS, recipes, signAs, type Accepted, type Body, type BuiltCase, type Cast, type Recipe, type World } from './support/fuzz-cases.js';
@@ -30,11 +30,16 @@ const TIMEOUT_MS = 10_000;
 type StoreSetup = (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'>;
 const inProcess: StoreSetup = (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined });
 const overNats: StoreSetup = () => {
-  const { streamName, subjectPrefix } = uniqueJetStreamLog('fuzz');
-  return { store: { kind: 'jetstream', servers: TEST_NATS_URL, streamName, subjectPrefix }, natsUrl: TEST_NATS_URL };
+  const { streamName, subjectPrefix } = uniqueJetStreamLog('fuzz', nats.url);
+  return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
 };
 
-afterAll(() => deleteJetStreamLogs());
+// A NATS server of this file's own: on the shared one, other runs' registries would join the queue group.
+let nats: PrivateNatsServer;
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+afterAll(() => nats?.stop());
 
 interface FuzzWorld extends World {
   accepted: Accepted[];

@@ -8,14 +8,16 @@ import { GetAgent, RegisterAgent, UpdateAgent, type AgentView, type CommandResul
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
 import { NatsAgoraClient, type StatsResponse } from '@agora/messaging';
-import { deleteJetStreamLogs, TEST_NATS_URL, uniqueJetStreamLog, waitFor } from '@agora/testing';
+import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { expectOnlyReplicas, gatherServiceReplies, runRegistry, startRegistryProcess, type RegistryProcess } from './support/registry-process.js';
 
 const REPLICAS = 3;
 const CONCURRENT_UPDATES = 200;
 
 describe('agora-registry processes (e2e)', () => {
-  const log = uniqueJetStreamLog('e2e');
+  // A NATS server of the test's own: on the shared one, other runs' registries would join the queue group.
+  let nats: PrivateNatsServer;
+  let log: ReturnType<typeof uniqueJetStreamLog>;
   const root: KeyPair = generateKeyPair();
   const dirs: string[] = [];
   let replicas: RegistryProcess[] = [];
@@ -32,12 +34,14 @@ describe('agora-registry processes (e2e)', () => {
 
   beforeAll(async () => {
     // The test opens the log first, so the replicas find the stream made rather than race to make it.
-    store = await openJetStreamEventStore({ servers: TEST_NATS_URL, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: TEST_NATS_URL, name: 'registry-e2e' });
+    nats = await startNatsServer();
+    log = uniqueJetStreamLog('e2e', nats.url);
+    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'registry-e2e' });
     const env = async () => {
       const dir = await mkdtemp(join(tmpdir(), 'agora-registry-e2e-'));
       dirs.push(dir);
-      return { NATS_URL: TEST_NATS_URL, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dir, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, AGORA_OPERATOR_ID: 'root' };
+      return { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dir, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, AGORA_OPERATOR_ID: 'root' };
     };
     const envs = await Promise.all(Array.from({ length: REPLICAS }, env));
     const started = await Promise.allSettled(envs.map((e) => startRegistryProcess(e)));
@@ -51,7 +55,7 @@ describe('agora-registry processes (e2e)', () => {
     await Promise.all(replicas.map((r) => r.stop()));
     await client?.close();
     await store?.close();
-    await deleteJetStreamLogs();
+    await nats?.stop();
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   }, 30_000);
 
@@ -149,7 +153,7 @@ describe('agora-registry processes (e2e)', () => {
 
   it('stops with exit code 2 and names the setting when a setting is bad; --help exits 0 and lists the environment', async () => {
     const [bad, help] = await Promise.all([
-      runRegistry([], { NATS_URL: TEST_NATS_URL, EVENT_STORE: 'postgres://x', AGORA_OPERATOR_PUBLIC_KEY: root.publicKey }),
+      runRegistry([], { NATS_URL: nats.url, EVENT_STORE: 'postgres://x', AGORA_OPERATOR_PUBLIC_KEY: root.publicKey }),
       runRegistry(['--help'], {}),
     ]);
     expect(bad.code).toBe(2);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DisableAgent, GetAgent, ListAgents, RegisterAgent, RotateAgentKey, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { deleteJetStreamLogs, TEST_NATS_URL, uniqueJetStreamLog, waitFor } from '@agora/testing';
+import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
 type Setup = { name: string; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
@@ -13,13 +13,18 @@ const setups: Setup[] = [
   {
     name: 'NATS transport, JetStream store',
     config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('registry');
-      return { store: { kind: 'jetstream', servers: TEST_NATS_URL, streamName, subjectPrefix }, natsUrl: TEST_NATS_URL };
+      const { streamName, subjectPrefix } = uniqueJetStreamLog('registry', nats.url);
+      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
     },
   },
 ];
 
-afterAll(() => deleteJetStreamLogs());
+// A NATS server of this file's own: on the shared one, other runs' registries would join the queue group.
+let nats: PrivateNatsServer;
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+afterAll(() => nats?.stop());
 
 describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
   let dir: string;

@@ -1,5 +1,6 @@
 // The tribunal as an operator runs it: registry, proposal, tribunal and projections as separate
-// processes over the shared NATS server, the log in a JetStream stream of their own. A fleet of
+// processes over a NATS server of the test's own (so no other run's services join their queue
+// groups), the log in JetStream. A fleet of
 // agents (the seed's Space-OS cast) speaks to them over NATS with signed commands; the figures are
 // read back from the projections' /metrics.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,10 +10,12 @@ import { commandByType, GetAgent, GetProposal, type AgentView, type ProposalView
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
-import { deleteJetStreamLogs, startAgoraProcess, TEST_NATS_URL, uniqueJetStreamLog, waitFor, type AgoraProcess } from '@agora/testing';
+import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
 
-const ROUND_MS = 4_000;
-const POLICY = { roundDeadlineMs: ROUND_MS, minRoundDeadlineMs: 1_000, maxRoundsBeforeEscalation: 2 };
+// Rounds are long enough that reviews always arrive in time; the one round that must expire asks
+// for its own time-box, long enough to restart every process (from source) before it is due.
+const POLICY = { roundDeadlineMs: 120_000, minRoundDeadlineMs: 1_000, maxRoundsBeforeEscalation: 2 };
+const QUIET_ROUND_MS = 20_000;
 const SERVICES = [
   { name: 'registry', entry: 'apps/registry/src/main.ts' },
   { name: 'proposal', entry: 'apps/proposal/src/main.ts' },
@@ -32,7 +35,8 @@ const CAST = {
 type Agent = keyof typeof CAST;
 
 describe('the tribunal over separate processes (e2e)', () => {
-  const log = uniqueJetStreamLog('tribunal');
+  let nats: PrivateNatsServer;
+  let log: ReturnType<typeof uniqueJetStreamLog>;
   const root = generateKeyPair();
   const keys = Object.fromEntries(Object.keys(CAST).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
   const processes = new Map<ServiceName, AgoraProcess>();
@@ -42,7 +46,7 @@ describe('the tribunal over separate processes (e2e)', () => {
   let store: EventStore;
 
   const env = (name: ServiceName): Record<string, string> => ({
-    NATS_URL: TEST_NATS_URL,
+    NATS_URL: nats.url,
     EVENT_STORE: log.eventStore,
     AGORA_DATA_DIR: join(dir, name),
     AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
@@ -73,16 +77,18 @@ describe('the tribunal over separate processes (e2e)', () => {
   };
   const roundOpened = (proposalId: string, round: number) =>
     waitFor(async () => (await proposal(proposalId)).rounds.some((r) => r.round === round && r.status === 'open'), `round ${round} of ${proposalId} to open`, 15_000);
-  const statusOf = (proposalId: string, status: string) => waitFor(async () => (await proposal(proposalId)).status === status, `${proposalId} to be ${status}`, 20_000);
+  const statusOf = (proposalId: string, status: string) => waitFor(async () => (await proposal(proposalId)).status === status, `${proposalId} to be ${status}`, 40_000);
   const review = (agent: Agent, proposalId: string, round: number, constitution: string, verdict: 'approve' | 'object', objection: Record<string, string> = {}) =>
     ok(agent, 'SubmitReview', { proposalId, round, constitution, verdict, reasoning: `${agent} on ${constitution}`, ...objection });
-  const submit = (proposalId: string, body: string) =>
-    ok('seldon', 'SubmitProposal', { proposalId, title: `Plan ${proposalId}`, body, problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }] });
+  const submit = (proposalId: string, body: string, extra: Record<string, unknown> = {}) =>
+    ok('seldon', 'SubmitProposal', { proposalId, title: `Plan ${proposalId}`, body, problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }], ...extra });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-tribunal-e2e-'));
-    store = await openJetStreamEventStore({ servers: TEST_NATS_URL, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: TEST_NATS_URL, name: 'tribunal-e2e' });
+    nats = await startNatsServer();
+    log = uniqueJetStreamLog('tribunal', nats.url);
+    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'tribunal-e2e' });
     await Promise.all((['registry', 'proposal', 'projections'] as const).map(start));
     for (const [agentId, profile] of Object.entries(CAST)) {
       await ok('root', 'RegisterAgent', { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 });
@@ -95,7 +101,7 @@ describe('the tribunal over separate processes (e2e)', () => {
     await Promise.all([...processes.values()].map((p) => p.stop()));
     await client?.close();
     await store?.close();
-    await deleteJetStreamLogs();
+    await nats?.stop();
     await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
@@ -123,13 +129,15 @@ describe('the tribunal over separate processes (e2e)', () => {
   }, 60_000);
 
   it('a silent reviewer is deemed to approve at the deadline, even with every process restarted mid-round', async () => {
-    await submit('quiet', 'Ship the demo on Friday.');
+    await submit('quiet', 'Ship the demo on Friday.', { reviewDeadlineMs: QUIET_ROUND_MS });
     await roundOpened('quiet', 1);
     await review('harbinger', 'quiet', 1, 'risk', 'approve');
 
-    // Every process goes down hard in the middle of the round, and comes back.
+    // Every process goes down hard in the middle of the round, and comes back before the deadline.
     await Promise.all([...processes.values()].map((p) => p.kill()));
     await Promise.all(SERVICES.map((s) => start(s.name)));
+    const deadlineAt = Date.parse((await proposal('quiet')).rounds[0]!.deadlineAt);
+    expect(Date.now()).toBeLessThan(deadlineAt);
 
     await review('heretic', 'quiet', 1, 'premise', 'approve');
     await review('sentinel', 'quiet', 1, 'evidence', 'approve');
@@ -139,7 +147,7 @@ describe('the tribunal over separate processes (e2e)', () => {
     expect(round).toMatchObject({ closeReason: 'deadline', outcome: 'approved' });
     expect(round.reviews.filter((r) => r.deemed).map((r) => [r.reviewer, r.constitution])).toEqual([['zealot', 'execution']]);
     expect(round.reviews.filter((r) => !r.deemed)).toHaveLength(3);
-  }, 90_000);
+  }, 120_000);
 
   it('a deadlock goes to a human after two contested rounds, and the operator decides', async () => {
     await submit('deadlock', 'Rewrite everything in a weekend.');

@@ -7,13 +7,16 @@ export const TEST_NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
 const created = new Set<string>();
 
-/** A JetStream log of its own on the shared server (stream and subject prefix no other test uses), as an EVENT_STORE value and its parts. */
-export function uniqueJetStreamLog(label = 'test'): { streamName: string; subjectPrefix: string; eventStore: string } {
+/**
+ * A JetStream log of its own (stream and subject prefix no other test uses), on the shared server
+ * or on `natsUrl`, as an EVENT_STORE value and its parts.
+ */
+export function uniqueJetStreamLog(label = 'test', natsUrl = TEST_NATS_URL): { streamName: string; subjectPrefix: string; eventStore: string } {
   const run = randomBytes(5).toString('hex');
   const streamName = `AGORA_${label.toUpperCase()}_${run}`;
   const subjectPrefix = `${label.toLowerCase()}.${run}`;
-  created.add(streamName);
-  const host = TEST_NATS_URL.replace(/^nats:\/\//, '');
+  if (natsUrl === TEST_NATS_URL) created.add(streamName);
+  const host = natsUrl.replace(/^nats:\/\//, '');
   return { streamName, subjectPrefix, eventStore: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}` };
 }
 
@@ -39,3 +42,4 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what = 'c
   }
 }
 export * from './processes.js';
+export * from './nats-server.js';
