@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetTribunalStats, ListUnderCoveredProposals } from '@agora/contracts';
+import { GetTribunalStats, ListUnderCoveredProposals, votingProjectionQueries } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import { createServiceMicroservice, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -9,6 +9,7 @@ import type { Running, ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
+import { registerVotingMetrics, startVotingProjections, type VotingProjections } from './voting-metrics.js';
 
 export const DEFAULT_METRICS_PORT = 9464;
 export const DEFAULT_METRICS_HOST = '0.0.0.0';
@@ -16,8 +17,8 @@ export const DEFAULT_METRICS_HOST = '0.0.0.0';
 /** Queue group and `$SRV` name of the service; its subjects stay those of the query definitions (`agora.qry.tribunal.*`). */
 export const PROJECTIONS_SERVICE = 'projections';
 
-/** The queries this service answers: the tribunal's health figures, computed from the proposals read model. */
-export const projectionsCatalog = { commands: [], queries: [GetTribunalStats, ListUnderCoveredProposals] };
+/** The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model. */
+export const projectionsCatalog = { commands: [], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries] };
 
 export interface ProjectionsServiceOptions {
   /** Port of the HTTP endpoint with /metrics and /health. Default 9464; 0 picks a free one. */
@@ -34,6 +35,8 @@ export interface RunningProjections extends Running {
   /** `http://<host>:<port>/metrics` as bound (0.0.0.0 and :: shown as the loopback address). */
   metricsUrl: string;
   runner: ProjectionRunner<ProposalsModel>;
+  /** The voting sessions read model, its queries and metrics. */
+  voting: VotingProjections;
   service: ServiceMicroservice;
   registry: Registry;
 }
@@ -85,7 +88,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
   const metricsHost = options.metricsHost ?? DEFAULT_METRICS_HOST;
   if (!Number.isSafeInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) throw new RangeError(`metricsPort must be a port number (0 to 65535), got ${String(metricsPort)}`);
 
-  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger: options.logger === false ? silent : new Logger('agora:projections') });
+  const logger = options.logger === false ? silent : new Logger('agora:projections');
+  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger });
   const records = () => runner.model.values();
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
@@ -95,6 +99,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
   try {
     await runner.start();
     closers.push(() => runner.stop());
+    const voting = await startVotingProjections(context.store, logger);
+    closers.push(() => voting.close());
 
     const service = await createServiceMicroservice({
       service: PROJECTIONS_SERVICE,
@@ -107,6 +113,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       queries: new Map([
         onQuery(GetTribunalStats, async ({ windowDays: days }) => tribunalStats([...records()], new Date(), days ?? windowDays)),
         onQuery(ListUnderCoveredProposals, async ({ below }) => ({ proposals: constitutionalCoverage([...records()], below) })),
+        ...voting.queries,
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
@@ -115,6 +122,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     registerTribunalMetrics(registry, { records, windowDays });
+    registerVotingMetrics(registry, { records: voting.records });
 
     const server = createServer((req, res) => void answer(req, res));
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
@@ -133,7 +141,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
           res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body);
           return;
         }
-        const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size }, position: runner.position ?? null };
+        const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size }, position: runner.position ?? null };
         res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : JSON.stringify(health));
       } catch (error) {
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${(error as Error).message}\n`);
@@ -146,6 +154,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     return {
       metricsUrl,
       runner,
+      voting,
       service,
       registry,
       lines: [

@@ -12,6 +12,7 @@ import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService 
 import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
+import { startVotingService } from '@agora/voting';
 import { portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
 
 const OPERATOR_KEY_FILE = 'operator.key.json';
@@ -43,8 +44,8 @@ function displayPath(file: string): string {
 const env = process.env;
 await runProcess({
   name: 'agora',
-  summary: `Runs Agora in one process: the registry, proposal, tribunal and projections services, the event relay
-and the HTTP gateway (commands, queries, Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
+  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting and projections services, the event
+relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
 operator key in the environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
@@ -65,6 +66,7 @@ ${TRIBUNAL_POLICY_ENV_HELP}`,
       () => startRegistryService(context, registryOptionsFromEnv(env)),
       () => startProposalService(context, policy ? { policy } : {}),
       () => startTribunalService(context),
+      () => startVotingService(context),
       () => startProjectionsService(context, readProjectionsSettings(env)),
       () => runEventRelay(context),
       async () => {

@@ -55,8 +55,10 @@ export function buildDocuments(version = '0.1.0'): GeneratedDocuments {
   for (const c of commands) files[`json-schema/commands/${c.type}.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...envelopeOf(c) });
   for (const e of events) files[`json-schema/events/${e.type}.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${e.type} event`, description: e.summary, ...schemaOf(publishedEventOf(e), 'output') });
   for (const q of queries) {
-    files[`json-schema/queries/${q.name}.params.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${q.name} params`, ...schemaOf(q.params) });
-    files[`json-schema/queries/${q.name}.result.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${q.name} result`, ...schemaOf(q.result, 'output') });
+    // Query names are unique within a service only: `<service>.<name>` is unique (it is the subject's tail).
+    const id = `${q.service}.${q.name}`;
+    files[`json-schema/queries/${id}.params.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${id} params`, ...schemaOf(q.params) });
+    files[`json-schema/queries/${id}.result.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${id} result`, ...schemaOf(q.result, 'output') });
   }
   files['asyncapi.json'] = json(asyncApi(version));
   return { files };
@@ -101,7 +103,7 @@ function asyncApi(version: string): JsonSchema {
     );
   }
   for (const q of queries) {
-    addRequestReply(q.subject, `Query_${q.name.replace(/\./g, '_')}`, q.summary, schemaOf(q.params), schemaOf(replyOf(q.result), 'output'), `Request/reply, served by the \`${q.service}\` queue group; also GET /v1/${q.service}/${q.httpPath} on the gateway.`);
+    addRequestReply(q.subject, `Query_${q.service}_${q.name.replace(/\./g, '_')}`, q.summary, schemaOf(q.params), schemaOf(replyOf(q.result), 'output'), `Request/reply, served by the \`${q.service}\` queue group; also GET /v1/${q.service}/${q.httpPath} on the gateway.`);
   }
   for (const e of events) {
     const id = channelId(e.subject);

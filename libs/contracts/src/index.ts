@@ -4,6 +4,8 @@ export * from './envelope.js';
 export * from './define.js';
 export * from './registry.js';
 export * from './tribunal.js';
+export * from './voting.js';
+export * from './dialectic.js';
 export * from './catalog.js';
 export * from './documents.js';
 export * from './openapi.js';

@@ -110,7 +110,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
   };
 
   for (const q of queries) {
-    const resultName = componentName(`${q.name}.result`);
+    const resultName = componentName(`${q.service}.${q.name}.result`);
     schemas[resultName] = schemaOf(q.result, 'output');
     paths[`/v1/${q.service}/${openApiPath(q.httpPath)}`] = {
       get: {

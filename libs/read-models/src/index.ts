@@ -1,1 +1,2 @@
 export * from './proposals.js';
+export * from './voting.js';

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NatsConnection } from '@nats-io/nats-core';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -112,4 +113,36 @@ export function startAgoraProcess(entry: string, name: string, env: Record<strin
     child.once('error', (error) => fail(`could not start: ${error.message}`));
     child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
   });
+}
+
+export interface ServiceProcess extends AgoraProcess {
+  /** Its replica id in `$SRV` (read off its start-up line `<service> service <id>: ...`). */
+  readonly id: string;
+}
+
+/** Starts `apps/<service>/src/main.ts` as `agora-<service>` and resolves once it is ready and has named its replica id. */
+export async function startServiceProcess(service: string, env: Record<string, string>, readyTimeoutMs = 60_000): Promise<ServiceProcess> {
+  const started = await startAgoraProcess(`apps/${service}/src/main.ts`, `agora-${service}`, env, readyTimeoutMs);
+  const id = new RegExp(`${service} service (\\S+):`).exec(started.output())?.[1];
+  if (id === undefined) {
+    await started.kill();
+    throw new Error(`agora-${service} was ready without naming its replica id; its output:\n${started.output()}`);
+  }
+  return { ...started, id };
+}
+
+/** Every answer to a `$SRV` request within `maxWaitMs` (discovery is scatter-gather: each replica answers). */
+export async function gatherServiceReplies<T>(nc: NatsConnection, subject: string, maxWaitMs = 1_000): Promise<T[]> {
+  const replies: T[] = [];
+  for await (const msg of await nc.requestMany(subject, '', { strategy: 'timer', maxWait: maxWaitMs })) replies.push(msg.json<T>());
+  return replies;
+}
+
+/**
+ * Fails plainly when replicas other than `ids` answer for `service` on this NATS server: they would
+ * take some of the test's requests (a test should run its services on a server of its own, see startNatsServer).
+ */
+export async function expectOnlyReplicas(nc: NatsConnection, service: string, ids: readonly string[]): Promise<void> {
+  const foreign = (await gatherServiceReplies<{ id: string }>(nc, `$SRV.PING.${service}`, 500)).map((p) => p.id).filter((id) => !ids.includes(id));
+  if (foreign.length > 0) throw new Error(`other ${service} replicas (${foreign.join(', ')}) serve the "${service}" queue group on this NATS server; this test needs it to itself`);
 }

@@ -1,0 +1,90 @@
+import type { VotingSessionSummary, VotingSessionView } from '@agora/contracts';
+import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
+import type { Projection } from '@agora/eventsourcing';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+
+/** Every voting session with its votes and outcome, by session id. */
+export type VotingSessionsModel = Map<string, VotingSessionView>;
+
+const PREFIX = 'voting_session-';
+
+/**
+ * Folds every `voting_session-*` stream with the session decider's own `evolveVotingSession`, so
+ * the read model and the decider cannot disagree about a session.
+ */
+export const votingSessionsProjection: Projection<VotingSessionsModel> = {
+  name: 'voting_sessions',
+  categories: ['voting_session'],
+  initial: () => new Map(),
+  apply(model, event: RecordedEvent) {
+    const sessionId = event.streamId.slice(PREFIX.length);
+    const current: VotingSessionState = model.get(sessionId) ?? { status: 'none' };
+    const next = evolveVotingSession(current, { type: event.type, data: event.data } as VotingSessionEvent);
+    if (next.status !== 'none') model.set(sessionId, { ...next, streamRevision: event.revision });
+  },
+};
+
+/** The one-line form of a session (ListPendingVotingSessions). */
+export function votingSessionSummary(s: VotingSessionView): VotingSessionSummary {
+  return {
+    sessionId: s.sessionId,
+    requestId: s.requestId,
+    requestingAgent: s.requestingAgent,
+    actionType: s.actionType,
+    riskLevel: s.riskLevel,
+    critical: s.critical,
+    status: s.status,
+    validators: s.validators.map((v) => v.agentId),
+    votesReceived: s.votes.length,
+    awaitingOperator: s.awaitingOperator,
+    createdAt: s.createdAt,
+    deadlineAt: s.deadlineAt,
+  };
+}
+
+export interface PendingFilter {
+  /** The sessions waiting for an operator instead of those collecting votes. */
+  awaitingOperator?: boolean;
+  /** Only sessions this validator was selected for and has not voted on (collecting votes). */
+  validator?: string;
+}
+
+/** The seed's getPendingSessions(): sessions collecting votes (or waiting for an operator), oldest first. */
+export function pendingVotingSessions(model: VotingSessionsModel, filter: PendingFilter = {}): VotingSessionSummary[] {
+  const out: VotingSessionView[] = [];
+  for (const s of model.values()) {
+    if (filter.awaitingOperator ? !s.awaitingOperator : !isOpenForVotes(s.status)) continue;
+    if (filter.validator !== undefined && (!s.validators.some((v) => v.agentId === filter.validator) || s.votes.some((v) => v.validator === filter.validator))) continue;
+    out.push(s);
+  }
+  return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.sessionId < b.sessionId ? -1 : 1)).map(votingSessionSummary);
+}
+
+async function readEvents(store: EventStore, streamId: string): Promise<RecordedEvent[] | undefined> {
+  try {
+    return await store.readStream(streamId);
+  } catch (error) {
+    if (error instanceof StreamNotFound) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * One session read straight from its stream: what a query answers right after a command (the live
+ * model trails the log a little). Undefined when there is no such session.
+ */
+export async function readVotingSession(store: EventStore, sessionId: string): Promise<VotingSessionView | undefined> {
+  const events = await readEvents(store, votingSessionStreamId(sessionId));
+  if (!events) return undefined;
+  const model: VotingSessionsModel = new Map();
+  for (const event of events) votingSessionsProjection.apply(model, event);
+  return model.get(sessionId);
+}
+
+/** The voting configuration in force (the seed's defaults before any change) and the revision of `voting_config-global` it comes from (-1: none). */
+export async function readVotingConfig(store: EventStore): Promise<{ config: VotingConfig; revision: number }> {
+  const events = (await readEvents(store, votingConfigStreamId())) ?? [];
+  let state = votingConfigDecider.initialState();
+  for (const event of events) state = votingConfigDecider.evolve(state, { type: event.type, data: event.data } as VotingConfigEvent);
+  return { config: state.config, revision: events.at(-1)?.revision ?? -1 };
+}
