@@ -1,0 +1,175 @@
+/**
+ * The circuit breaker (seed 001, "Integration with actual circuit breaker triggers"), as pure rules
+ * for the registry's agent decider to call: the registry owns health and risk, so the breaker lives
+ * in the `agent-<agentId>` stream, a `breaker` slice of the agent's state.
+ *
+ *   ReportHealth ─> AgentHealthReported, and when the breaker is closed and the risk is at or above
+ *                   the agent's threshold (its own, set by a resolution, else the policy's 0.60):
+ *                   AgentPaused in the same decision, naming the recovery session `<agentId>-p<n>`
+ *   ResumeAgent (internal: the registry's answer to RecoveryResolved) ─> AgentResumed, with the
+ *                   threshold the resolution set (set_risk_threshold), which then is the agent's own
+ *
+ * While the breaker is open the agent's commands to other services are refused with `forbidden`,
+ * except those it needs to recover (`mayIssueWhilePaused`).
+ */
+import type { AgentHealthReported, AgentPaused, AgentResumed, BreakerView, DataOf, PayloadOf, RecoveryResolved, ReportHealth } from '@agora/contracts';
+import { DomainError, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
+import { recoverySessionId } from './ids.js';
+import type { BreakerPolicy } from './policy.js';
+
+export type BreakerEvent =
+  | DomainEvent<'AgentHealthReported', DataOf<typeof AgentHealthReported>>
+  | DomainEvent<'AgentPaused', DataOf<typeof AgentPaused>>
+  | DomainEvent<'AgentResumed', DataOf<typeof AgentResumed>>;
+
+/** The breaker slice of an agent's state (the BreakerView contract). */
+export type Breaker = BreakerView;
+
+export const initialBreaker = (): Breaker => ({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null });
+
+/** The internal command the registry issues in answer to RecoveryResolved (like AdjustTrust: never sent by an agent). */
+export interface ResumeAgentPayload {
+  agentId: string;
+  pause: number;
+  sessionId: string;
+  decidedBy: DataOf<typeof AgentResumed>['decidedBy'];
+  conditions: DataOf<typeof AgentResumed>['conditions'];
+  /** The threshold the resolution sets; null leaves the agent's as it is. */
+  riskThreshold: number | null;
+  cause: DataOf<typeof AgentResumed>['cause'];
+}
+
+export type BreakerCommand = Command<'ReportHealth', PayloadOf<typeof ReportHealth>> | Command<'ResumeAgent', ResumeAgentPayload>;
+
+/** What the breaker rules read of the agent. */
+export interface BreakerSubject {
+  agentId: string;
+  status: 'active' | 'disabled';
+  breaker: Breaker;
+}
+
+/** The threshold in force for an agent: its own (set by a resolution), else the policy's. */
+export const effectiveThreshold = (breaker: Breaker, policy: BreakerPolicy): number => breaker.riskThreshold ?? policy.riskThreshold;
+
+export const isPaused = (breaker: Breaker): boolean => breaker.state === 'open';
+
+/** Commands a paused agent may still send: its own health reports, and its part in its recovery. */
+export const ALLOWED_WHILE_PAUSED: ReadonlySet<string> = new Set(['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery']);
+
+/**
+ * For the command gate: whether an agent whose breaker is open may send this command. Anything
+ * else is refused with `forbidden` ("agent X is paused by its circuit breaker (session S)").
+ */
+export const mayIssueWhilePaused = (commandType: string): boolean => ALLOWED_WHILE_PAUSED.has(commandType);
+
+/** The refusal the gate answers a paused agent with. */
+export function pausedRefusal(agentId: string, breaker: Breaker, commandType: string): DomainError {
+  return new DomainError('forbidden', `${agentId} is paused by its circuit breaker since ${breaker.pausedAt ?? '?'} (recovery session ${breaker.sessionId ?? '?'}): ${commandType} is refused until it resumes`, {
+    agentId,
+    sessionId: breaker.sessionId,
+    commandType,
+  });
+}
+
+/** How a breaker event changes the breaker. */
+export function evolveBreaker(breaker: Breaker, e: BreakerEvent): Breaker {
+  switch (e.type) {
+    case 'AgentHealthReported':
+      return { ...breaker, lastReportAt: e.data.reportedAt };
+    case 'AgentPaused':
+      return { ...breaker, state: 'open', pauses: e.data.pause, sessionId: e.data.sessionId, pausedAt: e.data.pausedAt };
+    case 'AgentResumed': {
+      const d = e.data;
+      return { ...breaker, state: 'closed', riskThreshold: d.riskThreshold, sessionId: null, pausedAt: null, lastResume: { pause: d.pause, sessionId: d.sessionId, resumedAt: d.resumedAt } };
+    }
+  }
+}
+
+function requireReporter(agentId: string, context: Pick<CommandContext, 'actor' | 'actorRoles'>): void {
+  if (context.actor === agentId || context.actorRoles.includes('operator')) return;
+  throw new DomainError('forbidden', `${context.actor} may not report the health of ${agentId}: only the agent itself or an operator (a monitor) may`, { agentId, actor: context.actor });
+}
+
+/**
+ * ReportHealth: records the report and, when the breaker is closed and the risk is at or above the
+ * threshold in force, trips it (AgentPaused in the same decision). An open breaker only records
+ * the report: it closes only through a recovery. Refuses a reporter that is neither the agent nor
+ * an operator, and a disabled agent.
+ */
+export function breakerDecision(agent: BreakerSubject, command: Command<'ReportHealth', PayloadOf<typeof ReportHealth>>, policy: BreakerPolicy): BreakerEvent[] {
+  const { payload: p, context } = command;
+  requireReporter(p.agentId, context);
+  if (agent.status === 'disabled') throw new DomainError('illegal_state', `agent ${p.agentId} is disabled`, { agentId: p.agentId });
+  const tags = [...new Set(p.tags)];
+  const events: BreakerEvent[] = [
+    { type: 'AgentHealthReported', data: { agentId: p.agentId, health: p.health, risk: p.risk, tags, metrics: p.metrics, note: p.note ?? null, reportedBy: context.actor, reportedAt: context.now } },
+  ];
+  const threshold = effectiveThreshold(agent.breaker, policy);
+  if (agent.breaker.state === 'closed' && p.risk >= threshold) {
+    const pause = agent.breaker.pauses + 1;
+    events.push({
+      type: 'AgentPaused',
+      data: {
+        agentId: p.agentId,
+        pause,
+        sessionId: recoverySessionId(p.agentId, pause),
+        risk: p.risk,
+        health: p.health,
+        threshold,
+        tags,
+        reason: `risk ${p.risk} reached the threshold ${threshold}`,
+        previousResume: agent.breaker.lastResume,
+        pausedAt: context.now,
+      },
+    });
+  }
+  return events;
+}
+
+/**
+ * ResumeAgent: closes the breaker of the pause the resolution recovered, with the threshold it sets
+ * (or the agent's current one). The same resume again changes nothing; a resume for another pause,
+ * or of an agent that is not paused, is refused.
+ */
+export function resumeDecision(agent: BreakerSubject, command: Command<'ResumeAgent', ResumeAgentPayload>): BreakerEvent[] {
+  const { payload: p, context } = command;
+  const b = agent.breaker;
+  if (b.lastResume?.pause === p.pause && b.lastResume.sessionId === p.sessionId) return [];
+  if (b.state !== 'open' || b.pauses !== p.pause || b.sessionId !== p.sessionId) {
+    throw new DomainError('illegal_state', `agent ${p.agentId} is not paused by pause ${p.pause} (session ${p.sessionId}): its breaker is ${b.state}${b.state === 'open' ? ` for session ${b.sessionId}` : ''}`, {
+      agentId: p.agentId,
+      pause: p.pause,
+      sessionId: p.sessionId,
+      breaker: b.state,
+    });
+  }
+  return [
+    {
+      type: 'AgentResumed',
+      data: { agentId: p.agentId, pause: p.pause, sessionId: p.sessionId, decidedBy: p.decidedBy, conditions: p.conditions, riskThreshold: p.riskThreshold ?? b.riskThreshold, cause: p.cause, resumedAt: context.now },
+    },
+  ];
+}
+
+/** The part of a stored event resumePayloadOf reads (a RecordedEvent fits). */
+export interface CausingEvent {
+  id: string;
+  streamId: string;
+  type: string;
+  data: unknown;
+}
+
+/** The registry's reaction to RecoveryResolved: the ResumeAgent payload (undefined for any other event). */
+export function resumePayloadOf(e: CausingEvent): ResumeAgentPayload | undefined {
+  if (e.type !== 'RecoveryResolved') return undefined;
+  const d = e.data as DataOf<typeof RecoveryResolved>;
+  return {
+    agentId: d.agentId,
+    pause: d.pause,
+    sessionId: d.sessionId,
+    decidedBy: d.resolution.decidedBy,
+    conditions: d.resolution.conditions,
+    riskThreshold: d.riskThreshold,
+    cause: { eventId: e.id, streamId: e.streamId, type: e.type },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * What the history of recoveries says about reviewers (seed 001, Phase 3: "track record
+ * persistence + history", "collusion pattern detection"), computed from session records alone:
+ * pure functions of the read model and of a `now` given by the caller, so the service (building
+ * the candidates of a draw), the stats query and a test compute the same figures.
+ */
+import type { CollusionFlag, DialecticSessionRecord, RecoveryCandidate } from '@agora/contracts';
+import { DAY_MS } from './selection.js';
+
+export type ReviewOutcomeKind = 'success' | 'failure' | 'pending';
+
+export interface ReviewOutcome {
+  reviewer: string;
+  agentId: string;
+  sessionId: string;
+  outcome: ReviewOutcomeKind;
+  /** resolved: no relapse within the window; relapsed; unsound_audit; timed_out: the reviewer let a deadline pass; within_window: too early to say. */
+  reason: 'resolved' | 'relapsed' | 'unsound_audit' | 'timed_out' | 'within_window';
+  /** When the outcome was settled (or, pending, when the resolution was). */
+  at: string;
+}
+
+/**
+ * The outcome of every review in the records (sessions with a reviewer), as of `now`:
+ * - the reviewer let one of its deadlines pass: failure (an unresponsive reviewer is no help);
+ * - a resolution the reviewer signed: failure when the agent relapsed within the session's
+ *   relapseWindowMs or an audit found it unsound, success once the window passed without either,
+ *   pending until then;
+ * - anything else (the session escalated past the reviewer, or is still open): no outcome.
+ */
+export function reviewerOutcomes(records: readonly DialecticSessionRecord[], now: string | Date): ReviewOutcome[] {
+  const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
+  const outcomes: ReviewOutcome[] = [];
+  for (const r of records) {
+    const reviewer = r.reviewer;
+    if (reviewer === null) continue;
+    const base = { reviewer, agentId: r.agentId, sessionId: r.sessionId };
+    const late = r.expiries.find((x) => x.late.includes(reviewer));
+    if (late) {
+      outcomes.push({ ...base, outcome: 'failure', reason: 'timed_out', at: late.expiredAt });
+      continue;
+    }
+    const resolved = r.resolved;
+    if (!resolved || !resolved.signatures.some((s) => s.signer === reviewer && s.role === 'reviewer')) continue;
+    if (r.relapse) outcomes.push({ ...base, outcome: 'failure', reason: 'relapsed', at: r.relapse.relapsedAt });
+    else if (r.audit?.verdict === 'unsound') outcomes.push({ ...base, outcome: 'failure', reason: 'unsound_audit', at: r.audit.submittedAt ?? resolved.resolvedAt });
+    else {
+      const settledAt = Date.parse(resolved.resolvedAt) + r.rules.relapseWindowMs;
+      if (t >= settledAt) outcomes.push({ ...base, outcome: 'success', reason: 'resolved', at: new Date(settledAt).toISOString() });
+      else outcomes.push({ ...base, outcome: 'pending', reason: 'within_window', at: resolved.resolvedAt });
+    }
+  }
+  return outcomes;
+}
+
+export interface TrackRecord {
+  /** Settled reviews (pending ones are not counted yet). */
+  reviews: number;
+  successful: number;
+  /** successful / reviews; null without settled reviews (the authority score then uses 0.5). */
+  score: number | null;
+}
+
+/** The track record of a list of outcomes (of one reviewer). */
+export function trackRecord(outcomes: readonly Pick<ReviewOutcome, 'outcome'>[]): TrackRecord {
+  const settled = outcomes.filter((o) => o.outcome !== 'pending');
+  const successful = settled.filter((o) => o.outcome === 'success').length;
+  return { reviews: settled.length, successful, score: settled.length === 0 ? null : successful / settled.length };
+}
+
+/** One reviewer's track record from the records. */
+export const trackRecordOf = (records: readonly DialecticSessionRecord[], reviewer: string, now: string | Date): TrackRecord =>
+  trackRecord(reviewerOutcomes(records, now).filter((o) => o.reviewer === reviewer));
+
+export interface CollusionOptions {
+  /** Sessions opened within this window before `now` count. Default 30 days. */
+  windowMs?: number;
+  /** Reviews between the two, both directions together, from which a mutual pair is flagged. Default 3. */
+  minReviews?: number;
+}
+
+export const DEFAULT_COLLUSION_WINDOW_MS = 30 * DAY_MS;
+export const DEFAULT_COLLUSION_MIN_REVIEWS = 3;
+
+/**
+ * Pairs of agents that review each other repeatedly: A reviewed B and B reviewed A (both
+ * directions), at least `minReviews` times together, in sessions opened in the window. In id order.
+ */
+export function collusionFlags(records: readonly DialecticSessionRecord[], now: string | Date, options: CollusionOptions = {}): CollusionFlag[] {
+  const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
+  const from = to - (options.windowMs ?? DEFAULT_COLLUSION_WINDOW_MS);
+  const minReviews = options.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS;
+  const pairs = new Map<string, CollusionFlag>();
+  for (const r of records) {
+    const opened = Date.parse(r.openedAt);
+    if (r.reviewer === null || r.reviewer === r.agentId || opened < from || opened > to) continue;
+    const [first, second] = r.reviewer < r.agentId ? [r.reviewer, r.agentId] : [r.agentId, r.reviewer];
+    const key = `${first}\n${second}`;
+    const flag = pairs.get(key) ?? { agents: [first, second] as [string, string], reviews: 0, firstToSecond: 0, secondToFirst: 0 };
+    flag.reviews++;
+    if (r.reviewer === first) flag.firstToSecond++;
+    else flag.secondToFirst++;
+    pairs.set(key, flag);
+  }
+  return [...pairs.values()]
+    .filter((f) => f.firstToSecond > 0 && f.secondToFirst > 0 && f.reviews >= minReviews)
+    .sort((a, b) => (a.agents.join('\n') < b.agents.join('\n') ? -1 : 1));
+}
+
+/** What the registry says of an agent that may be drawn (an AgentView with its breaker fits). */
+export interface CandidateAgent {
+  agentId: string;
+  status: string;
+  risk: number;
+  health: number;
+  specializations: readonly string[];
+  breaker?: { state: 'open' | 'closed'; lastReportAt: string | null } | null;
+}
+
+/**
+ * The candidates of a draw for the recovery of `agentId`, from the registry's agents and the
+ * session records: track record, expertise (the tags of the sessions it reviewed, and its
+ * specializations), when it last reviewed this agent, and whether the pair is flagged for collusion.
+ */
+export function recoveryCandidates(agents: readonly CandidateAgent[], records: readonly DialecticSessionRecord[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): RecoveryCandidate[] {
+  const outcomes = reviewerOutcomes(records, now);
+  const flags = collusionFlags(records, now, collusion);
+  return agents.map((a) => {
+    const reviewed = records.filter((r) => r.reviewer === a.agentId);
+    const ofThisAgent = reviewed.filter((r) => r.agentId === agentId).map((r) => r.openedAt);
+    const track = trackRecord(outcomes.filter((o) => o.reviewer === a.agentId));
+    const expertise = [...new Set([...a.specializations, ...reviewed.flatMap((r) => r.tags)])].filter((t) => /^[a-z][a-z0-9_-]{0,31}$/.test(t)).slice(0, 64);
+    return {
+      agentId: a.agentId,
+      status: a.status,
+      paused: a.breaker?.state === 'open',
+      risk: a.risk,
+      health: a.health,
+      lastReportAt: a.breaker?.lastReportAt ?? null,
+      trackRecord: { reviews: track.reviews, successful: track.successful },
+      expertise,
+      lastReviewedAgentAt: ofThisAgent.length === 0 ? null : ofThisAgent.reduce((x, y) => (Date.parse(x) >= Date.parse(y) ? x : y)),
+      collusionFlagged: flags.some((f) => f.agents.includes(a.agentId) && f.agents.includes(agentId)),
+    };
+  });
+}

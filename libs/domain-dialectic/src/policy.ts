@@ -1,0 +1,31 @@
+import { BreakerPolicy, DialecticPolicy, type BreakerPolicyInput, type DialecticPolicyInput } from '@agora/contracts';
+
+export type { BreakerPolicy, BreakerPolicyInput, DialecticPolicy, DialecticPolicyInput, DialecticRules, HardLimitPolicy } from '@agora/contracts';
+
+function parsed<T>(what: string, result: { success: true; data: T } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }): T {
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.map(String).join('.') || '(policy)'}: ${i.message}`);
+  throw new TypeError(`invalid ${what}: ${problems.join('; ')}`);
+}
+
+/**
+ * A dialectic policy from configuration, defaults filled in (see the DialecticPolicy schema): the
+ * seed's deadlines (thesis 1 h, antithesis 2 h, each synthesis round 1 h, signatures 1 h, the
+ * whole dialectic 6 h), 5 synthesis rounds, the seed's authority weights (health 40 %, track record
+ * 30 %, expertise 20 %, freshness 10 %) and exclusions (risk at or above 0.40, reviewed the agent
+ * within 24 h), both escalation tiers enabled (tie-break 2 h, quorum of 5 in 1 h), the seed's hard
+ * limits, a 24 h relapse window and a 10 % audit sample. Throws a TypeError naming every offending
+ * setting: weights that do not add up to 1, a seed hard limit removed or loosened.
+ */
+export function defineDialecticPolicy(input: DialecticPolicyInput = {}): DialecticPolicy {
+  return parsed('dialectic policy', DialecticPolicy.safeParse(input));
+}
+
+export const DEFAULT_DIALECTIC_POLICY: DialecticPolicy = defineDialecticPolicy();
+
+/** The circuit breaker's policy: trips at a risk of 0.60 unless configured (or a resolution set the agent its own threshold). */
+export function defineBreakerPolicy(input: BreakerPolicyInput = {}): BreakerPolicy {
+  return parsed('breaker policy', BreakerPolicy.safeParse(input));
+}
+
+export const DEFAULT_BREAKER_POLICY: BreakerPolicy = defineBreakerPolicy();

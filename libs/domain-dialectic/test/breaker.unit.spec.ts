@@ -1,0 +1,127 @@
+import { eventByType } from '@agora/contracts';
+import type { Command } from '@agora/decider';
+import {
+  breakerDecision,
+  evolveBreaker,
+  initialBreaker,
+  mayIssueWhilePaused,
+  pausedRefusal,
+  resumeDecision,
+  resumePayloadOf,
+  type Breaker,
+  type BreakerCommand,
+  type BreakerEvent,
+  type BreakerSubject,
+  type ResumeAgentPayload,
+} from '../src/breaker.js';
+import { defineBreakerPolicy } from '../src/policy.js';
+import { AGENT, at, ctx, T0, threshold } from './fixtures.js';
+
+const policy = defineBreakerPolicy();
+const report = (risk: number, now = T0, actor: string = AGENT, actorRoles?: string[]): Extract<BreakerCommand, { type: 'ReportHealth' }> => ({
+  type: 'ReportHealth',
+  context: ctx(actor, now, actorRoles),
+  payload: { agentId: AGENT, health: 1 - risk, risk, tags: ['cascade'], metrics: { coherence: 0.45 } },
+});
+const subject = (breaker: Breaker = initialBreaker(), status: 'active' | 'disabled' = 'active'): BreakerSubject => ({ agentId: AGENT, status, breaker });
+const fold = (events: readonly BreakerEvent[]): Breaker => events.reduce(evolveBreaker, initialBreaker());
+const conforms = (e: BreakerEvent) => {
+  expect(eventByType(e.type)?.category).toBe('agent');
+  eventByType(e.type)!.data.parse(e.data);
+};
+const resume = (payload: Partial<ResumeAgentPayload> = {}, now = at(300)): Command<'ResumeAgent', ResumeAgentPayload> => ({
+  type: 'ResumeAgent',
+  context: ctx('registry-service', now, []),
+  payload: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, decidedBy: 'dialectic', conditions: [threshold(0.48)], riskThreshold: 0.48, cause: { eventId: 'e-1', streamId: `dialectic_session-${AGENT}-p1`, type: 'RecoveryResolved' }, ...payload },
+});
+
+describe('ReportHealth: the circuit breaker', () => {
+  it('records a report under the threshold, and nothing more', () => {
+    const events = breakerDecision(subject(), report(0.3), policy);
+    expect(events).toEqual([
+      { type: 'AgentHealthReported', data: { agentId: AGENT, health: 0.7, risk: 0.3, tags: ['cascade'], metrics: { coherence: 0.45 }, note: null, reportedBy: AGENT, reportedAt: T0 } },
+    ]);
+    events.forEach(conforms);
+  });
+
+  it('trips at the threshold (risk 0.65 against 0.60, the seed): AgentPaused in the same decision, naming the recovery session', () => {
+    const events = breakerDecision(subject(), report(0.65), policy);
+    expect(events.map((e) => e.type)).toEqual(['AgentHealthReported', 'AgentPaused']);
+    expect(events[1]).toEqual({
+      type: 'AgentPaused',
+      data: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, risk: 0.65, health: 0.35, threshold: 0.6, tags: ['cascade'], reason: 'risk 0.65 reached the threshold 0.6', previousResume: null, pausedAt: T0 },
+    });
+    events.forEach(conforms);
+    expect(breakerDecision(subject(), report(0.6), policy).map((e) => e.type)).toEqual(['AgentHealthReported', 'AgentPaused']);
+  });
+
+  it('does not pause a paused agent again', () => {
+    const open = fold(breakerDecision(subject(), report(0.65), policy));
+    expect(open).toMatchObject({ state: 'open', pauses: 1, sessionId: `${AGENT}-p1`, pausedAt: T0 });
+    expect(breakerDecision(subject(open), report(0.9, at(60)), policy).map((e) => e.type)).toEqual(['AgentHealthReported']);
+  });
+
+  it('lets a monitor with the operator role report for the agent, nobody else', () => {
+    expect(breakerDecision(subject(), report(0.2, T0, 'monitor', ['operator']), policy)[0]).toMatchObject({ data: { reportedBy: 'monitor' } });
+    expect(() => breakerDecision(subject(), report(0.9, T0, 'mallory', ['observer']), policy)).toThrow(/mallory may not report the health of critical_agent/);
+    expect(() => breakerDecision(subject(initialBreaker(), 'disabled'), report(0.2), policy)).toThrow(/is disabled/);
+  });
+
+  it("trips at the agent's own threshold once a resolution set one, and names the previous resume", () => {
+    const paused = breakerDecision(subject(), report(0.65), policy);
+    const resumed = [...paused, ...resumeDecision(subject(fold(paused)), resume())];
+    const b = fold(resumed);
+    expect(b).toMatchObject({ state: 'closed', riskThreshold: 0.48, lastResume: { pause: 1, sessionId: `${AGENT}-p1`, resumedAt: at(300) } });
+    const again = breakerDecision(subject(b), report(0.5, at(3600)), policy);
+    expect(again[1]).toMatchObject({ type: 'AgentPaused', data: { pause: 2, sessionId: `${AGENT}-p2`, threshold: 0.48, previousResume: { pause: 1, resumedAt: at(300) } } });
+  });
+});
+
+describe('ResumeAgent', () => {
+  const paused = () => fold(breakerDecision(subject(), report(0.65), policy));
+
+  it("closes the breaker of the pause the resolution recovered, with the resolution's threshold", () => {
+    const events = resumeDecision(subject(paused()), resume());
+    expect(events).toEqual([
+      {
+        type: 'AgentResumed',
+        data: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, decidedBy: 'dialectic', conditions: [threshold(0.48)], riskThreshold: 0.48, cause: resume().payload.cause, resumedAt: at(300) },
+      },
+    ]);
+    events.forEach(conforms);
+  });
+
+  it("keeps the agent's threshold when the resolution sets none", () => {
+    expect(resumeDecision(subject(paused()), resume({ riskThreshold: null, conditions: [] }))[0]).toMatchObject({ data: { riskThreshold: null } });
+  });
+
+  it('changes nothing the second time, and refuses another pause or an agent not paused', () => {
+    const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume())]);
+    expect(resumeDecision(subject(b), resume())).toEqual([]);
+    expect(() => resumeDecision(subject(paused()), resume({ pause: 2, sessionId: `${AGENT}-p2` }))).toThrow(/is not paused by pause 2/);
+    expect(() => resumeDecision(subject(), resume())).toThrow(/its breaker is closed/);
+  });
+
+  it('is derived from RecoveryResolved, naming it as the cause', () => {
+    const data = { sessionId: `${AGENT}-p1`, agentId: AGENT, pause: 1, resolution: { decidedBy: 'quorum', conditions: [threshold(0.45)] }, riskThreshold: 0.45 };
+    expect(resumePayloadOf({ id: 'e-9', streamId: `dialectic_session-${AGENT}-p1`, type: 'RecoveryResolved', data })).toEqual({
+      agentId: AGENT,
+      pause: 1,
+      sessionId: `${AGENT}-p1`,
+      decidedBy: 'quorum',
+      conditions: [threshold(0.45)],
+      riskThreshold: 0.45,
+      cause: { eventId: 'e-9', streamId: `dialectic_session-${AGENT}-p1`, type: 'RecoveryResolved' },
+    });
+    expect(resumePayloadOf({ id: 'e-1', streamId: 's', type: 'RecoveryOpened', data })).toBeUndefined();
+  });
+});
+
+describe('a paused agent', () => {
+  it('may only report its health and take its part in its recovery', () => {
+    for (const type of ['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery']) expect(mayIssueWhilePaused(type)).toBe(true);
+    for (const type of ['SubmitProposal', 'CastValidatorVote', 'SubmitReview', 'SubmitAntithesis', 'CreateVotingSession']) expect(mayIssueWhilePaused(type)).toBe(false);
+    const b = fold(breakerDecision(subject(), report(0.65), policy));
+    expect(pausedRefusal(AGENT, b, 'SubmitProposal')).toMatchObject({ code: 'forbidden', message: `${AGENT} is paused by its circuit breaker since ${T0} (recovery session ${AGENT}-p1): SubmitProposal is refused until it resumes` });
+  });
+});
