@@ -12,13 +12,21 @@
  * slices with the service's event loop.
  *
  * Headline: UpdateAgent, each command on its own, already registered agent. That is the common
- * shape of a command (an existing aggregate: read its stream, fold, decide, append at the expected
+ * shape of a command (an existing aggregate: fold its stream, decide, append at the expected
  * revision), where RegisterAgent of a fresh agent only meets an empty stream. The agents are
- * registered by a first, also measured, RegisterAgent phase.
+ * registered by a first, also measured, RegisterAgent phase. A replica keeps the folded state of
+ * the streams it handled (the aggregate cache of the command kit), so with one replica every
+ * UpdateAgent finds its agent's stream kept from the RegisterAgent; with N replicas (a queue group
+ * hands each request to any of them) about 1/N does, and the others read the stream first.
+ *
+ * Besides commands/s and latency, the table gives the CPU time each command cost the replicas and
+ * the bench client (from /proc and process.cpuUsage): on a small machine shared with other work,
+ * throughput moves with the load while the CPU per command stays put, and it shows where the
+ * cores went.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +49,8 @@ apps/registry/dist (npm run bench:commands builds first), beside raw JetStream p
   --nats URL      NATS server with JetStream (default $NATS_URL or nats://127.0.0.1:4222)
   --help          this text
 
-The log is a JetStream stream of its own (BENCH_CMD_<random>), deleted at the end.`;
+The table also gives the CPU time per command of the replicas (all together, from /proc) and of
+the bench client. The log is a JetStream stream of its own (BENCH_CMD_<random>), deleted at the end.`;
 
 const TARGET = 0.3;
 
@@ -128,17 +137,48 @@ async function stopReplica(replica: Replica): Promise<void> {
 
 interface Phase extends Run {
   errors: Map<string, number>;
+  /** CPU time (user + system) per command: of all the replicas together, and of this process. */
+  cpuMs: { replicas: number | undefined; client: number };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux, whatever the kernel's HZ). */
+const USER_HZ = 100;
+
+/** CPU time the replicas have used so far, in ms; undefined without a Linux /proc. */
+function replicasCpuMs(replicas: readonly Replica[]): number | undefined {
+  let ticks = 0;
+  for (const { child } of replicas) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    } catch {
+      return undefined;
+    }
+    // Fields after the command name (which may hold spaces, inside parentheses): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / USER_HZ;
+}
+
+function clientCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** Runs `count` commands with INFLIGHT in flight; `envelopeFor(i)` signs the i-th (signing is part of the measured time). */
-async function commandPhase(client: NatsAgoraClient, subject: string, count: number, envelopeFor: (i: number) => unknown): Promise<Phase> {
+async function commandPhase(client: NatsAgoraClient, replicas: readonly Replica[], subject: string, count: number, envelopeFor: (i: number) => unknown): Promise<Phase> {
   const errors = new Map<string, number>();
   let next = 0;
+  const replicasBefore = replicasCpuMs(replicas);
+  const clientBefore = clientCpuMs();
   const run = await measure(count, INFLIGHT, async () => {
     const reply: Reply<CommandResult> = await client.request(subject, envelopeFor(next++), { timeoutMs: 30_000 });
     if (!reply.ok) errors.set(reply.error.code, (errors.get(reply.error.code) ?? 0) + 1);
   });
-  return { ...run, errors };
+  const replicasAfter = replicasCpuMs(replicas);
+  const replicasMs = replicasBefore === undefined || replicasAfter === undefined ? undefined : (replicasAfter - replicasBefore) / count;
+  return { ...run, errors, cpuMs: { replicas: replicasMs, client: (clientCpuMs() - clientBefore) / count } };
 }
 
 async function main(): Promise<void> {
@@ -223,11 +263,11 @@ async function main(): Promise<void> {
     const sign = (type: string, payload: Record<string, unknown>) => createSignedCommand({ type, actor: 'bench-op', payload, secretKey: operator.secretKey });
 
     process.stdout.write(`RegisterAgent x ${fmt(COUNT)} (fresh agents) ... `);
-    const register = await commandPhase(client, RegisterAgent.subject, COUNT, (i) => sign('RegisterAgent', { agentId: agentId(i), publicKey: agentKey, displayName: `agent ${i}`, roles: ['executive'] }));
+    const register = await commandPhase(client, replicas, RegisterAgent.subject, COUNT, (i) => sign('RegisterAgent', { agentId: agentId(i), publicKey: agentKey, displayName: `agent ${i}`, roles: ['executive'] }));
     console.log(`${fmt(register.opsPerSec)}/s`);
 
     process.stdout.write(`UpdateAgent x ${fmt(COUNT)} (one per registered agent) ... `);
-    const update = await commandPhase(client, UpdateAgent.subject, COUNT, (i) => sign('UpdateAgent', { agentId: agentId(i), displayName: `agent ${i} (updated)`, trustScore: 600 }));
+    const update = await commandPhase(client, replicas, UpdateAgent.subject, COUNT, (i) => sign('UpdateAgent', { agentId: agentId(i), displayName: `agent ${i} (updated)`, trustScore: 600 }));
     console.log(`${fmt(update.opsPerSec)}/s`);
 
     // Every accepted command left exactly one event.
@@ -239,12 +279,24 @@ async function main(): Promise<void> {
       else if (event.type === 'AgentUpdated') updated++;
     }
 
+    const cpu = (ms: number | undefined) => (ms === undefined ? 'n/a' : ms.toFixed(3));
     const rows = [
-      ['raw JetStream publish+ack', fmt(raw.opsPerSec), raw.p50.toFixed(2), raw.p99.toFixed(2), '1.00x', ''],
-      ['RegisterAgent (fresh agent)', fmt(register.opsPerSec), register.p50.toFixed(2), register.p99.toFixed(2), `${(register.opsPerSec / raw.opsPerSec).toFixed(2)}x`, errorsOf(register)],
-      ['UpdateAgent (existing agent)', fmt(update.opsPerSec), update.p50.toFixed(2), update.p99.toFixed(2), `${(update.opsPerSec / raw.opsPerSec).toFixed(2)}x`, errorsOf(update)],
+      ['raw JetStream publish+ack', fmt(raw.opsPerSec), raw.p50.toFixed(2), raw.p99.toFixed(2), '1.00x', '', '', ''],
+      ...([
+        ['RegisterAgent (fresh agent)', register],
+        ['UpdateAgent (existing agent)', update],
+      ] as const).map(([name, phase]) => [
+        name,
+        fmt(phase.opsPerSec),
+        phase.p50.toFixed(2),
+        phase.p99.toFixed(2),
+        `${(phase.opsPerSec / raw.opsPerSec).toFixed(2)}x`,
+        cpu(phase.cpuMs.replicas),
+        cpu(phase.cpuMs.client),
+        errorsOf(phase),
+      ]),
     ];
-    const header = ['', 'per s', 'p50 ms', 'p99 ms', 'vs raw', 'errors'];
+    const header = ['', 'per s', 'p50 ms', 'p99 ms', 'vs raw', 'replica CPU ms/cmd', 'client CPU ms/cmd', 'errors'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
     console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);

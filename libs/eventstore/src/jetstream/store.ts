@@ -1,4 +1,4 @@
-import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
 import { EventStoreError, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
@@ -49,6 +49,8 @@ const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
 const MAX_APPEND_ATTEMPTS = 50;
 const READ_BATCH = 1024;
+/** Commits before the last that `readStream` fetches one by one at most; beyond, a consumer is cheaper. */
+const READ_BY_GET_COMMITS = 6;
 const STATE_CACHE_ENTRIES = 10_000;
 /** A reader's consumer outlives this much inactivity (a subscription's handler may be slow). */
 const READER_INACTIVE_THRESHOLD_MS = 60_000;
@@ -218,20 +220,82 @@ export class JetStreamEventStore implements EventStore {
     return state;
   }
 
+  /**
+   * Short streams (and the tail of a stream whose earlier commits this process knows) are read
+   * with stream message gets, answered by the stream leader: the subject's last commit first,
+   * which is all there is to read when the stream has one commit or nothing is new after
+   * `fromRevision`; then the commits before it one by one (`next_by_subj`), when there can be at
+   * most READ_BY_GET_COMMITS of them. Anything longer goes through a consumer filtered on the
+   * subject, as creating, using and deleting one costs about as much as six gets.
+   */
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     assertValidStreamId(streamId);
     assertReadRange('fromRevision', options.fromRevision);
     assertReadRange('maxCount', options.maxCount);
     this.assertOpen(streamId);
+    const fromRevision = options.fromRevision ?? 0;
+    const maxCount = options.maxCount ?? Number.POSITIVE_INFINITY;
     let reader: PullReader | undefined;
     try {
-      reader = await PullReader.open(this.readerContext, { startSeq: 1, filterSubject: this.subjectOf(streamId), inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS });
-      return await this.readStreamWith(reader, streamId, options.fromRevision ?? 0, options.maxCount ?? Number.POSITIVE_INFINITY);
+      const read = await this.readStreamByGets(streamId, fromRevision, maxCount);
+      if (Array.isArray(read)) return read;
+      reader = await PullReader.open(this.readerContext, { startSeq: read.startSeq, filterSubject: this.subjectOf(streamId), inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS });
+      return await this.readStreamWith(reader, streamId, fromRevision, maxCount);
     } catch (error) {
       throw unavailable(`read stream ${streamId}`, error, streamId);
     } finally {
       reader?.close();
     }
+  }
+
+  /**
+   * The events from `fromRevision` on, read with message gets, or the stream sequence a consumer
+   * should start from when that would take more than READ_BY_GET_COMMITS gets. Reads what the
+   * stream held when its last commit was fetched: commits appended after that are left out.
+   */
+  private async readStreamByGets(streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[] | { startSeq: number }> {
+    const subject = this.subjectOf(streamId);
+    // A commit known from an earlier append or read: what is after it is after its sequence.
+    const hint = this.states.get(streamId);
+    const lastMsg = await this.getMessage({ last_by_subj: subject });
+    if (!lastMsg) throw new StreamNotFound(streamId);
+    const last = decodeCommit(lastMsg.data);
+    // A foreign message on the subject: the consumer skips it (and says so).
+    if (!last) return { startSeq: 1 };
+    this.states.set(streamId, { lastRevision: lastRevisionOf(last), lastSeq: lastMsg.seq, lastIndex: last.e.length - 1, commitId: lastMsg.header.get('Nats-Msg-Id') || undefined });
+
+    const out: RecordedEvent[] = [];
+    if (fromRevision < last.r) {
+      const fromHint = hint !== undefined && hint.lastRevision < fromRevision && hint.lastSeq < lastMsg.seq;
+      let seq = fromHint ? hint.lastSeq + 1 : 1;
+      let nextRevision = fromHint ? hint.lastRevision + 1 : 0;
+      // Each commit before the last holds at least one of the revisions nextRevision .. last.r - 1.
+      if (last.r - nextRevision > READ_BY_GET_COMMITS) return { startSeq: seq };
+      for (let gets = 0; nextRevision < last.r && out.length < maxCount; gets++) {
+        const msg = gets < READ_BY_GET_COMMITS + 2 ? await this.getMessage({ seq, next_by_subj: subject }) : null;
+        // Fewer commits than the revisions promise, or foreign messages between them: let the consumer sort it out.
+        if (!msg || msg.seq >= lastMsg.seq) return { startSeq: 1 };
+        seq = msg.seq + 1;
+        const commit = decodeCommit(msg.data);
+        if (!commit) {
+          this.config.logger.warn(`jetstream event store: skipping message ${msg.seq} on ${msg.subject}: not an event commit`);
+          continue;
+        }
+        if (lastRevisionOf(commit) >= fromRevision) pushRecordedEvents(out, commit, streamId, msg.seq, Date.parse(msg.timestamp), Math.max(0, fromRevision - commit.r));
+        nextRevision = lastRevisionOf(commit) + 1;
+      }
+    }
+    if (out.length < maxCount && lastRevisionOf(last) >= fromRevision) {
+      pushRecordedEvents(out, last, streamId, lastMsg.seq, Date.parse(lastMsg.timestamp), Math.max(0, fromRevision - last.r));
+    }
+    if (out.length > maxCount) out.length = maxCount;
+    return out;
+  }
+
+  /** A message of the log by a stream message get, answered by the stream leader (so never behind an acknowledged append); null when there is none. */
+  private getMessage(query: { last_by_subj: string } | { seq: number; next_by_subj: string }): Promise<StoredMsg | null> {
+    // nats-server 2.9 takes next_by_subj on the stream API too; the client only types it for direct gets.
+    return this.jsm.streams.getMessage(this.config.streamName, query as unknown as MsgRequest);
   }
 
   /** Reads the commits that were on the subject when the consumer was created (they are all there is to the stream). */
