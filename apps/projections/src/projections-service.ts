@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetTribunalStats, ListUnderCoveredProposals, votingProjectionQueries } from '@agora/contracts';
+import { dialecticProjectionQueries, GetTribunalStats, ListUnderCoveredProposals, votingProjectionQueries } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import { createServiceMicroservice, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -8,6 +8,7 @@ import { proposalsProjection, type ProposalsModel } from '@agora/read-models';
 import type { Running, ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { registerDialecticMetrics, startDialecticProjections, type DialecticProjections } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
 import { registerVotingMetrics, startVotingProjections, type VotingProjections } from './voting-metrics.js';
 
@@ -17,8 +18,8 @@ export const DEFAULT_METRICS_HOST = '0.0.0.0';
 /** Queue group and `$SRV` name of the service; its subjects stay those of the query definitions (`agora.qry.tribunal.*`). */
 export const PROJECTIONS_SERVICE = 'projections';
 
-/** The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model. */
-export const projectionsCatalog = { commands: [], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries] };
+/** The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
+export const projectionsCatalog = { commands: [], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries, ...dialecticProjectionQueries] };
 
 export interface ProjectionsServiceOptions {
   /** Port of the HTTP endpoint with /metrics and /health. Default 9464; 0 picks a free one. */
@@ -37,6 +38,8 @@ export interface RunningProjections extends Running {
   runner: ProjectionRunner<ProposalsModel>;
   /** The voting sessions read model, its queries and metrics. */
   voting: VotingProjections;
+  /** The recovery sessions read model, its queries and metrics. */
+  dialectic: DialecticProjections;
   service: ServiceMicroservice;
   registry: Registry;
 }
@@ -101,6 +104,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
     closers.push(() => runner.stop());
     const voting = await startVotingProjections(context.store, logger);
     closers.push(() => voting.close());
+    const dialectic = await startDialecticProjections(context.store, logger, windowDays);
+    closers.push(() => dialectic.close());
 
     const service = await createServiceMicroservice({
       service: PROJECTIONS_SERVICE,
@@ -114,6 +119,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
         onQuery(GetTribunalStats, async ({ windowDays: days }) => tribunalStats([...records()], new Date(), days ?? windowDays)),
         onQuery(ListUnderCoveredProposals, async ({ below }) => ({ proposals: constitutionalCoverage([...records()], below) })),
         ...voting.queries,
+        ...dialectic.queries,
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
@@ -123,6 +129,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     collectDefaultMetrics({ register: registry });
     registerTribunalMetrics(registry, { records, windowDays });
     registerVotingMetrics(registry, { records: voting.records });
+    registerDialecticMetrics(registry, { records: dialectic.records, windowDays });
 
     const server = createServer((req, res) => void answer(req, res));
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
@@ -141,7 +148,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
           res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body);
           return;
         }
-        const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size }, position: runner.position ?? null };
+        const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size }, position: runner.position ?? null };
         res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : JSON.stringify(health));
       } catch (error) {
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${(error as Error).message}\n`);
@@ -155,6 +162,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       metricsUrl,
       runner,
       voting,
+      dialectic,
       service,
       registry,
       lines: [

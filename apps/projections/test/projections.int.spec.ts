@@ -17,7 +17,7 @@ import { parseExposition, valueOf, type Exposition } from './support/exposition.
 import { ACTORS, FLEET_IDS, openTestContext, writeFleet } from './support/fleet.js';
 
 /** Label names the tribunal metrics may carry: statuses, outcomes, decisions, stages, histogram buckets. Never an id. */
-const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'le']);
+const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'tier', 'verdict', 'le']);
 
 describe('projections service (in-process transport, embedded store)', () => {
   let dir: string;
@@ -107,7 +107,7 @@ describe('projections service (in-process transport, embedded store)', () => {
     const families = [...m.types.entries()].filter(([name]) => name.startsWith('agora_'));
     expect(families.length).toBeGreaterThanOrEqual(15);
     for (const [name, type] of families) {
-      expect(name).toMatch(/^agora_(tribunal|voting)_[a-z_]+$/);
+      expect(name).toMatch(/^agora_(tribunal|voting|dialectic)_[a-z_]+$/);
       if (type === 'counter') expect(name).toMatch(/_total$/);
       expect(m.help.get(name)?.length ?? 0).toBeGreaterThan(30);
     }

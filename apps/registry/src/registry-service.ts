@@ -1,8 +1,23 @@
-import { AgoraError, DisableAgent, GetAgent, ListAgents, RegisterAgent, RotateAgentKey, UpdateAgent, type AgentView, type DataOf, type ProceededDespiteObjections } from '@agora/contracts';
-import { agentDecider, agentStreamId } from '@agora/domain-registry';
+import {
+  AgoraError,
+  DIALECTIC_SESSION_CATEGORY,
+  DisableAgent,
+  GetAgent,
+  ListAgents,
+  RegisterAgent,
+  ReportHealth,
+  RotateAgentKey,
+  UpdateAgent,
+  type AgentView,
+  type DataOf,
+  type ProceededDespiteObjections,
+} from '@agora/contracts';
+import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, resumePayloadOf } from '@agora/domain-dialectic';
+import { agentDecider, agentStreamId, createAgentDecider, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
+import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface RegistryServiceOptions {
@@ -10,16 +25,24 @@ export interface RegistryServiceOptions {
   logger?: LoggerService | LogLevel[] | false;
   /** Trust points an executive loses each time it proceeds despite objections. Default 100 (of 1000). */
   trustPenaltyProceeded?: number;
+  /** Risk at or above which ReportHealth pauses an agent that has no threshold of its own. Default 0.60 (seed 001). */
+  breakerRiskThreshold?: number;
 }
 
 export const DEFAULT_TRUST_PENALTY_PROCEEDED = 100;
 
 export const REGISTRY_ENV_HELP = `AGORA_TRUST_PENALTY_PROCEEDED  trust points (of 1000) an executive loses each time it executes a
-                               proposal that was not approved (default ${DEFAULT_TRUST_PENALTY_PROCEEDED})`;
+                               proposal that was not approved (default ${DEFAULT_TRUST_PENALTY_PROCEEDED})
+AGORA_BREAKER_RISK_THRESHOLD   reported risk (0 to 1) at or above which an agent's circuit breaker
+                               trips and pauses it, unless a recovery set it a threshold of its own
+                               (default ${DEFAULT_BREAKER_POLICY.riskThreshold.toFixed(2)})`;
 
 /** The registry's settings from the environment (ConfigError naming a bad one). */
 export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceOptions {
-  return { trustPenaltyProceeded: intSetting(env, 'AGORA_TRUST_PENALTY_PROCEEDED', DEFAULT_TRUST_PENALTY_PROCEEDED, { min: 0, max: 1000, what: 'a number of trust points, 0 to 1000' }) };
+  return {
+    trustPenaltyProceeded: intSetting(env, 'AGORA_TRUST_PENALTY_PROCEEDED', DEFAULT_TRUST_PENALTY_PROCEEDED, { min: 0, max: 1000, what: 'a number of trust points, 0 to 1000' }),
+    breakerRiskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', DEFAULT_BREAKER_POLICY.riskThreshold, 'a risk from 0 to 1'),
+  };
 }
 
 /**
@@ -48,26 +71,42 @@ export function trustReactions(penalty: number) {
   };
 }
 
+/**
+ * The circuit breaker's other half (seed 001): a recovery the dialectic service resolved resumes
+ * the agent. The registry records AgentResumed itself, in answer to RecoveryResolved, through a
+ * checkpointed subscription (the command id derived from the event), never by a second write of
+ * the dialectic service.
+ */
+export function resumeReactions(decider: Decider<AgentCommand, AgentEvent, AgentState>) {
+  return (event: RecordedEvent): InternalCommand[] => {
+    const payload = resumePayloadOf(event);
+    return payload ? [{ streamId: agentStreamId(payload.agentId), decider, type: 'ResumeAgent', payload }] : [];
+  };
+}
+
 export function agentView(agent: KnownAgent): AgentView {
-  const { agentId, publicKey, displayName, roles, constitutions, specializations, trustScore, health, risk, status, registeredAt, revision } = agent;
-  return { agentId, publicKey, displayName, roles, constitutions, specializations, trustScore, health, risk, status, registeredAt, revision };
+  const { agentId, publicKey, displayName, roles, constitutions, specializations, trustScore, health, risk, status, breaker, registeredAt, revision } = agent;
+  return { agentId, publicKey, displayName, roles, constitutions, specializations, trustScore, health, risk, status, breaker, registeredAt, revision };
 }
 
 /**
  * The registry service: agents registered, updated, key-rotated and disabled by commands signed
- * with an operator key (the roles are in the contracts), and the agent queries, answered from the
- * process's live agent directory.
+ * with an operator key (the roles are in the contracts); health reports (the agent itself or an
+ * operator's monitor) that trip the circuit breaker at the policy's threshold, and resumes in
+ * answer to the dialectic's RecoveryResolved; and the agent queries, answered from the process's
+ * live agent directory.
  */
 export async function startRegistryService(context: ServiceContext, options: RegistryServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
   const locks = new KeyedLock();
-  const decide = deciderHandler({ store: context.store, decider: agentDecider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
+  const decider = options.breakerRiskThreshold === undefined ? agentDecider : createAgentDecider(defineBreakerPolicy({ riskThreshold: options.breakerRiskThreshold }));
+  const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
   const service = await createServiceMicroservice({
     service: 'registry',
     ...context.transport,
     directory: context.directory,
     maxClockSkewMs: context.config.maxClockSkewMs,
-    description: 'Agora registry: agent identities, public keys, roles, constitutions, trust and health',
-    commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide)]),
+    description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
+    commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide)]),
     queries: new Map([
       onQuery(ListAgents, async ({ role, includeDisabled }) => ({
         agents: context.registry
@@ -87,6 +126,7 @@ export async function startRegistryService(context: ServiceContext, options: Reg
   const running = await startAll([
     async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.qry.registry.*`], close: () => service.close() }),
     () => runReactor(context, { name: 'registry-trust', as: { actor: 'registry-service', roles: [] }, categories: ['proposal'], react: trustReactions(penalty) }),
+    () => runReactor(context, { name: 'registry-breaker', as: { actor: 'registry-service', roles: [] }, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
   ]);
   return { ...running, service };
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DisableAgent, GetAgent, ListAgents, RegisterAgent, RotateAgentKey, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
+import { DisableAgent, GetAgent, ListAgents, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
@@ -135,7 +135,10 @@ describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
   it('updates, rotates keys and disables: the old key and the disabled agent are refused', async () => {
     const erin = generateKeyPair();
     expect((await register('erin', erin, ['operator'])).ok).toBe(true);
-    expect(await request(UpdateAgent.subject, send('UpdateAgent', 'root', root, { agentId: 'erin', trustScore: 900, risk: 0.3 }))).toMatchObject({ ok: true, result: { events: ['AgentUpdated'] } });
+    expect(await request(UpdateAgent.subject, send('UpdateAgent', 'root', root, { agentId: 'erin', trustScore: 900 }))).toMatchObject({ ok: true, result: { events: ['AgentUpdated'] } });
+    // Health and risk have one way in: ReportHealth (here from an operator's monitor).
+    expect(await request(UpdateAgent.subject, send('UpdateAgent', 'root', root, { agentId: 'erin', risk: 0.3 }))).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
+    expect(await request(ReportHealth.subject, send('ReportHealth', 'root', root, { agentId: 'erin', health: 0.8, risk: 0.3 }))).toMatchObject({ ok: true, result: { events: ['AgentHealthReported'] } });
     const erin2 = generateKeyPair();
     expect(await request(RotateAgentKey.subject, send('RotateAgentKey', 'root', root, { agentId: 'erin', publicKey: erin2.publicKey }))).toMatchObject({ ok: true });
     const frank = generateKeyPair();
@@ -153,5 +156,22 @@ describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
     expect(all.ok && all.result.agents.find((a) => a.agentId === 'erin')).toMatchObject({ trustScore: 900, risk: 0.3 });
     expect(await request(GetAgent.subject, { agentId: 'zed' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
   });
-});
 
+  it('runs the circuit breaker: a risky report pauses the agent, whose commands are then refused forbidden, except its health reports', async () => {
+    const hal = generateKeyPair();
+    const eve = generateKeyPair();
+    expect((await register('hal', hal, ['operator'])).ok).toBe(true);
+    expect((await register('eve', eve, ['observer'])).ok).toBe(true);
+    // Only the agent itself or an operator may report an agent's health.
+    expect(await request(ReportHealth.subject, send('ReportHealth', 'eve', eve, { agentId: 'hal', health: 0.9, risk: 0.1 }))).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    expect(await request(ReportHealth.subject, send('ReportHealth', 'hal', hal, { agentId: 'hal', health: 0.35, risk: 0.65, tags: ['cascade'] }))).toMatchObject({
+      ok: true,
+      result: { events: ['AgentHealthReported', 'AgentPaused'] },
+    });
+    await waitFor(async () => (await context.registry.agent('hal'))?.breaker.state === 'open', 'the pause');
+    const view = await request<AgentView>(GetAgent.subject, { agentId: 'hal' });
+    expect(view).toMatchObject({ ok: true, result: { risk: 0.65, health: 0.35, breaker: { state: 'open', pauses: 1, sessionId: 'hal-p1' } } });
+    expect(await request(UpdateAgent.subject, send('UpdateAgent', 'hal', hal, { agentId: 'eve', trustScore: 10 }))).toMatchObject({ ok: false, error: { code: 'forbidden', message: expect.stringMatching(/paused by its circuit breaker/) } });
+    expect(await request(ReportHealth.subject, send('ReportHealth', 'hal', hal, { agentId: 'hal', health: 0.9, risk: 0.1 }))).toMatchObject({ ok: true, result: { events: ['AgentHealthReported'] } });
+  });
+});

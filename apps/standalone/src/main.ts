@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { startDialecticService } from '@agora/dialectic';
 import { startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -44,7 +45,7 @@ function displayPath(file: string): string {
 const env = process.env;
 await runProcess({
   name: 'agora',
-  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting and projections services, the event
+  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic and projections services, the event
 relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
 operator key in the environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
@@ -67,6 +68,7 @@ ${TRIBUNAL_POLICY_ENV_HELP}`,
       () => startProposalService(context, policy ? { policy } : {}),
       () => startTribunalService(context),
       () => startVotingService(context),
+      () => startDialecticService(context),
       () => startProjectionsService(context, readProjectionsSettings(env)),
       () => runEventRelay(context),
       async () => {

@@ -38,7 +38,7 @@
 import { z } from 'zod';
 import { AgentId, EntityId, PublicKeyText, ShortText, Timestamp, type Role } from './common.js';
 import { defineCommand, defineEvent, defineQuery } from './define.js';
-import { EventCause, Unit } from './registry.js';
+import { EventCause, PreviousResume, Unit } from './registry.js';
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary
@@ -612,8 +612,6 @@ export const SubmitAudit = defineCommand({
 // Events: registry (category `agent`, stream `agent-<agentId>`)
 // ---------------------------------------------------------------------------------------------
 
-export const PreviousResume = z.object({ pause: z.number().int().min(1), sessionId: EntityId, resumedAt: Timestamp });
-
 export const AgentHealthReported = defineEvent({
   type: 'AgentHealthReported',
   category: 'agent',
@@ -1008,17 +1006,6 @@ export const DialecticSessionSummary = z.object({
 });
 export type DialecticSessionSummary = z.infer<typeof DialecticSessionSummary>;
 
-/** The circuit breaker as the registry's agent view shows it. */
-export const BreakerView = z.object({
-  state: z.enum(['closed', 'open']).describe('open: the agent is paused'),
-  pauses: z.number().int().min(0),
-  riskThreshold: RiskThreshold.nullable().describe("The agent's own threshold (set by a resolution); null: the policy's"),
-  sessionId: EntityId.nullable().describe('The recovery session of the current pause'),
-  pausedAt: Timestamp.nullable(),
-  lastResume: PreviousResume.nullable(),
-  lastReportAt: Timestamp.nullable(),
-});
-export type BreakerView = z.infer<typeof BreakerView>;
 
 const Count = z.number().int().min(0);
 const Rate = z.number().min(0).max(1).nullable();
@@ -1103,7 +1090,7 @@ export const ListCollusionFlags = defineQuery({
   result: z.object({ flags: z.array(CollusionFlag) }),
 });
 
-/** The registry's circuit-breaker command: served by the registry once its decider calls breakerDecision (not in the catalog until then). */
+/** The registry's circuit-breaker command, served by the registry (its agent decider calls breakerDecision). */
 export const breakerCommands = [ReportHealth] as const;
 export const breakerEvents = [AgentHealthReported, AgentPaused, AgentResumed] as const;
 
@@ -1144,11 +1131,15 @@ export const dialecticEvents = [
   AuditorAssigned,
   AuditSubmitted,
 ] as const;
-export const dialecticQueries = [GetDialecticSession, ListDialecticSessions, GetDialecticStats, ListCollusionFlags] as const;
+/** Answered by the dialectic service (from its sessions read model). */
+export const dialecticServiceQueries = [GetDialecticSession, ListDialecticSessions] as const;
+/** Answered by the projections service (from its dialectic read model, the same figures as its metrics). */
+export const dialecticProjectionQueries = [GetDialecticStats, ListCollusionFlags] as const;
+export const dialecticQueries = [...dialecticServiceQueries, ...dialecticProjectionQueries] as const;
 
-/** Everything of the dialectic service, and the registry's breaker events, for the catalog. */
+/** Everything of the dialectic service, and the registry's breaker command and events, for the catalog. */
 export const dialecticContracts = {
-  commands: dialecticCommands,
+  commands: [...breakerCommands, ...dialecticCommands],
   events: [...breakerEvents, ...dialecticEvents],
   queries: dialecticQueries,
 } as const;

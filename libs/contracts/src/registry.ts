@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentId, PublicKeyText, Role, ShortText, Timestamp } from './common.js';
+import { AgentId, EntityId, PublicKeyText, Role, ShortText, Timestamp } from './common.js';
 import { defineCommand, defineEvent, defineQuery } from './define.js';
 
 /** Constitutions a reviewer can hold (the tribunal's orthogonal mandates); free-form, lowercase. */
@@ -35,7 +35,8 @@ export const UpdateAgent = defineCommand({
   aggregate: 'agent',
   verb: 'update',
   roles: ['operator'],
-  summary: "Change an agent's display name, roles, constitutions, specializations, trust score, health or risk",
+  summary:
+    "Change an agent's display name, roles, constitutions, specializations or trust score. Health and risk have one way in: ReportHealth (which runs the circuit breaker)",
   payload: z
     .object({
       agentId: AgentId,
@@ -44,8 +45,6 @@ export const UpdateAgent = defineCommand({
       constitutions: z.array(Constitution).max(16).optional(),
       specializations: z.array(Specialization).max(16).optional(),
       trustScore: TrustScore.optional(),
-      health: Unit.optional(),
-      risk: Unit.optional(),
     })
     .strict(),
 });
@@ -91,7 +90,7 @@ export const AgentRegistered = defineEvent({
 export const AgentUpdated = defineEvent({
   type: 'AgentUpdated',
   category: 'agent',
-  summary: "An agent's profile changed (only the fields present changed)",
+  summary: "An agent's profile changed (only the fields present changed). health and risk appear only in events recorded before ReportHealth took them over",
   data: z.object({
     agentId: AgentId,
     displayName: z.string().optional(),
@@ -134,6 +133,21 @@ export const AgentTrustAdjusted = defineEvent({
   }),
 });
 
+/** The last resume of an agent's circuit breaker (a pause soon after it is a relapse). */
+export const PreviousResume = z.object({ pause: z.number().int().min(1), sessionId: EntityId, resumedAt: Timestamp });
+
+/** The circuit breaker as the registry's agent view shows it (seed 001; the rules are in libs/domain-dialectic breaker.ts). */
+export const BreakerView = z.object({
+  state: z.enum(['closed', 'open']).describe('open: the agent is paused'),
+  pauses: z.number().int().min(0),
+  riskThreshold: Unit.nullable().describe("The agent's own threshold (set by a resolution); null: the policy's"),
+  sessionId: EntityId.nullable().describe('The recovery session of the current pause'),
+  pausedAt: Timestamp.nullable(),
+  lastResume: PreviousResume.nullable(),
+  lastReportAt: Timestamp.nullable(),
+});
+export type BreakerView = z.infer<typeof BreakerView>;
+
 export const AgentView = z.object({
   agentId: AgentId,
   publicKey: PublicKeyText,
@@ -145,6 +159,7 @@ export const AgentView = z.object({
   health: Unit,
   risk: Unit,
   status: z.enum(['active', 'disabled']),
+  breaker: BreakerView,
   registeredAt: Timestamp,
   revision: z.number().int(),
 });

@@ -1,12 +1,24 @@
-import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentTrustAdjusted, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
+import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentTrustAdjusted, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, ReportHealth, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import {
+  breakerDecision,
+  DEFAULT_BREAKER_POLICY,
+  evolveBreaker,
+  initialBreaker,
+  resumeDecision,
+  type Breaker,
+  type BreakerEvent,
+  type BreakerPolicy,
+  type ResumeAgentPayload,
+} from '@agora/domain-dialectic';
 
 export type AgentEvent =
   | DomainEvent<'AgentRegistered', DataOf<typeof AgentRegistered>>
   | DomainEvent<'AgentUpdated', DataOf<typeof AgentUpdated>>
   | DomainEvent<'AgentKeyRotated', DataOf<typeof AgentKeyRotated>>
   | DomainEvent<'AgentDisabled', DataOf<typeof AgentDisabled>>
-  | DomainEvent<'AgentTrustAdjusted', DataOf<typeof AgentTrustAdjusted>>;
+  | DomainEvent<'AgentTrustAdjusted', DataOf<typeof AgentTrustAdjusted>>
+  | BreakerEvent;
 
 /**
  * An automatic trust change, issued by the registry itself in answer to an event of another
@@ -25,7 +37,12 @@ export type AgentCommand =
   | Command<'UpdateAgent', PayloadOf<typeof UpdateAgent>>
   | Command<'RotateAgentKey', PayloadOf<typeof RotateAgentKey>>
   | Command<'DisableAgent', PayloadOf<typeof DisableAgent>>
-  | Command<'AdjustTrust', AdjustTrustPayload>;
+  | Command<'AdjustTrust', AdjustTrustPayload>
+  | Command<'ReportHealth', PayloadOf<typeof ReportHealth>>
+  /** Internal: the registry's answer to RecoveryResolved (never sent by an agent). */
+  | Command<'ResumeAgent', ResumeAgentPayload>;
+
+export type { ResumeAgentPayload } from '@agora/domain-dialectic';
 
 export interface Agent {
   agentId: string;
@@ -38,6 +55,8 @@ export interface Agent {
   health: number;
   risk: number;
   status: 'active' | 'disabled';
+  /** The circuit breaker (seed 001): health and risk come in only through ReportHealth, which trips it. */
+  breaker: Breaker;
   registeredAt: string;
 }
 
@@ -58,92 +77,109 @@ function active(state: AgentState, agentId: string): Agent {
   return agent;
 }
 
-export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
-  initialState: () => ({ status: 'unregistered' }),
+/**
+ * The agent decider under a circuit-breaker policy (the threshold at which ReportHealth pauses an
+ * agent that has none of its own). Health and risk change only through ReportHealth (the breaker
+ * rules of @agora/domain-dialectic); the breaker reopens only through ResumeAgent.
+ */
+export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLICY): Decider<AgentCommand, AgentEvent, AgentState> {
+  return {
+    initialState: () => ({ status: 'unregistered' }),
 
-  evolve(state, event) {
-    switch (event.type) {
-      case 'AgentRegistered': {
-        const { registeredAt, ...rest } = event.data;
-        return { ...rest, roles: [...rest.roles], status: 'active', registeredAt };
-      }
-      case 'AgentUpdated': {
-        if (state.status === 'unregistered') return state;
-        const { agentId: _id, ...changes } = event.data;
-        const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-        return { ...state, ...defined };
-      }
-      case 'AgentKeyRotated':
-        return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
-      case 'AgentDisabled':
-        return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
-      case 'AgentTrustAdjusted':
-        return state.status === 'unregistered' ? state : { ...state, trustScore: event.data.trustScore };
-    }
-  },
-
-  decide(command, state) {
-    const { payload } = command;
-    switch (command.type) {
-      case 'RegisterAgent': {
-        const p = command.payload;
-        if (state.status !== 'unregistered') {
-          const same = state.publicKey === p.publicKey && state.displayName === p.displayName && sameSet(state.roles, p.roles);
-          if (same) return [];
-          throw new DomainError('illegal_state', `agent ${p.agentId} is already registered`, { agentId: p.agentId });
+    evolve(state, event) {
+      switch (event.type) {
+        case 'AgentRegistered': {
+          const { registeredAt, ...rest } = event.data;
+          return { ...rest, roles: [...rest.roles], status: 'active', breaker: initialBreaker(), registeredAt };
         }
-        return [
-          {
-            type: 'AgentRegistered',
-            data: {
-              agentId: p.agentId,
-              publicKey: p.publicKey,
-              displayName: p.displayName,
-              roles: [...new Set(p.roles)],
-              constitutions: [...new Set(p.constitutions)],
-              specializations: [...new Set(p.specializations)],
-              trustScore: p.trustScore,
-              health: p.health,
-              risk: p.risk,
-              registeredAt: command.context.now,
+        case 'AgentHealthReported':
+          return state.status === 'unregistered' ? state : { ...state, health: event.data.health, risk: event.data.risk, breaker: evolveBreaker(state.breaker, event) };
+        case 'AgentPaused':
+        case 'AgentResumed':
+          return state.status === 'unregistered' ? state : { ...state, breaker: evolveBreaker(state.breaker, event) };
+        case 'AgentUpdated': {
+          if (state.status === 'unregistered') return state;
+          const { agentId: _id, ...changes } = event.data;
+          const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+          return { ...state, ...defined };
+        }
+        case 'AgentKeyRotated':
+          return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
+        case 'AgentDisabled':
+          return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
+        case 'AgentTrustAdjusted':
+          return state.status === 'unregistered' ? state : { ...state, trustScore: event.data.trustScore };
+      }
+    },
+
+    decide(command, state) {
+      const { payload } = command;
+      switch (command.type) {
+        case 'RegisterAgent': {
+          const p = command.payload;
+          if (state.status !== 'unregistered') {
+            const same = state.publicKey === p.publicKey && state.displayName === p.displayName && sameSet(state.roles, p.roles);
+            if (same) return [];
+            throw new DomainError('illegal_state', `agent ${p.agentId} is already registered`, { agentId: p.agentId });
+          }
+          return [
+            {
+              type: 'AgentRegistered',
+              data: {
+                agentId: p.agentId,
+                publicKey: p.publicKey,
+                displayName: p.displayName,
+                roles: [...new Set(p.roles)],
+                constitutions: [...new Set(p.constitutions)],
+                specializations: [...new Set(p.specializations)],
+                trustScore: p.trustScore,
+                health: p.health,
+                risk: p.risk,
+                registeredAt: command.context.now,
+              },
             },
-          },
-        ];
+          ];
+        }
+        case 'UpdateAgent': {
+          const p = command.payload;
+          const agent = active(state, payload.agentId);
+          const changes: DataOf<typeof AgentUpdated> = { agentId: p.agentId };
+          if (p.displayName !== undefined && p.displayName !== agent.displayName) changes.displayName = p.displayName;
+          if (p.roles !== undefined && !sameSet(p.roles, agent.roles)) changes.roles = [...new Set(p.roles)];
+          if (p.constitutions !== undefined && !sameSet(p.constitutions, agent.constitutions)) changes.constitutions = [...new Set(p.constitutions)];
+          if (p.specializations !== undefined && !sameSet(p.specializations, agent.specializations)) changes.specializations = [...new Set(p.specializations)];
+          if (p.trustScore !== undefined && p.trustScore !== agent.trustScore) changes.trustScore = p.trustScore;
+          return Object.keys(changes).length === 1 ? [] : [{ type: 'AgentUpdated', data: changes }];
+        }
+        case 'RotateAgentKey': {
+          const p = command.payload;
+          const agent = active(state, p.agentId);
+          if (agent.publicKey === p.publicKey) return [];
+          return [{ type: 'AgentKeyRotated', data: { agentId: p.agentId, publicKey: p.publicKey, previousPublicKey: agent.publicKey } }];
+        }
+        case 'DisableAgent': {
+          const p = command.payload;
+          const agent = registered(state, p.agentId);
+          if (agent.status === 'disabled') return [];
+          return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
+        }
+        case 'AdjustTrust': {
+          const p = command.payload;
+          if (!Number.isSafeInteger(p.delta)) throw new DomainError('invalid_command', `trust delta ${p.delta} must be a whole number`, { delta: p.delta });
+          // A disabled agent's score still records what it did; an unknown agent has no score.
+          const agent = registered(state, p.agentId);
+          const trustScore = Math.min(1000, Math.max(0, agent.trustScore + p.delta));
+          if (trustScore === agent.trustScore) return [];
+          return [{ type: 'AgentTrustAdjusted', data: { agentId: p.agentId, delta: trustScore - agent.trustScore, trustScore, reason: p.reason, cause: p.cause } }];
+        }
+        case 'ReportHealth':
+          return breakerDecision(registered(state, command.payload.agentId), command, policy);
+        case 'ResumeAgent':
+          return resumeDecision(registered(state, command.payload.agentId), command);
       }
-      case 'UpdateAgent': {
-        const p = command.payload;
-        const agent = active(state, payload.agentId);
-        const changes: DataOf<typeof AgentUpdated> = { agentId: p.agentId };
-        if (p.displayName !== undefined && p.displayName !== agent.displayName) changes.displayName = p.displayName;
-        if (p.roles !== undefined && !sameSet(p.roles, agent.roles)) changes.roles = [...new Set(p.roles)];
-        if (p.constitutions !== undefined && !sameSet(p.constitutions, agent.constitutions)) changes.constitutions = [...new Set(p.constitutions)];
-        if (p.specializations !== undefined && !sameSet(p.specializations, agent.specializations)) changes.specializations = [...new Set(p.specializations)];
-        if (p.trustScore !== undefined && p.trustScore !== agent.trustScore) changes.trustScore = p.trustScore;
-        if (p.health !== undefined && p.health !== agent.health) changes.health = p.health;
-        if (p.risk !== undefined && p.risk !== agent.risk) changes.risk = p.risk;
-        return Object.keys(changes).length === 1 ? [] : [{ type: 'AgentUpdated', data: changes }];
-      }
-      case 'RotateAgentKey': {
-        const p = command.payload;
-        const agent = active(state, p.agentId);
-        if (agent.publicKey === p.publicKey) return [];
-        return [{ type: 'AgentKeyRotated', data: { agentId: p.agentId, publicKey: p.publicKey, previousPublicKey: agent.publicKey } }];
-      }
-      case 'DisableAgent': {
-        const p = command.payload;
-        const agent = registered(state, p.agentId);
-        if (agent.status === 'disabled') return [];
-        return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
-      }
-      case 'AdjustTrust': {
-        const p = command.payload;
-        if (!Number.isSafeInteger(p.delta)) throw new DomainError('invalid_command', `trust delta ${p.delta} must be a whole number`, { delta: p.delta });
-        // A disabled agent's score still records what it did; an unknown agent has no score.
-        const agent = registered(state, p.agentId);
-        const trustScore = Math.min(1000, Math.max(0, agent.trustScore + p.delta));
-        if (trustScore === agent.trustScore) return [];
-        return [{ type: 'AgentTrustAdjusted', data: { agentId: p.agentId, delta: trustScore - agent.trustScore, trustScore, reason: p.reason, cause: p.cause } }];
-      }
-    }
-  },
-};
+    },
+  };
+}
+
+/** The agent decider under the default breaker policy (trips at a risk of 0.60). */
+export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = createAgentDecider();

@@ -1,5 +1,7 @@
+import { UpdateAgent } from '@agora/contracts';
 import { DeciderSpecification, type CommandContext } from '@agora/decider';
-import { agentDecider, type AgentCommand, type AgentEvent } from '../src/agent.js';
+import { defineBreakerPolicy } from '@agora/domain-dialectic';
+import { agentDecider, createAgentDecider, type Agent, type AgentCommand, type AgentEvent, type AgentState } from '../src/agent.js';
 
 const spec = DeciderSpecification.for(agentDecider);
 const context: CommandContext = { now: '2026-11-22T10:00:00.000Z', actor: 'root', actorRoles: ['operator'], commandId: 'c1' };
@@ -32,11 +34,8 @@ describe('agent decider', () => {
       .then([{ type: 'AgentUpdated', data: { agentId: 'harbinger', trustScore: 700, constitutions: ['risk', 'premise'] } }]);
     spec([registered]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', roles: ['reviewer'] } }).thenNothing();
   });
-  it('records reported health and risk when they change', () => {
-    spec([registered])
-      .when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', health: 0.4, risk: 0.65 } })
-      .then([{ type: 'AgentUpdated', data: { agentId: 'harbinger', health: 0.4, risk: 0.65 } }]);
-    spec([registered]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', health: 1, risk: 0 } }).thenNothing();
+  it('takes no health or risk in UpdateAgent: ReportHealth is their one way in', () => {
+    expect(UpdateAgent.payload.safeParse({ agentId: 'harbinger', health: 0.4, risk: 0.65 }).success).toBe(false);
   });
   it('refuses to update an unknown or disabled agent', () => {
     spec([]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', trustScore: 1 } }).thenRefuses('not_found');
@@ -68,5 +67,94 @@ describe('agent decider', () => {
   it('folds to the current agent', () => {
     const state = [registered, { type: 'AgentKeyRotated', data: { agentId: 'harbinger', publicKey: key2, previousPublicKey: key1 } } as AgentEvent].reduce(agentDecider.evolve, agentDecider.initialState());
     expect(state).toMatchObject({ status: 'active', publicKey: key2, roles: ['reviewer'] });
+  });
+});
+
+describe('agent decider: the circuit breaker', () => {
+  const self: CommandContext = { ...context, actor: 'harbinger', actorRoles: ['reviewer'] };
+  const report = (risk: number, ctx: CommandContext = self, now = context.now): AgentCommand => ({
+    type: 'ReportHealth',
+    context: { ...ctx, now },
+    payload: { agentId: 'harbinger', health: 1 - risk, risk, tags: ['cascade'], metrics: { coherence: 0.45 } },
+  });
+  const reported = (risk: number, by = 'harbinger', at = context.now): AgentEvent => ({
+    type: 'AgentHealthReported',
+    data: { agentId: 'harbinger', health: 1 - risk, risk, tags: ['cascade'], metrics: { coherence: 0.45 }, note: null, reportedBy: by, reportedAt: at },
+  });
+  const paused: AgentEvent = {
+    type: 'AgentPaused',
+    data: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', risk: 0.65, health: 0.35, threshold: 0.6, tags: ['cascade'], reason: 'risk 0.65 reached the threshold 0.6', previousResume: null, pausedAt: context.now },
+  };
+  const resumedAt = '2026-11-22T10:04:00.000Z';
+  const cause = { eventId: 'e1', streamId: 'dialectic_session-harbinger-p1', type: 'RecoveryResolved' };
+  const resume = (over: Partial<Extract<AgentCommand, { type: 'ResumeAgent' }>['payload']> = {}): AgentCommand => ({
+    type: 'ResumeAgent',
+    context: { ...context, actor: 'registry-service', actorRoles: [], now: resumedAt },
+    payload: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', decidedBy: 'dialectic', conditions: [{ operation: 'set_risk_threshold', parameters: { threshold: 0.48 } }], riskThreshold: 0.48, cause, ...over },
+  });
+  const resumed: AgentEvent = {
+    type: 'AgentResumed',
+    data: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', decidedBy: 'dialectic', conditions: [{ operation: 'set_risk_threshold', parameters: { threshold: 0.48 } }], riskThreshold: 0.48, cause, resumedAt },
+  };
+  const fold = (events: AgentEvent[]): Agent => events.reduce<AgentState>((s, e) => agentDecider.evolve(s, e), agentDecider.initialState()) as Agent;
+
+  it('starts every agent with a closed breaker', () => {
+    expect(fold([registered]).breaker).toEqual({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null });
+  });
+  it('records a report below the threshold, which becomes the agent\'s health and risk', () => {
+    spec([registered]).when(report(0.3)).then([reported(0.3)]);
+    expect(fold([registered, reported(0.3)])).toMatchObject({ health: 0.7, risk: 0.3, breaker: { state: 'closed', lastReportAt: context.now } });
+  });
+  it('trips the breaker at the threshold (0.60 by default): AgentPaused in the same decision', () => {
+    spec([registered]).when(report(0.65)).then([reported(0.65), paused]);
+    expect(fold([registered, reported(0.65), paused]).breaker).toMatchObject({ state: 'open', pauses: 1, sessionId: 'harbinger-p1', pausedAt: context.now });
+  });
+  it('uses the configured policy', () => {
+    const strict = DeciderSpecification.for(createAgentDecider(defineBreakerPolicy({ riskThreshold: 0.5 })));
+    strict([registered]).when(report(0.55)).then([reported(0.55), { ...paused, data: { ...paused.data, risk: 0.55, health: 1 - 0.55, threshold: 0.5, reason: 'risk 0.55 reached the threshold 0.5' } } as AgentEvent]);
+    spec([registered]).when(report(0.55)).then([reported(0.55)]);
+  });
+  it('only records reports while open: the breaker closes through a recovery', () => {
+    spec([registered, reported(0.65), paused]).when(report(0.1)).then([reported(0.1)]);
+  });
+  it('takes reports from the agent itself or an operator, not from another agent, and none for a disabled agent', () => {
+    spec([registered]).when(report(0.2, context)).then([reported(0.2, 'root')]);
+    spec([registered]).when(report(0.2, { ...context, actor: 'mallory', actorRoles: ['reviewer'] })).thenRefuses('forbidden', /may not report the health/);
+    spec([]).when(report(0.2)).thenRefuses('not_found');
+    spec([registered, { type: 'AgentDisabled', data: { agentId: 'harbinger', reason: 'r', disabledAt: context.now } }]).when(report(0.2)).thenRefuses('illegal_state', /disabled/);
+  });
+  it('resumes the pause a resolution recovered, with its threshold, once', () => {
+    spec([registered, reported(0.65), paused]).when(resume()).then([resumed]);
+    spec([registered, reported(0.65), paused, resumed]).when(resume()).thenNothing();
+    expect(fold([registered, reported(0.65), paused, resumed]).breaker).toMatchObject({ state: 'closed', riskThreshold: 0.48, sessionId: null, lastResume: { pause: 1, sessionId: 'harbinger-p1', resumedAt } });
+  });
+  it('refuses a resume of another pause, of an agent that is not paused, or of an unknown agent', () => {
+    spec([registered, reported(0.65), paused]).when(resume({ pause: 2, sessionId: 'harbinger-p2' })).thenRefuses('illegal_state');
+    spec([registered]).when(resume()).thenRefuses('illegal_state', /not paused/);
+    spec([]).when(resume()).thenRefuses('not_found');
+  });
+  it('trips at the agent\'s own threshold after a resume, naming the previous resume (a relapse)', () => {
+    const again = spec([registered, reported(0.65), paused, resumed]).when(report(0.5, self, '2026-11-22T10:10:00.000Z'));
+    again.then([
+      reported(0.5, 'harbinger', '2026-11-22T10:10:00.000Z'),
+      {
+        type: 'AgentPaused',
+        data: {
+          agentId: 'harbinger',
+          pause: 2,
+          sessionId: 'harbinger-p2',
+          risk: 0.5,
+          health: 0.5,
+          threshold: 0.48,
+          tags: ['cascade'],
+          reason: 'risk 0.5 reached the threshold 0.48',
+          previousResume: { pause: 1, sessionId: 'harbinger-p1', resumedAt },
+          pausedAt: '2026-11-22T10:10:00.000Z',
+        },
+      },
+    ]);
+  });
+  it('still folds health and risk of AgentUpdated events recorded before ReportHealth took them over', () => {
+    expect(fold([registered, { type: 'AgentUpdated', data: { agentId: 'harbinger', health: 0.4, risk: 0.3 } }])).toMatchObject({ health: 0.4, risk: 0.3 });
   });
 });

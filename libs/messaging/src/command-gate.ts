@@ -67,7 +67,8 @@ export function invalidCommand(what: string, issues: readonly z.core.$ZodIssue[]
  * (`unsigned_command`), issuedAt within the window (`stale_command`), actor known
  * (`unknown_actor`) and active (`actor_disabled`), signature valid under the actor's current key
  * (`bad_signature`), type matching the subject and payload matching its schema
- * (`invalid_command`), a role of the command (`forbidden`). Cheap checks come first, so a flood of
+ * (`invalid_command`), a role of the command (`forbidden`), and an actor whose circuit breaker is
+ * open sending anything but what it needs to recover (`forbidden`). Cheap checks come first, so a flood of
  * junk costs no directory lookups and no signature verifications.
  */
 export class CommandGate {
@@ -114,6 +115,14 @@ export class CommandGate {
         requiredRoles: [...definition.roles],
         actorRoles: [...agent.roles],
       });
+    }
+    if (agent.paused && !agent.paused.allowed.includes(definition.type)) {
+      const { sessionId, pausedAt } = agent.paused;
+      throw new AgoraError(
+        'forbidden',
+        `${envelope.actor} is paused by its circuit breaker since ${pausedAt ?? '?'} (recovery session ${sessionId ?? '?'}): ${definition.type} is refused until it resumes`,
+        { agentId: envelope.actor, sessionId, commandType: definition.type },
+      );
     }
     return { envelope: signed, definition, payload: payload.data, actor: { agentId: envelope.actor, roles: [...agent.roles] } };
   }

@@ -6,6 +6,20 @@ export interface AgentRecord {
   publicKey: string;
   roles: readonly string[];
   status: 'active' | 'disabled';
+  /**
+   * Set while the agent's circuit breaker is open (seed 001): the gate refuses its commands with
+   * `forbidden`, except the types in `allowed` (what it needs to recover). Absent: not paused.
+   */
+  paused?: PausedAgent;
+}
+
+/** A paused agent, as the command gate sees it. */
+export interface PausedAgent {
+  /** Its recovery session. */
+  sessionId: string | null;
+  pausedAt: string | null;
+  /** Command types it may still send (its health reports, its part in its recovery). */
+  allowed: readonly string[];
 }
 
 /**

@@ -94,6 +94,18 @@ describe('CommandGate', () => {
     expect((await refusal(create(), CreateWidget.subject, g)).code).toBe('bad_signature');
   });
 
+  it('refuses a paused actor (circuit breaker open) with forbidden, except the commands it may still send', async () => {
+    const pausedAt = '2030-01-01T11:59:00.000Z';
+    const paused = new StaticAgentDirectory({ operator: { publicKey: team.operator.publicKey, roles: ['operator'], status: 'active', paused: { sessionId: 'operator-p1', pausedAt, allowed: [] } } });
+    const g = new CommandGate({ directory: paused, commands: catalog.commands, now: () => NOW });
+    const error = await refusal(create(), CreateWidget.subject, g);
+    expect(error.code).toBe('forbidden');
+    expect(error.message).toMatch(/paused by its circuit breaker since 2030-01-01T11:59:00.000Z \(recovery session operator-p1\): CreateWidget is refused/);
+    expect(error.details).toEqual({ agentId: 'operator', sessionId: 'operator-p1', commandType: 'CreateWidget' });
+    const allowing = new StaticAgentDirectory({ operator: { publicKey: team.operator.publicKey, roles: ['operator'], status: 'active', paused: { sessionId: 'operator-p1', pausedAt, allowed: ['CreateWidget'] } } });
+    await expect(new CommandGate({ directory: allowing, commands: catalog.commands, now: () => NOW }).verify(CreateWidget.subject, create())).resolves.toMatchObject({ actor: { agentId: 'operator' } });
+  });
+
   it('refuses a type that does not match the subject', async () => {
     const error = await expectCode(signed('BreakWidget', 'operator', team.operator, { how: 'domain' }, { issuedAt: ISSUED }), 'invalid_command');
     expect(error.details).toEqual({ type: 'BreakWidget', expectedType: 'CreateWidget' });

@@ -199,11 +199,11 @@ describe('MessageDispatcher', () => {
     const registry = new MessageDispatcher({
       service: 'registry',
       directory: team.directory,
-      commands: new Map(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent'].map((t) => [t, async () => null])),
+      commands: new Map(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'ReportHealth'].map((t) => [t, async () => null])),
       queries: new Map(['agora.qry.registry.agents.list', 'agora.qry.registry.agents.get'].map((s) => [s, async () => null])),
     });
     expect(registry.subjects()).toContain('agora.cmd.registry.agent.register');
-    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'agents_list', 'agents_get']);
+    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'ReportHealth', 'agents_list', 'agents_get']);
   });
 });
 

@@ -1,2 +1,3 @@
+export * from './dialectic.js';
 export * from './proposals.js';
 export * from './voting.js';

@@ -1,5 +1,6 @@
+import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-dialectic';
 import { agentDecider, agentStreamId, type Agent, type AgentEvent } from '@agora/domain-registry';
-import { ProjectionRunner, type Projection } from '@agora/eventsourcing';
+import { LruMap, ProjectionRunner, type Projection } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { CompositeAgentDirectory, StaticAgentDirectory, type AgentDirectory, type AgentRecord } from '@agora/messaging';
 
@@ -30,9 +31,29 @@ function evolveAgent(current: KnownAgent | undefined, event: RecordedEvent): Kno
   return state.status === 'unregistered' ? undefined : { ...state, revision: event.revision };
 }
 
+const allowedWhilePaused: readonly string[] = [...ALLOWED_WHILE_PAUSED];
+
+/** What the command gate needs of an agent: its key, roles and status, and while its circuit breaker is open, that it is paused. */
 export function toAgentRecord(agent: Agent): AgentRecord {
-  return { publicKey: agent.publicKey, roles: agent.roles, status: agent.status };
+  const record: AgentRecord = { publicKey: agent.publicKey, roles: agent.roles, status: agent.status };
+  if (isPaused(agent.breaker)) record.paused = { sessionId: agent.breaker.sessionId, pausedAt: agent.breaker.pausedAt, allowed: allowedWhilePaused };
+  return record;
 }
+
+export interface RegistryDirectoryOptions {
+  /**
+   * How long, in ms, an id found in neither the live model nor the log is taken as unknown without
+   * reading its stream again. Default 5,000; 0 reads every time.
+   */
+  unknownTtlMs?: number;
+  /** Unknown ids remembered at most (the least recently asked go first). Default 10,000. */
+  maxUnknown?: number;
+  /** Clock for the TTL. Default Date.now. */
+  now?: () => number;
+}
+
+export const DEFAULT_UNKNOWN_TTL_MS = 5_000;
+export const DEFAULT_MAX_UNKNOWN = 10_000;
 
 /**
  * Who may send commands, read off the registry's streams: a read model of every agent, kept live
@@ -42,12 +63,34 @@ export function toAgentRecord(agent: Agent): AgentRecord {
  * The model trails the log by the time it takes an event to reach the subscription. An agent the
  * model does not know yet is read from its stream directly, so a command sent right after the
  * agent's registration is not refused as `unknown_actor`.
+ *
+ * An id that stream read finds unregistered is remembered as unknown for `unknownTtlMs`, so that
+ * an actor the log never knows (a bootstrap operator, configured outside the log and asked for on
+ * every command it signs; or a stranger sending garbage) costs one read per TTL, not one per
+ * command. Concurrent asks for one id share one read. The price: an agent registered after such a
+ * negative answer, and asked for within the TTL before the model has its registration, is taken
+ * as unknown (the live model usually catches up within milliseconds, and the model is always asked
+ * first, so the window is the model's lag, at most the TTL). An agent never asked for before its
+ * registration is unaffected.
  */
 export class RegistryDirectory implements AgentDirectory {
   private readonly runner: ProjectionRunner<AgentModel>;
+  private readonly unknownTtlMs: number;
+  private readonly now: () => number;
+  /** Ids the log did not know when last read, with the time that answer stops being used. */
+  private readonly unknown: LruMap<string, number>;
+  /** Stream reads in progress, by agent id. */
+  private readonly reading = new Map<string, Promise<KnownAgent | undefined>>();
 
-  constructor(private readonly store: EventStore) {
+  constructor(
+    private readonly store: EventStore,
+    options: RegistryDirectoryOptions = {},
+  ) {
     this.runner = new ProjectionRunner(store, agentsProjection);
+    this.unknownTtlMs = options.unknownTtlMs ?? DEFAULT_UNKNOWN_TTL_MS;
+    if (!Number.isFinite(this.unknownTtlMs) || this.unknownTtlMs < 0) throw new RangeError(`unknownTtlMs must be a non-negative number, got ${String(options.unknownTtlMs)}`);
+    this.unknown = new LruMap(options.maxUnknown ?? DEFAULT_MAX_UNKNOWN);
+    this.now = options.now ?? Date.now;
   }
 
   /** Resolves once every agent registered before the call is known. */
@@ -64,9 +107,23 @@ export class RegistryDirectory implements AgentDirectory {
     return [...this.runner.model.values()].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
   }
 
-  /** One agent: from the model, else from its stream. */
+  /** One agent: from the model, else (unless the log did not know it a moment ago) from its stream. */
   async agent(agentId: string): Promise<KnownAgent | undefined> {
-    return this.runner.model.get(agentId) ?? (await this.readStream(agentId));
+    const known = this.runner.model.get(agentId);
+    if (known) return known;
+    const unknownUntil = this.unknown.get(agentId);
+    if (unknownUntil !== undefined) {
+      if (this.now() < unknownUntil) return undefined;
+      this.unknown.delete(agentId);
+    }
+    let reading = this.reading.get(agentId);
+    if (!reading) {
+      reading = this.readStream(agentId).finally(() => this.reading.delete(agentId));
+      this.reading.set(agentId, reading);
+    }
+    const read = await reading;
+    // The model may have caught up meanwhile; its answer is the later one.
+    return this.runner.model.get(agentId) ?? read;
   }
 
   async get(agentId: string): Promise<AgentRecord | undefined> {
@@ -79,10 +136,12 @@ export class RegistryDirectory implements AgentDirectory {
     try {
       events = await this.store.readStream(agentStreamId(agentId));
     } catch (error) {
-      if (error instanceof StreamNotFound) return undefined;
-      throw error;
+      if (!(error instanceof StreamNotFound)) throw error;
+      events = [];
     }
-    return events.reduce<KnownAgent | undefined>((agent, event) => evolveAgent(agent, event), undefined);
+    const agent = events.reduce<KnownAgent | undefined>((current, event) => evolveAgent(current, event), undefined);
+    if (!agent && this.unknownTtlMs > 0) this.unknown.set(agentId, this.now() + this.unknownTtlMs);
+    return agent;
   }
 }
 

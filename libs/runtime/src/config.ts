@@ -58,6 +58,15 @@ export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: numbe
   return value;
 }
 
+/** A number from 0 to 1 (a share, a risk); the fallback when unset. Throws ConfigError naming it. */
+export function unitSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, what = 'a number from 0 to 1'): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`${name}=${JSON.stringify(raw)} must be ${what}`);
+  return value;
+}
+
 /** A TCP port setting (0 = any free port). */
 export function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return intSetting(env, name, fallback, { min: 0, max: 65535, what: 'a port number (0 to 65535; 0 = any free port)' });

@@ -61,8 +61,12 @@ export interface ReactorSpec {
   as: ServiceActor;
   /** Only events of streams in these categories are shown to `react`. */
   categories?: readonly string[];
-  /** The commands an event calls for; none for most events. Must be pure: it runs again on redelivery. */
-  react(event: RecordedEvent): InternalCommand[];
+  /**
+   * The commands an event calls for; none for most events. It runs again on redelivery: keep it a
+   * function of the event, or of what the service reads at that moment (a redelivered reaction
+   * keeps its derived command id, so its first result stands whatever the second read says).
+   */
+  react(event: RecordedEvent): InternalCommand[] | Promise<InternalCommand[]>;
   logger?: { warn(message: string, ...details: unknown[]): void };
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
@@ -86,7 +90,7 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
       name: spec.name,
       ...(spec.categories ? { categories: spec.categories } : {}),
       async handle(event) {
-        for (const [index, command] of spec.react(event).entries()) {
+        for (const [index, command] of (await spec.react(event)).entries()) {
           const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
           try {
             await issueInternalCommand(command, {

@@ -60,9 +60,11 @@ const REQUIRED_PAYLOAD: Record<CommandType, readonly string[]> = {
   DisableAgent: ['agentId', 'reason'],
 };
 const PROFILE_FIELDS = ['displayName', 'roles', 'constitutions', 'specializations', 'trustScore', 'health', 'risk'] as const;
+/** Health and risk come in through ReportHealth only: UpdateAgent takes the rest of the profile. */
+const UPDATE_FIELDS = ['displayName', 'roles', 'constitutions', 'specializations', 'trustScore'] as const;
 const PAYLOAD_FIELDS: Record<CommandType, readonly string[]> = {
   RegisterAgent: ['agentId', 'publicKey', ...PROFILE_FIELDS],
-  UpdateAgent: ['agentId', ...PROFILE_FIELDS],
+  UpdateAgent: ['agentId', ...UPDATE_FIELDS],
   RotateAgentKey: ['agentId', 'publicKey'],
   DisableAgent: ['agentId', 'reason'],
 };
@@ -93,8 +95,10 @@ function validPayload(type: CommandType, agentId: fc.Arbitrary<string>): fc.Arbi
   switch (type) {
     case 'RegisterAgent':
       return fc.record({ agentId, publicKey: publicKeyText, ...profile }, { requiredKeys: ['agentId', 'publicKey', 'displayName', 'roles'] });
-    case 'UpdateAgent':
-      return fc.record({ agentId, ...profile }, { requiredKeys: ['agentId'] });
+    case 'UpdateAgent': {
+      const { health: _health, risk: _risk, ...updatable } = profile;
+      return fc.record({ agentId, ...updatable }, { requiredKeys: ['agentId'] });
+    }
     case 'RotateAgentKey':
       return fc.record({ agentId, publicKey: publicKeyText });
     case 'DisableAgent':

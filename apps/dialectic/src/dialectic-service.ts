@@ -1,0 +1,313 @@
+import {
+  AgoraError,
+  AssignAuditor,
+  AssignTieBreaker,
+  DecideRecovery,
+  DIALECTIC_SESSION_CATEGORY,
+  dialecticCommands,
+  dialecticServiceQueries,
+  EscalateRecovery,
+  ExpireDialecticPhase,
+  GetDialecticSession,
+  ListDialecticSessions,
+  OpenRecovery,
+  RecordQuorumResult,
+  RecordRelapse,
+  RecordTieBreak,
+  SignResolution,
+  SubmitAntithesis,
+  SubmitAudit,
+  SubmitSynthesis,
+  SubmitThesis,
+  VOTING_SESSION_CATEGORY,
+  type AgentPaused,
+  type DataOf,
+  type DialecticSessionRecord,
+  type RecoveryEscalated,
+  type RecoveryResolved,
+  type ValidatorCandidate,
+  type VotingEscalationResolved,
+  type VotingSessionDecided,
+  type VotingSessionExpired,
+  type PayloadOf,
+} from '@agora/contracts';
+import {
+  createDialecticDecider,
+  DEFAULT_DIALECTIC_POLICY,
+  deadlineOf,
+  dialecticStreamId,
+  parseQuorumVotingSessionId,
+  parseSessionDeadlineKey,
+  recoveryCandidates,
+  requireSignerKey,
+  seedFrom,
+  type DialecticCommand,
+  type DialecticEvent,
+  type DialecticPolicy,
+  type DialecticSessionState,
+} from '@agora/domain-dialectic';
+import type { Decider } from '@agora/decider';
+import { sessionIdOfRequest, votingSessionDecider, votingSessionStreamId } from '@agora/domain-voting';
+import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import type { RecordedEvent } from '@agora/eventstore';
+import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
+import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
+import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+
+export interface DialecticServiceOptions {
+  /** Nest's logger setting; `false` silences it and the read model's, reactor's and scheduler's warnings (tests). */
+  logger?: LoggerService | LogLevel[] | false;
+  /** The rules a new recovery session records (deadlines, rounds, selection, escalation, hard limits). Default: the seed's. */
+  policy?: DialecticPolicy;
+  /** Service clock for `context.now`. Default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * Who the service acts as when it opens a recovery, draws a tie-breaker or an auditor, records a
+ * quorum's result or a relapse, expires a phase, or puts a recovery to a quorum vote: not an agent
+ * (it signs nothing; named in the event metadata); the deciders see the operator role those need.
+ */
+export const DIALECTIC_SERVICE_ACTOR: ServiceActor = { actor: 'service:dialectic', roles: ['operator'] };
+
+/** What this service answers: every dialectic command, and the sessions queries (stats and collusion are the projections service's). */
+export const dialecticServiceCatalog = { commands: [...dialecticCommands], queries: [...dialecticServiceQueries] };
+
+/** The action type of the voting sessions a quorum escalation creates. */
+export const QUORUM_ACTION_TYPE = 'resume_paused_agent';
+
+export interface RunningDialectic extends Running {
+  service: ServiceMicroservice;
+  /** The sessions read model. */
+  sessions: ProjectionRunner<DialecticSessionsModel>;
+  /** The durable phase deadlines. */
+  deadlines: Scheduler;
+}
+
+const silent: EventSourcingLogger = { warn: () => undefined };
+
+/** The registry's validators as voting candidates (as the voting service enriches its own CreateVotingSession). */
+function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): ValidatorCandidate[] {
+  return registry
+    .list()
+    .filter((a) => a.roles.includes('validator'))
+    .map((a) => ({ agentId: a.agentId, displayName: a.displayName, trustScore: a.trustScore, specializations: [...a.specializations], status: a.status }));
+}
+
+type SignedPayload = { sessionId: string; publicKey?: string | undefined };
+type QuorumPayload = PayloadOf<typeof RecordQuorumResult>;
+
+/** The quorum's outcome as RecordQuorumResult reads it, from a voting session's closing event (undefined for any other event, or a session no quorum escalation made). */
+async function quorumResultOf(event: RecordedEvent, store: ServiceContext['store']): Promise<QuorumPayload | undefined> {
+  const votingSessionId = (event.data as { sessionId?: unknown }).sessionId;
+  if (typeof votingSessionId !== 'string') return undefined;
+  const quorum = parseQuorumVotingSessionId(votingSessionId);
+  if (!quorum) return undefined;
+  const base = { sessionId: quorum.sessionId, escalation: quorum.escalation, votingSessionId };
+  const reasonOf = (lines: readonly string[]) => (lines.join('; ') || 'no reasoning given').slice(0, 2000);
+  switch (event.type) {
+    case 'VotingSessionDecided':
+    case 'VotingSessionExpired': {
+      const d = event.data as DataOf<typeof VotingSessionDecided> | DataOf<typeof VotingSessionExpired>;
+      const how = event.type === 'VotingSessionExpired' ? 'expired with partial votes' : 'decided';
+      return { ...base, decision: d.recommendation.decision, votes: d.tally.votes, approve: d.tally.approve, deny: d.tally.deny, reason: reasonOf([`voting session ${how}`, ...d.recommendation.reasoning]) };
+    }
+    case 'VotingEscalationResolved': {
+      const d = event.data as DataOf<typeof VotingEscalationResolved>;
+      const tally = (await readVotingSession(store, votingSessionId))?.tally;
+      return { ...base, decision: d.decision, votes: tally?.votes ?? 0, approve: tally?.approve ?? 0, deny: tally?.deny ?? 0, reason: reasonOf([`operator ${d.operator} decided ${d.decision}`, d.reason]) };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The dialectic service (seed 001): the recovery of an agent its circuit breaker paused, one
+ * aggregate per pause (`dialectic_session-<agentId>-p<pause>`), decided by the pure decider of
+ * @agora/domain-dialectic.
+ * - The parties' commands (thesis, antithesis, synthesis, signatures, escalation requests, the
+ *   tie-breaker's and the operator's decisions, the audit) come signed through the gate. A command
+ *   carrying a resolution signature must name the actor's registered key (`bad_signature`
+ *   otherwise) before the decider verifies the signature itself.
+ * - A reactor (one checkpoint, "dialectic") answers the log: AgentPaused opens the recovery with
+ *   the registry's agents as candidates and the session records as their history, seeded by the
+ *   pause event's id (and records a relapse on the session that last resumed the agent);
+ *   RecoveryEscalated to tie_break draws a tie-breaker; to quorum, it creates the voting session on
+ *   the voting stream itself (an internal command decided by the voting decider, enriched as the
+ *   voting service enriches its own: the registry's validators and the configuration in force), so
+ *   no second write is made beside the escalation; the voting session's end comes back as
+ *   RecordQuorumResult; RecoveryResolved with the audit drawn assigns an auditor.
+ * - Deadlines are durable: rebuilt from the log at start, ExpireDialecticPhase when one is due.
+ * - Queries: one session (from its stream), sessions by agent, participant, awaited actor or status
+ *   (from a live read model).
+ */
+export async function startDialecticService(context: ServiceContext, options: DialecticServiceOptions = {}): Promise<RunningDialectic> {
+  const logger: EventSourcingLogger = options.logger === false ? silent : new Logger('agora:dialectic');
+  const now = options.now ?? Date.now;
+  const store = context.store;
+  const decider: Decider<DialecticCommand, DialecticEvent, DialecticSessionState> = createDialecticDecider(options.policy ?? DEFAULT_DIALECTIC_POLICY);
+  const decide = deciderHandler({ store, decider, streamOf: (p: { sessionId: string }) => dialecticStreamId(p.sessionId), locks: new KeyedLock(), now });
+  // A resolution signature proves something about the actor only under the actor's registered key.
+  const decideSigned = async (verified: VerifiedCommand<SignedPayload>) => {
+    const registered = await context.directory.get(verified.actor.agentId);
+    requireSignerKey(verified.actor.agentId, verified.payload.publicKey, registered?.publicKey);
+    return decide(verified);
+  };
+
+  let sessions: ProjectionRunner<DialecticSessionsModel> | undefined;
+  const records = (): DialecticSessionRecord[] => [...(sessions?.model.values() ?? [])];
+  const session = async (sessionId: string) => {
+    const found = await readDialecticSession(store, sessionId);
+    if (!found) throw new AgoraError('not_found', `recovery session ${sessionId} does not exist`, { sessionId });
+    return found;
+  };
+  const onSession = (sessionId: string, type: DialecticCommand['type'], payload: DialecticCommand['payload']): InternalCommand => ({ streamId: dialecticStreamId(sessionId), decider, type, payload });
+
+  async function react(event: RecordedEvent): Promise<InternalCommand[]> {
+    switch (event.type) {
+      case 'AgentPaused': {
+        const d = event.data as DataOf<typeof AgentPaused>;
+        const commands = [
+          onSession(d.sessionId, 'OpenRecovery', {
+            sessionId: d.sessionId,
+            agentId: d.agentId,
+            pause: d.pause,
+            reason: d.reason.slice(0, 1000),
+            risk: d.risk,
+            health: d.health,
+            threshold: d.threshold,
+            tags: d.tags,
+            pausedAt: d.pausedAt,
+            seed: seedFrom(event.id),
+            candidates: recoveryCandidates(context.registry.list(), records(), d.agentId, d.pausedAt).slice(0, 500),
+          }),
+        ];
+        if (d.previousResume) commands.push(onSession(d.previousResume.sessionId, 'RecordRelapse', { sessionId: d.previousResume.sessionId, pause: d.pause, risk: d.risk, pausedAt: d.pausedAt }));
+        return commands;
+      }
+      case 'RecoveryEscalated': {
+        const d = event.data as DataOf<typeof RecoveryEscalated>;
+        if (d.tier === 'operator') return [];
+        const s = await readDialecticSession(store, d.sessionId);
+        if (!s) return [];
+        if (d.tier === 'tie_break') {
+          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(context.registry.list(), records(), s.agentId, d.escalatedAt).slice(0, 500) })];
+        }
+        if (!d.votingSessionId || !d.proposal) return [];
+        const { config, revision } = await readVotingConfig(store);
+        const conditions = d.proposal.conditions.map((c) => `${c.operation}(${JSON.stringify(c.parameters)})`).join(', ') || 'none';
+        const timeout = Math.min(Math.max(s.rules.escalation.quorumTimeoutMs, 1000), 24 * 60 * 60_000);
+        return [
+          {
+            streamId: votingSessionStreamId(sessionIdOfRequest(d.votingSessionId)),
+            decider: votingSessionDecider,
+            type: 'CreateVotingSession',
+            payload: {
+              requestId: d.votingSessionId,
+              requestingAgent: s.agentId,
+              actionType: QUORUM_ACTION_TYPE,
+              riskLevel: 'high',
+              critical: false,
+              summary: `Resume ${s.agentId} (recovery ${s.sessionId}, escalation ${d.escalation}, ${d.reason})? Root cause: ${d.proposal.rootCause}. Conditions: ${conditions}`.slice(0, 5000),
+              criteria: { minTrustScore: 0, excludeAgents: [s.agentId, ...(s.reviewer ? [s.reviewer] : [])], preferredSpecializations: [] },
+              votingTimeoutMs: timeout,
+              candidates: validatorCandidates(context.registry),
+              config,
+              configRevision: revision,
+            },
+          },
+        ];
+      }
+      case 'RecoveryResolved': {
+        const d = event.data as DataOf<typeof RecoveryResolved>;
+        if (!d.audit.sampled) return [];
+        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(context.registry.list(), records(), d.agentId, d.resolvedAt).slice(0, 500) })];
+      }
+      case 'VotingSessionDecided':
+      case 'VotingSessionExpired':
+      case 'VotingEscalationResolved': {
+        const result = await quorumResultOf(event, store);
+        return result ? [onSession(result.sessionId, 'RecordQuorumResult', result)] : [];
+      }
+      default:
+        return [];
+    }
+  }
+
+  let deadlines: Scheduler | undefined;
+  let service: ServiceMicroservice | undefined;
+  const running = await startAll([
+    async () => {
+      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger });
+      await runner.start();
+      sessions = runner;
+      return { close: () => runner.stop() };
+    },
+    async () => {
+      service = await createServiceMicroservice({
+        service: 'dialectic',
+        ...context.transport,
+        directory: context.directory,
+        maxClockSkewMs: context.config.maxClockSkewMs,
+        description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
+        catalog: dialecticServiceCatalog,
+        commands: new Map([
+          onCommand(OpenRecovery, decide),
+          onCommand(SubmitThesis, decide),
+          onCommand(SubmitAntithesis, decide),
+          onCommand(SubmitSynthesis, decide),
+          onCommand(SignResolution, decideSigned),
+          onCommand(ExpireDialecticPhase, decide),
+          onCommand(EscalateRecovery, decide),
+          onCommand(AssignTieBreaker, decide),
+          onCommand(RecordTieBreak, decideSigned),
+          onCommand(RecordQuorumResult, decide),
+          onCommand(DecideRecovery, decideSigned),
+          onCommand(RecordRelapse, decide),
+          onCommand(AssignAuditor, decide),
+          onCommand(SubmitAudit, decide),
+        ]),
+        queries: new Map([
+          onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),
+          onQuery(ListDialecticSessions, async ({ agentId, participant, awaiting, status, limit }) => ({
+            sessions: listDialecticSessions(sessions!.model, {
+              ...(agentId === undefined ? {} : { agentId }),
+              ...(participant === undefined ? {} : { participant }),
+              ...(awaiting === undefined ? {} : { awaiting }),
+              ...(status === undefined ? {} : { status }),
+              ...(limit === undefined ? {} : { limit }),
+            }),
+          })),
+        ]),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+      const started = service;
+      return { close: () => started.close() };
+    },
+    () => runReactor(context, { name: 'dialectic', as: DIALECTIC_SERVICE_ACTOR, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
+    async () => {
+      const part = await runDeadlines(context, {
+        name: 'dialectic',
+        as: DIALECTIC_SERVICE_ACTOR,
+        categories: [DIALECTIC_SESSION_CATEGORY],
+        deadlineOf,
+        expire(key, dueAt) {
+          const parsed = parseSessionDeadlineKey(key);
+          return parsed && onSession(parsed.sessionId, 'ExpireDialecticPhase', { sessionId: parsed.sessionId, deadlineAt: dueAt });
+        },
+        logger,
+      });
+      deadlines = part.scheduler;
+      return part;
+    },
+  ]);
+  return {
+    service: service!,
+    sessions: sessions!,
+    deadlines: deadlines!,
+    lines: [`dialectic service ${service!.id}: agora.cmd.dialectic.session.*, ${dialecticServiceQueries.map((q) => q.subject).join(', ')}`, ...(running.lines ?? [])],
+    close: () => running.close(),
+  };
+}

@@ -1,0 +1,1 @@
+export * from './dialectic-service.js';

@@ -1,0 +1,137 @@
+import { GetDialecticStats, ListCollusionFlags, type DialecticSessionRecord, type DialecticStats } from '@agora/contracts';
+import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, type DialecticTotals } from '@agora/domain-dialectic';
+import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
+import type { EventStore } from '@agora/eventstore';
+import { onQuery, type QueryHandler } from '@agora/messaging';
+import { dialecticSessionsProjection, type DialecticSessionsModel } from '@agora/read-models';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** Buckets of `agora_dialectic_time_to_resolution_seconds`: the seed's target is 5 minutes (300 s); a whole dialectic may take 6 h. */
+export const TIME_TO_RESOLUTION_BUCKETS = [30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
+
+export interface DialecticMetricsOptions {
+  /** The session records as of now (the live read model). */
+  records: () => Iterable<DialecticSessionRecord>;
+  /** Window of the seed's success-metric gauges, in days. */
+  windowDays: number;
+}
+
+/**
+ * The dialectic's metrics (DESIGN.md decision 6), computed at scrape time from the recovery
+ * sessions read model, never bumped per delivered event. Counters hold all-time totals of the log
+ * (reset() + inc(n)); the seed's success metrics are gauges over the sessions opened in the window.
+ * Labels are statuses, tiers, deciders and verdicts: never an id (per-pair collusion flags are a
+ * query, `agora.qry.dialectic.collusion`).
+ *
+ * - agora_dialectic_sessions{status}                       gauge: recovery sessions by current status
+ * - agora_dialectic_resolved_sessions_total{decided_by}    counter: dialectic, tie_break, quorum, operator
+ * - agora_dialectic_escalations_total{tier}                counter: tie_break, quorum, operator
+ * - agora_dialectic_hard_limit_blocks_total                counter: resolutions the hard limits blocked
+ * - agora_dialectic_phase_timeouts_total                   counter: deadlines that passed
+ * - agora_dialectic_relapses_total                         counter: resumed agents paused again within the window
+ * - agora_dialectic_audits_total{verdict}                  counter: sound, unsound
+ * - agora_dialectic_time_to_resolution_seconds             histogram: pause to resolution
+ * - agora_dialectic_resolved_within_target_ratio           gauge (window): seed target 90 % within 5 min
+ * - agora_dialectic_escalation_ratio                       gauge (window): sessions escalated at least once
+ * - agora_dialectic_quorum_escalation_ratio                gauge (window): seed target under 5 %
+ * - agora_dialectic_repeat_failure_ratio                   gauge (window): seed target under 10 %
+ * - agora_dialectic_collusion_flags                        gauge (window): pairs flagged; seed target 0
+ * The ratios are NaN while their denominator is 0.
+ */
+export function registerDialecticMetrics(registry: Registry, options: DialecticMetricsOptions): void {
+  const registers = [registry];
+  let cached: { totals: DialecticTotals; stats: DialecticStats } | undefined;
+  const figures = () => {
+    if (!cached) {
+      const records = [...options.records()];
+      cached = { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays) };
+      setImmediate(() => (cached = undefined));
+    }
+    return cached;
+  };
+  const totals = () => figures().totals;
+  const stats = () => figures().stats;
+
+  new Gauge({
+    name: 'agora_dialectic_sessions',
+    help: 'Recovery sessions by current status (awaiting_thesis, awaiting_antithesis, synthesis, awaiting_signatures, tie_break, quorum, awaiting_operator, resolved, stayed_paused)',
+    labelNames: ['status'] as const,
+    registers,
+    collect() {
+      for (const [status, n] of Object.entries(totals().sessionsByStatus)) this.set({ status }, n);
+    },
+  });
+  const ratio = (name: string, help: string, value: (s: DialecticStats) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(value(stats()) ?? Number.NaN);
+      },
+    });
+  ratio('agora_dialectic_resolved_within_target_ratio', `Share of the recovery sessions opened in the last ${options.windowDays} days resolved within 5 minutes of the pause (the seed wants 0.9); NaN when none`, (s) => s.resolvedWithinTargetRate);
+  ratio('agora_dialectic_escalation_ratio', `Share of the recovery sessions opened in the last ${options.windowDays} days that escalated at least once; NaN when none`, (s) => s.escalationRate);
+  ratio('agora_dialectic_quorum_escalation_ratio', `Share of the recovery sessions opened in the last ${options.windowDays} days that went to a validator quorum (the seed wants under 0.05); NaN when none`, (s) => s.quorumEscalationRate);
+  ratio('agora_dialectic_repeat_failure_ratio', `Share of the recoveries resolved in the last ${options.windowDays} days whose agent relapsed within the relapse window (the seed wants under 0.1); NaN when none resolved`, (s) => s.repeatFailureRate);
+  ratio('agora_dialectic_collusion_flags', `Pairs of agents that reviewed each other repeatedly in the last ${options.windowDays} days (the seed wants 0)`, (s) => s.collusionFlags);
+  new Histogram({
+    name: 'agora_dialectic_time_to_resolution_seconds',
+    help: 'Seconds from the pause of an agent to the resolution of its recovery, over every resolved session',
+    buckets: TIME_TO_RESOLUTION_BUCKETS,
+    registers,
+    collect() {
+      this.reset();
+      this.zero({});
+      for (const seconds of totals().resolutionSeconds) this.observe(seconds);
+    },
+  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[], set: (c: Counter<L>, t: DialecticTotals) => void) =>
+    new Counter<L>({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        set(this, totals());
+      },
+    });
+  counter('agora_dialectic_resolved_sessions_total', 'Recoveries resolved (the agent resumed), by who settled them: dialectic, tie_break, quorum, operator', ['decided_by'] as const, (c, t) => {
+    for (const [decidedBy, n] of Object.entries(t.resolvedBy)) c.inc({ decided_by: decidedBy }, n);
+  });
+  counter('agora_dialectic_escalations_total', 'Recovery escalations, by tier: tie_break, quorum, operator', ['tier'] as const, (c, t) => {
+    for (const [tier, n] of Object.entries(t.escalationsByTier)) c.inc({ tier }, n);
+  });
+  counter('agora_dialectic_hard_limit_blocks_total', 'Resolutions the hard limits blocked (the agent stays paused)', [] as const, (c, t) => c.inc(t.hardLimitBlocks));
+  counter('agora_dialectic_phase_timeouts_total', 'Dialectic deadlines that passed before the phase was done', [] as const, (c, t) => c.inc(t.timeouts));
+  counter('agora_dialectic_relapses_total', 'Resumed agents paused again within the relapse window of their recovery', [] as const, (c, t) => c.inc(t.relapses));
+  counter('agora_dialectic_audits_total', 'Audit verdicts on sampled resolutions: sound, unsound', ['verdict'] as const, (c, t) => {
+    for (const [verdict, n] of Object.entries(t.audits)) c.inc({ verdict }, n);
+  });
+}
+
+/** The dialectic part of the projections service: its read model, its queries and its metrics. */
+export interface DialecticProjections {
+  runner: ProjectionRunner<DialecticSessionsModel>;
+  records(): Iterable<DialecticSessionRecord>;
+  /** Handlers of `agora.qry.dialectic.stats` and `agora.qry.dialectic.collusion`. */
+  queries: [string, QueryHandler][];
+  close(): Promise<void>;
+}
+
+/** Starts the recovery sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
+export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number): Promise<DialecticProjections> {
+  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger });
+  await runner.start();
+  const records = () => runner.model.values();
+  return {
+    runner,
+    records,
+    queries: [
+      onQuery(GetDialecticStats, async ({ windowDays: days }) => dialecticStats([...records()], new Date(), days ?? windowDays)),
+      onQuery(ListCollusionFlags, async ({ windowDays: days }) => ({ flags: collusionFlags([...records()], new Date(), { windowMs: (days ?? windowDays) * DAY_MS }) })),
+    ],
+    close: () => runner.stop(),
+  };
+}

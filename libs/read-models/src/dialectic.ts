@@ -1,0 +1,92 @@
+import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus } from '@agora/contracts';
+import { dialecticStreamId, evolveSession, type DialecticEvent, type DialecticSessionState } from '@agora/domain-dialectic';
+import type { Projection } from '@agora/eventsourcing';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+
+/** Every recovery session with its whole transcript, by session id. */
+export type DialecticSessionsModel = Map<string, DialecticSessionView>;
+
+const PREFIX = `${DIALECTIC_SESSION_CATEGORY}-`;
+
+/**
+ * Folds every `dialectic_session-*` stream with the session decider's own `evolveSession`, so the
+ * read model and the decider cannot disagree about a recovery.
+ */
+export const dialecticSessionsProjection: Projection<DialecticSessionsModel> = {
+  name: 'dialectic_sessions',
+  categories: [DIALECTIC_SESSION_CATEGORY],
+  initial: () => new Map(),
+  apply(model, event: RecordedEvent) {
+    const sessionId = event.streamId.slice(PREFIX.length);
+    const current: DialecticSessionState = model.get(sessionId) ?? { status: 'unopened' };
+    const next = evolveSession(current, { type: event.type, data: event.data } as DialecticEvent);
+    if (next.status !== 'unopened') model.set(sessionId, { ...next, streamRevision: event.revision });
+  },
+};
+
+/** The one-line form of a session (sessions.list). */
+export function dialecticSessionSummary(s: DialecticSessionView): DialecticSessionSummary {
+  const resolved = s.resolved;
+  return {
+    sessionId: s.sessionId,
+    agentId: s.agentId,
+    pause: s.pause,
+    status: s.status,
+    reviewer: s.reviewer,
+    round: s.round,
+    awaiting: [...s.awaiting],
+    deadlineAt: s.deadlineAt,
+    tier: s.escalations.at(-1)?.tier ?? null,
+    decidedBy: resolved ? resolved.resolution.decidedBy : null,
+    pausedAt: s.pausedAt,
+    openedAt: s.openedAt,
+    closedAt: s.closedAt,
+  };
+}
+
+export interface DialecticSessionFilter {
+  /** Sessions of this paused agent. */
+  agentId?: string;
+  /** Sessions where this agent is the paused agent, the reviewer, a tie-breaker or the auditor. */
+  participant?: string;
+  /** Sessions waiting for this agent to act. */
+  awaiting?: string;
+  status?: DialecticStatus;
+  /** Default 100. */
+  limit?: number;
+}
+
+const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId, s.reviewer, ...s.escalations.map((e) => e.tieBreaker), s.audit?.auditor ?? null];
+
+/** Sessions matching the filter, most recently updated first. */
+export function listDialecticSessions(model: DialecticSessionsModel, filter: DialecticSessionFilter = {}): DialecticSessionSummary[] {
+  const out: DialecticSessionView[] = [];
+  for (const s of model.values()) {
+    if (filter.agentId !== undefined && s.agentId !== filter.agentId) continue;
+    if (filter.participant !== undefined && !participants(s).includes(filter.participant)) continue;
+    if (filter.awaiting !== undefined && !s.awaiting.includes(filter.awaiting)) continue;
+    if (filter.status !== undefined && s.status !== filter.status) continue;
+    out.push(s);
+  }
+  return out
+    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
+    .slice(0, filter.limit ?? 100)
+    .map(dialecticSessionSummary);
+}
+
+/**
+ * One session read straight from its stream: what a query answers right after a command (the live
+ * model trails the log a little). Undefined when there is no such session.
+ */
+export async function readDialecticSession(store: EventStore, sessionId: string): Promise<DialecticSessionView | undefined> {
+  let events: RecordedEvent[];
+  try {
+    events = await store.readStream(dialecticStreamId(sessionId));
+  } catch (error) {
+    if (error instanceof StreamNotFound) return undefined;
+    throw error;
+  }
+  const model: DialecticSessionsModel = new Map();
+  for (const event of events) dialecticSessionsProjection.apply(model, event);
+  return model.get(sessionId);
+}
