@@ -1,10 +1,11 @@
 import { GetDialecticStats, ListCollusionFlags, type DialecticSessionRecord, type DialecticStats } from '@agora/contracts';
-import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, type DialecticTotals } from '@agora/domain-dialectic';
+import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals } from '@agora/domain-dialectic';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { dialecticSessionsProjection, type DialecticSessionsModel } from '@agora/read-models';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Gauge, Histogram, type Registry } from 'prom-client';
+import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
 /** Buckets of `agora_dialectic_time_to_resolution_seconds`: the seed's target is 5 minutes (300 s); a whole dialectic may take 6 h. */
 export const TIME_TO_RESOLUTION_BUCKETS = [30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
@@ -40,15 +41,10 @@ export interface DialecticMetricsOptions {
  */
 export function registerDialecticMetrics(registry: Registry, options: DialecticMetricsOptions): void {
   const registers = [registry];
-  let cached: { totals: DialecticTotals; stats: DialecticStats } | undefined;
-  const figures = () => {
-    if (!cached) {
-      const records = [...options.records()];
-      cached = { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays) };
-      setImmediate(() => (cached = undefined));
-    }
-    return cached;
-  };
+  const figures = oncePerScrape(() => {
+    const records = [...options.records()];
+    return { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays) };
+  });
   const totals = () => figures().totals;
   const stats = () => figures().stats;
 
@@ -86,17 +82,7 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
       for (const seconds of totals().resolutionSeconds) this.observe(seconds);
     },
   });
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[], set: (c: Counter<L>, t: DialecticTotals) => void) =>
-    new Counter<L>({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        set(this, totals());
-      },
-    });
+  const counter = totalsCounters(registry, totals);
   counter('agora_dialectic_resolved_sessions_total', 'Recoveries resolved (the agent resumed), by who settled them: dialectic, tie_break, quorum, operator', ['decided_by'] as const, (c, t) => {
     for (const [decidedBy, n] of Object.entries(t.resolvedBy)) c.inc({ decided_by: decidedBy }, n);
   });

@@ -135,8 +135,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
       const path = new URL(req.url ?? '/', 'http://localhost').pathname;
       try {
-        if (path !== '/metrics' && path !== '/health') {
-          res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: try /metrics or /health\n');
+        if (path !== '/metrics' && path !== '/health' && path !== '/verify') {
+          res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: try /metrics, /health or /verify\n');
           return;
         }
         if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -146,6 +146,13 @@ export async function startProjectionsService(context: ServiceContext, options: 
         if (path === '/metrics') {
           const body = await registry.metrics();
           res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body);
+          return;
+        }
+        if (path === '/verify') {
+          // On demand: every read model rebuilt from scratch and compared with the live one at the same event.
+          const results = await Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify()]);
+          const ok = results.every((r) => r.equal);
+          res.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : JSON.stringify({ ok, readModels: results }));
           return;
         }
         const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size }, position: runner.position ?? null };
@@ -167,7 +174,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       registry,
       lines: [
         `projections service ${service.id}: ${projectionsCatalog.queries.map((q) => q.subject).join(', ')} (queue group ${PROJECTIONS_SERVICE})`,
-        `metrics: ${metricsUrl} (bound to ${metricsHost}:${address.port}), health: ${metricsUrl.replace(/\/metrics$/, '/health')}; tribunal window ${windowDays} days`,
+        `metrics: ${metricsUrl} (bound to ${metricsHost}:${address.port}), health: ${metricsUrl.replace(/\/metrics$/, '/health')}, read models checked against a rebuild: ${metricsUrl.replace(/\/metrics$/, '/verify')}; tribunal window ${windowDays} days`,
       ],
       close: closeAll,
     };

@@ -1,6 +1,7 @@
 import type { ProposalRecord, TribunalStats } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_COVERAGE_BELOW, healthBand, tribunalStats, tribunalTotals, type TribunalTotals } from '@agora/domain-tribunal';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Gauge, Histogram, type Registry } from 'prom-client';
+import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
 /** Buckets of `agora_tribunal_resolution_rounds`: the seed wants objections resolved within 2 to 3 rounds. */
 export const RESOLUTION_ROUND_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20];
@@ -38,19 +39,14 @@ interface Figures {
 export function registerTribunalMetrics(registry: Registry, options: TribunalMetricsOptions): void {
   const now = options.now ?? (() => new Date());
   const registers = [registry];
-  let cached: Figures | undefined;
-  const figures = (): Figures => {
-    if (!cached) {
-      const records = [...options.records()];
-      cached = {
-        stats: tribunalStats(records, now(), options.windowDays),
-        totals: tribunalTotals(records),
-        underCovered: constitutionalCoverage(records, DEFAULT_COVERAGE_BELOW).length,
-      };
-      setImmediate(() => (cached = undefined));
-    }
-    return cached;
-  };
+  const figures = oncePerScrape((): Figures => {
+    const records = [...options.records()];
+    return {
+      stats: tribunalStats(records, now(), options.windowDays),
+      totals: tribunalTotals(records),
+      underCovered: constitutionalCoverage(records, DEFAULT_COVERAGE_BELOW).length,
+    };
+  });
 
   new Gauge({
     name: 'agora_tribunal_window_seconds',
@@ -132,17 +128,7 @@ export function registerTribunalMetrics(registry: Registry, options: TribunalMet
       for (const rounds of figures().totals.resolutionRounds) this.observe(rounds);
     },
   });
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[], set: (c: Counter<L>, totals: TribunalTotals) => void) =>
-    new Counter<L>({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        set(this, figures().totals);
-      },
-    });
+  const counter = totalsCounters(registry, () => figures().totals);
   counter('agora_tribunal_deemed_approvals_total', 'Reviews deemed approved because the reviewer stayed silent until the round deadline (ReviewDeemedApproved)', [], (c, t) => c.inc(t.deemedApprovals));
   counter('agora_tribunal_deadlocks_escalated_total', 'Proposals escalated to a human operator after too many contested rounds (ProposalEscalated, reason deadlock)', [], (c, t) => c.inc(t.deadlocksEscalated));
   counter('agora_tribunal_coverage_escalations_total', 'Proposals escalated to a human operator because too few constitutions had an eligible reviewer (ProposalEscalated, reason insufficient_coverage)', [], (c, t) =>

@@ -1,10 +1,11 @@
 import { CONSENSUS_TYPES, GetValidatorAgreement, GetVotingStats, type VotingSessionRecord } from '@agora/contracts';
-import { validatorAgreement, votingStats, votingTotals, type VotingTotals } from '@agora/domain-voting';
+import { validatorAgreement, votingStats, votingTotals } from '@agora/domain-voting';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Gauge, Histogram, type Registry } from 'prom-client';
+import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
 /** Buckets of `agora_voting_time_to_decision_seconds`: the seed's default timeout is 5 minutes (300 s). */
 export const TIME_TO_DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 180, 300, 600, 1800, 3600];
@@ -35,15 +36,8 @@ export interface VotingMetricsOptions {
  */
 export function registerVotingMetrics(registry: Registry, options: VotingMetricsOptions): void {
   const registers = [registry];
-  let cached: VotingTotals | undefined;
-  // Computed once per scrape, dropped on the next turn of the event loop (as the tribunal metrics do).
-  const totals = (): VotingTotals => {
-    if (!cached) {
-      cached = votingTotals([...options.records()]);
-      setImmediate(() => (cached = undefined));
-    }
-    return cached;
-  };
+  // Computed once per scrape (as the tribunal metrics do).
+  const totals = oncePerScrape(() => votingTotals([...options.records()]));
 
   new Gauge({
     name: 'agora_voting_sessions',
@@ -81,17 +75,7 @@ export function registerVotingMetrics(registry: Registry, options: VotingMetrics
       for (const seconds of totals().timeToDecisionSeconds) this.observe(seconds);
     },
   });
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[], set: (c: Counter<L>, t: VotingTotals) => void) =>
-    new Counter<L>({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        set(this, totals());
-      },
-    });
+  const counter = totalsCounters(registry, totals);
   counter(
     'agora_voting_concluded_sessions_total',
     `Voting sessions decided or expired, by consensus (${CONSENSUS_TYPES.join(', ')}) and outcome, the recommended decision (approve, deny, escalate)`,

@@ -62,6 +62,18 @@ describe('projections service (in-process transport, embedded store)', () => {
     } finally {
       await second.close();
     }
+
+    // On demand, over HTTP: every read model rebuilt from scratch equals the live one.
+    const verify = await fetch(running.metricsUrl.replace(/\/metrics$/, '/verify'));
+    expect(verify.status).toBe(200);
+    const report = (await verify.json()) as { ok: boolean; readModels: { name: string; equal: boolean; events: number }[] };
+    expect(report.ok).toBe(true);
+    expect(report.readModels.map((r) => [r.name, r.equal])).toEqual([
+      ['proposals', true],
+      [expect.any(String), true],
+      [expect.any(String), true],
+    ]);
+    expect(report.readModels[0]!.events).toBeGreaterThan(0);
   });
 
   it('(b) serves /metrics computed from the read model at scrape time, with no id as a label', async () => {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@agora/contracts';
+import { eventByType, type ErrorCode } from '@agora/contracts';
 import { DomainError, fold, type Command, type Decider, type DomainEvent } from './decider.js';
 
 /**
@@ -44,3 +44,35 @@ export const DeciderSpecification = {
     });
   },
 };
+
+/**
+ * Checks an event a decider produced against its contract: its type is in the catalog, of streams of
+ * `category`, its data parses with the event's schema, and it is plain JSON (no `undefined` anywhere).
+ */
+export function expectConformingEvent(event: DomainEvent, category: string): void {
+  const definition = eventByType(event.type);
+  expect(definition?.category).toBe(category);
+  definition!.data.parse(event.data);
+  expect(JSON.parse(JSON.stringify(event.data))).toEqual(event.data);
+}
+
+/**
+ * Plays scenarios through a decider: `play(history, ...commands)` runs the commands in order on
+ * top of `history` and returns the history with the events they produced appended, each checked
+ * against its contract; `stateOf(history)` folds it.
+ */
+export function scenarioOf<C extends Command, E extends DomainEvent, S>(decider: Decider<C, E, S>, category: string) {
+  return {
+    play(history: readonly E[], ...commands: C[]): E[] {
+      const events = [...history];
+      for (const command of commands) {
+        const produced = decider.decide(command, fold(decider, events));
+        for (const event of produced) expectConformingEvent(event, category);
+        events.push(...produced);
+      }
+      return events;
+    },
+    stateOf: (history: readonly E[]): S => fold(decider, history),
+    conforms: (event: E): void => expectConformingEvent(event, category),
+  };
+}

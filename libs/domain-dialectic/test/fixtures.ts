@@ -4,8 +4,8 @@
  * and `play`, which runs commands through the decider (checking every event it produces against
  * its zod contract) to build the history of the next test.
  */
-import { eventByType, type Condition, type RecoveryCandidate } from '@agora/contracts';
-import { DeciderSpecification, fold, type CommandContext } from '@agora/decider';
+import { type Condition, type RecoveryCandidate } from '@agora/contracts';
+import { DeciderSpecification, scenarioOf, type CommandContext } from '@agora/decider';
 import { generateKeyPair, type KeyPair } from '@agora/identity';
 import { defineDialecticPolicy } from '../src/policy.js';
 import { signResolution, type ResolutionPayload } from '../src/resolution.js';
@@ -163,26 +163,12 @@ export const relapse = (pause: number, pausedAt: string): DialecticCommand => ({
   payload: { sessionId: SID, pause, risk: 0.7, pausedAt },
 });
 
+const scenario = scenarioOf(decider, 'dialectic_session');
 /** Checks an event against its contract: the schema parses it and it is plain JSON (no undefined anywhere). */
-export function conforms(e: DialecticEvent): void {
-  const definition = eventByType(e.type);
-  expect(definition?.category).toBe('dialectic_session');
-  definition!.data.parse(e.data);
-  expect(JSON.parse(JSON.stringify(e.data))).toEqual(e.data);
-}
-
+export const conforms = scenario.conforms;
 /** Runs commands in order on top of `history`; returns the history with the events they produced appended. */
-export function play(history: readonly DialecticEvent[], ...commands: DialecticCommand[]): DialecticEvent[] {
-  const events = [...history];
-  for (const command of commands) {
-    const produced = decider.decide(command, fold(decider, events));
-    produced.forEach(conforms);
-    events.push(...produced);
-  }
-  return events;
-}
-
-export const stateOf = (history: readonly DialecticEvent[]): DialecticSession => fold(decider, history) as DialecticSession;
+export const play = scenario.play;
+export const stateOf = (history: readonly DialecticEvent[]): DialecticSession => scenario.stateOf(history) as DialecticSession;
 export const typesOf = (events: readonly DialecticEvent[]): string[] => events.map((e) => e.type);
 export const last = <T extends DialecticEvent['type']>(history: readonly DialecticEvent[], type: T): Extract<DialecticEvent, { type: T }> =>
   history.findLast((e) => e.type === type) as Extract<DialecticEvent, { type: T }>;

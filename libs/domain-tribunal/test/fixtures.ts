@@ -3,8 +3,8 @@
  * seconds, command builders, and `play`, which runs commands through the decider (checking every
  * event it produces against its zod contract) to build the history of the next test.
  */
-import { eventByType, type ReviewerCandidate } from '@agora/contracts';
-import { DeciderSpecification, fold, type CommandContext } from '@agora/decider';
+import { type ReviewerCandidate } from '@agora/contracts';
+import { DeciderSpecification, scenarioOf, type CommandContext } from '@agora/decider';
 import { defineTribunalPolicy } from '../src/policy.js';
 import { createProposalDecider, type Proposal, type ProposalCommand, type ProposalEvent } from '../src/proposal.js';
 
@@ -127,26 +127,12 @@ export const recordExecution = (summary: string, c = ctx('seldon', at(9000)), re
   payload: ref === undefined ? { proposalId: PID, summary } : { proposalId: PID, summary, ref },
 });
 
+const scenario = scenarioOf(decider, 'proposal');
 /** Checks an event against its contract: the schema parses it and it is plain JSON (no undefined anywhere). */
-export function conforms(e: ProposalEvent): void {
-  const definition = eventByType(e.type);
-  expect(definition?.category).toBe('proposal');
-  definition!.data.parse(e.data);
-  expect(JSON.parse(JSON.stringify(e.data))).toEqual(e.data);
-}
-
+export const conforms = scenario.conforms;
 /** Runs commands in order on top of `history`; returns the history with the events they produced appended. */
-export function play(history: readonly ProposalEvent[], ...commands: ProposalCommand[]): ProposalEvent[] {
-  const events = [...history];
-  for (const command of commands) {
-    const produced = decider.decide(command, fold(decider, events));
-    produced.forEach(conforms);
-    events.push(...produced);
-  }
-  return events;
-}
-
-export const stateOf = (history: readonly ProposalEvent[]): Proposal => fold(decider, history) as Proposal;
+export const play = scenario.play;
+export const stateOf = (history: readonly ProposalEvent[]): Proposal => scenario.stateOf(history) as Proposal;
 export const typesOf = (events: readonly ProposalEvent[]): string[] => events.map((e) => e.type);
 
 /** Submitted, round 1 open with the four Space-OS reviewers (deadline T0 + 60 s). */

@@ -3,8 +3,8 @@
  * runs commands through the decider (checking every event it produces against its zod contract) to
  * build the history of the next test.
  */
-import { eventByType, type ValidatorCandidate, type VoteDecision } from '@agora/contracts';
-import { DeciderSpecification, fold, type CommandContext } from '@agora/decider';
+import { type ValidatorCandidate, type VoteDecision } from '@agora/contracts';
+import { DeciderSpecification, scenarioOf, type CommandContext } from '@agora/decider';
 import { DEFAULT_CONFIG, defineVotingConfig, type VotingConfig } from '../src/config.js';
 import { votingSessionDecider, type VotingSession, type VotingSessionCommand, type VotingSessionEvent } from '../src/session.js';
 
@@ -91,26 +91,12 @@ export const decide = (decision: 'approve' | 'deny', reason: string, c = ctx('ro
   payload: { sessionId: RID, decision, reason },
 });
 
+const scenario = scenarioOf(decider, 'voting_session');
 /** Checks an event against its contract: the schema parses it and it is plain JSON (no undefined anywhere). */
-export function conforms(e: VotingSessionEvent): void {
-  const definition = eventByType(e.type);
-  expect(definition?.category).toBe('voting_session');
-  definition!.data.parse(e.data);
-  expect(JSON.parse(JSON.stringify(e.data))).toEqual(e.data);
-}
-
+export const conforms = scenario.conforms;
 /** Runs commands in order on top of `history`; returns the history with the events they produced appended. */
-export function play(history: readonly VotingSessionEvent[], ...commands: VotingSessionCommand[]): VotingSessionEvent[] {
-  const events = [...history];
-  for (const command of commands) {
-    const produced = decider.decide(command, fold(decider, events));
-    produced.forEach(conforms);
-    events.push(...produced);
-  }
-  return events;
-}
-
-export const stateOf = (history: readonly VotingSessionEvent[]): VotingSession => fold(decider, history) as VotingSession;
+export const play = scenario.play;
+export const stateOf = (history: readonly VotingSessionEvent[]): VotingSession => scenario.stateOf(history) as VotingSession;
 export const typesOf = (events: readonly VotingSessionEvent[]): string[] => events.map((e) => e.type);
 
 /** A session with the five most trusted validators, created at T0 (timeout T0 + 300 s). */

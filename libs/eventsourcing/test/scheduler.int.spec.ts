@@ -82,15 +82,16 @@ describe('Scheduler', () => {
 
   it('fires in due order, including deadlines set and moved after start', async () => {
     const store = await freshStore();
-    await setDeadline(store, 'a', inMs(60));
-    await setDeadline(store, 'b', inMs(30));
+    // Gaps of 150 ms: wide enough that a loaded machine finishes the start and the moves before 'a' was first due.
+    await setDeadline(store, 'a', inMs(300));
+    await setDeadline(store, 'b', inMs(150));
     const { scheduler, fired } = schedulerOn(store);
     await scheduler.start();
-    await setDeadline(store, 'c', inMs(90));
-    const movedTo = inMs(130);
+    await setDeadline(store, 'c', inMs(450));
+    const movedTo = inMs(600);
     await setDeadline(store, 'a', movedTo);
 
-    await eventually(() => fired.length === 3, 2_000, 'three deadlines to fire');
+    await eventually(() => fired.length === 3, 3_000, 'three deadlines to fire');
     expect(fired.map((f) => f.key)).toEqual(['b', 'c', 'a']);
     expect(fired[2]!.dueAt).toBe(movedTo);
     expect(fired[2]!.atMs).toBeGreaterThanOrEqual(Date.parse(movedTo) - 2);
@@ -102,13 +103,13 @@ describe('Scheduler', () => {
     const store = await freshStore();
     await setDeadline(store, 'old', inMs(30));
     await cancelDeadline(store, 'old');
-    await setDeadline(store, 'live', inMs(60));
+    await setDeadline(store, 'live', inMs(300));
     const { scheduler, fired } = schedulerOn(store);
     await scheduler.start();
     expect(scheduler.pending().map((p) => p.key)).toEqual(['live']);
     await cancelDeadline(store, 'live');
 
-    await delay(150);
+    await delay(400);
     expect(fired).toEqual([]);
     expect(scheduler.pending()).toEqual([]);
   });
