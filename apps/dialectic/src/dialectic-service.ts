@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   AgoraError,
   AssignAuditor,
@@ -34,6 +35,7 @@ import {
 import {
   createDialecticDecider,
   DEFAULT_DIALECTIC_POLICY,
+  defineDialecticPolicy,
   deadlineOf,
   dialecticStreamId,
   parseQuorumVotingSessionId,
@@ -52,7 +54,7 @@ import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@ago
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { ConfigError, deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -62,6 +64,36 @@ export interface DialecticServiceOptions {
   policy?: DialecticPolicy;
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
+}
+
+export const DIALECTIC_POLICY_ENV_HELP = `AGORA_DIALECTIC_POLICY     the dialectic policy as JSON, or @<file> holding it, e.g.
+                           {"thesisTimeoutMs":3600000,"antithesisTimeoutMs":7200000,"maxSynthesisRounds":5,
+                            "escalation":{"quorumSize":5},"hardLimits":{"maxRiskThreshold":0.9}}
+                           (default: the seed's; see DialecticPolicy in libs/contracts)`;
+
+/** The dialectic policy from AGORA_DIALECTIC_POLICY (JSON or @file); ConfigError naming what is wrong. */
+export function dialecticPolicyFromEnv(env: NodeJS.ProcessEnv): DialecticPolicy | undefined {
+  const raw = env['AGORA_DIALECTIC_POLICY']?.trim();
+  if (!raw) return undefined;
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = readFileSync(raw.slice(1), 'utf8');
+    } catch (error) {
+      throw new ConfigError(`AGORA_DIALECTIC_POLICY: cannot read ${raw.slice(1)}: ${(error as Error).message}`);
+    }
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    throw new ConfigError('AGORA_DIALECTIC_POLICY is not JSON');
+  }
+  try {
+    return defineDialecticPolicy(input as Parameters<typeof defineDialecticPolicy>[0]);
+  } catch (error) {
+    throw new ConfigError(`AGORA_DIALECTIC_POLICY: ${(error as Error).message}`);
+  }
 }
 
 /**

@@ -98,7 +98,7 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
 
   (hasPromtool ? it : it.skip)(`promtool accepts deploy/prometheus (rules and config) and passes the rules' unit tests${hasPromtool ? '' : ` (skipped: ${PROMTOOL} not found)`}`, async () => {
     const rules = await run(PROMTOOL, ['check', 'rules', RULES]);
-    expect(rules.output).toContain('SUCCESS: 3 rules found');
+    expect(rules.output).toContain('SUCCESS: 8 rules found');
     expect(rules.code).toBe(0);
     const config = await run(PROMTOOL, ['check', 'config', join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')]);
     expect(config.output).toContain('SUCCESS: 1 rule files found');
@@ -159,14 +159,19 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
           async () => {
             rules = (await api('/api/v1/rules'))?.data as Rules | undefined;
             const all = rules?.groups.flatMap((g) => g.rules) ?? [];
-            return all.length === 3 && all.every((r) => !r.lastEvaluation.startsWith('0001-'));
+            return all.length === 8 && all.every((r) => !r.lastEvaluation.startsWith('0001-'));
           },
           'Prometheus to evaluate the rules',
           15_000,
         );
         const evaluated = rules!.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, name: r.name, health: r.health, state: r.state })));
-        // a healthy 0.4 and no new execution despite objections: nothing fires
+        // a healthy 0.4, no new execution despite objections, no recovery: nothing fires (Prometheus lists the groups by name)
         expect(evaluated).toEqual([
+          { group: 'agora-dialectic', name: 'DialecticHardLimitBlocks', health: 'ok', state: 'inactive' },
+          { group: 'agora-dialectic', name: 'DialecticQuorumEscalationRateHigh', health: 'ok', state: 'inactive' },
+          { group: 'agora-dialectic', name: 'DialecticRelapses', health: 'ok', state: 'inactive' },
+          { group: 'agora-dialectic', name: 'DialecticRepeatFailureRateHigh', health: 'ok', state: 'inactive' },
+          { group: 'agora-dialectic', name: 'DialecticCollusionFlagged', health: 'ok', state: 'inactive' },
           { group: 'agora-tribunal', name: 'TribunalRubberStamping', health: 'ok', state: 'inactive' },
           { group: 'agora-tribunal', name: 'TribunalOverhead', health: 'ok', state: 'inactive' },
           { group: 'agora-tribunal', name: 'TribunalProceededDespiteObjections', health: 'ok', state: 'inactive' },

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { startDialecticService } from '@agora/dialectic';
+import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
 import { startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -52,23 +52,26 @@ operator key in the environment, the first start creates one in <AGORA_DATA_DIR>
 HOST                       address the gateway binds (default 0.0.0.0)
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
-${TRIBUNAL_POLICY_ENV_HELP}`,
+${TRIBUNAL_POLICY_ENV_HELP}
+${DIALECTIC_POLICY_ENV_HELP}`,
   natsByDefault: false,
   prepare: (config) => {
     port(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
     tribunalPolicyFromEnv(env);
+    dialecticPolicyFromEnv(env);
     return withOperator(config);
   },
   start: (context) => {
     const policy = tribunalPolicyFromEnv(env);
+    const dialecticPolicy = dialecticPolicyFromEnv(env);
     return startAll([
       () => startRegistryService(context, registryOptionsFromEnv(env)),
       () => startProposalService(context, policy ? { policy } : {}),
       () => startTribunalService(context),
       () => startVotingService(context),
-      () => startDialecticService(context),
+      () => startDialecticService(context, dialecticPolicy ? { policy: dialecticPolicy } : {}),
       () => startProjectionsService(context, readProjectionsSettings(env)),
       () => runEventRelay(context),
       async () => {
