@@ -7,18 +7,19 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
-import { startGateway } from '@agora/gateway';
+import { DEFAULT_MAX_BODY_BYTES, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
 import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
+import { intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
 
 const OPERATOR_KEY_FILE = 'operator.key.json';
 
 const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
+const maxBodyBytes = (env: NodeJS.ProcessEnv) => intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' });
 
 /**
  * Standalone mode on a fresh machine has no operator yet: it creates a key file for one (agent
@@ -45,11 +46,13 @@ function displayPath(file: string): string {
 const env = process.env;
 await runProcess({
   name: 'agora',
-  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic and projections services, the event
-relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics, /docs). Data stays under AGORA_DATA_DIR across restarts. Without an
-operator key in the environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
+  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic and projections
+services, the event relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics,
+/docs). Data stays under AGORA_DATA_DIR across restarts. Without an operator key in the
+environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
+AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_ENV_HELP}
@@ -57,6 +60,7 @@ ${DIALECTIC_POLICY_ENV_HELP}`,
   natsByDefault: false,
   prepare: (config) => {
     port(env);
+    maxBodyBytes(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
     tribunalPolicyFromEnv(env);
@@ -81,6 +85,7 @@ ${DIALECTIC_POLICY_ENV_HELP}`,
           port: port(env),
           host: env['HOST'] ?? '0.0.0.0',
           requestTimeoutMs: context.config.requestTimeoutMs,
+          maxBodyBytes: maxBodyBytes(env),
         });
         const operator = context.config.operators[0];
         return {
