@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   AgoraError,
   AssignAuditor,
@@ -54,7 +53,7 @@ import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@ago
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { ConfigError, deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -73,27 +72,7 @@ export const DIALECTIC_POLICY_ENV_HELP = `AGORA_DIALECTIC_POLICY     the dialect
 
 /** The dialectic policy from AGORA_DIALECTIC_POLICY (JSON or @file); ConfigError naming what is wrong. */
 export function dialecticPolicyFromEnv(env: NodeJS.ProcessEnv): DialecticPolicy | undefined {
-  const raw = env['AGORA_DIALECTIC_POLICY']?.trim();
-  if (!raw) return undefined;
-  let text = raw;
-  if (raw.startsWith('@')) {
-    try {
-      text = readFileSync(raw.slice(1), 'utf8');
-    } catch (error) {
-      throw new ConfigError(`AGORA_DIALECTIC_POLICY: cannot read ${raw.slice(1)}: ${(error as Error).message}`);
-    }
-  }
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    throw new ConfigError('AGORA_DIALECTIC_POLICY is not JSON');
-  }
-  try {
-    return defineDialecticPolicy(input as Parameters<typeof defineDialecticPolicy>[0]);
-  } catch (error) {
-    throw new ConfigError(`AGORA_DIALECTIC_POLICY: ${(error as Error).message}`);
-  }
+  return jsonSetting(env, 'AGORA_DIALECTIC_POLICY', (input) => defineDialecticPolicy(input as Parameters<typeof defineDialecticPolicy>[0]));
 }
 
 /**

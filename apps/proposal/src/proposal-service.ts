@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { AgoraError, GetProposal, ListProposals, RecordExecution, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { proposalsProjection, proposalSummary, readProposal } from '@agora/read-models';
-import { ConfigError, deciderHandler, KeyedLock, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, jsonSetting, KeyedLock, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface ProposalServiceOptions {
@@ -20,27 +19,7 @@ export const TRIBUNAL_POLICY_ENV_HELP = `AGORA_TRIBUNAL_POLICY      the tribunal
 
 /** The tribunal policy from AGORA_TRIBUNAL_POLICY (JSON or @file); ConfigError naming what is wrong. */
 export function tribunalPolicyFromEnv(env: NodeJS.ProcessEnv): TribunalPolicy | undefined {
-  const raw = env['AGORA_TRIBUNAL_POLICY']?.trim();
-  if (!raw) return undefined;
-  let text = raw;
-  if (raw.startsWith('@')) {
-    try {
-      text = readFileSync(raw.slice(1), 'utf8');
-    } catch (error) {
-      throw new ConfigError(`AGORA_TRIBUNAL_POLICY: cannot read ${raw.slice(1)}: ${(error as Error).message}`);
-    }
-  }
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    throw new ConfigError('AGORA_TRIBUNAL_POLICY is not JSON');
-  }
-  try {
-    return defineTribunalPolicy(input as Parameters<typeof defineTribunalPolicy>[0]);
-  } catch (error) {
-    throw new ConfigError(`AGORA_TRIBUNAL_POLICY: ${(error as Error).message}`);
-  }
+  return jsonSetting(env, 'AGORA_TRIBUNAL_POLICY', (input) => defineTribunalPolicy(input as Parameters<typeof defineTribunalPolicy>[0]));
 }
 
 /**

@@ -67,6 +67,34 @@ export function unitSetting(env: NodeJS.ProcessEnv, name: string, fallback: numb
   return value;
 }
 
+/**
+ * A JSON setting, given inline or as `@<file>`, checked by `define` (which throws with what is
+ * wrong); undefined when unset. Throws ConfigError naming the setting and the problem.
+ */
+export function jsonSetting<T>(env: NodeJS.ProcessEnv, name: string, define: (input: unknown) => T): T | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = readFileSync(raw.slice(1), 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${name}: cannot read ${raw.slice(1)}: ${(error as Error).message}`);
+    }
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${name} is not JSON`);
+  }
+  try {
+    return define(input);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+}
+
 /** A TCP port setting (0 = any free port). */
 export function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return intSetting(env, name, fallback, { min: 0, max: 65535, what: 'a port number (0 to 65535; 0 = any free port)' });
