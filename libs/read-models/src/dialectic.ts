@@ -1,28 +1,21 @@
 import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus } from '@agora/contracts';
 import { dialecticStreamId, evolveSession, type DialecticEvent, type DialecticSessionState } from '@agora/domain-dialectic';
-import type { Projection } from '@agora/eventsourcing';
-import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import type { EventStore } from '@agora/eventstore';
+import { aggregateViews, readAggregateView } from './aggregate-views.js';
 
 /** Every recovery session with its whole transcript, by session id. */
 export type DialecticSessionsModel = Map<string, DialecticSessionView>;
-
-const PREFIX = `${DIALECTIC_SESSION_CATEGORY}-`;
 
 /**
  * Folds every `dialectic_session-*` stream with the session decider's own `evolveSession`, so the
  * read model and the decider cannot disagree about a recovery.
  */
-export const dialecticSessionsProjection: Projection<DialecticSessionsModel> = {
+export const dialecticSessionsProjection = aggregateViews<DialecticSessionView, DialecticSessionState, DialecticEvent>({
   name: 'dialectic_sessions',
-  categories: [DIALECTIC_SESSION_CATEGORY],
-  initial: () => new Map(),
-  apply(model, event: RecordedEvent) {
-    const sessionId = event.streamId.slice(PREFIX.length);
-    const current: DialecticSessionState = model.get(sessionId) ?? { status: 'unopened' };
-    const next = evolveSession(current, { type: event.type, data: event.data } as DialecticEvent);
-    if (next.status !== 'unopened') model.set(sessionId, { ...next, streamRevision: event.revision });
-  },
-};
+  category: DIALECTIC_SESSION_CATEGORY,
+  initial: { status: 'unopened' },
+  evolve: evolveSession,
+});
 
 /** The one-line form of a session (sessions.list). */
 export function dialecticSessionSummary(s: DialecticSessionView): DialecticSessionSummary {
@@ -78,15 +71,6 @@ export function listDialecticSessions(model: DialecticSessionsModel, filter: Dia
  * One session read straight from its stream: what a query answers right after a command (the live
  * model trails the log a little). Undefined when there is no such session.
  */
-export async function readDialecticSession(store: EventStore, sessionId: string): Promise<DialecticSessionView | undefined> {
-  let events: RecordedEvent[];
-  try {
-    events = await store.readStream(dialecticStreamId(sessionId));
-  } catch (error) {
-    if (error instanceof StreamNotFound) return undefined;
-    throw error;
-  }
-  const model: DialecticSessionsModel = new Map();
-  for (const event of events) dialecticSessionsProjection.apply(model, event);
-  return model.get(sessionId);
+export function readDialecticSession(store: EventStore, sessionId: string): Promise<DialecticSessionView | undefined> {
+  return readAggregateView(store, dialecticSessionsProjection, dialecticStreamId(sessionId), sessionId);
 }

@@ -1,3 +1,4 @@
 export * from './dialectic.js';
 export * from './proposals.js';
 export * from './voting.js';
+export * from './aggregate-views.js';

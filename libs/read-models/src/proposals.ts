@@ -1,28 +1,21 @@
 import type { ProposalView, ReviewAssignmentView } from '@agora/contracts';
-import { evolveProposal, latestRound, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
-import type { Projection } from '@agora/eventsourcing';
-import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { evolveProposal, latestRound, proposalStreamId, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
+import type { EventStore } from '@agora/eventstore';
+import { aggregateViews, readAggregateView } from './aggregate-views.js';
 
 /** Every proposal with its whole review history, by proposal id. */
 export type ProposalsModel = Map<string, ProposalView>;
-
-const PREFIX = 'proposal-';
 
 /**
  * Folds every `proposal-*` stream with the proposal decider's own `evolveProposal`, so the read
  * model and the decider cannot disagree about a proposal.
  */
-export const proposalsProjection: Projection<ProposalsModel> = {
+export const proposalsProjection = aggregateViews<ProposalView, ProposalState, ProposalEvent>({
   name: 'proposals',
-  categories: ['proposal'],
-  initial: () => new Map(),
-  apply(model, event: RecordedEvent) {
-    const proposalId = event.streamId.slice(PREFIX.length);
-    const current: ProposalState = model.get(proposalId) ?? { status: 'unsubmitted' };
-    const next = evolveProposal(current, { type: event.type, data: event.data } as ProposalEvent);
-    if (next.status !== 'unsubmitted') model.set(proposalId, { ...next, streamRevision: event.revision });
-  },
-};
+  category: 'proposal',
+  initial: { status: 'unsubmitted' },
+  evolve: evolveProposal,
+});
 
 /** The one-line form of a proposal (ListProposals). */
 export function proposalSummary(p: ProposalView) {
@@ -44,17 +37,8 @@ export function proposalSummary(p: ProposalView) {
  * One proposal read straight from its stream: what a query answers right after a command (the
  * live model trails the log a little). Undefined when there is no such proposal.
  */
-export async function readProposal(store: EventStore, proposalId: string): Promise<ProposalView | undefined> {
-  let events: RecordedEvent[];
-  try {
-    events = await store.readStream(`${PREFIX}${proposalId}`);
-  } catch (error) {
-    if (error instanceof StreamNotFound) return undefined;
-    throw error;
-  }
-  const model: ProposalsModel = new Map();
-  for (const event of events) proposalsProjection.apply(model, event);
-  return model.get(proposalId);
+export function readProposal(store: EventStore, proposalId: string): Promise<ProposalView | undefined> {
+  return readAggregateView(store, proposalsProjection, proposalStreamId(proposalId), proposalId);
 }
 
 /** A reviewer's assignments, newest round first: the open ones it has not answered (`pending`), or all of them. */

@@ -1,28 +1,21 @@
 import type { VotingSessionSummary, VotingSessionView } from '@agora/contracts';
 import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
-import type { Projection } from '@agora/eventsourcing';
-import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import type { EventStore } from '@agora/eventstore';
+import { aggregateViews, readAggregateView, readEvents } from './aggregate-views.js';
 
 /** Every voting session with its votes and outcome, by session id. */
 export type VotingSessionsModel = Map<string, VotingSessionView>;
-
-const PREFIX = 'voting_session-';
 
 /**
  * Folds every `voting_session-*` stream with the session decider's own `evolveVotingSession`, so
  * the read model and the decider cannot disagree about a session.
  */
-export const votingSessionsProjection: Projection<VotingSessionsModel> = {
+export const votingSessionsProjection = aggregateViews<VotingSessionView, VotingSessionState, VotingSessionEvent>({
   name: 'voting_sessions',
-  categories: ['voting_session'],
-  initial: () => new Map(),
-  apply(model, event: RecordedEvent) {
-    const sessionId = event.streamId.slice(PREFIX.length);
-    const current: VotingSessionState = model.get(sessionId) ?? { status: 'none' };
-    const next = evolveVotingSession(current, { type: event.type, data: event.data } as VotingSessionEvent);
-    if (next.status !== 'none') model.set(sessionId, { ...next, streamRevision: event.revision });
-  },
-};
+  category: 'voting_session',
+  initial: { status: 'none' },
+  evolve: evolveVotingSession,
+});
 
 /** The one-line form of a session (ListPendingVotingSessions). */
 export function votingSessionSummary(s: VotingSessionView): VotingSessionSummary {
@@ -60,25 +53,13 @@ export function pendingVotingSessions(model: VotingSessionsModel, filter: Pendin
   return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.sessionId < b.sessionId ? -1 : 1)).map(votingSessionSummary);
 }
 
-async function readEvents(store: EventStore, streamId: string): Promise<RecordedEvent[] | undefined> {
-  try {
-    return await store.readStream(streamId);
-  } catch (error) {
-    if (error instanceof StreamNotFound) return undefined;
-    throw error;
-  }
-}
 
 /**
  * One session read straight from its stream: what a query answers right after a command (the live
  * model trails the log a little). Undefined when there is no such session.
  */
-export async function readVotingSession(store: EventStore, sessionId: string): Promise<VotingSessionView | undefined> {
-  const events = await readEvents(store, votingSessionStreamId(sessionId));
-  if (!events) return undefined;
-  const model: VotingSessionsModel = new Map();
-  for (const event of events) votingSessionsProjection.apply(model, event);
-  return model.get(sessionId);
+export function readVotingSession(store: EventStore, sessionId: string): Promise<VotingSessionView | undefined> {
+  return readAggregateView(store, votingSessionsProjection, votingSessionStreamId(sessionId), sessionId);
 }
 
 /** The voting configuration in force (the seed's defaults before any change) and the revision of `voting_config-global` it comes from (-1: none). */
