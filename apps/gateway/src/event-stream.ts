@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidPosition, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import { categoryOf, InvalidPosition, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
 import { GatewayError } from './http-reply.js';
 
@@ -37,12 +37,6 @@ export function parseEventStreamRequest(req: IncomingMessage): EventStreamReques
     categories: new Set(url.searchParams.getAll('category').filter((c) => c !== '')),
     types: new Set(url.searchParams.getAll('type').filter((t) => t !== '')),
   };
-}
-
-/** `<category>-<id>` -> `<category>`. */
-export function categoryOf(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  return dash < 0 ? streamId : streamId.slice(0, dash);
 }
 
 /** One SSE message: the position as id (what Last-Event-ID hands back), the type as event name. */
