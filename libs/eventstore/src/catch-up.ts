@@ -1,3 +1,4 @@
+import { InvalidPosition } from './errors.js';
 import type { Position, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 
 /**
@@ -37,7 +38,10 @@ export class AppendNotifier {
 }
 
 export interface CatchUpSource {
-  /** Up to `maxCount` events strictly after `after`, in global order. May throw when the store is unreachable. */
+  /**
+   * Up to `maxCount` events strictly after `after`, in global order. May throw when the store is
+   * unreachable (retried), or InvalidPosition when `after` is not one of its positions (final).
+   */
   readPage(after: Position | undefined, maxCount: number): Promise<RecordedEvent[]>;
   notifier: AppendNotifier;
   /** How long to sleep when caught up and not woken, before reading again. */
@@ -70,7 +74,8 @@ export function backoffDelay(attempt: number, retry: SubscribeOptions['retry']):
  * history first, then live (woken by the notifier, with polling as a safety net). Read failures
  * (a dropped connection) are retried from the last handled position with backoff, so the
  * subscription resumes by itself. Events are handed to the handler one at a time; a failing
- * handler gets the same event again until it succeeds.
+ * handler gets the same event again until it succeeds. A starting position the store finds it
+ * never produced ends the subscription: `caughtUp` rejects with the InvalidPosition.
  */
 export function catchUpSubscription(source: CatchUpSource, options: SubscribeOptions): Subscription {
   const abort = new AbortController();
@@ -78,7 +83,13 @@ export function catchUpSubscription(source: CatchUpSource, options: SubscribeOpt
   const pageSize = source.pageSize ?? 512;
   let position = options.after;
   let resolveCaughtUp!: () => void;
-  const caughtUp = new Promise<void>((resolve) => (resolveCaughtUp = resolve));
+  let rejectCaughtUp!: (error: unknown) => void;
+  const caughtUp = new Promise<void>((resolve, reject) => {
+    resolveCaughtUp = resolve;
+    rejectCaughtUp = reject;
+  });
+  // Whoever awaits caughtUp sees the rejection; nobody awaiting it is no reason to crash.
+  caughtUp.catch(() => undefined);
 
   const loop = async (): Promise<void> => {
     let readFailures = 0;
@@ -92,6 +103,10 @@ export function catchUpSubscription(source: CatchUpSource, options: SubscribeOpt
         readFailures++;
         if (signal.aborted) return;
         options.onError?.(error, { attempt: readFailures });
+        if (error instanceof InvalidPosition && position === options.after) {
+          rejectCaughtUp(error);
+          return;
+        }
         await sleep(backoffDelay(readFailures, options.retry), signal);
         continue;
       }

@@ -41,6 +41,22 @@ export class StoreUnavailable extends EventStoreError {
   }
 }
 
+/**
+ * The store refused the operation for a reason no retry will fix: the user lacks the right to it,
+ * or the stream was deleted for good. Nothing was written (unlike StoreUnavailable, which leaves it open).
+ */
+export class StoreRefused extends EventStoreError {
+  readonly code = 'store_refused';
+  constructor(
+    message: string,
+    readonly reason: 'access_denied' | 'stream_deleted',
+    readonly streamId?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Bad input: refused before anything was written. */
 export class InvalidStreamName extends EventStoreError {
   readonly code = 'invalid_stream_name';

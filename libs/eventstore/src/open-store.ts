@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { openEmbeddedEventStore } from './embedded/embedded-store.js';
+import { natsCredentials, type NatsCredentials } from './nats-credentials.js';
 import type { EventStore } from './port.js';
 
 export interface StoreConfig {
@@ -8,6 +9,8 @@ export interface StoreConfig {
   directory?: string;
   /** jetstream: NATS servers. */
   servers?: string;
+  /** jetstream: the NATS user (NATS_USER / NATS_PASSWORD). */
+  credentials?: NatsCredentials;
   /** jetstream: the JetStream stream holding the log (default AGORA_EVENTS) and its subject prefix (default agora.es). */
   streamName?: string;
   subjectPrefix?: string;
@@ -18,7 +21,8 @@ export interface StoreConfig {
 export const EVENT_STORE_HELP = `EVENT_STORE selects the event store:
   embedded                 in-process, append-only file under AGORA_DATA_DIR (default ./data)
   embedded:<directory>     the same, in <directory>
-  jetstream                NATS JetStream at NATS_URL (default nats://127.0.0.1:4222)
+  jetstream                NATS JetStream at NATS_URL (default nats://127.0.0.1:4222), as
+                           NATS_USER if set
   jetstream://<host:port>  NATS JetStream at that server
   jetstream[://<host:port>]?stream=<NAME>&prefix=<subject.prefix>
                            another log stream than AGORA_EVENTS / agora.es (one system per stream)
@@ -39,6 +43,8 @@ function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
   const [base = '', query = ''] = spec.split('?', 2) as [string, string?];
   const host = base.slice('jetstream://'.length);
   const config: StoreConfig = { kind: 'jetstream', servers: host ? `nats://${host}` : (env['NATS_URL'] ?? 'nats://127.0.0.1:4222') };
+  const credentials = natsCredentials(env);
+  if (credentials) config.credentials = credentials;
   for (const [key, value] of new URLSearchParams(query)) {
     if (key === 'stream') config.streamName = value;
     else if (key === 'prefix') config.subjectPrefix = value;
@@ -56,6 +62,7 @@ export async function openEventStore(config: StoreConfig): Promise<EventStore> {
       const { openJetStreamEventStore } = await import('./jetstream/index.js');
       return openJetStreamEventStore({
         servers: config.servers ?? 'nats://127.0.0.1:4222',
+        ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
         ...(config.streamName === undefined ? {} : { streamName: config.streamName }),
         ...(config.subjectPrefix === undefined ? {} : { subjectPrefix: config.subjectPrefix }),
       });
@@ -74,7 +81,7 @@ export function describeStore(config: StoreConfig): string {
     case 'embedded':
       return `embedded (${config.directory})`;
     case 'jetstream':
-      return `jetstream (${config.servers}, stream ${config.streamName ?? 'AGORA_EVENTS'})`;
+      return `jetstream (${config.servers}${config.credentials ? ` as ${config.credentials.user}` : ''}, stream ${config.streamName ?? 'AGORA_EVENTS'})`;
     case 'kurrentdb':
       return `kurrentdb (${(config.connectionString ?? '').replace(/\/\/[^@/]*@/, '//***@')})`;
   }

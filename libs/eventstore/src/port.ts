@@ -90,7 +90,11 @@ export interface SubscribeOptions {
 }
 
 export interface Subscription {
-  /** Resolves once every event that existed when the subscription started has been handled. */
+  /**
+   * Resolves once every event that existed when the subscription started has been handled.
+   * Rejects with InvalidPosition, and the subscription ends, when the store finds only after
+   * `subscribe` returned (by asking its server) that `after` is not one of its positions.
+   */
   readonly caughtUp: Promise<void>;
   /** Position of the last event handled successfully, if any. */
   readonly position: Position | undefined;
@@ -105,7 +109,11 @@ export interface EventStore {
   /**
    * Appends `events` to `streamId` as one commit, if the stream is at `expectedRevision`.
    * Throws WrongExpectedRevision (nothing written) when it is not. An append whose event ids are
-   * already stored in the stream as one commit returns that commit's result and writes nothing.
+   * already stored in the stream as one commit returns that commit's result and writes nothing
+   * (also after the store restarted); ids stored otherwise, as part of a commit, are refused
+   * (InvalidEventData or WrongExpectedRevision), never answered with a revision inside a commit.
+   * StoreUnavailable leaves it open whether the commit was written: sending it again is safe.
+   * StoreRefused and the Invalid* errors mean nothing was written and no retry will help.
    */
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
 
@@ -118,6 +126,6 @@ export interface EventStore {
   /** Catch-up subscription to all events: history first, then live, resuming after drops. */
   subscribe(options: SubscribeOptions): Subscription;
 
-  /** Releases connections and files. Safe to call twice. */
+  /** Stops subscriptions and releases connections and files: nothing of the store keeps the process alive after. Safe to call twice. */
   close(): Promise<void>;
 }

@@ -73,6 +73,8 @@ export interface PreparedEvent {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Not an id: KurrentDB refuses it, and no generator produces it. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * Validates an append before any adapter writes anything, and fills in missing ids.
@@ -100,6 +102,7 @@ export function prepareAppend(streamId: string, events: readonly EventData[], ex
     assertJson(metadata, (p, r) => fail(p ? `metadata.${p}` : 'metadata', r));
     const id = e.id ?? randomUUID();
     if (typeof id !== 'string' || !UUID_RE.test(id)) fail('id', 'must be a UUID');
+    if (id === NIL_UUID) fail('id', 'must not be the nil UUID (all zeros)');
     if (ids.has(id)) fail('id', `repeats ${id} within one append`);
     ids.add(id);
     return { id: id.toLowerCase(), type, data: e.data, metadata };

@@ -3,10 +3,13 @@
  * (Eventuous' StoreAppendTests and emmett's features.ts are the models).
  *
  * Usage, in an adapter's spec:
- *   describeEventStoreContract('embedded', async () => openEmbedded(...));
- * `open` is called once per `describe` block; every test works on streams of its own (a fresh
- * category), so the suite also runs against a long-lived shared server such as KurrentDB.
+ *   describeEventStoreContract('embedded', async () => openEmbedded(...), { neverProduced: [...], processConfig: ... });
+ * `open` opens the same store (the same data) every time it is called: once per `describe` block,
+ * and again after a test closed the store to see what survives a restart. Every test works on
+ * streams of its own (a fresh category), so the suite also runs against a long-lived shared
+ * server such as KurrentDB.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
   InvalidEventData,
@@ -14,12 +17,21 @@ import {
   InvalidExpectedRevision,
   InvalidPosition,
   InvalidStreamName,
+  StoreUnavailable,
   StreamNotFound,
   WrongExpectedRevision,
 } from '../src/errors.js';
-import type { EventData, EventStore, ExpectedRevision, Position, RecordedEvent } from '../src/port.js';
+import type { StoreConfig } from '../src/open-store.js';
+import type { EventData, EventStore, ExpectedRevision, Position, RecordedEvent, Subscription } from '../src/port.js';
 
 export type OpenStore = () => Promise<EventStore>;
+
+export interface ContractOptions {
+  /** Positions in this adapter's own format that it never produced (past the end, say): each must be an InvalidPosition. */
+  neverProduced?: Position[];
+  /** A store of this kind for a child process (not sharing the suite's files): for the "close lets the process exit" case. */
+  processConfig?: () => StoreConfig;
+}
 
 /** A category no other test uses: `ctr<8 hex>` (letters and digits only). */
 export function freshCategory(): string {
@@ -92,7 +104,7 @@ async function checkpointNow(store: EventStore): Promise<Position> {
   return r.position;
 }
 
-export function describeEventStoreContract(adapter: string, open: OpenStore): void {
+export function describeEventStoreContract(adapter: string, open: OpenStore, options: ContractOptions = {}): void {
   describe(`event store contract: ${adapter}`, () => {
     let store: EventStore;
 
@@ -252,6 +264,97 @@ export function describeEventStoreContract(adapter: string, open: OpenStore): vo
         expect(r2).toEqual(r1);
         expect(await store.readStream(s)).toHaveLength(1);
       });
+
+      it('two identical appends racing store the commit once and both get its result', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [ev('First')], 'no_stream');
+        for (const expected of ['revision', 'any', 'stream_exists'] as const) {
+          const events = [ev('Raced', { expected }), ev('Raced', { expected })];
+          const before = (await store.readStream(s)).length;
+          const at: ExpectedRevision = expected === 'revision' ? before - 1 : expected;
+          const [a, b] = await Promise.all([store.append(s, events, at), store.append(s, events, at)]);
+          expect(b).toEqual(a);
+          expect(a.nextExpectedRevision).toBe(before + 1);
+          const read = await store.readStream(s);
+          expect(read.map((e) => e.id).slice(before)).toEqual(events.map((e) => e.id));
+          expect(read).toHaveLength(before + 2);
+        }
+      }, 60_000);
+
+      it('refuses a retry of part of a commit, writing nothing, rather than answer with a revision inside the commit', async () => {
+        const s = `${freshCategory()}-1`;
+        const zero = ev('First');
+        await store.append(s, [zero], 'no_stream');
+        const [a, b, c] = [ev('Part', { n: 1 }), ev('Part', { n: 2 }), ev('Part', { n: 3 })];
+        await store.append(s, [a, b, c], 0);
+        // The first event alone, the first two, the last alone: each at the revision it was stored after.
+        const parts: Array<[EventData[], ExpectedRevision]> = [
+          [[a], 0],
+          [[a, b], 0],
+          [[c], 2],
+          [[zero, a], 'no_stream'],
+        ];
+        for (const [part, expected] of parts) {
+          const error = await expectError(store.append(s, part, expected), Error);
+          if (!(error instanceof WrongExpectedRevision || error instanceof InvalidEventData)) throw error;
+        }
+        expect((await store.readStream(s)).map((e) => e.id)).toEqual([zero.id, a.id, b.id, c.id]);
+      }, 60_000);
+    });
+
+    describe('after the store restarted', () => {
+      it('recognises a retry of a whole commit, whatever the expected revision, and writes nothing', async () => {
+        const cat = freshCategory();
+        const cases: Array<{ stream: string; before: number; expected: ExpectedRevision; events: EventData[] }> = [
+          { stream: `${cat}-num`, before: 1, expected: 0, events: [ev('Retried'), ev('Retried')] },
+          { stream: `${cat}-new`, before: 0, expected: 'no_stream', events: [ev('Retried'), ev('Retried')] },
+          { stream: `${cat}-any`, before: 2, expected: 'any', events: [ev('Retried'), ev('Retried')] },
+          { stream: `${cat}-exists`, before: 1, expected: 'stream_exists', events: [ev('Retried')] },
+        ];
+        const first = [];
+        for (const c of cases) {
+          if (c.before > 0) await store.append(c.stream, Array.from({ length: c.before }, () => ev('Before')), 'no_stream');
+          first.push(await store.append(c.stream, c.events, c.expected));
+        }
+        await store.close();
+        store = await open();
+        for (const [i, c] of cases.entries()) {
+          expect(await store.append(c.stream, c.events, c.expected)).toEqual(first[i]);
+          const read = await store.readStream(c.stream);
+          expect(read.map((e) => e.id).slice(c.before)).toEqual(c.events.map((e) => e.id));
+          expect(read).toHaveLength(c.before + c.events.length);
+        }
+      }, 60_000);
+    });
+
+    describe('errors no retry will fix are not reported as unavailable', () => {
+      it('refuses the nil UUID as an event id', async () => {
+        const s = `${freshCategory()}-1`;
+        const error = await expectError(store.append(s, [ev('Nil', {}, { id: '00000000-0000-0000-0000-000000000000' })], 'any'), InvalidEventData);
+        expect(error.path).toBe('events[0].id');
+        await expectNoStream(store, s);
+      });
+
+      it('stores a commit of 2 MiB whole, or refuses it as InvalidEventData, never as StoreUnavailable', async () => {
+        const s = `${freshCategory()}-1`;
+        const big = 'x'.repeat(512 * 1024);
+        const events = Array.from({ length: 4 }, (_, i) => ev('Big', { i, big }));
+        let outcome: unknown;
+        try {
+          outcome = await store.append(s, events, 'no_stream');
+        } catch (error) {
+          outcome = error;
+        }
+        expect(outcome).not.toBeInstanceOf(StoreUnavailable);
+        if (outcome instanceof Error) {
+          expect(outcome).toBeInstanceOf(InvalidEventData);
+          await expectNoStream(store, s);
+        } else {
+          expect((await store.readStream(s)).map((e) => e.id)).toEqual(events.map((e) => e.id));
+        }
+        // The store still works.
+        await store.append(s, [ev('Small')], 'any');
+      }, 30_000);
     });
 
     describe('bad input is refused before anything is written', () => {
@@ -312,6 +415,29 @@ export function describeEventStoreContract(adapter: string, open: OpenStore): vo
       it('refuses a position it did not produce', async () => {
         await expectError(collect(store.readAll({ after: 'not a position' })), InvalidPosition);
       });
+
+      for (const position of options.neverProduced ?? []) {
+        it(`refuses ${JSON.stringify(position)}, a position it never produced, in readAll and subscribe`, async () => {
+          await checkpointNow(store);
+          await expectError(collect(store.readAll({ after: position })), InvalidPosition);
+          const handled: RecordedEvent[] = [];
+          let subscription: Subscription;
+          try {
+            subscription = store.subscribe({ after: position, retry: { initialDelayMs: 5, maxDelayMs: 20 }, onError: () => undefined, handler: (e) => void handled.push(e) });
+          } catch (error) {
+            // Told at once, when the position alone says so.
+            expect(error).toBeInstanceOf(InvalidPosition);
+            return;
+          }
+          // Or as soon as the store finds out: caughtUp rejects, and nothing is delivered.
+          try {
+            await expectError(withTimeout(subscription.caughtUp, 15_000, 'caughtUp to reject'), InvalidPosition);
+            expect(handled).toEqual([]);
+          } finally {
+            await subscription.stop();
+          }
+        }, 30_000);
+      }
     });
 
     describe('read all', () => {
@@ -458,6 +584,25 @@ export function describeEventStoreContract(adapter: string, open: OpenStore): vo
         await new Promise((r) => setTimeout(r, 200));
         expect(seen).toHaveLength(0);
       });
+    });
+
+    const processConfig = options.processConfig;
+    (processConfig ? describe : describe.skip)('close()', () => {
+      it('releases everything: a process that opened, used and closed the store exits on its own', async () => {
+        const config = processConfig!();
+        const child = spawn(process.execPath, ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', 'libs/eventstore/test/fixtures/use-and-close.ts', JSON.stringify(config)], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+        let timer: NodeJS.Timeout | undefined;
+        const outcome = await Promise.race([exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 30_000)))]);
+        clearTimeout(timer);
+        if (outcome === 'still running') child.kill('SIGKILL');
+        expect({ outcome, output }).toEqual({ outcome: 0, output: expect.stringMatching(/closed\n$/) });
+      }, 60_000);
     });
   });
 }

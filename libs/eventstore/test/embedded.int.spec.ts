@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { EmbeddedEventStore, openEmbeddedEventStore } from '../src/embedded/embedded-store.js';
 import { StoreUnavailable } from '../src/errors.js';
+import type { RecordedEvent } from '../src/port.js';
 import { describeEventStoreContract, ev } from './contract.js';
 
 const dirs: string[] = [];
@@ -18,7 +19,11 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describeEventStoreContract('embedded', () => openEmbeddedEventStore({ directory: tempDir() }));
+const contractDirectory = tempDir();
+describeEventStoreContract('embedded', () => openEmbeddedEventStore({ directory: contractDirectory }), {
+  neverProduced: ['999999999'],
+  processConfig: () => ({ kind: 'embedded', directory: tempDir() }),
+});
 
 describe('embedded store on disk', () => {
   it('restores every acknowledged event after reopening', async () => {
@@ -157,4 +162,86 @@ describe('embedded store on disk', () => {
     await store.append(`crash-${randomUUID()}`, [ev('AfterCrash')], 'no_stream');
     await store.close();
   }, 60_000);
+});
+
+describe('embedded store memory: an index in memory, events read back from the file', () => {
+  it('reads a log larger than its scan chunk back from the file, with no cache, the same before and after reopening', async () => {
+    const directory = tempDir();
+    const store = await EmbeddedEventStore.open({ directory, cacheBytes: 0 });
+    const pad = 'x'.repeat(400);
+    // 24,000 events of about 500 bytes: about 12 MB, more than one 8 MiB scan chunk.
+    for (let batch = 0; batch < 24; batch++) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) => {
+          const n = batch * 100 + j;
+          return store.append(`big-${n % 50}`, Array.from({ length: 10 }, (_, k) => ev('Padded', { n, k, pad })), 'any');
+        }),
+      );
+    }
+    expect(store.stats.events).toBe(24_000);
+    const before: RecordedEvent[] = [];
+    for await (const e of store.readAll()) before.push(e);
+    expect(before.map((e) => e.position)).toEqual(Array.from({ length: 24_000 }, (_, i) => String(i + 1)));
+    const stream = await store.readStream('big-7', { fromRevision: 15, maxCount: 30 });
+    expect(stream.map((e) => e.revision)).toEqual(Array.from({ length: 30 }, (_, i) => 15 + i));
+    expect(stream.every((e) => e.streamId === 'big-7' && (e.data as { n: number }).n % 50 === 7)).toBe(true);
+    await store.close();
+
+    const reopened = await EmbeddedEventStore.open({ directory, cacheBytes: 0 });
+    const after: RecordedEvent[] = [];
+    for await (const e of reopened.readAll()) after.push(e);
+    expect(after).toEqual(before);
+    const page: RecordedEvent[] = [];
+    for await (const e of reopened.readAll({ after: '11999', maxCount: 3 })) page.push(e);
+    expect(page).toEqual(before.slice(11_999, 12_002));
+    // A retried commit from the middle of the log is recognised from the index and the file.
+    const commit = before.filter((e) => e.streamId === 'big-3').slice(20, 30);
+    const retry = commit.map((e) => ({ id: e.id, type: e.type, data: e.data }));
+    await expect(reopened.append('big-3', retry, 'any')).resolves.toEqual({ nextExpectedRevision: commit[9]!.revision, position: commit[9]!.position });
+    await expect(reopened.append('big-4', retry, 'any')).rejects.toMatchObject({ code: 'invalid_event_data' });
+    await expect(reopened.append('big-3', [ev('New'), retry[4]!], 'any')).rejects.toMatchObject({ code: 'invalid_event_data' });
+    expect(reopened.stats.events).toBe(24_000);
+    await reopened.close();
+  }, 120_000);
+});
+
+describe('embedded store index file', () => {
+  async function fill(directory: string, stream: string, count: number, onIndex?: (m: string) => void): Promise<RecordedEvent[]> {
+    const store = await EmbeddedEventStore.open({ directory, ...(onIndex ? { onIndex } : {}) });
+    for (let i = 0; i < count; i++) await store.append(`${stream}-${i % 3}`, [ev('Filled', { i })], 'any');
+    const all: RecordedEvent[] = [];
+    for await (const e of store.readAll()) all.push(e);
+    await store.close();
+    return all;
+  }
+
+  it('opens from the index saved at close, scanning only the records after it; an index of another log is not used (logged)', async () => {
+    const directory = tempDir();
+    const messages: string[] = [];
+    await fill(directory, 'idx', 30, (m) => messages.push(m));
+    // An index covering only a prefix (as after a crash): the records after it are scanned.
+    const prefixIndex = readFileSync(join(directory, 'events.idx'));
+    const all = await fill(directory, 'idx', 20, (m) => messages.push(m));
+    writeFileSync(join(directory, 'events.idx'), prefixIndex);
+    const reopened = await EmbeddedEventStore.open({ directory, onIndex: (m) => messages.push(m) });
+    const read: RecordedEvent[] = [];
+    for await (const e of reopened.readAll()) read.push(e);
+    expect(read).toEqual(all);
+    expect(all).toHaveLength(50);
+    expect((await reopened.readStream('idx-1')).map((e) => (e.data as { i: number }).i)).toEqual([...all.filter((e) => e.streamId === 'idx-1').map((e) => (e.data as { i: number }).i)]);
+    await expect(reopened.append('idx-1', [{ id: all[4]!.id, type: 'Filled', data: { i: 4 } }], 'any')).resolves.toEqual({ nextExpectedRevision: all[4]!.revision, position: '5' });
+    await reopened.close();
+    expect(messages).toEqual([]);
+
+    // Another log's index beside this log.
+    const other = tempDir();
+    await fill(other, 'elsewhere', 40);
+    writeFileSync(join(directory, 'events.idx'), readFileSync(join(other, 'events.idx')));
+    const fresh = await EmbeddedEventStore.open({ directory, onIndex: (m) => messages.push(m) });
+    const again: RecordedEvent[] = [];
+    for await (const e of fresh.readAll()) again.push(e);
+    expect(again).toEqual(all);
+    expect(messages.join('\n')).toMatch(/events\.idx not used .*scanning the whole log/);
+    await fresh.close();
+  });
 });

@@ -37,7 +37,11 @@ afterAll(async () => {
   await nc.close();
 });
 
-describeEventStoreContract('jetstream', () => openShared());
+const contractNames = uniqueNames();
+describeEventStoreContract('jetstream', () => openShared(contractNames), {
+  neverProduced: ['0000099999999999:000000'],
+  processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames() }),
+});
 
 describe('jetstream adapter', () => {
   describe('on the shared server', () => {

@@ -1,15 +1,21 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import {
   ANY,
+  AccessDeniedError,
+  AppendRecordSizeExceededError,
+  CancelledError,
+  DeadlineExceededError,
+  MaxAppendSizeExceededError,
   NO_STREAM,
   STREAM_EXISTS,
   StreamDeletedError,
   StreamNotFoundError,
+  TimeoutError,
+  TransactionMaxSizeExceededError,
   UnavailableError,
   UnknownError,
   WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
-import { InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../src/errors.js';
+import { InvalidEventData, InvalidPosition, StoreRefused, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../src/errors.js';
 import { openKurrentDbEventStore } from '../src/kurrentdb/index.js';
 import {
   NO_POSITION,
@@ -19,8 +25,13 @@ import {
   isSystemEvent,
   isUsablePosition,
   mapAppendError,
+  mapPositionCheckError,
   mapReadAllError,
   mapReadStreamError,
+  worthRetrying,
+  COMMIT_KEY,
+  commitPlaceOf,
+  withCommitPlace,
   normalizeConnectionString,
   redactConnectionString,
   toActualRevision,
@@ -28,6 +39,7 @@ import {
   toStreamState,
   type ClientRecordedEvent,
 } from '../src/kurrentdb/mapping.js';
+import { startSilentPorts, type SilentPorts } from './support/ports.js';
 
 describe('kurrentdb positions', () => {
   it('encode as <commit>/<prepare> and decode back', () => {
@@ -98,6 +110,20 @@ describe('kurrentdb errors', () => {
     expect(mapAppendError('order-1', 3, wrongVersion(3n, -1n))).toMatchObject({ actual: 'no_stream' });
   });
 
+  it('a conflict on any, or on stream_exists with the stream there, is ids already stored elsewhere: bad input the command handler recognises', () => {
+    for (const [expected, state] of [
+      ['any', 'any'],
+      ['stream_exists', 'stream_exists'],
+    ] as const) {
+      const error = mapAppendError('order-1', expected, wrongVersion(state, 4n), 'Placed');
+      expect(error).toBeInstanceOf(InvalidEventData);
+      expect(error).toMatchObject({ streamId: 'order-1', eventType: 'Placed', path: 'events[0].id' });
+      expect((error as InvalidEventData).reason).toContain('already stored');
+    }
+    // A stream that is not there is a plain conflict for stream_exists.
+    expect(mapAppendError('order-1', 'stream_exists', wrongVersion('stream_exists', 'no_stream'))).toBeInstanceOf(WrongExpectedRevision);
+  });
+
   it('connection failures become StoreUnavailable naming the stream, with the cause', () => {
     const cause = new UnavailableError(undefined, '14 UNAVAILABLE: No connection established');
     const error = mapAppendError('order-1', 'any', cause);
@@ -116,10 +142,74 @@ describe('kurrentdb errors', () => {
     expect(mapReadAllError(bare).message).toBe('kurrentdb: read of $all failed: the server is unreachable (UnavailableError)');
   });
 
-  it('an append to a deleted stream is refused as unavailable, not as a conflict to retry', () => {
-    const error = mapAppendError('order-1', 'any', StreamDeletedError.fromStreamName('order-1'));
-    expect(error).toBeInstanceOf(StoreUnavailable);
-    expect(error.message).toContain('deleted');
+  it('an append to a tombstoned stream is refused for good, not reported unavailable nor as a conflict to retry', () => {
+    for (const expected of ['any', 'no_stream', 4] as const) {
+      const error = mapAppendError('order-1', expected, StreamDeletedError.fromStreamName('order-1'));
+      expect(error).toBeInstanceOf(StoreRefused);
+      expect(error).toMatchObject({ reason: 'stream_deleted', streamId: 'order-1', code: 'store_refused' });
+      expect(error.message).toContain('tombstoned');
+    }
+  });
+
+  it('stream_exists on a deleted stream is a conflict with no_stream: the server says "deleted" for a soft-deleted stream too', () => {
+    const error = mapAppendError('order-1', 'stream_exists', StreamDeletedError.fromStreamName('order-1'));
+    expect(error).toBeInstanceOf(WrongExpectedRevision);
+    expect(error).toMatchObject({ expected: 'stream_exists', actual: 'no_stream' });
+  });
+
+  it('access denied is refused for good, on appends and reads', () => {
+    const denied = new AccessDeniedError(undefined, 'Access denied');
+    expect(mapAppendError('order-1', 0, denied)).toMatchObject({ constructor: StoreRefused, reason: 'access_denied', streamId: 'order-1', cause: denied });
+    expect(mapReadStreamError('order-1', denied)).toMatchObject({ constructor: StoreRefused, reason: 'access_denied' });
+    expect(mapReadAllError(denied)).toMatchObject({ constructor: StoreRefused, reason: 'access_denied' });
+    expect(mapReadAllError(denied).message).toContain('$admins');
+  });
+
+  it('a commit over the server size limits is bad input naming the limit, never unavailable', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [MaxAppendSizeExceededError.fromMaxAppendSize(1_048_576), /maxAppendSize of 1048576 bytes/],
+      [new AppendRecordSizeExceededError(undefined as never, { stream: 'order-1', recordId: 'r', size: 2_000_000, maxSize: 1_048_576 }), /1048576 bytes for one event/],
+      [new TransactionMaxSizeExceededError(undefined as never, { size: 9_000_000, maxSize: 8_388_608 }), /8388608 bytes for one transaction/],
+      [new UnknownError(undefined, 'Could not recognize MaximumAppendEventSizeExceeded'), /MaximumAppendEventSizeExceeded/],
+    ];
+    for (const [cause, message] of cases) {
+      const error = mapAppendError('order-1', 'any', cause, 'Placed');
+      expect(error).toBeInstanceOf(InvalidEventData);
+      expect(error).toMatchObject({ streamId: 'order-1', eventType: 'Placed', path: 'events', code: 'invalid_event_data' });
+      expect(error.message).toMatch(message);
+    }
+  });
+
+  it('only failures that may leave an append written are retried', () => {
+    for (const error of [
+      new DeadlineExceededError(undefined, 'Deadline exceeded'),
+      new TimeoutError(undefined, 'timeout'),
+      new UnavailableError(undefined, 'UNAVAILABLE'),
+      new CancelledError(undefined, 'cancelled'),
+      new Error('Channel closed before call started'),
+    ]) {
+      expect(worthRetrying(error)).toBe(true);
+    }
+    for (const error of [
+      new AccessDeniedError(undefined, 'no'),
+      MaxAppendSizeExceededError.fromMaxAppendSize(1),
+      StreamDeletedError.fromStreamName('order-1'),
+      new WrongExpectedVersionError(undefined, { streamName: 'order-1', expected: 0n, current: 1n }),
+      new UnknownError(undefined, 'Empty eventId provided.'),
+    ]) {
+      expect(worthRetrying(error)).toBe(false);
+    }
+    // A timeout (the server's answer to a retry that came before the original was indexed) is unavailable until retried.
+    expect(mapAppendError('order-1', 0, new DeadlineExceededError(undefined, 'Deadline exceeded'))).toBeInstanceOf(StoreUnavailable);
+  });
+
+  it('a position the server refuses to read from is InvalidPosition; a failure to reach it is not', () => {
+    const position = { commit: 5n, prepare: 5n };
+    expect(mapPositionCheckError(position, new UnknownError(undefined, 'UnknownError'))).toEqual(new InvalidPosition('5/5'));
+    expect(mapPositionCheckError(position, new Error('invalid position'))).toBeInstanceOf(InvalidPosition);
+    expect(mapPositionCheckError(position, new UnavailableError(undefined, 'UnavailableError'))).toBeInstanceOf(StoreUnavailable);
+    expect(mapPositionCheckError(position, new DeadlineExceededError(undefined, 'Deadline'))).toBeInstanceOf(StoreUnavailable);
+    expect(mapPositionCheckError(position, new AccessDeniedError(undefined, 'no'))).toBeInstanceOf(StoreRefused);
   });
 
   it('a missing or deleted stream reads as StreamNotFound naming it', () => {
@@ -162,6 +252,17 @@ describe('kurrentdb recorded events', () => {
     });
   });
 
+  it('carry their place in the commit in metadata, which reads do not return', () => {
+    const written = withCommitPlace({ actor: 'a1' }, 1, 3);
+    expect(written).toEqual({ actor: 'a1', [COMMIT_KEY]: [1, 3] });
+    expect(commitPlaceOf(written)).toEqual({ index: 1, size: 3 });
+    const e = recorded({ metadata: written });
+    expect(toRecordedEvent(e, e.position!).metadata).toEqual({ actor: 'a1' });
+    for (const bad of [undefined, {}, { [COMMIT_KEY]: [3, 3] }, { [COMMIT_KEY]: [-1, 2] }, { [COMMIT_KEY]: '0,1' }, { [COMMIT_KEY]: [0.5, 2] }]) {
+      expect(commitPlaceOf(bad)).toBeUndefined();
+    }
+  });
+
   it('get empty metadata when there is none or it is not a JSON object', () => {
     const position = { commit: 1n, prepare: 1n };
     expect(toRecordedEvent(recorded({ metadata: undefined }), position).metadata).toEqual({});
@@ -194,25 +295,15 @@ describe('kurrentdb connection strings', () => {
 
 // No KurrentDB here, but a refused or silent port is real: these exercise the client's own failure paths.
 describe('opening kurrentdb without a server', () => {
-  let silent: Server;
+  let ports: SilentPorts;
   let silentPort: number;
   let closedPort: number;
-  const sockets = new Set<Socket>();
 
   beforeAll(async () => {
-    const probe = createServer();
-    closedPort = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)));
-    await new Promise((resolve) => probe.close(resolve));
-    silent = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    silentPort = await new Promise<number>((resolve) => silent.listen(0, '127.0.0.1', () => resolve((silent.address() as { port: number }).port)));
+    ports = await startSilentPorts();
+    ({ silentPort, closedPort } = ports);
   });
-  afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
-  });
+  afterAll(() => ports.close());
 
   it('throws StoreUnavailable when nothing listens', async () => {
     const opening = openKurrentDbEventStore({ connectionString: `kurrentdb://127.0.0.1:${closedPort}?tls=false`, openTimeoutMs: 10_000 });

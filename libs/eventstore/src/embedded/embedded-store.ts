@@ -1,17 +1,28 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
 import { InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound } from '../errors.js';
 import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
 import { checkExpectedRevision, prepareAppend, type PreparedEvent } from '../validation.js';
-import { acquireLock, encodeRecord, LogFile, type LogWarning } from './log-file.js';
+import { acquireLock, decodeSpan, encodeRecord, IndexMismatch, LogFile, type LogWarning, type ScannedRecord } from './log-file.js';
+import { EventIdIndex, NumberColumn } from './log-index.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory holding `events.log` (created if missing). */
   directory: string;
   /** Told about a torn final record dropped at open. Default: console.warn. */
   onWarning?: (warning: LogWarning & { file: string }) => void;
+  /**
+   * Bytes of recently written or read commits kept decoded in memory (as they are on disk; decoded
+   * they take a few times more). Everything else is read back from the file. Default 8 MiB.
+   */
+  cacheBytes?: number;
+  /** Told why a saved index (events.idx) was not used and the log is scanned whole. Default: console.warn. */
+  onIndex?: (message: string) => void;
 }
+
+/** At most this many bytes are read from the file at once for a page of $all (a single larger commit is read whole). */
+const MAX_READ_SPAN = 4 * 1024 * 1024;
 
 /** What one commit looks like on disk. Short keys: the log holds many of them. */
 interface CommitRecord {
@@ -29,34 +40,50 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
-interface CommitRef {
-  streamId: string;
-  ids: string[];
+/** A stored commit, read back: its record and where it is in the log. */
+interface StoredCommit {
+  index: number;
+  record: CommitRecord;
   result: AppendResult;
 }
 
 /**
  * In-process event store persisted to an append-only file. Appends are queued and written in
  * batches: every append that arrives while a write is in progress shares the next fdatasync
- * (group commit). Events are kept in memory for reads; the global position is the 1-based index
- * of an event in the log.
+ * (group commit). The global position is the 1-based index of an event in the log.
+ *
+ * Memory does not grow with the events' payloads: the store keeps an index (per commit its offset
+ * in the file and its first event; per stream its events; a hash table of event ids for idempotent
+ * retries), a few bytes an event, and reads events back from the file, keeping a bounded cache of
+ * recently written and read commits (`cacheBytes`).
  */
 export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded';
-  private readonly all: RecordedEvent[] = [];
+  /** Per commit: byte offset in the file, bytes on disk, global index (0-based) of its first event. */
+  private readonly commitOffset = new NumberColumn('f64');
+  private readonly commitBytes = new NumberColumn('u32');
+  private readonly commitFirst = new NumberColumn('u32');
+  private eventCount = 0;
+  /** Stream -> global indexes (0-based) of its events, in revision order. */
   private readonly streams = new Map<string, number[]>();
-  /** First event id of every commit, for idempotent retries. */
-  private readonly commits = new Map<string, CommitRef>();
-  private readonly eventIds = new Set<string>();
+  private readonly eventIds = new EventIdIndex();
+  /** Decoded commits by commit index, oldest first; evicted in insertion order beyond `cacheLimit` bytes. */
+  private readonly cache = new Map<number, CommitRecord>();
+  private cachedBytes = 0;
   private readonly notifier = new AppendNotifier();
+  private readonly subscriptions = new Set<Subscription>();
   private queue: PendingAppend[] = [];
   private writing: Promise<void> | undefined;
   private closed = false;
   private readonly counters = { commits: 0, syncs: 0 };
 
+  private log!: LogFile;
+  private indexFile = '';
+  private logFile = '';
+
   private constructor(
-    private readonly log: LogFile,
     private readonly unlock: () => void,
+    private readonly cacheLimit: number,
   ) {}
 
   static async open(options: EmbeddedStoreOptions): Promise<EmbeddedEventStore> {
@@ -66,9 +93,23 @@ export class EmbeddedEventStore implements EventStore {
     const unlock = acquireLock(join(directory, 'events.lock'));
     try {
       const warn = options.onWarning ?? ((w) => console.warn(`[eventstore] ${w.file}: ${w.message} (${w.droppedBytes} bytes at offset ${w.offset})`));
-      const { log, records } = await LogFile.open(file, (w) => warn({ ...w, file }));
-      const store = new EmbeddedEventStore(log, unlock);
-      for (const record of records) store.apply(record as CommitRecord);
+      const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
+      if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a non-negative integer, got ${String(cacheBytes)}`);
+      const store = new EmbeddedEventStore(unlock, cacheBytes);
+      store.indexFile = join(directory, 'events.idx');
+      store.logFile = file;
+      // The index saved at the last close covers a prefix of the log: only the records after it are scanned.
+      const onIndex = options.onIndex ?? ((message) => console.warn(`[eventstore] ${message}`));
+      const from = store.loadIndex(file, onIndex);
+      const visit = ({ payload, offset, length }: ScannedRecord) => store.index(payload as CommitRecord, offset, length);
+      try {
+        store.log = await LogFile.open(file, (w) => warn({ ...w, file }), visit, from);
+      } catch (error) {
+        if (!(error instanceof IndexMismatch)) throw error;
+        onIndex(`${store.indexFile} not used (${error.message}); scanning the whole log`);
+        store.resetIndex();
+        store.log = await LogFile.open(file, (w) => warn({ ...w, file }), visit, 0);
+      }
       return store;
     } catch (error) {
       unlock();
@@ -78,7 +119,7 @@ export class EmbeddedEventStore implements EventStore {
 
   /** Commits written and fdatasync calls made since open: commits/syncs is the group-commit factor. */
   get stats(): { commits: number; syncs: number; events: number } {
-    return { ...this.counters, events: this.all.length };
+    return { ...this.counters, events: this.eventCount };
   }
 
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
@@ -99,46 +140,200 @@ export class EmbeddedEventStore implements EventStore {
     if (!indexes) throw new StreamNotFound(streamId);
     const from = options.fromRevision ?? 0;
     const to = options.maxCount === undefined ? indexes.length : Math.min(indexes.length, from + options.maxCount);
-    return indexes.slice(from, to).map((i) => this.all[i]!);
+    const events: RecordedEvent[] = [];
+    // A stream's events within one commit are consecutive in $all: one read per commit.
+    for (let i = from; i < to; ) {
+      const commit = await this.commitAt(this.commitFirst.floorIndex(indexes[i]!));
+      const first = this.commitFirst.at(commit.index);
+      for (let k = indexes[i]! - first; k < commit.record.e.length && i < to; k++, i++) events.push(toEvent(commit.record, k, first + k));
+    }
+    return events;
   }
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
-    const start = this.indexAfter(options.after);
-    const end = options.maxCount === undefined ? Infinity : start + options.maxCount;
-    for (let i = start; i < this.all.length && i < end; i++) yield this.all[i]!;
+    let next = this.indexAfter(options.after);
+    const end = options.maxCount === undefined ? Infinity : next + options.maxCount;
+    while (next < this.eventCount && next < end) {
+      const page = await this.readEvents(next, Math.min(end, next + 512));
+      yield* page;
+      next += page.length;
+    }
   }
 
   subscribe(options: SubscribeOptions): Subscription {
     if (options.after !== undefined) this.indexAfter(options.after);
-    return catchUpSubscription(
+    if (this.closed) throw new StoreUnavailable('event store is closed');
+    const inner = catchUpSubscription(
       {
         notifier: this.notifier,
         pollIntervalMs: 1_000,
         readPage: async (after, maxCount) => {
           const start = this.indexAfter(after);
-          return this.all.slice(start, start + maxCount);
+          return this.readEvents(start, start + maxCount);
         },
       },
       options,
     );
+    let stopping: Promise<void> | undefined;
+    const subscription: Subscription = {
+      caughtUp: inner.caughtUp,
+      get position() {
+        return inner.position;
+      },
+      stop: () => (stopping ??= inner.stop().finally(() => this.subscriptions.delete(subscription))),
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
     await this.writing;
     await this.log.close();
+    try {
+      this.saveIndex();
+    } catch (error) {
+      console.warn(`[eventstore] could not save ${this.indexFile} (the next open scans the whole log): ${String(error)}`);
+    }
     this.unlock();
     this.notifier.notify();
   }
 
-  /** Index in `all` of the first event strictly after `position`. */
+  /**
+   * Saves the index beside the log (atomically: a temp file renamed over the old one), with the
+   * log length it covers and the checksum of the last record it covers.
+   */
+  private saveIndex(): void {
+    const commits = this.commitFirst.length;
+    if (commits === 0) return;
+    const lastOffset = this.commitOffset.at(commits - 1);
+    const streams = Buffer.from(JSON.stringify([...this.streams]), 'utf8');
+    const ids = this.eventIds.bytes();
+    const header = Buffer.from(JSON.stringify({ format: INDEX_FORMAT, logBytes: this.log.length, commits, events: this.eventCount, lastOffset, lastChecksum: recordHeaderAt(this.logFile, lastOffset)?.checksum, streamsBytes: streams.length }), 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length, 0);
+    const temp = `${this.indexFile}.tmp`;
+    writeFileSync(temp, Buffer.concat([length, header, this.commitOffset.bytes(), this.commitBytes.bytes(), this.commitFirst.bytes(), streams, ...ids]));
+    renameSync(temp, this.indexFile);
+  }
+
+  /** Loads the saved index if it matches the log; returns the log offset to scan from (0: no usable index). */
+  private loadIndex(logFile: string, onIndex: (message: string) => void): number {
+    let buf: Buffer;
+    try {
+      buf = readFileSync(this.indexFile);
+    } catch {
+      return 0;
+    }
+    try {
+      const headerLength = buf.readUInt32LE(0);
+      const header = JSON.parse(buf.toString('utf8', 4, 4 + headerLength)) as { format: number; logBytes: number; commits: number; events: number; lastOffset: number; lastChecksum: number; streamsBytes: number };
+      if (header.format !== INDEX_FORMAT) throw new Error(`format ${header.format}, expected ${INDEX_FORMAT}`);
+      // The log must still hold, at the same place, the last record the index covers.
+      const last = recordHeaderAt(logFile, header.lastOffset);
+      if (!last || last.checksum !== header.lastChecksum || header.lastOffset + 8 + last.length !== header.logBytes) {
+        throw new Error(`the log's record at byte ${header.lastOffset} is not the one it was saved with`);
+      }
+      let at = 4 + headerLength;
+      this.commitOffset.load(buf.subarray(at), header.commits);
+      at += header.commits * 8;
+      this.commitBytes.load(buf.subarray(at), header.commits);
+      at += header.commits * 4;
+      this.commitFirst.load(buf.subarray(at), header.commits);
+      at += header.commits * 4;
+      for (const [stream, indexes] of JSON.parse(buf.toString('utf8', at, at + header.streamsBytes)) as Array<[string, number[]]>) this.streams.set(stream, indexes);
+      at += header.streamsBytes;
+      this.eventIds.load(buf.subarray(at));
+      this.eventCount = header.events;
+      return header.logBytes;
+    } catch (error) {
+      onIndex(`${this.indexFile} not used (${error instanceof Error ? error.message : String(error)}); scanning the whole log`);
+      this.resetIndex();
+      return 0;
+    }
+  }
+
+  private resetIndex(): void {
+    this.commitOffset.load(Buffer.alloc(0), 0);
+    this.commitBytes.load(Buffer.alloc(0), 0);
+    this.commitFirst.load(Buffer.alloc(0), 0);
+    this.streams.clear();
+    this.eventIds.clear();
+    this.eventCount = 0;
+    rmSync(this.indexFile, { force: true });
+  }
+
+  /** Global index of the first event strictly after `position`. */
   private indexAfter(position: Position | undefined): number {
     if (position === undefined) return 0;
     if (!/^[1-9][0-9]{0,15}$/.test(position)) throw new InvalidPosition(position);
     const n = Number(position);
-    if (n > this.all.length) throw new InvalidPosition(position);
+    if (n > this.eventCount) throw new InvalidPosition(position);
     return n;
+  }
+
+  /** Events with global indexes in [start, end), as far as they exist: cached commits from memory, the others read in spans. */
+  private async readEvents(start: number, end: number): Promise<RecordedEvent[]> {
+    end = Math.min(end, this.eventCount);
+    const events: RecordedEvent[] = [];
+    if (start >= end) return events;
+    const commits = this.commitFirst.length;
+    let c = this.commitFirst.floorIndex(start);
+    const last = this.commitFirst.floorIndex(end - 1);
+    while (c <= last) {
+      const records: CommitRecord[] = [];
+      const cached = this.cache.get(c);
+      if (cached) records.push(cached);
+      else {
+        // A run of uncached, adjacent commits read in one go.
+        let to = c;
+        const offset = this.commitOffset.at(c);
+        while (to + 1 <= last && to + 1 < commits && !this.cache.has(to + 1) && this.commitOffset.at(to + 1) + this.commitBytes.at(to + 1) - offset <= MAX_READ_SPAN) to++;
+        const span = await this.log.readSpan(offset, this.commitOffset.at(to) + this.commitBytes.at(to) - offset);
+        decodeSpan(span, (payload) => records.push(payload as CommitRecord));
+      }
+      for (const record of records) {
+        const first = this.commitFirst.at(c);
+        for (let k = Math.max(0, start - first); k < record.e.length && first + k < end; k++) events.push(toEvent(record, k, first + k));
+        c++;
+      }
+    }
+    return events;
+  }
+
+  /** One commit, from the cache or the file (then cached). */
+  private async commitAt(index: number): Promise<StoredCommit> {
+    let record = this.cache.get(index);
+    if (!record) {
+      const span = await this.log.readSpan(this.commitOffset.at(index), this.commitBytes.at(index));
+      decodeSpan(span, (payload) => (record = payload as CommitRecord));
+      this.remember(index, record!, this.commitBytes.at(index));
+    }
+    const lastEvent = this.commitFirst.at(index) + record!.e.length - 1;
+    return { index, record: record!, result: { nextExpectedRevision: record!.r + record!.e.length - 1, position: String(lastEvent + 1) } };
+  }
+
+  private remember(index: number, record: CommitRecord, bytes: number): void {
+    if (bytes > this.cacheLimit || this.cache.has(index)) return;
+    this.cache.set(index, record);
+    this.cachedBytes += bytes;
+    for (const [oldest] of this.cache) {
+      if (this.cachedBytes <= this.cacheLimit) break;
+      this.cachedBytes -= this.commitBytes.at(oldest);
+      this.cache.delete(oldest);
+    }
+  }
+
+  /** The stored event with this id, if any: the commit holding it and its place there. */
+  private async findEvent(id: string): Promise<{ commit: StoredCommit; k: number } | undefined> {
+    for (const candidate of this.eventIds.candidates(id)) {
+      const commit = await this.commitAt(this.commitFirst.floorIndex(candidate));
+      const k = candidate - this.commitFirst.at(commit.index);
+      if (commit.record.e[k]?.i === id) return { commit, k };
+    }
+    return undefined;
   }
 
   private async drain(): Promise<void> {
@@ -155,24 +350,38 @@ export class EmbeddedEventStore implements EventStore {
     const lastRevision = new Map<string, number>();
     const pendingCommits = new Map<string, { ids: string[]; streamId: string; waiters: PendingAppend[]; record: CommitRecord }>();
     const pendingIds = new Set<string>();
-    const accepted: Array<{ pending: PendingAppend; record: CommitRecord }> = [];
+    const accepted: Array<{ pending: PendingAppend; record: CommitRecord; bytes: number }> = [];
     const buffers: Buffer[] = [];
     const recordedAt = new Date().toISOString();
 
     for (const p of batch) {
       const ids = p.events.map((e) => e.id);
       const first = ids[0]!;
-      const stored = this.commits.get(first);
       const inBatch = pendingCommits.get(first);
-      if (stored || inBatch) {
-        const same = (stored ?? inBatch)!;
-        if (same.streamId === p.streamId && sameIds(same.ids, ids)) {
-          if (stored) p.resolve(stored.result);
-          else inBatch!.waiters.push(p);
-        } else p.reject(alreadyStored(p, 0, same.streamId));
+      if (inBatch) {
+        if (inBatch.streamId === p.streamId && sameIds(inBatch.ids, ids)) inBatch.waiters.push(p);
+        else p.reject(alreadyStored(p, 0, inBatch.streamId));
         continue;
       }
-      const repeated = ids.findIndex((id) => this.eventIds.has(id) || pendingIds.has(id));
+      // Ids already in the log: a retry of a whole commit gets that commit's result; anything else is refused.
+      let repeated = -1;
+      let settled = false;
+      for (let n = 0; n < ids.length && repeated < 0; n++) {
+        if (pendingIds.has(ids[n]!)) repeated = n;
+        else if (this.eventIds.candidates(ids[n]!).length > 0) {
+          const found = await this.findEvent(ids[n]!);
+          if (!found) continue;
+          if (n === 0 && found.k === 0) {
+            const stored = found.commit.record;
+            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve(found.commit.result);
+            else p.reject(alreadyStored(p, 0, stored.s));
+            settled = true;
+            break;
+          }
+          repeated = n;
+        }
+      }
+      if (settled) continue;
       if (repeated >= 0) {
         p.reject(alreadyStored(p, repeated));
         continue;
@@ -186,13 +395,15 @@ export class EmbeddedEventStore implements EventStore {
       }
       lastRevision.set(p.streamId, last + p.events.length);
       const record: CommitRecord = { s: p.streamId, r: last + 1, t: recordedAt, e: p.events.map((e) => ({ i: e.id, y: e.type, d: e.data, m: e.metadata })) };
-      buffers.push(encodeRecord(record));
-      accepted.push({ pending: p, record });
+      const encoded = encodeRecord(record);
+      buffers.push(encoded);
+      accepted.push({ pending: p, record, bytes: encoded.length });
       pendingCommits.set(first, { ids, streamId: p.streamId, waiters: [], record });
       for (const id of ids) pendingIds.add(id);
     }
     if (accepted.length === 0) return;
 
+    let offset = this.log.length;
     try {
       await this.log.appendDurably(buffers);
       this.counters.syncs++;
@@ -202,26 +413,49 @@ export class EmbeddedEventStore implements EventStore {
       for (const c of pendingCommits.values()) for (const w of c.waiters) w.reject(error);
       return;
     }
-    for (const { pending, record } of accepted) {
-      const result = this.apply(record);
+    for (const { pending, record, bytes } of accepted) {
+      const result = this.index(record, offset, bytes);
+      this.remember(this.commitFirst.length - 1, record, bytes);
+      offset += bytes;
       pending.resolve(result);
       for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve(result);
     }
     this.notifier.notify();
   }
 
-  private apply(record: CommitRecord): AppendResult {
+  /** Adds a commit written at `offset` (`bytes` long on disk) to the index. */
+  private index(record: CommitRecord, offset: number, bytes: number): AppendResult {
     let indexes = this.streams.get(record.s);
     if (!indexes) this.streams.set(record.s, (indexes = []));
-    record.e.forEach((e, k) => {
-      const index = this.all.length;
-      this.all.push({ id: e.i, type: e.y, data: e.d, metadata: e.m, streamId: record.s, revision: record.r + k, position: String(index + 1), recordedAt: record.t });
-      indexes.push(index);
-      this.eventIds.add(e.i);
-    });
-    const result: AppendResult = { nextExpectedRevision: indexes.length - 1, position: String(this.all.length) };
-    this.commits.set(record.e[0]!.i, { streamId: record.s, ids: record.e.map((e) => e.i), result });
-    return result;
+    this.commitOffset.push(offset);
+    this.commitBytes.push(bytes);
+    this.commitFirst.push(this.eventCount);
+    for (const e of record.e) {
+      indexes.push(this.eventCount);
+      this.eventIds.add(e.i, this.eventCount);
+      this.eventCount++;
+    }
+    return { nextExpectedRevision: indexes.length - 1, position: String(this.eventCount) };
+  }
+}
+
+function toEvent(record: CommitRecord, k: number, globalIndex: number): RecordedEvent {
+  const e = record.e[k]!;
+  return { id: e.i, type: e.y, data: e.d, metadata: e.m, streamId: record.s, revision: record.r + k, position: String(globalIndex + 1), recordedAt: record.t };
+}
+
+/** Version of the saved index's layout: an index of another version is not used (the log is scanned). */
+const INDEX_FORMAT = 1;
+
+/** The 8-byte header (length, checksum) of the record at `offset` of `file`, or undefined past its end. */
+function recordHeaderAt(file: string, offset: number): { length: number; checksum: number } | undefined {
+  const fd = openSync(file, 'r');
+  try {
+    const header = Buffer.alloc(8);
+    if (readSync(fd, header, 0, 8, offset) < 8) return undefined;
+    return { length: header.readUInt32LE(0), checksum: header.readUInt32LE(4) };
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -29,32 +29,6 @@ export function encodeRecord(payload: unknown): Buffer {
   return record;
 }
 
-/** Parses every whole record of `buf`; returns them and the offset where valid data ends. */
-export function decodeRecords(buf: Buffer): { records: unknown[]; validLength: number; tornReason?: string } {
-  const records: unknown[] = [];
-  let offset = 0;
-  while (offset < buf.length) {
-    const remaining = buf.length - offset;
-    if (remaining < HEADER) return { records, validLength: offset, tornReason: `${remaining} bytes of a record header` };
-    const length = buf.readUInt32LE(offset);
-    const checksum = buf.readUInt32LE(offset + 4);
-    const end = offset + HEADER + length;
-    if (length > MAX_RECORD || end > buf.length) {
-      return { records, validLength: offset, tornReason: `a record of ${length} bytes with only ${remaining - HEADER} bytes left` };
-    }
-    const body = buf.subarray(offset + HEADER, end);
-    if (crc32(body) !== checksum) {
-      if (end === buf.length || isZeroFilled(buf.subarray(end))) {
-        return { records, validLength: offset, tornReason: 'a last record whose checksum does not match' };
-      }
-      throw new StoreUnavailable(`event log corrupt at byte ${offset}: checksum mismatch in a record followed by more data; refusing to start rather than drop acknowledged commits`);
-    }
-    records.push(JSON.parse(body.toString('utf8')));
-    offset = end;
-  }
-  return { records, validLength: offset };
-}
-
 function isZeroFilled(buf: Buffer): boolean {
   for (const b of buf) if (b !== 0) return false;
   return true;
@@ -109,35 +83,65 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** The open log: reads everything at open, then appends batches, one fdatasync per batch. */
+/** A whole record found while scanning the file at open: where it starts, its size on disk, its payload. */
+export interface ScannedRecord {
+  offset: number;
+  length: number;
+  payload: unknown;
+}
+
+/** Bytes read at a time while scanning at open: memory stays at about this much whatever the file's size. */
+const SCAN_CHUNK = 8 * 1024 * 1024;
+
+/**
+ * The open log: scanned once at open (record by record, a chunk at a time, never whole in memory),
+ * then read by offset and appended in batches, one fdatasync per batch.
+ */
 export class LogFile {
   private constructor(
     private readonly handle: FileHandle,
     private size: number,
   ) {}
 
-  static async open(path: string, onWarning: (w: LogWarning) => void): Promise<{ log: LogFile; records: unknown[] }> {
+  /** Bytes of whole, acknowledged records: where the next record will be written. */
+  get length(): number {
+    return this.size;
+  }
+
+  /**
+   * Opens (creating) the file, checks every record's checksum and hands every whole record from
+   * byte `from` on (the records before it are known to the caller: their checksums are checked,
+   * their payloads not parsed), in file order, to `visit`. A torn final record is cut off with a
+   * warning. Throws IndexMismatch when `from` is not a record boundary of this file.
+   */
+  static async open(path: string, onWarning: (w: LogWarning) => void, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
     const handle = await open(path, 'a+');
     try {
       const { size } = await stat(path);
-      const buf = Buffer.allocUnsafe(size);
-      let read = 0;
-      while (read < size) {
-        const { bytesRead } = await handle.read(buf, read, size - read, read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
-      }
-      const { records, validLength, tornReason } = decodeRecords(buf.subarray(0, read));
-      if (tornReason !== undefined) {
-        onWarning({ message: `dropped a torn final record (${tornReason}): a write was interrupted before it was acknowledged`, offset: validLength, droppedBytes: read - validLength });
+      const validLength = await scan(handle, size, from, visit);
+      if (validLength < size) {
+        const reason = await tornReason(handle, size, validLength);
+        onWarning({ message: `dropped a torn final record (${reason}): a write was interrupted before it was acknowledged`, offset: validLength, droppedBytes: size - validLength });
         await handle.truncate(validLength);
         await handle.datasync();
       }
-      return { log: new LogFile(handle, validLength), records };
+      return new LogFile(handle, validLength);
     } catch (error) {
       await handle.close();
       throw error;
     }
+  }
+
+  /** Reads `length` bytes at `offset`: one or more whole records written earlier. */
+  async readSpan(offset: number, length: number): Promise<Buffer> {
+    const buf = Buffer.allocUnsafe(length);
+    let read = 0;
+    while (read < length) {
+      const { bytesRead } = await this.handle.read(buf, read, length - read, offset + read);
+      if (bytesRead === 0) throw new StoreUnavailable(`event log ends before byte ${offset + length}`);
+      read += bytesRead;
+    }
+    return buf;
   }
 
   /** Writes the records and makes them durable; on failure cuts the file back to where it was. */
@@ -162,4 +166,95 @@ export class LogFile {
   async close(): Promise<void> {
     await this.handle.close();
   }
+}
+
+/** The saved index does not fit this log (the caller scans the whole log instead). */
+export class IndexMismatch extends Error {}
+
+/** Decodes the records of `buf`, a span of whole records read back from the file. */
+export function decodeSpan(buf: Buffer, visit: (payload: unknown, offset: number) => void): void {
+  let offset = 0;
+  while (offset < buf.length) {
+    const length = buf.readUInt32LE(offset);
+    const body = buf.subarray(offset + HEADER, offset + HEADER + length);
+    if (body.length !== length || crc32(body) !== buf.readUInt32LE(offset + 4)) {
+      throw new StoreUnavailable(`event log corrupt: the record read back at byte ${offset} of a span does not match its checksum`);
+    }
+    visit(JSON.parse(body.toString('utf8')), offset);
+    offset += HEADER + length;
+  }
+}
+
+/** Every record of a whole log file's bytes (tools and tests that read or rewrite a copy of the log). */
+export function decodeRecords(buf: Buffer): { records: unknown[] } {
+  const records: unknown[] = [];
+  decodeSpan(buf, (payload) => records.push(payload));
+  return { records };
+}
+
+/** Visits every whole, checksummed record from `from`; returns where valid data ends. Throws on a bad record followed by more data. */
+async function scan(handle: FileHandle, size: number, from: number, visit: (record: ScannedRecord) => void): Promise<number> {
+  let buf = Buffer.allocUnsafe(0);
+  /** File offset of buf[0]. */
+  let base = 0;
+  let at = 0;
+  const checkBoundary = (end: number) => {
+    if (end < from) throw new IndexMismatch(`the log's valid records end at byte ${end}, before byte ${from}`);
+  };
+  for (;;) {
+    if (buf.length - at < HEADER || HEADER + buf.readUInt32LE(at) > buf.length - at) {
+      // Not a whole record left in the buffer: read on, keeping the partial record.
+      const fileAt = base + buf.length;
+      if (fileAt >= size) return (checkBoundary(base + at), base + at);
+      const wanted = buf.length - at >= HEADER ? HEADER + buf.readUInt32LE(at) : 0;
+      if (wanted > MAX_RECORD + HEADER) return (checkBoundary(base + at), base + at);
+      const chunk = Math.min(size - fileAt, Math.max(SCAN_CHUNK, wanted));
+      const next = Buffer.allocUnsafe(buf.length - at + chunk);
+      buf.copy(next, 0, at);
+      let read = 0;
+      while (read < chunk) {
+        const { bytesRead } = await handle.read(next, buf.length - at + read, chunk - read, fileAt + read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      base += at;
+      buf = next.subarray(0, next.length - (chunk - read));
+      at = 0;
+      if (read === 0) return (checkBoundary(base), base);
+      continue;
+    }
+    const length = buf.readUInt32LE(at);
+    if (length > MAX_RECORD) return (checkBoundary(base + at), base + at);
+    const body = buf.subarray(at + HEADER, at + HEADER + length);
+    if (crc32(body) !== buf.readUInt32LE(at + 4)) {
+      const end = base + at + HEADER + length;
+      if (end === size || (await zeroFilled(handle, end, size))) return (checkBoundary(base + at), base + at);
+      throw new StoreUnavailable(`event log corrupt at byte ${base + at}: checksum mismatch in a record followed by more data; refusing to start rather than drop acknowledged commits`);
+    }
+    const offset = base + at;
+    if (offset >= from) visit({ offset, length: HEADER + length, payload: JSON.parse(body.toString('utf8')) });
+    else if (offset + HEADER + length > from) throw new IndexMismatch(`byte ${from} is inside the record at byte ${offset}`);
+    at += HEADER + length;
+  }
+}
+
+async function tornReason(handle: FileHandle, size: number, validLength: number): Promise<string> {
+  const remaining = size - validLength;
+  if (remaining < HEADER) return `${remaining} bytes of a record header`;
+  const header = Buffer.alloc(HEADER);
+  await handle.read(header, 0, HEADER, validLength);
+  const length = header.readUInt32LE(0);
+  if (length > MAX_RECORD || validLength + HEADER + length > size) return `a record of ${length} bytes with only ${remaining - HEADER} bytes left`;
+  return 'a last record whose checksum does not match';
+}
+
+async function zeroFilled(handle: FileHandle, from: number, size: number): Promise<boolean> {
+  const buf = Buffer.allocUnsafe(Math.min(SCAN_CHUNK, size - from));
+  for (let at = from; at < size; ) {
+    const { bytesRead } = await handle.read(buf, 0, Math.min(buf.length, size - at), at);
+    if (bytesRead === 0) return true;
+    if (!isZeroFilled(buf.subarray(0, bytesRead))) return false;
+    at += bytesRead;
+  }
+  return true;
 }

@@ -9,6 +9,9 @@ export interface AllReaderContext extends PullReaderContext {
   inactiveThresholdMs: number;
 }
 
+/** Batches of events that may wait decoded in a pager's buffer before it stops fetching ahead. */
+const PREFETCH_BATCHES = 2;
+
 interface InflightPull {
   batch: number;
   /** Sent ahead of need: an empty answer is not proof that nothing is stored now. */
@@ -84,8 +87,10 @@ export class AllPager {
   }
 
   /**
-   * Sends a pull. Once half of it has arrived, the next one is sent too (if none is yet), so that
-   * JetStream is never idle while a batch is decoded here.
+   * Sends a pull. Once half of it has arrived, the next one is sent too (if none is yet, and fewer
+   * than PREFETCH_BATCHES batches of events wait in the buffer), so that JetStream is never idle
+   * while a batch is decoded here, yet a reader whose caller lags (a slow subscription handler)
+   * stops fetching instead of buffering the log: `next` asks again when the buffer runs low.
    */
   private startPull(batch: number, prefetch: boolean): InflightPull {
     let count = 0;
@@ -93,7 +98,7 @@ export class AllPager {
     const pull: InflightPull = { batch, prefetch, received: Promise.resolve(0) };
     pull.received = this.reader.pull(batch, (message) => {
       this.addEventsOf(message);
-      if (++count === halfway && this.inflight[this.inflight.length - 1] === pull) this.startPull(batch, true);
+      if (++count === halfway && this.inflight[this.inflight.length - 1] === pull && this.buffer.length < batch * PREFETCH_BATCHES) this.startPull(batch, true);
     });
     // A rejection surfaces when the pull is awaited; a pager closed before that never asks.
     pull.received.catch(() => undefined);

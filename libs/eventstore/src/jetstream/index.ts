@@ -2,6 +2,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { StoreUnavailable } from '../errors.js';
+import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
 import { ensureStream } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
@@ -11,6 +12,8 @@ export type { JetStreamStoreLogger } from './store.js';
 export interface JetStreamEventStoreOptions {
   /** NATS servers to connect to (ignored when `connection` is given). Default `127.0.0.1:4222`. */
   servers?: string | string[];
+  /** The NATS user to connect as (ignored when `connection` is given). */
+  credentials?: NatsCredentials;
   /** JetStream stream that holds the log. Default `AGORA_EVENTS`. */
   streamName?: string;
   /** Commits of stream `s` go to subject `<subjectPrefix>.<s>`. Default `agora.es`. */
@@ -72,6 +75,7 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
       (await connect({
         servers: options.servers ?? '127.0.0.1:4222',
         name: 'agora-eventstore',
+        ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
         timeout: config.requestTimeoutMs,
         // Keep trying for ever: subscriptions resume by themselves once the server is back.
         maxReconnectAttempts: -1,

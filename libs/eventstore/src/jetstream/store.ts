@@ -1,12 +1,13 @@
 import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
-import { EventStoreError, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
+import { EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type {
   AppendResult,
   EventData,
   EventStore,
   ExpectedRevision,
+  Position,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -55,6 +56,8 @@ const STATE_CACHE_ENTRIES = 10_000;
 /** A reader's consumer outlives this much inactivity (a subscription's handler may be slow). */
 const READER_INACTIVE_THRESHOLD_MS = 60_000;
 const API_PREFIX = '$JS.API';
+/** Room left in a message for the commit's envelope (`{"v":1,"r":...,"e":...}`) and headers. */
+const COMMIT_OVERHEAD_BYTES = 1_024;
 
 type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' };
 
@@ -121,6 +124,12 @@ export class JetStreamEventStore implements EventStore {
     this.assertOpen(streamId);
     const commitId = commitIdOf(streamId, prepared);
     const eventsJson = encodeEvents(prepared);
+    // A commit is one message: one larger than the server takes is bad input, not an outage.
+    const maxPayload = this.nc.info?.max_payload;
+    const size = Buffer.byteLength(eventsJson);
+    if (maxPayload !== undefined && size + COMMIT_OVERHEAD_BYTES > maxPayload) {
+      throw new InvalidEventData(streamId, prepared[0]!.type, 'events', `take ${size} bytes, more than one commit may (the NATS server's max_payload is ${maxPayload} bytes)`);
+    }
     const appending = this.appendQueue.run(streamId, async () => {
       try {
         return await this.appendInOrder(streamId, eventsJson, prepared.length, expectedRevision, commitId);
@@ -335,6 +344,7 @@ export class JetStreamEventStore implements EventStore {
     if (maxCount === 0) return;
     let pager: AllPager | undefined;
     try {
+      if (options.after !== undefined) await this.assertProduced(options.after);
       pager = await AllPager.open(this.readerContext, options.after);
       let yielded = 0;
       while (true) {
@@ -357,10 +367,13 @@ export class JetStreamEventStore implements EventStore {
     this.assertOpen();
     const cursor = new TailCursor(this.readerContext);
     this.retainNotifier();
+    let startChecked = options.after === undefined;
     const inner = catchUpSubscription(
       {
-        readPage: (after, maxCount) =>
-          cursor.readPage(after, maxCount).catch((error: unknown) => {
+        readPage: async (after, maxCount) =>
+          (startChecked ? Promise.resolve() : this.assertProduced(after!).then(() => void (startChecked = true)))
+            .then(() => cursor.readPage(after, maxCount))
+            .catch((error: unknown) => {
             throw unavailable(`subscription${options.name ? ` ${options.name}` : ''} reading $all`, error);
           }),
         notifier: this.notifier,
@@ -387,6 +400,17 @@ export class JetStreamEventStore implements EventStore {
 
   close(): Promise<void> {
     return (this.closing ??= this.shutdown());
+  }
+
+  /**
+   * Throws InvalidPosition unless `position` names an event of a commit in the log: past the end,
+   * or inside nothing, it is not one this store produced (`parsePosition` checks only its form).
+   */
+  private async assertProduced(position: Position): Promise<void> {
+    const { seq, index } = parsePosition(position);
+    const msg = await this.jsm.streams.getMessage(this.config.streamName, { seq });
+    const commit = msg && msg.subject.startsWith(`${this.config.subjectPrefix}.`) ? decodeCommit(msg.data) : undefined;
+    if (!commit || index >= commit.e.length) throw new InvalidPosition(position);
   }
 
   private async shutdown(): Promise<void> {

@@ -5,17 +5,25 @@
 import {
   ANY,
   AccessDeniedError,
-  UnavailableError,
+  AppendRecordSizeExceededError,
+  CancelledError,
+  DeadlineExceededError,
+  MaxAppendSizeExceededError,
   NO_STREAM,
+  NotLeaderError,
   STREAM_EXISTS,
   StreamDeletedError,
   StreamNotFoundError,
   StreamTombstonedError,
+  TimeoutError,
+  TransactionMaxSizeExceededError,
+  UnavailableError,
+  UnknownError,
   WrongExpectedVersionError,
   type AppendStreamState,
   type Position as ClientPosition,
 } from '@kurrent/kurrentdb-client';
-import { EventStoreError, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
+import { EventStoreError, InvalidEventData, InvalidPosition, StoreRefused, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type { ExpectedRevision, Position, RecordedEvent } from '../port.js';
 
 export type { ClientPosition };
@@ -95,6 +103,39 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
+/**
+ * Failures after which an append may or may not have been written, and sending it again is the
+ * way to find out (the server recognises the same event ids): no answer in time (among them the
+ * server's answer to a retry that arrives before the original is indexed: it drops the request),
+ * a lost or refused connection, a node that is no longer the leader. Reads retry these too.
+ */
+export function worthRetrying(error: unknown): boolean {
+  return (
+    neverSent(error) ||
+    error instanceof DeadlineExceededError ||
+    error instanceof TimeoutError ||
+    error instanceof UnavailableError ||
+    error instanceof CancelledError ||
+    error instanceof NotLeaderError
+  );
+}
+
+/** The server's ways of saying a commit is larger than it takes (in one append, one event or one transaction). */
+function tooLarge(error: unknown): string | undefined {
+  if (error instanceof MaxAppendSizeExceededError) return `the server's maxAppendSize of ${error.maxAppendSize} bytes`;
+  if (error instanceof AppendRecordSizeExceededError) return `the server's maximum of ${error.maxSize} bytes for one event`;
+  if (error instanceof TransactionMaxSizeExceededError) return `the server's maximum of ${error.maxSize} bytes for one transaction`;
+  // A per-event limit the client has no class for reaches it as an UnknownError naming it (batch append: the status message; append: the exception key).
+  if (error instanceof UnknownError && /MaximumAppend(Event)?SizeExceeded|maximum-append-(event-)?size-exceeded/i.test(error.message)) {
+    return `a size limit of the server (${error.message})`;
+  }
+  return undefined;
+}
+
+export function accessDenied(what: string, error: unknown, streamId?: string): StoreRefused {
+  return new StoreRefused(`kurrentdb: ${what} refused: ${describeError(error)}`, 'access_denied', streamId, { cause: error });
+}
+
 /** Any failure we cannot name more precisely: the store could not be reached, or failed. */
 export function unavailable(what: string, error: unknown, streamId?: string): StoreUnavailable {
   return new StoreUnavailable(`kurrentdb: ${what} failed: ${describeError(error)}`, streamId, { cause: error });
@@ -109,15 +150,33 @@ export function neverSent(error: unknown): boolean {
   return error instanceof Error && error.message.includes('Channel closed before call started');
 }
 
-export function mapAppendError(streamId: string, expected: ExpectedRevision, error: unknown): Error {
+/**
+ * The port's error for a failed append. Only failures that may have left the commit written are
+ * StoreUnavailable; the others say that nothing was written and that sending it again cannot help.
+ */
+export function mapAppendError(streamId: string, expected: ExpectedRevision, error: unknown, eventType = '(commit)'): Error {
   if (error instanceof EventStoreError) return error;
-  if (error instanceof WrongExpectedVersionError) return new WrongExpectedRevision(streamId, expected, toActualRevision(error.actualState));
+  if (error instanceof WrongExpectedVersionError) {
+    const actual = toActualRevision(error.actualState);
+    // `any`, or `stream_exists` on a stream that exists, cannot be wrong: the server refuses a commit
+    // this way when some of its ids, not all, are already stored (it calls that corrupted idempotency).
+    if (expected === 'any' || (expected === 'stream_exists' && actual !== 'no_stream')) {
+      return new InvalidEventData(streamId, eventType, 'events[0].id', 'some of these event ids are already stored in another commit of this stream');
+    }
+    return new WrongExpectedRevision(streamId, expected, actual);
+  }
+  if (error instanceof StreamDeletedError && expected === 'stream_exists') {
+    // The server's answer both for a tombstoned stream and for a soft-deleted one (which has no events, and takes an append with `any` or `no_stream`).
+    return new WrongExpectedRevision(streamId, expected, 'no_stream');
+  }
   if (error instanceof StreamDeletedError || error instanceof StreamTombstonedError) {
-    // The port has no "deleted" error, and a conflict would send the caller into a retry loop that can never succeed.
-    return new StoreUnavailable(`kurrentdb: append to ${streamId} refused: the stream was deleted (tombstoned) and cannot be written again`, streamId, {
+    return new StoreRefused(`kurrentdb: append to ${streamId} refused: the stream was deleted for good (tombstoned) and cannot be written again`, 'stream_deleted', streamId, {
       cause: error,
     });
   }
+  if (error instanceof AccessDeniedError) return accessDenied(`append to ${streamId}`, error, streamId);
+  const limit = tooLarge(error);
+  if (limit !== undefined) return new InvalidEventData(streamId, eventType, 'events', `are more than one commit may hold: over ${limit}`);
   return unavailable(`append to ${streamId}`, error, streamId);
 }
 
@@ -126,12 +185,47 @@ export function mapReadStreamError(streamId: string, error: unknown): Error {
   if (error instanceof StreamNotFoundError || error instanceof StreamDeletedError || error instanceof StreamTombstonedError) {
     return new StreamNotFound(streamId);
   }
+  if (error instanceof AccessDeniedError) return accessDenied(`read of stream ${streamId}`, error, streamId);
   return unavailable(`read of stream ${streamId}`, error, streamId);
 }
 
 export function mapReadAllError(error: unknown): Error {
   if (error instanceof EventStoreError) return error;
+  if (error instanceof AccessDeniedError) return accessDenied('read of $all', error);
   return unavailable('read of $all', error);
+}
+
+/**
+ * The port's error when a read of $all from `position` (to check that it is one of ours) failed:
+ * a failure to reach the store is StoreUnavailable, anything else is the server refusing a
+ * position that is not a record boundary of its log, which this adapter never produces.
+ */
+export function mapPositionCheckError(position: ClientPosition, error: unknown): Error {
+  if (error instanceof EventStoreError) return error;
+  if (error instanceof AccessDeniedError) return accessDenied('read of $all', error);
+  if (worthRetrying(error)) return unavailable('read of $all', error);
+  return new InvalidPosition(encodePosition(position));
+}
+
+/**
+ * Where an event sits in its commit, kept in its metadata under this key as `[index, size]`:
+ * KurrentDB does not say which events were appended together, and the adapter needs to know to
+ * tell a retry of a whole commit from a retry of part of one. Removed from what reads return.
+ */
+export const COMMIT_KEY = 'agora.commit';
+
+export function withCommitPlace(metadata: Record<string, unknown>, index: number, size: number): Record<string, unknown> {
+  return { ...metadata, [COMMIT_KEY]: [index, size] };
+}
+
+/** The `[index, size]` an event was written with, or undefined for an event written otherwise. */
+export function commitPlaceOf(metadata: unknown): { index: number; size: number } | undefined {
+  if (!isPlainObject(metadata)) return undefined;
+  const place = metadata[COMMIT_KEY];
+  if (!Array.isArray(place) || place.length !== 2) return undefined;
+  const [index, size] = place as unknown[];
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || (index as number) < 0 || (index as number) >= (size as number)) return undefined;
+  return { index: index as number, size: size as number };
 }
 
 /** The part of the client's recorded event we use; both its read paths (Rust bridge and gRPC) produce it. */
@@ -166,13 +260,19 @@ export function positionMissing(streamId: string, revision: bigint): StoreUnavai
   );
 }
 
+function withoutCommitPlace(metadata: Record<string, unknown>): Record<string, unknown> {
+  if (!(COMMIT_KEY in metadata)) return metadata;
+  const { [COMMIT_KEY]: _place, ...rest } = metadata;
+  return rest;
+}
+
 export function toRecordedEvent(event: ClientRecordedEvent, position: ClientPosition): RecordedEvent {
   const created = event.created instanceof Date && !Number.isNaN(event.created.getTime()) ? event.created : new Date(0);
   return {
     id: event.id,
     type: event.type,
     data: event.data,
-    metadata: isPlainObject(event.metadata) ? event.metadata : {},
+    metadata: isPlainObject(event.metadata) ? withoutCommitPlace(event.metadata) : {},
     streamId: event.streamId,
     revision: revisionToNumber(event.revision),
     position: encodePosition(position),

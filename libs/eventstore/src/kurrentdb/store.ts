@@ -9,10 +9,12 @@ import {
   type Filter,
   type JSONType,
 } from '@kurrent/kurrentdb-client';
-import { StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
+import { backoffDelay, sleep } from '../catch-up.js';
+import { InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type { AppendResult, EventData, EventStore, ExpectedRevision, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
-import { assertValidStreamId, prepareAppend } from '../validation.js';
+import { assertValidStreamId, prepareAppend, type PreparedEvent } from '../validation.js';
 import {
+  commitPlaceOf,
   comparePositions,
   decodePosition,
   describeError,
@@ -20,9 +22,9 @@ import {
   isSystemEvent,
   isUsablePosition,
   mapAppendError,
+  mapPositionCheckError,
   mapReadAllError,
   mapReadStreamError,
-  neverSent,
   normalizeConnectionString,
   positionMissing,
   redactConnectionString,
@@ -30,7 +32,8 @@ import {
   toActualRevision,
   toRecordedEvent,
   toStreamState,
-  unavailable,
+  withCommitPlace,
+  worthRetrying,
   type ClientPosition,
   type ClientRecordedEvent,
 } from './mapping.js';
@@ -50,6 +53,19 @@ export interface KurrentDbEventStoreOptions {
 }
 
 type AllEvent = ClientRecordedEvent & { position: ClientPosition };
+
+/**
+ * Every read goes to the leader: the Rust bridge that serves reads holds a connection of its own,
+ * which may otherwise be answered by a follower that has not yet indexed an acknowledged append.
+ */
+const ON_LEADER = { requiresLeader: true } as const;
+/** Sends of one append (the first and the retries after a failure that leaves it open whether it was written). */
+const APPEND_ATTEMPTS = 4;
+/** Tries of one read after a failure worth retrying (a dropped connection, a node that stopped being the leader). */
+const READ_ATTEMPTS = 3;
+const RETRY_DELAYS = { initialDelayMs: 100, maxDelayMs: 1_000 };
+/** Positions known to be this store's (returned by an append, or checked): not checked again. */
+const KNOWN_POSITIONS = 10_000;
 
 /**
  * Opens the KurrentDB adapter and checks that the server answers (a one-event read of $all, which
@@ -101,6 +117,11 @@ class KurrentDbEventStore implements EventStore {
   readonly kind = 'kurrentdb';
   private closing: Promise<void> | undefined;
   private readonly subscriptions = new Set<Subscription>();
+  /** Appends and reads in progress: close() lets them end first. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly knownPositions = new Set<string>();
+  /** The gRPC channels appends and subscriptions went through: `dispose()` leaves them open, close() closes them. */
+  private readonly channels = new Set<GrpcChannel>();
 
   constructor(
     private readonly client: KurrentDBClient,
@@ -109,26 +130,131 @@ class KurrentDbEventStore implements EventStore {
     private readonly pageSize: number,
   ) {}
 
-  async append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
-    const prepared = prepareAppend(streamId, events, expectedRevision);
-    this.assertOpen(streamId);
-    const proposed = prepared.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata as JSONType }));
-    let result: ClientAppendResult | undefined;
-    for (let attempt = 1; result === undefined; attempt++) {
+  /**
+   * Appends a commit, each event marked with its place in it (see COMMIT_KEY), then reads the
+   * commit back from the leader: the server answers a retry of part of a commit (same ids at the
+   * same revisions) as if it were the whole, and only the marks tell the two apart. A failure that
+   * leaves it open whether the commit was written is answered by sending it again: the server
+   * recognises the ids (numeric and `no_stream`: from its index; `any` and `stream_exists`: from a
+   * bounded cache, so this adapter first looks for the commit as the stream's last itself).
+   */
+  append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    let prepared: PreparedEvent[];
+    try {
+      prepared = prepareAppend(streamId, events, expectedRevision);
+      this.assertOpen(streamId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.track(this.appendCommit(streamId, prepared, expectedRevision));
+  }
+
+  private async appendCommit(streamId: string, prepared: PreparedEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const proposed = prepared.map((e, i) =>
+      jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: withCommitPlace(e.metadata, i, prepared.length) as JSONType }),
+    );
+    const weak = expected === 'any' || expected === 'stream_exists';
+    for (let attempt = 1; ; attempt++) {
+      this.assertOpen(streamId);
+      if (weak) {
+        const stored = await this.lastCommitIfSame(streamId, prepared);
+        if (stored) return stored;
+      }
+      let result: ClientAppendResult;
       try {
-        result = await this.client.appendToStream(streamId, proposed, { streamState: toStreamState(expectedRevision) });
+        result = await this.client.appendToStream(streamId, proposed, { streamState: toStreamState(expected) });
       } catch (error) {
-        if (attempt < 3 && neverSent(error)) continue;
-        throw mapAppendError(streamId, expectedRevision, error);
+        // The server answered (a conflict, a refusal): the channel is there. After a transport failure the client may have dropped it.
+        if (!worthRetrying(error)) this.noteChannel();
+        const mapped = mapAppendError(streamId, expected, error, prepared[0]!.type);
+        if (!(mapped instanceof StoreUnavailable) || !worthRetrying(error) || attempt >= APPEND_ATTEMPTS || this.closing) throw mapped;
+        this.logger.warn(`kurrentdb: append to ${streamId} failed (${describeError(error)}); sending it again (attempt ${attempt + 1} of ${APPEND_ATTEMPTS})`);
+        await sleep(backoffDelay(attempt, RETRY_DELAYS));
+        continue;
+      }
+      this.noteChannel();
+      if (!result.success) {
+        // Only with `throwOnAppendFailure=false` in the connection string, and then the revision the client reports is unreliable.
+        throw new WrongExpectedRevision(streamId, expected, await this.lastRevision(streamId));
+      }
+      const stored = await this.storedCommit(streamId, prepared, result.nextExpectedRevision);
+      if (stored === 'not stored') throw new StoreUnavailable(`kurrentdb: ${streamId}@${result.nextExpectedRevision} was reported appended but cannot be read back`, streamId);
+      return stored;
+    }
+  }
+
+  /**
+   * The result of the commit of `prepared` if it ends at `lastRevision`: its events, read from the
+   * leader, carry exactly these ids in this order, and their marks (when they have them) say they
+   * are one whole commit. 'not stored' when nothing is there; InvalidEventData when the ids are
+   * stored as part of another commit (a caller retrying part of a commit).
+   */
+  private async storedCommit(streamId: string, prepared: PreparedEvent[], lastRevision: bigint): Promise<AppendResult | 'not stored'> {
+    const size = prepared.length;
+    const first = lastRevision - BigInt(size - 1);
+    const read = first < 0n ? [] : await this.readRange(streamId, first, size);
+    if (read.length === 0) return 'not stored';
+    const whole =
+      read.length === size &&
+      read.every((e, i) => e.id.toLowerCase() === prepared[i]!.id && e.revision === first + BigInt(i)) &&
+      read.every((e, i) => {
+        const place = commitPlaceOf(e.metadata);
+        return place === undefined || (place.index === i && place.size === size);
+      });
+    if (!whole) {
+      throw new InvalidEventData(streamId, prepared[0]!.type, 'events[0].id', `${prepared[0]!.id}: these ids are already stored in ${streamId}, but not as one commit of exactly these events`);
+    }
+    const last = read[size - 1]!;
+    if (!isUsablePosition(last.position)) throw positionMissing(streamId, last.revision);
+    const position = encodePosition(last.position);
+    this.rememberPosition(position);
+    return { nextExpectedRevision: revisionToNumber(lastRevision), position };
+  }
+
+  /**
+   * The stored commit's result when the stream's last event is the last of `prepared`: how an
+   * `any` or `stream_exists` append recognises its own retry once the server no longer does.
+   */
+  private async lastCommitIfSame(streamId: string, prepared: PreparedEvent[]): Promise<AppendResult | undefined> {
+    const last = await this.readEvents(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
+    const event = last[0];
+    if (!event || event.id.toLowerCase() !== prepared[prepared.length - 1]!.id) return undefined;
+    const stored = await this.storedCommit(streamId, prepared, event.revision);
+    return stored === 'not stored' ? undefined : stored;
+  }
+
+  /** `count` events of a stream from `from`, read from the leader; none when the stream has no events. */
+  private readRange(streamId: string, from: bigint, count: number): Promise<ClientRecordedEvent[]> {
+    return this.readEvents(streamId, { fromRevision: from, maxCount: count });
+  }
+
+  private async readEvents(streamId: string, options: { fromRevision: bigint | typeof END; maxCount: number; direction?: typeof BACKWARDS }): Promise<ClientRecordedEvent[]> {
+    return this.withReadRetries(async () => {
+      const events: ClientRecordedEvent[] = [];
+      try {
+        for await (const resolved of this.client.readStream(streamId, { ...options, maxCount: BigInt(options.maxCount), ...ON_LEADER })) {
+          if (resolved.event) events.push(resolved.event);
+        }
+      } catch (error) {
+        if (mapReadStreamError(streamId, error) instanceof StreamNotFound) return [];
+        throw error;
+      }
+      return events;
+    }).catch((error: unknown) => {
+      throw mapReadStreamError(streamId, error);
+    });
+  }
+
+  /** Runs a read again after a failure worth retrying (a dropped connection, a node no longer the leader), a few times. */
+  private async withReadRetries<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!worthRetrying(error) || attempt >= READ_ATTEMPTS || this.closing) throw error;
+        await sleep(backoffDelay(attempt, RETRY_DELAYS));
       }
     }
-    if (!result.success) {
-      // Only with `throwOnAppendFailure=false` in the connection string, and then the revision the client reports is unreliable.
-      throw new WrongExpectedRevision(streamId, expectedRevision, await this.lastRevision(streamId));
-    }
-    // An append the server recognises as a retry (same event ids) reports no position: take it from the stored event.
-    const position = isUsablePosition(result.position) ? result.position : await this.positionAt(streamId, result.nextExpectedRevision);
-    return { nextExpectedRevision: revisionToNumber(result.nextExpectedRevision), position: encodePosition(position) };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -145,6 +271,7 @@ class KurrentDbEventStore implements EventStore {
         fromRevision: BigInt(fromRevision),
         // maxCount 0 still reads one event, so a missing stream is reported as one.
         ...(maxCount === undefined ? {} : { maxCount: BigInt(Math.max(maxCount, 1)) }),
+        ...ON_LEADER,
       });
       for await (const resolved of reads) {
         const event = resolved.event;
@@ -170,8 +297,10 @@ class KurrentDbEventStore implements EventStore {
     let remaining = options.maxCount ?? Number.POSITIVE_INFINITY;
     this.assertOpen();
     if (remaining <= 0) return;
+    if (cursor !== undefined) await this.track(this.checkPosition(cursor));
     while (true) {
-      const page = await this.readAllPage(cursor);
+      this.assertOpen();
+      const page = await this.track(this.readAllPage(cursor));
       let advanced = false;
       for (const event of page) {
         // A read of $all from a position includes the event at that position; the port wants strictly after it.
@@ -188,21 +317,60 @@ class KurrentDbEventStore implements EventStore {
   }
 
   private async readAllPage(after: ClientPosition | undefined): Promise<AllEvent[]> {
-    const page: AllEvent[] = [];
     try {
-      for await (const resolved of this.client.readAll({ fromPosition: after ?? START, maxCount: this.pageSize, filter: excludeSystemEvents() })) {
-        const event = resolved.event;
-        if (event && isUsablePosition(event.position)) page.push(event);
-      }
+      return await this.withReadRetries(async () => {
+        const page: AllEvent[] = [];
+        for await (const resolved of this.client.readAll({ fromPosition: after ?? START, maxCount: this.pageSize, filter: excludeSystemEvents(), ...ON_LEADER })) {
+          const event = resolved.event;
+          if (event && isUsablePosition(event.position)) page.push(event);
+        }
+        return page;
+      });
     } catch (error) {
       throw mapReadAllError(error);
     }
-    return page;
+  }
+
+  /**
+   * Throws InvalidPosition unless an event of $all sits exactly at `position`. The server takes
+   * any pair of numbers and fails, or answers from elsewhere, for one that is not a record of its
+   * log (made up, past the end, from before a restore), which this adapter never produces.
+   */
+  async checkPosition(position: ClientPosition): Promise<void> {
+    const encoded = encodePosition(position);
+    if (this.knownPositions.has(encoded)) return;
+    let found: ClientPosition | undefined;
+    try {
+      found = await this.withReadRetries(async () => {
+        for await (const resolved of this.client.readAll({ fromPosition: position, maxCount: 1, ...ON_LEADER })) {
+          return resolved.event?.position ?? resolved.link?.position;
+        }
+        return undefined;
+      });
+    } catch (error) {
+      throw mapPositionCheckError(position, error);
+    }
+    if (!isUsablePosition(found) || comparePositions(found, position) !== 0) throw new InvalidPosition(encoded);
+    this.rememberPosition(encoded);
+  }
+
+  private rememberPosition(position: string): void {
+    if (this.knownPositions.size >= KNOWN_POSITIONS) this.knownPositions.clear();
+    this.knownPositions.add(position);
   }
 
   subscribe(options: SubscribeOptions): Subscription {
     this.assertOpen();
-    const inner = kurrentDbSubscription({ client: this.client, logger: this.logger, headPosition: () => this.lastPosition(excludeSystemEvents()) }, options);
+    const inner = kurrentDbSubscription(
+      {
+        client: this.client,
+        logger: this.logger,
+        onAnswer: () => this.noteChannel(),
+        headPosition: () => this.lastPosition(excludeSystemEvents()),
+        checkPosition: (position) => this.checkPosition(position),
+      },
+      options,
+    );
     const subscriptions = this.subscriptions;
     const subscription: Subscription = {
       caughtUp: inner.caughtUp,
@@ -221,11 +389,19 @@ class KurrentDbEventStore implements EventStore {
     return subscription;
   }
 
+  /**
+   * Stops the subscriptions, lets appends and reads in progress end (each stops at its next step,
+   * and retries no more), cancels the client's streams and closes its gRPC channels. The Rust
+   * bridge that serves reads has no close: it holds nothing once no read is running (a read
+   * already waiting on a server that does not answer ends at the bridge's own timeout).
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.subscriptions].map((s) => s.stop()));
+      await Promise.allSettled([...this.inFlight]);
       try {
         await this.client.dispose();
+        for (const channel of this.channels) channel.close();
       } catch (error) {
         this.logger.warn('kurrentdb: closing the client failed', error);
       }
@@ -233,10 +409,31 @@ class KurrentDbEventStore implements EventStore {
     return this.closing;
   }
 
+  /**
+   * Remembers the client's current gRPC channel, just after a call through it was answered (so
+   * one exists, and asking for it opens none). The client keeps it private; `getChannel` is a
+   * property at run time.
+   */
+  private noteChannel(): void {
+    const getChannel = (this.client as unknown as { getChannel?: () => Promise<GrpcChannel> }).getChannel;
+    if (typeof getChannel !== 'function' || this.closing) return;
+    void this.track(getChannel().then((channel) => void this.channels.add(channel))).catch(() => undefined);
+  }
+
+  /** Keeps `work` in the set `close()` waits for, until it settles. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
   /** Position of the last event in $all (matching `filter`, if given), or undefined when there is none. */
   async lastPosition(filter?: Filter): Promise<ClientPosition | undefined> {
     try {
-      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, ...(filter ? { filter } : {}) })) {
+      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, ...(filter ? { filter } : {}), ...ON_LEADER })) {
         const position = resolved.event?.position;
         if (isUsablePosition(position)) return position;
       }
@@ -248,7 +445,7 @@ class KurrentDbEventStore implements EventStore {
 
   private async lastRevision(streamId: string): Promise<number | 'no_stream'> {
     try {
-      for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1, ...ON_LEADER })) {
         if (resolved.event) return toActualRevision(resolved.event.revision);
       }
       return 'no_stream';
@@ -259,23 +456,12 @@ class KurrentDbEventStore implements EventStore {
     }
   }
 
-  private async positionAt(streamId: string, revision: bigint): Promise<ClientPosition> {
-    let event: ClientRecordedEvent | undefined;
-    try {
-      for await (const resolved of this.client.readStream(streamId, { fromRevision: revision, maxCount: 1 })) {
-        event = resolved.event;
-      }
-    } catch (error) {
-      throw unavailable(`position lookup of ${streamId}@${revision} after an append`, error, streamId);
-    }
-    if (!event || event.revision !== revision) {
-      throw new StoreUnavailable(`kurrentdb: ${streamId}@${revision} was reported appended but cannot be read back`, streamId);
-    }
-    if (!isUsablePosition(event.position)) throw positionMissing(streamId, revision);
-    return event.position;
-  }
-
   private assertOpen(streamId?: string): void {
     if (this.closing) throw new StoreUnavailable('kurrentdb: the store is closed', streamId);
   }
+}
+
+/** The part of a grpc-js channel close() uses. */
+interface GrpcChannel {
+  close(): void;
 }

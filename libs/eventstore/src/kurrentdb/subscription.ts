@@ -1,5 +1,6 @@
 import { START, excludeSystemEvents, type AllStreamResolvedEvent, type AllStreamSubscription, type KurrentDBClient } from '@kurrent/kurrentdb-client';
 import { backoffDelay, sleep } from '../catch-up.js';
+import { InvalidPosition } from '../errors.js';
 import type { Position, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
 import { comparePositions, decodePosition, isSystemEvent, isUsablePosition, toRecordedEvent, type ClientPosition } from './mapping.js';
 
@@ -37,6 +38,10 @@ export interface KurrentDbSubscriptionDeps {
   logger: KurrentDbLogger;
   /** Position of the last non-system event in $all now, or undefined when there is none. */
   headPosition(): Promise<ClientPosition | undefined>;
+  /** Throws InvalidPosition unless `position` is one of the store's (StoreUnavailable when it cannot tell). */
+  checkPosition(position: ClientPosition): Promise<void>;
+  /** Told when the server answered a subscription (caught up, or sent an event). */
+  onAnswer?(): void;
 }
 
 /**
@@ -48,6 +53,8 @@ export interface KurrentDbSubscriptionDeps {
  *   position we processed; positions at or before it are skipped, so nothing is delivered twice.
  * - `caughtUp` resolves when we have processed the $all head read at start (works on every server
  *   version), or when the server said caught-up and every event it sent before that is handled.
+ *   It rejects with InvalidPosition, and the subscription ends, when `after` is not a position of
+ *   the store (the server would fail every resubscription from it).
  */
 export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: SubscribeOptions): Subscription {
   const { client, logger } = deps;
@@ -62,7 +69,13 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
 
   let caughtUpDone = false;
   let resolveCaughtUp!: () => void;
-  const caughtUp = new Promise<void>((resolve) => (resolveCaughtUp = resolve));
+  let rejectCaughtUp!: (error: unknown) => void;
+  const caughtUp = new Promise<void>((resolve, reject) => {
+    resolveCaughtUp = resolve;
+    rejectCaughtUp = reject;
+  });
+  // Whoever awaits caughtUp sees a rejection; nobody awaiting it is no reason to crash.
+  caughtUp.catch(() => undefined);
   const markCaughtUp = () => {
     if (caughtUpDone) return;
     caughtUpDone = true;
@@ -96,10 +109,16 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
   const loop = async (): Promise<void> => {
     let head: ClientPosition | undefined;
     let headKnown = false;
+    let startChecked = cursor === undefined;
     let drops = 0;
     while (!signal.aborted) {
       let subscription: AllStreamSubscription | undefined;
       try {
+        if (!startChecked) {
+          const checked = await untilAborted(deps.checkPosition(cursor!), signal);
+          if (checked === ABORTED) return;
+          startChecked = true;
+        }
         if (!headKnown) {
           const read = await untilAborted(deps.headPosition(), signal);
           if (read === ABORTED) return;
@@ -115,7 +134,14 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
         current = sub;
         // Errors reach us through the iterator; this listener only keeps a late one from crashing the process.
         sub.on('error', () => undefined);
+        let answered = false;
+        const onAnswer = () => {
+          if (answered) return;
+          answered = true;
+          deps.onAnswer?.();
+        };
         sub.on('caughtUp', () => {
+          onAnswer();
           serverCaughtUp = true;
           if (waiting && sub.readableLength === 0) markCaughtUp();
         });
@@ -129,6 +155,7 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
           waiting = false;
           if (next === ABORTED) return;
           if (next.done) throw new Error('the server ended the subscription');
+          onAnswer();
           drops = 0;
           const recorded = next.value.event;
           if (!recorded || !isUsablePosition(recorded.position)) continue;
@@ -142,6 +169,12 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
         }
       } catch (error) {
         if (signal.aborted) return;
+        if (error instanceof InvalidPosition) {
+          report(error, { attempt: 1 });
+          caughtUpDone = true;
+          rejectCaughtUp(error);
+          return;
+        }
         drops++;
         logger.warn(`kurrentdb ${name}: subscription dropped, resubscribing after ${position ?? 'the start'} (attempt ${drops})`, error);
         report(error, { attempt: drops });

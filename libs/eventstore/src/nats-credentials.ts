@@ -1,0 +1,22 @@
+/** The NATS user a process connects as (deploy/nats/auth.conf defines the users and what each may do). */
+export interface NatsCredentials {
+  user: string;
+  pass: string;
+}
+
+export const NATS_CREDENTIALS_HELP = `NATS_USER                  NATS user this process connects as (deploy/nats/auth.conf: service,
+                           gateway, agent, observer or auditor); unset means no credentials
+NATS_PASSWORD              that user's password (required with NATS_USER)`;
+
+/**
+ * NATS_USER and NATS_PASSWORD, or undefined when neither is set. Throws naming the missing one
+ * when only one is set.
+ */
+export function natsCredentials(env: NodeJS.ProcessEnv = process.env): NatsCredentials | undefined {
+  const user = env['NATS_USER']?.trim() || undefined;
+  const pass = env['NATS_PASSWORD'] || undefined;
+  if (user === undefined && pass === undefined) return undefined;
+  if (user === undefined) throw new Error('NATS_PASSWORD is set without NATS_USER');
+  if (pass === undefined) throw new Error(`NATS_USER=${JSON.stringify(user)} needs NATS_PASSWORD`);
+  return { user, pass };
+}
