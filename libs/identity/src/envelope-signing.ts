@@ -1,33 +1,44 @@
 import { randomUUID, sign, verify } from 'node:crypto';
-import { canonicalJson } from './canonical-json.js';
 import { publicKeyObject, secretKeyObject } from './keys.js';
+import { commandSigningText, domainSigningText, type SignedCommand, type UnsignedCommand } from './signing-text.js';
 
-/** The fields of a command envelope that the signature covers: all of them but `signature`. */
-export interface UnsignedCommand {
-  commandId: string;
-  type: string;
-  actor: string;
-  issuedAt: string;
-  payload: Record<string, unknown>;
-  correlationId?: string;
-  causationId?: string;
-}
-export interface SignedCommand extends UnsignedCommand {
-  signature: string;
+export type { SignedCommand, UnsignedCommand } from './signing-text.js';
+
+/**
+ * The bytes of a domain-tagged signature (the signing specification): the UTF-8 of the tag, a
+ * newline, and the RFC 8785 canonical JSON of the value. Each kind of signed message has its own
+ * tag (SIGNING_TAGS), so bytes signed for one purpose never pass for another.
+ */
+export function domainSigningBytes(tag: string, value: unknown): Buffer {
+  return Buffer.from(domainSigningText(tag, value), 'utf8');
 }
 
-/** Domain separation: these bytes can never be mistaken for another kind of signed message. */
-const DOMAIN = 'agora.command.v1\n';
+/** Ed25519 signature of `bytes`, base64url without padding (86 characters). */
+export function signBytes(bytes: Uint8Array, secretKey: string): string {
+  return sign(null, bytes, secretKeyObject(secretKey)).toString('base64url');
+}
 
-/** The exact bytes signed: a domain tag, then the canonical JSON of the envelope without its signature (it names the actor). */
+/** True when `signature` (base64url, 64 bytes) verifies `bytes` under `publicKey`; a malformed signature or key is false. */
+export function verifyBytes(bytes: Uint8Array, signature: string, publicKey: string): boolean {
+  if (!/^[A-Za-z0-9_-]{86}$/.test(signature)) return false;
+  try {
+    return verify(null, bytes, publicKeyObject(publicKey), Buffer.from(signature, 'base64url'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The exact bytes a command signature covers: the tag `agora.command.v1`, then the canonical JSON
+ * of commandId, type, actor, issuedAt, payload, and correlationId and causationId when present
+ * (it names the actor; `signature` is not part of it).
+ */
 export function signingBytes(envelope: UnsignedCommand): Buffer {
-  const { commandId, type, actor, issuedAt, payload, correlationId, causationId } = envelope;
-  return Buffer.from(DOMAIN + canonicalJson({ commandId, type, actor, issuedAt, payload, correlationId, causationId }), 'utf8');
+  return Buffer.from(commandSigningText(envelope), 'utf8');
 }
 
 export function signCommand(envelope: UnsignedCommand, secretKey: string): SignedCommand {
-  const signature = sign(null, signingBytes(envelope), secretKeyObject(secretKey)).toString('base64url');
-  return { ...envelope, signature };
+  return { ...envelope, signature: signBytes(signingBytes(envelope), secretKey) };
 }
 
 /** True when `signature` is `actor`'s signature (under `publicKey`) of exactly this envelope. */

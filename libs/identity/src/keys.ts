@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from './signing-text.js';
 
 /**
  * Key text forms:
@@ -7,8 +8,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
  * Converted to node:crypto KeyObjects once and cached: signing and verifying then cost tens of
  * microseconds (OpenSSL), which keeps verification off the critical path of every command.
  */
-const PUBLIC_PREFIX = 'ed25519:';
-const SECRET_PREFIX = 'ed25519-secret:';
+const PUBLIC_PREFIX = PUBLIC_KEY_PREFIX;
+const SECRET_PREFIX = SECRET_KEY_PREFIX;
 const B64URL_32 = /^[A-Za-z0-9_-]{43}$/;
 
 export interface KeyPair {

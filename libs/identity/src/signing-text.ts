@@ -1,0 +1,44 @@
+import { canonicalJson } from './canonical-json.js';
+
+/**
+ * The text of a command signature, free of node:crypto so that a browser (the console) builds
+ * exactly the bytes a service verifies: a domain tag, then the canonical JSON of the envelope
+ * without its signature (it names the actor). Domain separation: these bytes can never be
+ * mistaken for another kind of signed message.
+ */
+export const COMMAND_SIGNING_TAG = 'agora.command.v1';
+export const COMMAND_SIGNING_DOMAIN = `${COMMAND_SIGNING_TAG}\n`;
+
+/** The fields of a command envelope that the signature covers: all of them but `signature`. */
+export interface UnsignedCommand {
+  commandId: string;
+  type: string;
+  actor: string;
+  issuedAt: string;
+  payload: Record<string, unknown>;
+  correlationId?: string;
+  causationId?: string;
+}
+
+export interface SignedCommand extends UnsignedCommand {
+  signature: string;
+}
+
+/**
+ * The text of a domain-tagged signature (the signing specification): the tag, a newline, and the
+ * RFC 8785 canonical JSON of the value. Each kind of signed message has its own tag (SIGNING_TAGS
+ * in libs/contracts), so bytes signed for one purpose never pass for another.
+ */
+export function domainSigningText(tag: string, value: unknown): string {
+  if (tag.includes('\n')) throw new TypeError('a signing tag is one line');
+  return `${tag}\n${canonicalJson(value)}`;
+}
+
+export function commandSigningText(envelope: UnsignedCommand): string {
+  const { commandId, type, actor, issuedAt, payload, correlationId, causationId } = envelope;
+  return domainSigningText(COMMAND_SIGNING_TAG, { commandId, type, actor, issuedAt, payload, correlationId, causationId });
+}
+
+/** Text forms of keys: `ed25519:<base64url of the 32-byte public key>`, `ed25519-secret:<base64url of the 32-byte seed>`. */
+export const PUBLIC_KEY_PREFIX = 'ed25519:';
+export const SECRET_KEY_PREFIX = 'ed25519-secret:';
