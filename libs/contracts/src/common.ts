@@ -20,8 +20,20 @@ export const PublicKeyText = z
   .regex(/^ed25519:[A-Za-z0-9_-]{43}$/, 'public keys are "ed25519:" followed by 43 base64url characters (32 bytes)')
   .describe('Ed25519 public key: `ed25519:<base64url of the 32-byte key>`');
 
-export const Role = z.enum(['executive', 'reviewer', 'validator', 'operator', 'observer']).describe('What an agent may do');
+export const Role = z
+  .enum(['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater'], {
+    error: (issue) =>
+      issue.input === 'service'
+        ? 'the role "service" belongs to Agora\'s own services (their keys come from configuration); no agent can hold it'
+        : 'roles are executive, reviewer, validator, operator, observer or debater',
+  })
+  .describe('What an agent may do');
 export type Role = z.infer<typeof Role>;
+
+/** The role a service identity presents to deciders (`context.actorRoles`); never an agent's. */
+export const SERVICE_ROLE = 'service';
+/** A role as deciders see it: an agent's, or a service's. */
+export type ActorRole = Role | typeof SERVICE_ROLE;
 
 /** Short free text (names, reasons). */
 export const ShortText = (max = 200) => z.string().trim().min(1).max(max);

@@ -13,8 +13,23 @@ export interface CommandDefinition<P extends z.ZodType = z.ZodType> {
   /** `agora.cmd.<service>.<aggregate>.<verb>` */
   subject: string;
   payload: P;
-  /** The actor needs at least one of these roles. */
+  /**
+   * The agent roles that may send it (the actor needs at least one). Empty for a service-only
+   * command: one that only the services in `issuers` issue, on their own behalf.
+   */
   roles: readonly Role[];
+  /**
+   * Services that issue this command on their own behalf (a reaction, a deadline), signed with
+   * their service key as `service:<name>` (see `serviceActorId`). With `roles: []` the command is
+   * service-only: the command gate refuses it from anyone (`service_only`), and only these
+   * services' own signed envelopes may carry it into the log.
+   */
+  issuers?: readonly ServiceName[];
+  /**
+   * Who among the holders of those roles may send it, relative to the aggregate, enforced by the
+   * decider (e.g. "the reviewer assigned in this round"). Absent: any holder of the roles.
+   */
+  relation?: string;
   summary: string;
 }
 
@@ -35,6 +50,8 @@ export interface QueryDefinition<P extends z.ZodType = z.ZodType, R extends z.Zo
   service: string;
   /** `agora.qry.<service>.<name>` */
   subject: string;
+  /** The queue group that answers it, when not `service`'s own: figures computed from the log are served by `projections`. */
+  servedBy?: string;
   /** Path under the gateway's `/v1/<service>/`, with `:param` placeholders taken from params. */
   httpPath: string;
   params: P;
@@ -48,6 +65,7 @@ function token(value: string, what: string): string {
 }
 
 export function defineCommand<P extends z.ZodType>(def: Omit<CommandDefinition<P>, 'kind' | 'subject'>): CommandDefinition<P> {
+  if (def.roles.length === 0 && (def.issuers ?? []).length === 0) throw new Error(`${def.type}: a command needs roles, issuers, or both`);
   const subject = `agora.cmd.${token(def.service, 'service')}.${token(def.aggregate, 'aggregate')}.${token(def.verb, 'verb')}`;
   return { kind: 'command', subject, ...def };
 }
@@ -69,6 +87,23 @@ export function eventSubject(category: string, eventType: string): string {
   return `agora.evt.${category}.${eventType}`;
 }
 
+/** Agora's services: each has a key of its own and signs what it appends on its own behalf. */
+export const SERVICE_NAMES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'projections', 'chamber', 'debate'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** The actor a service signs as: `service:<name>`. No agent id can take this form (agent ids have no ":"). */
+export const serviceActorId = (service: ServiceName): string => `service:${service}`;
+
+/** The service an actor id names, or undefined for an agent (or an unknown service). */
+export function serviceOfActor(actor: string): ServiceName | undefined {
+  if (!actor.startsWith('service:')) return undefined;
+  const name = actor.slice('service:'.length);
+  return (SERVICE_NAMES as readonly string[]).includes(name) ? (name as ServiceName) : undefined;
+}
+
+/** True for a command no agent may send: only its `issuers` services, on their own behalf. */
+export const isServiceOnly = (definition: Pick<CommandDefinition, 'roles'>): boolean => definition.roles.length === 0;
+
 export const COMMAND_SUBJECT_PREFIX = 'agora.cmd';
 export const QUERY_SUBJECT_PREFIX = 'agora.qry';
 export const EVENT_SUBJECT_PREFIX = 'agora.evt';
@@ -76,3 +111,6 @@ export const EVENT_SUBJECT_PREFIX = 'agora.evt';
 /** Command payload type of a definition. */
 export type PayloadOf<C> = C extends CommandDefinition<infer P> ? z.infer<P> : never;
 export type DataOf<E> = E extends EventDefinition<infer D> ? z.infer<D> : never;
+
+/** The queue group (service process) that answers a query. */
+export const queryOwner = (q: QueryDefinition): string => q.servedBy ?? q.service;

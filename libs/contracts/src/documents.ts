@@ -1,13 +1,18 @@
 /**
- * JSON Schema and AsyncAPI 3 documents generated from the zod contracts, so an agent written in
- * any language can speak to Agora from the documents alone. `npm run contracts` writes them to
- * libs/contracts/generated/; a test fails when the checked-in copies are stale.
+ * JSON Schema, AsyncAPI 3 and OpenAPI 3.1 documents generated from the zod contracts, so an agent
+ * written in any language can speak to Agora from the documents alone. `npm run contracts` writes
+ * them to libs/contracts/generated/ (with the signing test vectors, which libs/identity makes); a
+ * test fails when the checked-in copies are stale.
  */
+import { authorizationTableMarkdown } from './authorization.js';
 import { z } from 'zod';
 import { commands, events, queries } from './catalog.js';
-import type { CommandDefinition, EventDefinition } from './define.js';
-import { CommandEnvelope, CommandResult, ErrorReply } from './envelope.js';
+import { queryOwner, type CommandDefinition, type EventDefinition, type QueryDefinition } from './define.js';
+import { CommandEnvelope, CommandResult, CommandSignature, ErrorReply } from './envelope.js';
 import { ERROR_CODES } from './errors.js';
+import { EventMetadata } from './metadata.js';
+import { openApiDocument } from './openapi.js';
+import { SIGNING_SPEC } from './signing-spec.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -20,7 +25,7 @@ export function schemaOf(type: z.ZodType, io: 'input' | 'output' = 'input'): Jso
 
 /** The envelope of one command type: the generic envelope with `type` fixed and `payload` typed. */
 export function envelopeOf(c: CommandDefinition): JsonSchema {
-  const envelope = CommandEnvelope.extend({ type: z.literal(c.type), payload: c.payload, signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/) });
+  const envelope = CommandEnvelope.extend({ type: z.literal(c.type), payload: c.payload, signature: CommandSignature });
   return { title: `${c.type} command`, description: c.summary, ...schemaOf(envelope) };
 }
 
@@ -37,8 +42,49 @@ export function publishedEventOf(e: EventDefinition): z.ZodType {
     position: z.string().describe('Opaque global position; resume an SSE stream after it with Last-Event-ID'),
     recordedAt: z.string(),
     data: e.data,
-    metadata: z.record(z.string(), z.unknown()).describe('actor, commandId, commandType, issuedAt, signature, correlationId, causationId'),
+    metadata: EventMetadata,
   });
+}
+
+/** The JSON Schema dialect of every schema in the documents, as AsyncAPI names it in `schemaFormat`. */
+export const SCHEMA_FORMAT = 'application/schema+json;version=draft-2020-12';
+export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * NATS headers of a relayed event on `agora.evt.<category>.<type>`, so a listener can filter or
+ * dedupe without parsing the body (at least once: dedupe on `Agora-Event-Id`).
+ */
+export const EVENT_HEADERS = {
+  id: 'Agora-Event-Id',
+  type: 'Agora-Event-Type',
+  stream: 'Agora-Stream',
+  revision: 'Agora-Revision',
+  position: 'Agora-Position',
+  /** Lets a JetStream stream that captures `agora.evt.>` drop the copies an at-least-once relay resends. */
+  natsMsgId: 'Nats-Msg-Id',
+} as const;
+
+/** JSON Schema of the headers of a relayed event. */
+export function eventHeadersSchema(e: EventDefinition): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      [EVENT_HEADERS.id]: { type: 'string', format: 'uuid', description: 'The event id (as `id` in the body): a listener dedupes on it, the relay delivering at least once' },
+      [EVENT_HEADERS.type]: { const: e.type, description: 'The event type' },
+      [EVENT_HEADERS.stream]: { type: 'string', description: `The stream, \`${e.category}-<id>\`` },
+      [EVENT_HEADERS.revision]: { type: 'string', pattern: '^[0-9]+$', description: 'Revision of the event in its stream, in decimal' },
+      [EVENT_HEADERS.position]: { type: 'string', description: 'Opaque global position' },
+      [EVENT_HEADERS.natsMsgId]: { type: 'string', format: 'uuid', description: 'The event id again, for JetStream deduplication' },
+    },
+    required: Object.values(EVENT_HEADERS),
+  };
+}
+
+/** Where the HTTP gateway serves a query, as data: method, path template, and which params go in the path or the query string. */
+export function httpRouteOf(q: QueryDefinition): { method: 'GET'; path: string; pathParams: string[]; queryParams: string[] } {
+  const pathParams = [...q.httpPath.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] as string);
+  const properties = Object.keys((schemaOf(q.params)['properties'] ?? {}) as Record<string, unknown>);
+  return { method: 'GET', path: `/v1/${q.service}/${q.httpPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')}`, pathParams, queryParams: properties.filter((p) => !pathParams.includes(p)) };
 }
 
 export interface GeneratedDocuments {
@@ -60,7 +106,10 @@ export function buildDocuments(version = '0.1.0'): GeneratedDocuments {
     files[`json-schema/queries/${id}.params.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${id} params`, ...schemaOf(q.params) });
     files[`json-schema/queries/${id}.result.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${id} result`, ...schemaOf(q.result, 'output') });
   }
+  files['json-schema/EventMetadata.json'] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Event metadata', ...schemaOf(EventMetadata, 'output') });
   files['asyncapi.json'] = json(asyncApi(version));
+  files['openapi.json'] = json(openApiDocument({ version }));
+  files['authorization.md'] = `# Who may send each command\n\nGenerated from libs/contracts (authorizeCommand); the README has the same table.\n\n${authorizationTableMarkdown()}`;
   return { files };
 }
 
@@ -70,16 +119,18 @@ function asyncApi(version: string): JsonSchema {
   const channels: JsonSchema = {};
   const operations: JsonSchema = {};
   const messages: JsonSchema = {};
+  const multiFormat = (schema: JsonSchema) => ({ schemaFormat: SCHEMA_FORMAT, schema });
   const schemas: JsonSchema = {
-    ErrorReply: schemaOf(ErrorReply, 'output'),
-    CommandResult: schemaOf(CommandResult, 'output'),
+    ErrorReply: multiFormat(schemaOf(ErrorReply, 'output')),
+    CommandResult: multiFormat(schemaOf(CommandResult, 'output')),
+    EventMetadata: multiFormat(schemaOf(EventMetadata, 'output')),
   };
   const ref = (path: string) => ({ $ref: `#/${path}` });
 
-  const addRequestReply = (subject: string, name: string, summary: string, request: JsonSchema, reply: JsonSchema, description: string) => {
+  const addRequestReply = (subject: string, name: string, summary: string, request: JsonSchema, reply: JsonSchema, description: string, extensions: JsonSchema) => {
     const id = channelId(subject);
-    messages[name] = { name, title: name, summary, contentType: 'application/json', payload: request };
-    messages[`${name}Reply`] = { name: `${name}Reply`, contentType: 'application/json', payload: reply };
+    messages[name] = { name, title: name, summary, contentType: 'application/json', payload: multiFormat(request) };
+    messages[`${name}Reply`] = { name: `${name}Reply`, contentType: 'application/json', payload: multiFormat(reply) };
     channels[id] = { address: subject, messages: { [name]: ref(`components/messages/${name}`) } };
     channels[`${id}_reply`] = { address: null, description: 'The NATS reply inbox of the request', messages: { [`${name}Reply`]: ref(`components/messages/${name}Reply`) } };
     operations[id] = {
@@ -89,6 +140,7 @@ function asyncApi(version: string): JsonSchema {
       description,
       messages: [ref(`channels/${id}/messages/${name}`)],
       reply: { channel: ref(`channels/${id}_reply`), messages: [ref(`channels/${id}_reply/messages/${name}Reply`)] },
+      ...extensions,
     };
   };
 
@@ -99,15 +151,32 @@ function asyncApi(version: string): JsonSchema {
       c.summary,
       envelopeOf(c),
       schemaOf(replyOf(CommandResult), 'output'),
-      `Request/reply, served by the \`${c.service}\` queue group. Signed by the actor (Ed25519 over the canonical JSON of every field but \`signature\`, prefixed with "agora.command.v1\\n"). Roles: ${c.roles.join(', ')}.`,
+      `Request/reply, served by the \`${c.service}\` queue group; also POST /v1/commands on the gateway. Signed by the actor: Ed25519 over "agora.command.v1\\n" followed by the RFC 8785 canonical JSON of commandId, type, actor, issuedAt, payload, and correlationId and causationId when present (see the signing specification in info.description). ${c.roles.length === 0 ? `Service-only: issued by ${(c.issuers ?? []).map((s) => `service:${s}`).join(', ')} on its own behalf; refused from any agent (service_only).` : `Roles: ${c.roles.join(', ')}.`}${c.relation ? ` Relation: ${c.relation}.` : ''}`,
+      { 'x-agora-queue-group': c.service, 'x-agora-roles': [...c.roles], ...(c.issuers ? { 'x-agora-issuers': c.issuers.map((s) => `service:${s}`) } : {}), ...(c.relation ? { 'x-agora-relation': c.relation } : {}), 'x-agora-http': { method: 'POST', path: '/v1/commands' } },
     );
   }
   for (const q of queries) {
-    addRequestReply(q.subject, `Query_${q.service}_${q.name.replace(/\./g, '_')}`, q.summary, schemaOf(q.params), schemaOf(replyOf(q.result), 'output'), `Request/reply, served by the \`${q.service}\` queue group; also GET /v1/${q.service}/${q.httpPath} on the gateway.`);
+    const route = httpRouteOf(q);
+    addRequestReply(
+      q.subject,
+      `Query_${q.service}_${q.name.replace(/\./g, '_')}`,
+      q.summary,
+      schemaOf(q.params),
+      schemaOf(replyOf(q.result), 'output'),
+      `Request/reply, served by the \`${queryOwner(q)}\` queue group; also ${route.method} ${route.path} on the gateway (x-agora-http).`,
+      { 'x-agora-queue-group': queryOwner(q), 'x-agora-http': route },
+    );
   }
   for (const e of events) {
     const id = channelId(e.subject);
-    messages[e.type] = { name: e.type, title: e.type, summary: e.summary, contentType: 'application/json', payload: schemaOf(publishedEventOf(e), 'output') };
+    messages[e.type] = {
+      name: e.type,
+      title: e.type,
+      summary: e.summary,
+      contentType: 'application/json',
+      headers: multiFormat(eventHeadersSchema(e)),
+      payload: multiFormat(schemaOf(publishedEventOf(e), 'output')),
+    };
     channels[id] = { address: e.subject, messages: { [e.type]: ref(`components/messages/${e.type}`) } };
     operations[id] = { action: 'send', channel: ref(`channels/${id}`), summary: `Published after ${e.type} is committed (at least once, in order)`, messages: [ref(`channels/${id}/messages/${e.type}`)] };
   }
@@ -122,10 +191,15 @@ function asyncApi(version: string): JsonSchema {
         'queries are requests on agora.qry.<service>.<name>; committed events are published on agora.evt.<category>.<EventType>.',
         'Every reply is {ok:true,result} or {ok:false,error:{code,message,details}}. Error codes:',
         ...Object.entries(ERROR_CODES).map(([code, { meaning }]) => `${code}: ${meaning}.`),
-      ].join(' '),
+        'Every schema is JSON Schema 2020-12 (schemaFormat). Events carry the headers Agora-Event-Id (dedupe on it), Agora-Event-Type, Agora-Stream, Agora-Revision, Agora-Position and Nats-Msg-Id.',
+        'The same commands and queries over HTTP: POST /v1/commands and the GET routes in x-agora-http (openapi.json beside this document).',
+      ].join(' ') + `\n\n${SIGNING_SPEC}`,
     },
     defaultContentType: 'application/json',
-    servers: { nats: { host: '127.0.0.1:4222', protocol: 'nats', description: 'The NATS server (or cluster) the services are connected to' } },
+    servers: {
+      nats: { host: '127.0.0.1:4222', protocol: 'nats', description: 'The NATS server (or cluster) the services are connected to' },
+      gateway: { host: '127.0.0.1:8080', protocol: 'http', description: 'The HTTP gateway (openapi.json): POST /v1/commands, the query routes in x-agora-http, GET /v1/events' },
+    },
     channels,
     operations,
     components: { messages, schemas },

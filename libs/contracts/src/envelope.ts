@@ -2,10 +2,17 @@ import { z } from 'zod';
 import { AgentId, Timestamp } from './common.js';
 import { ErrorCodeSchema } from './errors.js';
 
+/** A command's signature: Ed25519, 64 bytes, base64url without padding. */
+export const CommandSignature = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{86}$/)
+  .describe('Ed25519 signature (64 bytes, base64url without padding) of "agora.command.v1\\n" followed by the RFC 8785 canonical JSON of every other member');
+
 /**
- * A command as it travels: signed by `actor` over the canonical JSON of every field but
- * `signature` (see libs/identity). `signature` is optional here only so that an unsigned envelope
- * gets its own error code (`unsigned_command`) rather than a schema error.
+ * A command as it travels: signed by `actor` over "agora.command.v1\n" and the RFC 8785 canonical
+ * JSON of every member but `signature` (the signing specification, signing-spec.ts; libs/identity
+ * implements it). `signature` is optional here only so that an unsigned envelope gets its own error
+ * code (`unsigned_command`) rather than a schema error.
  */
 export const CommandEnvelope = z
   .object({
@@ -14,9 +21,9 @@ export const CommandEnvelope = z
     actor: AgentId.describe('The agent issuing (and signing) the command'),
     issuedAt: Timestamp.describe('When the command was signed; must be within the accepted window (default 5 minutes)'),
     payload: z.record(z.string(), z.unknown()).describe('The command payload; its schema depends on `type`'),
-    correlationId: z.string().min(1).max(100).optional().describe('Ties a chain of commands and events together'),
-    causationId: z.string().min(1).max(100).optional().describe('The command or event that caused this one'),
-    signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/).optional().describe('Ed25519 signature, base64url (64 bytes)'),
+    correlationId: z.string().min(1).max(100).optional().describe('Ties a chain of commands and events together; signed when present'),
+    causationId: z.string().min(1).max(100).optional().describe('The command or event that caused this one; signed when present'),
+    signature: CommandSignature.optional(),
   })
   .strict();
 export type CommandEnvelope = z.infer<typeof CommandEnvelope>;

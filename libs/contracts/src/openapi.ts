@@ -9,6 +9,7 @@ import type { CommandDefinition, EventDefinition, QueryDefinition } from './defi
 import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './documents.js';
 import { CommandEnvelope, CommandResult, ErrorReply } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { SIGNING_SPEC } from './signing-spec.js';
 
 export interface OpenApiOptions {
   /** What to describe. Default: the contracts catalog. */
@@ -90,7 +91,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
       operationId: 'sendCommand',
       summary: 'Send a signed command',
       description: [
-        'The body is a command envelope signed by its actor (Ed25519 over "agora.command.v1\\n" followed by the canonical JSON of every field but `signature`).',
+        'The body is a command envelope signed by its actor: Ed25519 over "agora.command.v1\\n" followed by the RFC 8785 canonical JSON of commandId, type, actor, issuedAt, payload, and correlationId and causationId when present (the signing specification is in info.description).',
         'The gateway picks the service by `type` and forwards the envelope unchanged; the service verifies the schema, the signature, the clock window and the roles.',
         `Command types: ${commands.map((c) => `\`${c.type}\` (${c.summary}; roles ${c.roles.join(', ')})`).join('; ')}.`,
       ].join(' '),
@@ -156,6 +157,27 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
       },
     },
   };
+  if (queries.some((q) => q.service === 'debate')) {
+    paths['/v1/debates/{debateId}/events'] = {
+      get: {
+        operationId: 'streamDebateEvents',
+        summary: "One debate's events as Server-Sent Events, with seed 004's event names: history, then live",
+        description: [
+          'Each message has `id: <position>`, `event: <name>` (message_posted, stage_transition, steelman_attempt, steelman_graded, commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed, debate_complete, and debate_opened, moderator_intervened, thread_crystallized)',
+          'and `data: {type, logType, position, recordedAt, ...the event data}`. Reconnect with `Last-Event-ID` to continue strictly after the last event received.',
+        ].join(' '),
+        parameters: [
+          { name: 'debateId', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'Last-Event-ID', in: 'header', required: false, description: 'Continue after this position; wins over `after`', schema: { type: 'string' } },
+          { name: 'after', in: 'query', required: false, description: 'Continue after this position (default: the debate from its first event)', schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          ...errorResponses(['invalid_command', 'not_found', 'unavailable']),
+        },
+      },
+    };
+  }
   paths['/health'] = {
     get: {
       operationId: 'health',
@@ -185,7 +207,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         'HTTP and Server-Sent Events for people and for agents without NATS. Commands are signed envelopes; every reply is',
         '{ok:true,result} or {ok:false,error:{code,message,details}}, with the HTTP status of its code. Error codes:',
         ...ALL_CODES.map((code) => `${code} (${ERROR_CODES[code].status}): ${ERROR_CODES[code].meaning}.`),
-      ].join(' '),
+      ].join(' ') + `\n\n${SIGNING_SPEC}`,
     },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     paths,

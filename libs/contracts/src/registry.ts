@@ -145,6 +145,10 @@ export const BreakerView = z.object({
   pausedAt: Timestamp.nullable(),
   lastResume: PreviousResume.nullable(),
   lastReportAt: Timestamp.nullable(),
+  enforced: z
+    .object({ rateLimitPerMinute: z.number().int().nullable(), probation: z.object({ since: z.string(), until: z.string(), riskMargin: z.number(), reportEveryMs: z.number().int() }).nullable() })
+    .nullable()
+    .describe('The conditions of the last resume that Agora enforces (rate_limit, probation); null: none'),
 });
 export type BreakerView = z.infer<typeof BreakerView>;
 
@@ -183,6 +187,36 @@ export const GetAgent = defineQuery({
   result: AgentView,
 });
 
-export const registryCommands = [RegisterAgent, UpdateAgent, RotateAgentKey, DisableAgent] as const;
+/** Issued by the registry itself in answer to another service's event (never by an agent): `cause` names that event. */
+export const AdjustTrust = defineCommand({
+  type: 'AdjustTrust',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'adjust_trust',
+  roles: [],
+  issuers: ['registry'],
+  summary: "Change an agent's trust score in answer to something it did (e.g. ProceededDespiteObjections)",
+  payload: z.object({ agentId: AgentId, delta: z.number().int(), reason: z.string(), cause: EventCause }).strict(),
+});
+
+export const ConfiguredKeys = z.object({
+  operators: z.array(z.object({ agentId: AgentId, publicKey: PublicKeyText })).describe('Bootstrap operators (AGORA_OPERATOR_KEY_FILE, AGORA_OPERATOR_PUBLIC_KEY): they sign the first commands, and no event of the log names their keys'),
+  services: z
+    .record(z.string(), z.array(z.object({ publicKey: PublicKeyText, from: Timestamp.optional(), until: Timestamp.optional() })))
+    .describe("The services' keys over time (AGORA_SERVICE_PUBLIC_KEYS when set, else the keys of the services of the registry's process): what they sign on their own behalf"),
+});
+export type ConfiguredKeys = z.infer<typeof ConfiguredKeys>;
+
+export const GetConfiguredKeys = defineQuery({
+  name: 'keys.configured',
+  service: 'registry',
+  httpPath: 'configured-keys',
+  summary:
+    "The public keys configured outside the log, as the registry knows them: bootstrap operators and services. With the agents' keys from the log's registry events, they are what an auditor (or the web console's event log) needs to check every signature of the log",
+  params: z.object({}).strict(),
+  result: ConfiguredKeys,
+});
+
+export const registryCommands = [RegisterAgent, UpdateAgent, RotateAgentKey, DisableAgent, AdjustTrust] as const;
 export const registryEvents = [AgentRegistered, AgentUpdated, AgentKeyRotated, AgentDisabled, AgentTrustAdjusted] as const;
-export const registryQueries = [ListAgents, GetAgent] as const;
+export const registryQueries = [ListAgents, GetAgent, GetConfiguredKeys] as const;

@@ -1,12 +1,7 @@
 import { buildDocuments } from '../src/documents.js';
-import { staleFiles } from '../src/write-documents.js';
 import { commands, events, queries } from '../src/catalog.js';
 
 describe('generated contract documents', () => {
-  it('are checked in and up to date (run `npm run contracts` after changing a schema)', () => {
-    expect(staleFiles()).toEqual([]);
-  });
-
   it('describe every command, event and query in AsyncAPI 3', () => {
     const doc = JSON.parse(buildDocuments().files['asyncapi.json']!) as { asyncapi: string; channels: Record<string, { address: string | null }> };
     expect(doc.asyncapi).toBe('3.0.0');

@@ -1,0 +1,77 @@
+// Tribunal contracts: the commands of the proposal service (the executive's submission, revision, withdrawal and execution).
+import { z } from 'zod';
+import { EntityId, ShortText } from './common.js';
+import { defineCommand } from './define.js';
+import { Evidence, ObjectionId, ProposalClass, ReviewDeadlineMs } from './tribunal-policy.js';
+
+// ---------------------------------------------------------------------------------------------
+// Commands: proposal service (the executive)
+// ---------------------------------------------------------------------------------------------
+
+export const SubmitProposal = defineCommand({
+  type: 'SubmitProposal',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'submit',
+  roles: ['executive'],
+  summary: 'Propose a plan or frame for the tribunal to review; the actor becomes its proposer and a first review round is requested',
+  payload: z
+    .object({
+      proposalId: EntityId,
+      title: ShortText(200),
+      body: ShortText(20_000).describe('The plan or frame'),
+      problem: ShortText(5000).describe('The problem it claims to solve'),
+      evidence: z.array(Evidence).max(50).default([]).describe('What it rests on'),
+      proposalClass: ProposalClass.default('default'),
+      reviewDeadlineMs: ReviewDeadlineMs.optional().describe("Time-box of each round for this proposal, within the policy's bounds; default: the class's"),
+    })
+    .strict(),
+});
+
+export const ReviseProposal = defineCommand({
+  type: 'ReviseProposal',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'revise',
+  roles: ['executive'],
+  relation: 'the executive that submitted the proposal',
+  summary: 'Revise a proposal in answer to objections (proposer only): the answered objections are resolved, an open round is superseded, and a new round is requested',
+  payload: z
+    .object({
+      proposalId: EntityId,
+      body: ShortText(20_000).describe('The revised plan or frame'),
+      problem: ShortText(5000).optional().describe('Unchanged when absent'),
+      evidence: z.array(Evidence).max(50).optional().describe('Replaces the evidence; unchanged when absent'),
+      title: ShortText(200).optional().describe('Unchanged when absent'),
+      answers: z.array(ObjectionId).max(100).default([]).describe('The open objections this revision answers; the others stay open'),
+    })
+    .strict(),
+});
+
+export const WithdrawProposal = defineCommand({
+  type: 'WithdrawProposal',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'withdraw',
+  roles: ['executive'],
+  relation: 'the executive that submitted the proposal',
+  summary: 'Withdraw a proposal under review or escalated (proposer only); an open round closes',
+  payload: z.object({ proposalId: EntityId, reason: ShortText(1000) }).strict(),
+});
+
+export const RecordExecution = defineCommand({
+  type: 'RecordExecution',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'record_execution',
+  roles: ['executive'],
+  relation: 'the executive that submitted the proposal',
+  summary: "Record that the proposal was executed (proposer only). Unless it was approved, ProceededDespiteObjections is recorded too, and the registry lowers the executive's trust",
+  payload: z
+    .object({
+      proposalId: EntityId,
+      summary: ShortText(5000).describe('What was done'),
+      ref: ShortText(500).optional().describe('Where to see it (a commit, a run, a ticket)'),
+    })
+    .strict(),
+});
