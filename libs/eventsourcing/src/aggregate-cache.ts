@@ -22,6 +22,11 @@ export interface AggregateSnapshot<S> {
    * along the chain and only added to, by `handleCommand`; treat it as read-only.
    */
   readonly commands: Map<string, CommandResult>;
+  /**
+   * The `prevCommitHash` the stream's next commit carries (see `nextCommitLink` in
+   * @agora/identity): the genesis value of an empty stream, else the hash of its last commit.
+   */
+  readonly nextLink: string;
 }
 
 export interface AggregateCacheOptions {

@@ -104,25 +104,32 @@ export class FileCheckpointStore implements CheckpointStore {
   }
 
   private async write(name: string, position: Position): Promise<void> {
-    await mkdir(this.directory, { recursive: true });
-    const file = this.fileOf(name);
-    const temp = `${file}.${randomUUID()}.tmp`;
     const body: CheckpointFile = { name, position, savedAt: new Date().toISOString() };
-    try {
-      const handle = await open(temp, 'wx');
-      try {
-        await handle.writeFile(`${JSON.stringify(body)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
-    await syncDirectory(this.directory);
+    await writeFileAtomically(this.directory, this.fileOf(name), `${JSON.stringify(body)}\n`);
   }
+}
+
+/**
+ * Replaces `file` (in `directory`) with `text` atomically: a temp file, fsync, rename over the old
+ * one, fsync the directory. A crash leaves the old content or the new, never a torn file.
+ */
+export async function writeFileAtomically(directory: string, file: string, text: string): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  const temp = `${file}.${randomUUID()}.tmp`;
+  try {
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await syncDirectory(directory);
 }
 
 /** Makes a rename durable: the directory entry is only on disk once the directory is synced. */

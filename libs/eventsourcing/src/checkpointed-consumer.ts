@@ -23,6 +23,10 @@ export interface CheckpointedConsumerOptions {
   /**
    * Save the checkpoint once this many events were handled since the last save (default 100) or
    * this many ms passed with unsaved progress (default 1000), whichever comes first; and on stop.
+   * While catching up on history only the time rule applies, and the checkpoint is saved once
+   * caught up: replaying a long log after a lost checkpoint costs one synced save a second, not
+   * one every 100 events (a crash then redelivers at most a second of history, which `handle`
+   * tolerates anyway).
    */
   checkpointEvery?: { events?: number; ms?: number };
   logger?: EventSourcingLogger;
@@ -48,6 +52,8 @@ export class CheckpointedConsumer {
   /** Saves run one after another, so an older position never overwrites a newer one. */
   private saving: Promise<void> = Promise.resolve();
   private started = false;
+  /** Set once the events that existed at start have been handled: from then on the count rule applies too. */
+  private live = false;
   /** Resolves once every event that existed at start has been handled (also if stopped before). */
   readonly caughtUp: Promise<void>;
 
@@ -93,8 +99,13 @@ export class CheckpointedConsumer {
     // The timer covers a quiet stream: progress made just before a lull still gets saved.
     this.flushTimer = setInterval(() => void this.flush(), this.everyMs);
     this.flushTimer.unref();
-    void this.subscription.caughtUp.then(this.resolveCaughtUp);
-    await this.caughtUp;
+    // A store that can only tell by asking its server (KurrentDB) rejects caughtUp instead of throwing from subscribe.
+    void this.subscription.caughtUp.then(async () => {
+      this.live = true;
+      await this.flush();
+      this.resolveCaughtUp();
+    }, () => undefined);
+    await Promise.race([this.caughtUp, this.subscription.caughtUp]);
   }
 
   /** Stops delivery (after the event in progress), then saves the checkpoint. */
@@ -118,7 +129,7 @@ export class CheckpointedConsumer {
   private async onEvent(event: RecordedEvent): Promise<void> {
     if (this.accepts(event.streamId)) await this.options.consumer.handle(event);
     this.handled = { position: event.position, count: this.handled.count + 1 };
-    if (this.handled.count - this.saved.count >= this.everyEvents || Date.now() - this.saved.atMs >= this.everyMs) await this.flush();
+    if ((this.live && this.handled.count - this.saved.count >= this.everyEvents) || Date.now() - this.saved.atMs >= this.everyMs) await this.flush();
   }
 
   private async save(): Promise<void> {

@@ -2,7 +2,9 @@ import { AgoraError, type CommandResult } from '@agora/contracts';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
+import { assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reserveCommandId, type CommandIdentity } from './command-ids.js';
 import { eventIdFor } from './ids.js';
+import { COMMIT_CHAIN_FIELD, commitHash, genesisCommitHash, lastCommitOf, type ChainEvent } from '@agora/identity';
 
 /**
  * What travels with a command besides its payload, copied into the metadata of every event the
@@ -47,8 +49,12 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  * The command-handling kit of DESIGN.md decision 3: load the stream, fold, decide, append with the
  * expected revision, retry on conflict.
  *
+ * - One commandId is one command across every stream and type (command-ids.ts): before its first
+ *   append a command reserves its id in the store; an id held by another command (another
+ *   stream, type, actor, or signed payload) is refused with `command_id_reused`, nothing written.
  * - A commandId whose events are already in the stream returns the first result with
- *   `duplicate: true` and writes nothing. (A command that was satisfied with `[]` left no trace;
+ *   `duplicate: true` and writes nothing (when type, actor and payload match, checked against the
+ *   stream's own record without a read). (A command that was satisfied with `[]` left no trace;
  *   repeating it decides again, and the decider answers `[]` again.)
  * - Event ids are derived from the commandId (eventIdFor), so two replicas racing on the same
  *   command cannot both write: the store refuses or absorbs the second copy. When the store absorbs
@@ -110,9 +116,18 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
   /** Whether `view` holds every event the stream had when this call last read it (a kept view may lack some). */
   let checked = kept === undefined;
   let idCollision: InvalidEventData | undefined;
+  // One commandId, one command across every stream and type (command-ids.ts): reserved before the first append.
+  const identity: CommandIdentity = { commandId, streamId, commandType: metadata.commandType, actor: metadata.actor, ...(metadata.payload === undefined ? {} : { payload: metadata.payload }) };
+  let reserved = false;
   for (let attempt = 1; ; ) {
     const earlier = view.commands.get(commandId);
-    if (earlier) return { ...earlier, events: [...earlier.events] };
+    if (earlier) {
+      // Found in this stream: the log's own record of the command says whether it is this one (no read).
+      const recorded = firstHandling.get(earlier);
+      if (recorded) assertSameCommand(identity, recorded);
+      else if (!reserved) await checkCommandId(store, identity);
+      return { ...earlier, events: [...earlier.events] };
+    }
     // Our ids were taken, yet the stream (read since) holds no event of this command: the
     // commandId was used for another stream. Retrying cannot help.
     if (idCollision) throw idCollision;
@@ -139,12 +154,19 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
           continue;
         }
       }
+      if (!reserved) await checkCommandId(store, identity);
       return { commandId, streamId, events: [], revision: view.revision, duplicate: false };
     }
 
+    if (!reserved) {
+      await reserveCommandId(store, identity, toEventData([{ type: COMMAND_ID_RESERVED, data: {} }], metadata, genesisCommitHash(commandIdStream(commandId)))[0]!.metadata);
+      reserved = true;
+    }
+
     let appended: AppendResult;
+    let toAppend: EventData[] = [];
     try {
-      appended = await store.append(streamId, toEventData(events, metadata), view.revision < 0 ? 'no_stream' : view.revision);
+      appended = await store.append(streamId, (toAppend = toEventData(events, metadata, view.nextLink, command)), view.revision < 0 ? 'no_stream' : view.revision);
     } catch (error) {
       if (isIdCollision(error)) {
         // Another replica stored this command first with a different number of events (it saw an
@@ -170,7 +192,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
 
     const result: CommandResult = { commandId, streamId, events: events.map((e) => e.type), revision: appended.nextExpectedRevision, position: appended.position, duplicate: false };
     if (appended.nextExpectedRevision === view.revision + events.length) {
-      cache?.keep(streamId, withOwnCommit(decider, view, events, result));
+      cache?.keep(streamId, withOwnCommit(decider, view, events, result, commitHash(toAppend as ChainEvent[]), identity));
       return result;
     }
     // Appended at the expected revision, these events would have got exactly the revisions after
@@ -183,10 +205,13 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
   }
 }
 
+/** What each command found in a stream was (type, actor, signed payload), as its first event's metadata records it; keyed by its entry in `commands`. */
+const firstHandling = new WeakMap<CommandResult, { commandType: string; actor: string; payload?: unknown }>();
+
 /** The whole stream, folded from the initial state (kept in the cache). */
 async function readWhole<C extends Command, E extends DomainEvent, S>(options: HandleCommandOptions<C, E, S>): Promise<AggregateSnapshot<S>> {
   const { store, decider, streamId, cache } = options;
-  const empty: AggregateSnapshot<S> = { state: decider.initialState(), revision: -1, commands: new Map() };
+  const empty: AggregateSnapshot<S> = { state: decider.initialState(), revision: -1, commands: new Map(), nextLink: genesisCommitHash(streamId) };
   let recorded: RecordedEvent[];
   try {
     recorded = await store.readStream(streamId);
@@ -236,22 +261,60 @@ function folded<C extends Command, E extends DomainEvent, S>(decider: Decider<C,
     const known = commands.get(commandId);
     // A snapshot further down the chain may have listed this event already.
     if (known && known.revision >= e.revision) continue;
-    commands.set(commandId, { commandId, streamId: e.streamId, events: known ? [...known.events, e.type] : [e.type], revision: e.revision, position: e.position, duplicate: true });
+    const entry: CommandResult = { commandId, streamId: e.streamId, events: known ? [...known.events, e.type] : [e.type], revision: e.revision, position: e.position, duplicate: true };
+    const recorded = known ? firstHandling.get(known) : handlingOf(e);
+    if (recorded) firstHandling.set(entry, recorded);
+    commands.set(commandId, entry);
   }
-  return { state, revision: recorded.at(-1)?.revision ?? base.revision, commands };
+  // `recorded` starts and ends at commit boundaries (commits are appended and read whole).
+  const nextLink = recorded.length === 0 ? base.nextLink : commitHash(lastCommitOf(recorded));
+  return { state, revision: recorded.at(-1)?.revision ?? base.revision, commands, nextLink };
+}
+
+function handlingOf(e: RecordedEvent): { commandType: string; actor: string; payload?: unknown } | undefined {
+  const { commandType, actor, commandPayload } = e.metadata;
+  if (typeof commandType !== 'string' || typeof actor !== 'string') return undefined;
+  return { commandType, actor, ...(commandPayload === undefined ? {} : { payload: commandPayload }) };
 }
 
 /** `view` with the events this call just appended folded in, as `result` describes them. */
-function withOwnCommit<C extends Command, E extends DomainEvent, S>(decider: Decider<C, E, S>, view: AggregateSnapshot<S>, events: readonly E[], result: CommandResult): AggregateSnapshot<S> {
+function withOwnCommit<C extends Command, E extends DomainEvent, S>(decider: Decider<C, E, S>, view: AggregateSnapshot<S>, events: readonly E[], result: CommandResult, nextLink: string, identity: CommandIdentity): AggregateSnapshot<S> {
   let state = view.state;
   for (const e of events) state = decider.evolve(state, e);
-  view.commands.set(result.commandId, { ...result, events: [...result.events], duplicate: true });
-  return { state, revision: result.revision, commands: view.commands };
+  const entry: CommandResult = { ...result, events: [...result.events], duplicate: true };
+  firstHandling.set(entry, { commandType: identity.commandType, actor: identity.actor, ...(identity.payload === undefined ? {} : { payload: identity.payload }) });
+  view.commands.set(result.commandId, entry);
+  return { state, revision: result.revision, commands: view.commands, nextLink };
 }
 
-/** The events to append, with deterministic ids and the command's metadata (undefined fields left out: metadata must be JSON). */
-export function toEventData(events: readonly DomainEvent[], metadata: CommandMetadata): EventData[] {
+/**
+ * What an audit needs to decide a command again exactly as it was decided: the context the decider
+ * saw (the service clock, the actor's roles) and, when the decider's payload is not the signed one
+ * (a service enriched it, or no envelope was signed), that payload. Kept in the metadata of the
+ * first event of the commit, as `decision`.
+ */
+export interface RecordedDecision {
+  now: string;
+  actorRoles: string[];
+  payload?: unknown;
+}
+
+/** The `decision` metadata of a command (see RecordedDecision). */
+export function recordedDecision(command: Command, signedPayload: unknown): RecordedDecision {
+  const decision: RecordedDecision = { now: command.context.now, actorRoles: [...command.context.actorRoles] };
+  if (signedPayload === undefined || JSON.stringify(signedPayload) !== JSON.stringify(command.payload)) decision.payload = command.payload;
+  return decision;
+}
+
+/**
+ * The events to append, with deterministic ids and the command's metadata (undefined fields left
+ * out: metadata must be JSON), each carrying `prevCommitHash`: the link to the stream's previous
+ * commit (`nextCommitLink` of @agora/identity). With the decided `command`, the first event also
+ * records the decision (RecordedDecision).
+ */
+export function toEventData(events: readonly DomainEvent[], metadata: CommandMetadata, prevCommitHash: string, command?: Command): EventData[] {
   const common: Record<string, unknown> = {
+    [COMMIT_CHAIN_FIELD]: prevCommitHash,
     actor: metadata.actor,
     commandId: metadata.commandId,
     commandType: metadata.commandType,
@@ -260,11 +323,14 @@ export function toEventData(events: readonly DomainEvent[], metadata: CommandMet
   if (metadata.signature !== undefined) common['signature'] = metadata.signature;
   if (metadata.correlationId !== undefined) common['correlationId'] = metadata.correlationId;
   if (metadata.causationId !== undefined) common['causationId'] = metadata.causationId;
+  const first: Record<string, unknown> = { ...common };
+  if (metadata.payload !== undefined) first['commandPayload'] = metadata.payload;
+  if (command !== undefined) first['decision'] = recordedDecision(command, metadata.payload);
   return events.map((e, index) => ({
     id: eventIdFor(metadata.commandId, index),
     type: e.type,
     data: e.data,
-    metadata: index === 0 && metadata.payload !== undefined ? { ...common, commandPayload: metadata.payload } : { ...common },
+    metadata: index === 0 ? first : { ...common },
   }));
 }
 

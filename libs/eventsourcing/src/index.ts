@@ -7,3 +7,6 @@ export * from './scheduler.js';
 export * from './checkpoint-store.js';
 export * from './projection.js';
 export * from './checkpointed-consumer.js';
+export * from './command-ids.js';
+export * from './log-checkpoint.js';
+export * from './snapshot-store.js';

@@ -1,4 +1,5 @@
 import type { EventStore, Position, RecordedEvent, Subscription } from '@agora/eventstore';
+import { restoreSnapshot, SnapshotWriter, type SnapshotCodec, type SnapshotSchedule, type SnapshotStore } from './snapshot-store.js';
 import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
 
 /**
@@ -12,12 +13,21 @@ export interface Projection<M> {
   categories?: readonly string[];
   initial(): M;
   apply(model: M, event: RecordedEvent): M | void;
+  /** How the model is saved to a snapshot store and restored (see ProjectionRunnerOptions.snapshots). */
+  snapshot?: SnapshotCodec<M>;
 }
 
 export interface ProjectionRunnerOptions {
   logger?: EventSourcingLogger;
   /** Backoff when `apply` throws or the subscription drops. Default: the store's. */
   retry?: RetryOptions;
+  /**
+   * Where to save the model now and then and restore it from at start, so a restart folds only the
+   * events since (used when the projection has a `snapshot` codec). A snapshot of another codec
+   * version, or of a position this log does not hold, is discarded (logged) and the model rebuilt.
+   */
+  snapshots?: SnapshotStore;
+  snapshotEvery?: SnapshotSchedule;
 }
 
 /** Folds one event into the model the way both the live runner and `rebuild` do, so they cannot disagree. */
@@ -39,6 +49,9 @@ export class ProjectionRunner<M> {
   private subscription: Subscription | undefined;
   private resolveCaughtUp!: () => void;
   private readonly accepts: (streamId: string) => boolean;
+  private snapshotWriter: SnapshotWriter<M> | undefined;
+  /** Position of the snapshot the model was restored from, until the subscription handles an event. */
+  private restoredAt: Position | undefined;
   /** Resolves once every event that existed at start has been applied (also if stopped before). */
   readonly caughtUp: Promise<void>;
 
@@ -59,17 +72,30 @@ export class ProjectionRunner<M> {
 
   /** Position of the last event handled (applied or skipped), if any. */
   get position(): Position | undefined {
-    return this.subscription?.position;
+    return this.subscription?.position ?? this.restoredAt;
   }
 
-  /** Subscribes from the beginning of the log; resolves once caught up. */
+  /** Restores the saved model if there is a usable one, subscribes after it (else from the beginning); resolves once caught up. */
   async start(): Promise<void> {
     if (this.subscription) throw new Error(`projection ${this.projection.name} was already started`);
     const logger = this.options.logger ?? console;
+    const { snapshots } = this.options;
+    const codec = this.projection.snapshot;
+    if (snapshots && codec) {
+      const restored = await restoreSnapshot(this.store, snapshots, this.projection.name, codec, logger);
+      if (restored) {
+        this.current = restored.state;
+        this.restoredAt = restored.snapshot.position;
+      }
+      this.snapshotWriter = new SnapshotWriter(snapshots, this.projection.name, codec, logger, this.options.snapshotEvery, restored?.snapshot);
+    }
+    const writer = this.snapshotWriter;
     this.subscription = this.store.subscribe({
       name: `projection:${this.projection.name}`,
+      ...(this.restoredAt === undefined ? {} : { after: this.restoredAt }),
       handler: (event) => {
         this.current = fold(this.projection, this.accepts, this.current, event);
+        writer?.folded(event, this.current);
       },
       onError: (error, { event, attempt }) =>
         logger.warn(`[projection ${this.projection.name}] ${event ? `apply failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
@@ -79,8 +105,10 @@ export class ProjectionRunner<M> {
     await this.caughtUp;
   }
 
+  /** Stops the subscription and saves the model (when it has a snapshot store). */
   async stop(): Promise<void> {
     await this.subscription?.stop();
+    await this.snapshotWriter?.save(this.current);
     this.resolveCaughtUp();
   }
 

@@ -1,4 +1,5 @@
 import { backoffDelay, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import { restoreSnapshot, SnapshotWriter, type Snapshot, type SnapshotCodec, type SnapshotStore } from './snapshot-store.js';
 import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
 
 /** How one event changes the pending deadlines: sets (or moves) deadline `key`, cancels one, or neither. */
@@ -37,6 +38,13 @@ export interface SchedulerOptions {
   logger?: EventSourcingLogger;
   /** Backoff for a failing `fire` (and a failing `deadlineOf`). Default 100 ms doubling up to 30 s. */
   retry?: RetryOptions;
+  /**
+   * Where the pending set is saved now and then (as `deadlines-<name>`) and restored from at
+   * start, so a restart reads only the log's new events. Default: none (the whole log at every start).
+   */
+  snapshots?: SnapshotStore;
+  /** Bump it when `deadlineOf` changes: a snapshot of another version is discarded and the set rebuilt from the log. Default 1. */
+  snapshotVersion?: number;
 }
 
 /** Longest delay setTimeout accepts (about 24.8 days); a later deadline re-arms the timer when it elapses. */
@@ -52,7 +60,8 @@ interface Deadline extends PendingDeadline {
 
 /**
  * Durable deadlines (DESIGN.md decision 5). Every deadline is written in an event; the scheduler
- * rebuilds the pending set from the whole log at start, so a restart loses no timer, and fires each
+ * rebuilds the pending set from the log at start (the whole log, or the events after its saved
+ * snapshot when it has a snapshot store), so a restart loses no timer, and fires each
  * deadline when due, in due order, one at a time. A deadline already past at start fires right
  * after catch-up. Nothing fires before catch-up: a later event in the log may cancel it.
  */
@@ -67,6 +76,7 @@ export class Scheduler {
   private firing: Promise<void> | undefined;
   private caughtUp = false;
   private stopped = false;
+  private snapshotWriter: SnapshotWriter<Map<string, Deadline>> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
     this.inCategories = streamFilter(options.categories);
@@ -78,9 +88,24 @@ export class Scheduler {
   /** Subscribes to the log from the beginning; resolves once the pending set is rebuilt (timers armed). */
   async start(): Promise<void> {
     if (this.subscription || this.stopped) throw new Error(`scheduler ${this.options.name} was already started`);
+    let restored: Snapshot | undefined;
+    if (this.options.snapshots) {
+      const name = `deadlines-${this.options.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
+      const codec = deadlinesCodec(this.options.snapshotVersion ?? 1);
+      const found = await restoreSnapshot(this.options.store, this.options.snapshots, name, codec, this.logger);
+      if (found) {
+        for (const [key, deadline] of found.state) this.deadlines.set(key, deadline);
+        restored = found.snapshot;
+      }
+      this.snapshotWriter = new SnapshotWriter(this.options.snapshots, name, codec, this.logger, {}, restored);
+    }
     this.subscription = this.options.store.subscribe({
       name: `scheduler:${this.options.name}`,
-      handler: (event) => this.onEvent(event),
+      ...(restored ? { after: restored.position } : {}),
+      handler: (event) => {
+        this.onEvent(event);
+        this.snapshotWriter?.folded(event, this.deadlines);
+      },
       onError: (error, { event, attempt }) =>
         this.logger.warn(`[scheduler ${this.options.name}] ${event ? `deadlineOf failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
       retry: this.retry,
@@ -98,6 +123,7 @@ export class Scheduler {
     this.timer = undefined;
     await this.subscription?.stop();
     await this.firing;
+    await this.snapshotWriter?.save(this.deadlines);
   }
 
   /** The deadlines not fired yet, earliest first. */
@@ -168,6 +194,24 @@ export class Scheduler {
     for (const d of this.deadlines.values()) if (!best || byNextTry(d, best) < 0) best = d;
     return best;
   }
+}
+
+/** The pending set as saved: [key, dueAt] pairs (retry state starts afresh). */
+function deadlinesCodec(version: number): SnapshotCodec<Map<string, Deadline>> {
+  return {
+    version,
+    encode: (deadlines) => [...deadlines.values()].map((d) => [d.key, d.dueAt]),
+    decode: (saved) => {
+      if (!Array.isArray(saved)) throw new TypeError('a deadlines snapshot is an array of [key, dueAt] pairs');
+      return new Map(
+        (saved as Array<[string, string]>).map(([key, dueAt]) => {
+          const dueMs = Date.parse(dueAt);
+          if (typeof key !== 'string' || Number.isNaN(dueMs)) throw new TypeError(`bad deadline ${JSON.stringify([key, dueAt])}`);
+          return [key, { key, dueAt, dueMs, nextTryMs: dueMs, failures: 0 }];
+        }),
+      );
+    },
+  };
 }
 
 function byDueTime(a: Deadline, b: Deadline): number {

@@ -55,6 +55,7 @@ describe('CheckpointedConsumer', () => {
     await first.consumer.start();
     const live = await appendRelayEvents(store, 5, 5);
     await eventually(() => first.handled.length === 10, 2_000, 'live events');
+    await eventually(() => first.consumer.position === String(Number(live.at(-1)) + 1), 2_000, 'the unrelated event after the last relay event');
     await first.consumer.stop();
     expect(first.handled).toEqual(range(0, 10));
     // The unrelated event after the last relay event moved the checkpoint too.
@@ -72,18 +73,25 @@ describe('CheckpointedConsumer', () => {
     expect(second.handled).toEqual(range(10, 18));
   });
 
-  it('saves the checkpoint every N events and on stop', async () => {
+  it('saves the checkpoint once caught up on history, then every N live events, and on stop', async () => {
     const { store } = await freshStore();
     const checkpoints = new MemoryCheckpointStore();
-    const positions: string[] = [];
-    for (let n = 0; n < 7; n++) positions.push((await store.append(`relay-${n}`, [{ type: 'Happened', data: { n } }], 'no_stream')).position);
-    const { consumer, handled } = consumerOn(store, checkpoints, { checkpointEvery: { events: 3, ms: 60_000 } });
+    const saves: string[] = [];
+    const counting = { load: (name: string) => checkpoints.load(name), save: async (name: string, position: string) => (saves.push(position), checkpoints.save(name, position)) };
+    const history: string[] = [];
+    for (let n = 0; n < 7; n++) history.push((await store.append(`relay-${n}`, [{ type: 'Happened', data: { n } }], 'no_stream')).position);
+    const { consumer, handled } = consumerOn(store, counting, { checkpointEvery: { events: 3, ms: 60_000 } });
     await consumer.start();
     expect(handled).toEqual(range(0, 7));
-    expect(await checkpoints.load('relay.test')).toBe(positions[5]);
-    expect(consumer.checkpoint).toBe(positions[5]);
+    // History: one save, at its end (not one every 3 events).
+    expect(saves).toEqual([history[6]]);
+    const live: string[] = [];
+    for (let n = 7; n < 14; n++) live.push((await store.append(`relay-${n}`, [{ type: 'Happened', data: { n } }], 'no_stream')).position);
+    await eventually(() => handled.length === 14, 2_000, 'live events');
+    await eventually(() => saves.length === 3, 2_000, 'two saves of 3 live events each');
+    expect(saves).toEqual([history[6], live[2], live[5]]);
     await consumer.stop();
-    expect(await checkpoints.load('relay.test')).toBe(positions[6]);
+    expect(await checkpoints.load('relay.test')).toBe(live[6]);
   });
 
   it('saves progress after a quiet interval without a stop', async () => {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AgoraError } from '@agora/contracts';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
-import { InvalidEventData, StreamNotFound, type EventStore } from '@agora/eventstore';
-import { eventIdFor, handleCommand, type CommandMetadata } from '../src/index.js';
+import { StreamNotFound, type EventStore } from '@agora/eventstore';
+import { commitHash, commitsOf, genesisCommitHash, verifyStreamChain } from '@agora/identity';
+import { AggregateCache, eventIdFor, handleCommand, type CommandMetadata } from '../src/index.js';
 import { freshCategory, openTempStore, removeTempDirs } from './helpers.js';
 
 type CounterCommand = Command<'Increment' | 'IncrementTwice' | 'Refuse' | 'Nothing', Record<string, never>>;
@@ -64,7 +65,26 @@ describe('handleCommand', () => {
       commandType: 'Increment',
       issuedAt: metadata.issuedAt,
       signature: metadata.signature,
+      prevCommitHash: genesisCommitHash(streamId),
+      // The context the decider saw and, as no payload was signed, the payload it decided on: an audit decides it again from these.
+      decision: { now: command.context.now, actorRoles: [...command.context.actorRoles], payload: command.payload },
     });
+  });
+
+  it('links every commit to the previous commit of its stream (per-commit hash chain), with a cache, without, and across writers', async () => {
+    const streamId = `${freshCategory()}-1`;
+    const cache = new AggregateCache(counter);
+    // Two "replicas": one keeps the folded stream (and its next link) in a cache, the other reads every time.
+    for (let i = 0; i < 6; i++) {
+      const { command, metadata } = commandOf(i % 3 === 0 ? 'IncrementTwice' : 'Increment');
+      await handleCommand({ store, decider: counter, streamId, command, metadata, ...(i % 2 === 0 ? { cache } : {}) });
+    }
+    const stored = await store.readStream(streamId);
+    expect(commitsOf(stored).map((c) => c.length)).toEqual([2, 1, 1, 2, 1, 1]);
+    expect(verifyStreamChain(streamId, stored)).toEqual([]);
+    expect(stored[0]!.metadata['prevCommitHash']).toBe(genesisCommitHash(streamId));
+    expect(stored[2]!.metadata['prevCommitHash']).toBe(commitHash(stored.slice(0, 2)));
+    expect(stored[3]!.metadata['prevCommitHash']).toBe(commitHash(stored.slice(2, 3)));
   });
 
   it('keeps the signed payload on the first event of the commit, for an audit', async () => {
@@ -73,6 +93,8 @@ describe('handleCommand', () => {
     await handleCommand({ store, decider: counter, streamId, command, metadata: { ...metadata, payload: { by: 2 } } });
     const stored = await store.readStream(streamId);
     expect(stored.map((e) => e.metadata['commandPayload'])).toEqual([{ by: 2 }, undefined]);
+    // The decided payload ({}) differs from the signed one, so it is recorded beside it.
+    expect(stored.map((e) => e.metadata['decision'])).toEqual([{ now: command.context.now, actorRoles: ['operator'], payload: {} }, undefined]);
   });
 
   it('keeps a given correlation and causation', async () => {
@@ -167,8 +189,10 @@ describe('handleCommand', () => {
   it('refuses a commandId already used for another stream', async () => {
     const { command, metadata } = commandOf('Increment');
     await handleCommand({ store, decider: counter, streamId: `${freshCategory()}-1`, command, metadata });
-    const reused = handleCommand({ store, decider: counter, streamId: `${freshCategory()}-2`, command, metadata });
-    await expect(reused).rejects.toBeInstanceOf(InvalidEventData);
+    const other = `${freshCategory()}-2`;
+    const reused = handleCommand({ store, decider: counter, streamId: other, command, metadata });
+    await expect(reused).rejects.toMatchObject({ code: 'command_id_reused' });
+    await expect(store.readStream(other)).rejects.toBeInstanceOf(StreamNotFound);
   });
 
   it('turns an unavailable store into AgoraError unavailable', async () => {

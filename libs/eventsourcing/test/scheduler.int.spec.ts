@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
-import { Scheduler, deadlineCommandId, handleCommand, type DeadlineChange, type SchedulerOptions } from '../src/index.js';
-import { delay, eventually, openTempStore, recordingLogger, removeTempDirs } from './helpers.js';
+import { FileSnapshotStore, Scheduler, deadlineCommandId, handleCommand, type DeadlineChange, type SchedulerOptions } from '../src/index.js';
+import { delay, eventually, openTempStore, recordingLogger, removeTempDirs, tempDir } from './helpers.js';
 
 const CATEGORY = 'timer';
 
@@ -132,6 +132,39 @@ describe('Scheduler', () => {
     await eventually(() => after.fired.length === 1, 2_000, 'the deadline to fire after restart');
     expect(after.fired[0]).toMatchObject({ key: 'durable', dueAt });
     expect(before.fired).toEqual([]);
+  });
+
+  it('restores the pending set from its snapshot and reads only the events after it: the same set as from the whole log', async () => {
+    const { store: first, directory } = await openTempStore();
+    const snapshots = new FileSnapshotStore(tempDir());
+    await setDeadline(first, 'kept', inMs(60_000));
+    await setDeadline(first, 'cancelled', inMs(60_000));
+    await setDeadline(first, 'soon', inMs(1_500));
+    const before = schedulerOn(first, { snapshots });
+    await before.scheduler.start();
+    await cancelDeadline(first, 'cancelled');
+    await eventually(() => before.scheduler.pending().length === 2, 2_000, 'the live cancel to be read');
+    await before.scheduler.stop();
+    await first.close();
+
+    const reopened = await openEmbeddedEventStore({ directory });
+    stores.push(reopened);
+    await setDeadline(reopened, 'later', inMs(120_000));
+    const seen: string[] = [];
+    const after = schedulerOn(reopened, { snapshots, deadlineOf: (event) => (seen.push(event.id), deadlineOf(event)) });
+    await after.scheduler.start();
+    expect(seen).toHaveLength(1);
+    const rebuilt = schedulerOn(reopened);
+    await rebuilt.scheduler.start();
+    expect(after.scheduler.pending()).toEqual(rebuilt.scheduler.pending());
+    expect(after.scheduler.pending().map((p) => p.key)).toEqual(['soon', 'kept', 'later']);
+    await eventually(() => after.fired.some((f) => f.key === 'soon'), 5_000, 'the restored deadline to fire');
+
+    // A snapshot of another version is discarded, logged, and the set rebuilt from the whole log.
+    const other = schedulerOn(reopened, { snapshots, snapshotVersion: 2 });
+    await other.scheduler.start();
+    expect(other.logger.messages.join('\n')).toMatch(/does not match the code's version 2; discarded/);
+    expect(other.scheduler.pending().map((p) => p.key)).toEqual(expect.arrayContaining(['kept', 'later']));
   });
 
   it('fires a deadline already past at start right after catch-up', async () => {

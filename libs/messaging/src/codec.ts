@@ -1,7 +1,7 @@
 import type { ErrorBody, Reply } from '@agora/contracts';
 import type { ConsumerDeserializer, ConsumerSerializer, IncomingRequest as NestIncomingRequest, OutgoingResponse } from '@nestjs/microservices';
 import { errorBody, errorReply, type MessagingLogger } from './reply.js';
-import { decodeJson, encodeJson, isPlainObject } from './wire.js';
+import { decodeJson, encodeJson, isPlainObject, jsonDepthExceeds, MAX_JSON_DEPTH, tooDeepMessage } from './wire.js';
 
 export const DEFAULT_MAX_PAYLOAD = 256 * 1024;
 
@@ -46,6 +46,7 @@ export class AgoraRequestDeserializer implements ConsumerDeserializer {
     if (!reply) return reject('invalid_command', `${subject} takes requests (with a reply subject), not plain publishes`);
     if (data.length > this.maxPayload) return reject('payload_too_large', `the body is ${data.length} bytes; the limit is ${this.maxPayload}`, { size: data.length, limit: this.maxPayload });
     if (data.length === 0) return { subject, body: undefined };
+    if (jsonDepthExceeds(data)) return reject('invalid_command', tooDeepMessage(), { maxDepth: MAX_JSON_DEPTH });
     let body: unknown;
     try {
       body = decodeJson(data);

@@ -1,7 +1,10 @@
-import { AgoraError, CommandEnvelope, type CommandDefinition } from '@agora/contracts';
+import { AgoraError, authorizeSender, CommandEnvelope, type CommandDefinition } from '@agora/contracts';
 import { verifyCommandSignature } from '@agora/identity';
 import type { z } from 'zod';
-import type { AgentDirectory } from './directory.js';
+import type { AgentDirectory, GateConditions, PausedAgent } from './directory.js';
+
+const RATE_WINDOW_MS = 60_000;
+const HEALTH_REPORT = 'ReportHealth';
 
 /** A signed envelope that passed the schema. */
 export type SignedEnvelope = CommandEnvelope & { signature: string };
@@ -62,12 +65,36 @@ export function invalidCommand(what: string, issues: readonly z.core.$ZodIssue[]
 }
 
 /**
+ * What a paused agent may still send: the types in `paused.allowed` (its health reports, its part
+ * in its recovery), and only about itself and its own recovery session: a payload naming another
+ * `agentId` or another `sessionId` is refused (`forbidden`), so a paused reviewer cannot sign or
+ * submit in another agent's recovery.
+ */
+export function checkPausedAgent(actor: string, paused: PausedAgent, commandType: string, payload: unknown): void {
+  const { sessionId, pausedAt } = paused;
+  const fields = (payload ?? {}) as { agentId?: unknown; sessionId?: unknown };
+  let why: string | undefined;
+  if (!paused.allowed.includes(commandType)) why = `${commandType} is refused until it resumes`;
+  else if (fields.agentId !== undefined && fields.agentId !== actor) why = `${commandType} about another agent (${String(fields.agentId)}) is refused until it resumes; it may only report on itself`;
+  else if (fields.sessionId !== undefined && fields.sessionId !== sessionId) {
+    why = `${commandType} in another recovery session (${String(fields.sessionId)}) is refused until it resumes; it may only take part in its own recovery`;
+  }
+  if (why === undefined) return;
+  throw new AgoraError('forbidden', `${actor} is paused by its circuit breaker since ${pausedAt ?? '?'} (recovery session ${sessionId ?? '?'}): ${why}`, {
+    agentId: actor,
+    sessionId,
+    commandType,
+  });
+}
+
+/**
  * The checks every incoming command passes before any handler runs (DESIGN.md decision 4), in
  * this order, each with its own code: schema (`invalid_command`), signature present
  * (`unsigned_command`), issuedAt within the window (`stale_command`), actor known
  * (`unknown_actor`) and active (`actor_disabled`), signature valid under the actor's current key
- * (`bad_signature`), type matching the subject and payload matching its schema
- * (`invalid_command`), a role of the command (`forbidden`), and an actor whose circuit breaker is
+ * (`bad_signature`), type matching the subject (`invalid_command`), the authorization table
+ * (`authorizeSender`: a role of the command, `forbidden`; never a service-only command,
+ * `service_only`), payload matching its schema (`invalid_command`), and an actor whose circuit breaker is
  * open sending anything but what it needs to recover (`forbidden`). Cheap checks come first, so a flood of
  * junk costs no directory lookups and no signature verifications.
  */
@@ -75,6 +102,8 @@ export class CommandGate {
   private readonly bySubject: ReadonlyMap<string, CommandDefinition>;
   private readonly maxClockSkewMs: number;
   private readonly now: () => number;
+  /** Acceptance times (ms) in the last minute of each rate-limited actor. */
+  private readonly recent = new Map<string, number[]>();
 
   constructor(private readonly options: CommandGateOptions) {
     this.bySubject = new Map(options.commands.map((c) => [c.subject, c]));
@@ -106,25 +135,57 @@ export class CommandGate {
     if (envelope.type !== definition.type) {
       throw new AgoraError('invalid_command', `type "${envelope.type}" does not match subject ${subject}, which takes "${definition.type}"`, { type: envelope.type, expectedType: definition.type });
     }
-    const payload = definition.payload.safeParse(envelope.payload);
-    if (!payload.success) throw invalidCommand(`invalid ${definition.type} payload`, payload.error.issues, ['payload']);
-
-    // "At least one of these roles": a definition listing none admits nobody (deny by default).
-    if (!definition.roles.some((role) => agent.roles.includes(role))) {
-      throw new AgoraError('forbidden', `${definition.type} needs one of the roles ${definition.roles.join(', ') || '(none listed)'}; "${envelope.actor}" has ${agent.roles.join(', ') || 'none'}`, {
+    // The authorization table (libs/contracts authorizeSender): a role of the command, and never a service-only command.
+    const authorization = authorizeSender(definition, { actor: envelope.actor, roles: agent.roles });
+    if (!authorization.allowed) {
+      throw new AgoraError(authorization.code, authorization.reason, {
+        commandType: definition.type,
         requiredRoles: [...definition.roles],
         actorRoles: [...agent.roles],
+        ...(definition.issuers === undefined ? {} : { issuers: [...definition.issuers] }),
       });
     }
-    if (agent.paused && !agent.paused.allowed.includes(definition.type)) {
-      const { sessionId, pausedAt } = agent.paused;
-      throw new AgoraError(
-        'forbidden',
-        `${envelope.actor} is paused by its circuit breaker since ${pausedAt ?? '?'} (recovery session ${sessionId ?? '?'}): ${definition.type} is refused until it resumes`,
-        { agentId: envelope.actor, sessionId, commandType: definition.type },
-      );
-    }
+    const payload = definition.payload.safeParse(envelope.payload);
+    if (!payload.success) throw invalidCommand(`invalid ${definition.type} payload`, payload.error.issues, ['payload']);
+    if (agent.paused) checkPausedAgent(envelope.actor, agent.paused, definition.type, payload.data);
+    if (agent.conditions) this.checkConditions(envelope.actor, agent.conditions, definition.type);
     return { envelope: signed, definition, payload: payload.data, actor: { agentId: envelope.actor, roles: [...agent.roles] } };
+  }
+
+  /**
+   * The conditions of a resumed agent that every gate enforces: `probation` (a health report recent
+   * enough before anything else; `forbidden`) and `rate_limit` (a sliding minute per actor in this
+   * gate; `rate_limited`). Health reports pass both: they are how an agent on probation keeps acting.
+   */
+  private checkConditions(actor: string, conditions: GateConditions, commandType: string): void {
+    if (commandType === HEALTH_REPORT) return;
+    const now = this.now();
+    const { probation, rateLimitPerMinute } = conditions;
+    if (probation && now < Date.parse(probation.until)) {
+      const last = Math.max(Date.parse(probation.since), probation.lastReportAt === null ? -Infinity : Date.parse(probation.lastReportAt));
+      if (now - last > probation.reportEveryMs) {
+        throw new AgoraError(
+          'forbidden',
+          `${actor} is on probation until ${probation.until} (a condition of its recovery): report its health (ReportHealth) at least every ${Math.round(probation.reportEveryMs / 60_000)} min before anything else; its last report is ${probation.lastReportAt ?? 'none since it resumed'}`,
+          { agentId: actor, condition: 'probation', until: probation.until, reportEveryMs: probation.reportEveryMs, lastReportAt: probation.lastReportAt },
+        );
+      }
+    }
+    if (rateLimitPerMinute !== null) {
+      const sent = (this.recent.get(actor) ?? []).filter((t) => now - t < RATE_WINDOW_MS);
+      if (sent.length >= rateLimitPerMinute) {
+        this.recent.set(actor, sent);
+        const retryAfterMs = RATE_WINDOW_MS - (now - sent[0]!);
+        throw new AgoraError('rate_limited', `${actor} may send ${rateLimitPerMinute} command${rateLimitPerMinute === 1 ? '' : 's'} per minute to this service (a condition of its recovery: rate_limit); retry in ${Math.ceil(retryAfterMs / 1000)} s`, {
+          agentId: actor,
+          condition: 'rate_limit',
+          maxActionsPerMinute: rateLimitPerMinute,
+          retryAfterMs,
+        });
+      }
+      sent.push(now);
+      this.recent.set(actor, sent);
+    }
   }
 
   /** Replay protection: a captured command is only good for a few minutes. */

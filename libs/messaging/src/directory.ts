@@ -11,6 +11,19 @@ export interface AgentRecord {
    * `forbidden`, except the types in `allowed` (what it needs to recover). Absent: not paused.
    */
   paused?: PausedAgent;
+  /**
+   * The conditions of the agent's last resume that the gates enforce (see enforcedConditions in
+   * @agora/domain-dialectic). Absent: none.
+   */
+  conditions?: GateConditions;
+}
+
+/** What a command gate enforces of a resumed agent's conditions. */
+export interface GateConditions {
+  /** rate_limit: commands per minute this gate accepts from the agent (health reports excepted). */
+  rateLimitPerMinute: number | null;
+  /** probation: until `until`, anything but a health report needs a report at most `reportEveryMs` old (counted from `since` at the earliest). */
+  probation: { since: string; until: string; reportEveryMs: number; lastReportAt: string | null } | null;
 }
 
 /** A paused agent, as the command gate sees it. */

@@ -1,4 +1,5 @@
-import { commandsOf, queriesOf, type CommandDefinition, type QueryDefinition, type Reply } from '@agora/contracts';
+import { commandsOf, isServiceOnly, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { z } from 'zod';
 import type { IncomingRequest } from './codec.js';
 import { CommandGate, invalidCommand, type VerifiedCommand } from './command-gate.js';
@@ -18,6 +19,23 @@ export function onCommand<P extends z.ZodType>(definition: CommandDefinition<P>,
 /** A typed entry for the `queries` map: `new Map([onQuery(GetAgent, async ({agentId}) => ...)])`. */
 export function onQuery<P extends z.ZodType, R extends z.ZodType>(definition: QueryDefinition<P, R>, handler: QueryHandler<z.output<P>>): [string, QueryHandler] {
   return [definition.subject, handler as QueryHandler];
+}
+
+/** One command this service answered: its type, the error code of a refusal (undefined when accepted) and the time it took. */
+export interface CommandObservation {
+  service: string;
+  type: string;
+  code: ErrorCode | undefined;
+  seconds: number;
+}
+
+/**
+ * Watches what a service does, for its process's metrics (libs/runtime): every command answered,
+ * and the NATS connection the service serves on. Optional; the dispatcher never depends on it.
+ */
+export interface DispatchObserver {
+  command?(observation: CommandObservation): void;
+  natsConnection?(connection: NatsConnection, name: string): void;
 }
 
 export interface ServiceCatalog {
@@ -44,6 +62,8 @@ export interface DispatcherOptions {
   version?: string;
   description?: string;
   logger?: MessagingLogger;
+  /** Told of every command answered (metrics). */
+  observer?: DispatchObserver;
 }
 
 const consoleLogger: MessagingLogger = {
@@ -78,7 +98,12 @@ export class MessageDispatcher {
     this.catalog = options.catalog ?? { commands: commandsOf(options.service), queries: queriesOf(options.service) };
     const queries = options.queries ?? new Map();
     // A service starts with a handler for every command and query it serves, or not at all.
-    checkHandlers('commands', this.catalog.commands.map((c) => c.type), options.commands.keys());
+    // Service-only commands are the service's own (issueInternalCommand): answered `service_only`, never handled.
+    const handled = this.catalog.commands.filter((c) => !isServiceOnly(c));
+    for (const c of this.catalog.commands) {
+      if (isServiceOnly(c) && options.commands.has(c.type)) throw new Error(`${c.type} is service-only: the ${options.service} service issues it on its own behalf (issueInternalCommand), so it has no handler on its subject`);
+    }
+    checkHandlers('commands', handled.map((c) => c.type), options.commands.keys());
     checkHandlers('queries on', this.catalog.queries.map((q) => q.subject), queries.keys());
     this.commandsBySubject = new Map(this.catalog.commands.map((c) => [c.subject, c]));
     this.queriesBySubject = new Map(this.catalog.queries.map((q) => [q.subject, q]));
@@ -109,13 +134,24 @@ export class MessageDispatcher {
   async dispatch(request: IncomingRequest): Promise<Reply> {
     const started = process.hrtime.bigint();
     const reply = await this.route(request);
-    this.serviceApi.record(request.subject, process.hrtime.bigint() - started, reply.ok ? undefined : `${reply.error.code}: ${reply.error.message}`);
+    const elapsed = process.hrtime.bigint() - started;
+    this.serviceApi.record(request.subject, elapsed, reply.ok ? undefined : `${reply.error.code}: ${reply.error.message}`);
+    const { observer } = this.options;
+    const command = observer?.command ? this.commandsBySubject.get(request.subject) : undefined;
+    if (observer && command) observer.command?.({ service: this.service, type: command.type, code: reply.ok ? undefined : reply.error.code, seconds: Number(elapsed) / 1e9 });
     return reply;
   }
 
   private async route(request: IncomingRequest): Promise<Reply> {
     if (request.rejection !== undefined) return { ok: false, error: request.rejection };
     const command = this.commandsBySubject.get(request.subject);
+    if (command && isServiceOnly(command)) {
+      const issuers = (command.issuers ?? []).map((s) => `service:${s}`).join(', ');
+      return errorReply('service_only', `${command.type} is issued only by ${issuers} on its own behalf, signed with its service key; it is accepted from no one on ${request.subject}, operators included`, {
+        commandType: command.type,
+        issuers: command.issuers ?? [],
+      });
+    }
     if (command) return this.runCommand(command, request.body);
     const query = this.queriesBySubject.get(request.subject);
     if (query) return this.runQuery(query, request.body);

@@ -1,4 +1,4 @@
-import { eventSubject } from '@agora/contracts';
+import { EVENT_HEADERS, eventSubject } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { InProcessBus } from './in-process-bus.js';
 import { NatsWire } from './nats-wire.js';
@@ -20,16 +20,8 @@ export interface RelayedEvent {
   recordedAt: string;
 }
 
-/** Headers of a relayed event, so a listener can filter or dedupe without parsing the body. */
-export const EVENT_HEADERS = {
-  id: 'Agora-Event-Id',
-  type: 'Agora-Event-Type',
-  stream: 'Agora-Stream',
-  revision: 'Agora-Revision',
-  position: 'Agora-Position',
-  /** Lets a JetStream stream that captures `agora.evt.>` drop the copies an at-least-once relay resends. */
-  natsMsgId: 'Nats-Msg-Id',
-} as const;
+/** Headers of a relayed event, so a listener can filter or dedupe without parsing the body (named in the contracts: they are part of the wire). */
+export { EVENT_HEADERS };
 
 /** `<category>-<id>` -> `<category>` (categories contain no `-`). */
 export function categoryOf(streamId: string): string {

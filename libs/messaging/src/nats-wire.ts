@@ -9,6 +9,8 @@ export interface NatsConnectOptions {
   servers?: string | string[];
   /** Connection name shown by `nats server report connections`. */
   name?: string;
+  /** The NATS user to connect as (NATS_USER / NATS_PASSWORD; deploy/nats/auth.conf). */
+  credentials?: { user: string; pass: string };
 }
 
 /** Opens a NATS connection with the settings every Agora process uses. */
@@ -16,6 +18,7 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
   return connect({
     servers: options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL,
     ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
     // Keep trying for ever: a service outlives a NATS restart.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,

@@ -41,7 +41,7 @@ export class ReplyCache {
     if (cached !== undefined) {
       this.entries.delete(key);
       this.entries.set(key, cached);
-      return cached;
+      return asDuplicate(await cached);
     }
     const pending = run();
     if (this.capacity === 0) return pending;
@@ -61,4 +61,12 @@ export class ReplyCache {
       this.entries.delete(oldest);
     }
   }
+}
+
+/** A reply given again from an earlier handling: a command result says so (`duplicate: true`, as the CommandResult schema defines it). */
+function asDuplicate(reply: Reply): Reply {
+  if (!reply.ok) return reply;
+  const result = reply.result as { commandId?: unknown; duplicate?: unknown } | null;
+  if (result === null || typeof result !== 'object' || typeof result.commandId !== 'string' || typeof result.duplicate !== 'boolean') return reply;
+  return { ok: true, result: { ...result, duplicate: true } };
 }

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AgoraReplySerializer, AgoraRequestDeserializer, DEFAULT_MAX_PAYLOAD } from './codec.js';
-import { MessageDispatcher, type DispatcherOptions } from './dispatcher.js';
+import { MessageDispatcher, type DispatcherOptions, type DispatchObserver } from './dispatcher.js';
 import type { InProcessBus } from './in-process-bus.js';
 import { ServerInProcess } from './in-process-server.js';
 import { MessagingModule } from './messaging.module.js';
@@ -11,7 +11,11 @@ import { DEFAULT_NATS_URL, NatsWire } from './nats-wire.js';
 import type { MessagingLogger } from './reply.js';
 import type { WireConnection } from './wire.js';
 
-export type ServiceTransport = { transport: 'nats'; natsUrl?: string | string[] } | { transport: 'in-process'; bus: InProcessBus };
+/**
+ * How a service serves its subjects: over NATS or the in-process bus, and who watches it (the
+ * process's metrics). A process hands the same value to each of its services.
+ */
+export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]; credentials?: { user: string; pass: string } } | { transport: 'in-process'; bus: InProcessBus }) & { observer?: DispatchObserver };
 
 export type ServiceMicroserviceOptions = Omit<DispatcherOptions, 'logger'> &
   ServiceTransport & {
@@ -39,8 +43,8 @@ function messagingLogger(context: string): MessagingLogger {
 }
 
 function dispatcherOptionsOf(options: ServiceMicroserviceOptions, logger: MessagingLogger): DispatcherOptions {
-  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description } = options;
-  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger };
+  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer } = options;
+  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer };
 }
 
 function transportOptions(options: ServiceMicroserviceOptions, logger: MessagingLogger): MicroserviceOptions {
@@ -54,6 +58,7 @@ function transportOptions(options: ServiceMicroserviceOptions, logger: Messaging
     options: {
       servers: options.natsUrl ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL,
       name: `agora-${options.service}`,
+      ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
       // Replicas of a service form one queue group: each request is handled by one of them.
       queue: options.service,
       serializer,
@@ -83,6 +88,7 @@ export async function createServiceMicroservice(options: ServiceMicroserviceOpti
   }
   const dispatcher = app.get(MessageDispatcher);
   const wire: WireConnection = options.transport === 'nats' ? new NatsWire(app.unwrap<NatsConnection>()) : options.bus;
+  if (options.transport === 'nats') options.observer?.natsConnection?.(app.unwrap<NatsConnection>(), options.service);
   dispatcher.serviceApi.start(wire);
   // Subscriptions travel to the server asynchronously: once the flush returns, the server routes
   // requests here, so a request sent right after start does not meet "no responders".

@@ -92,6 +92,40 @@ export function encodeJson(value: unknown): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * How deep arrays and objects may nest in a message. Agora's deepest contract nests well under
+ * 16; the limit keeps a hostile body (`[[[[...` ten thousand deep) from exhausting the stack of
+ * whatever walks it (validation, canonical JSON) and turning into a 500.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * How deep the JSON text in `data` nests (arrays and objects; brackets inside strings do not
+ * count), stopping as soon as it exceeds `limit`: a linear scan of the bytes, before any parse.
+ * Works on UTF-8 bytes or on a string's char codes (the brackets and quotes are ASCII).
+ */
+export function jsonDepthExceeds(data: Uint8Array | string, limit = MAX_JSON_DEPTH): boolean {
+  const at = typeof data === 'string' ? (i: number) => data.charCodeAt(i) : (i: number) => data[i]!;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < data.length; i++) {
+    const c = at(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** The one message for a body that nests too deep, on every transport and over HTTP. */
+export function tooDeepMessage(limit = MAX_JSON_DEPTH): string {
+  return `the body nests arrays and objects more than ${limit} levels deep; the limit is ${limit}`;
+}
+
 /** Parses a JSON body; throws SyntaxError (or TypeError for bytes that are not UTF-8). */
 export function decodeJson(data: Uint8Array): unknown {
   return JSON.parse(decoder.decode(data));

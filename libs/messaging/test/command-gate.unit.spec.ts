@@ -1,6 +1,6 @@
 import { AgoraError, type ErrorCode } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
-import { CommandGate, CompositeAgentDirectory, StaticAgentDirectory } from '../src/index.js';
+import { CommandGate, CompositeAgentDirectory, StaticAgentDirectory, type GateConditions } from '../src/index.js';
 import { agents, signed, widgetCatalog } from './fixtures.js';
 
 const NOW = Date.parse('2030-01-01T12:00:00.000Z');
@@ -124,7 +124,7 @@ describe('CommandGate', () => {
 
   it('refuses an actor without any role of the command', async () => {
     const error = await expectCode(create('observer', team.observer), 'forbidden');
-    expect(error.details).toEqual({ requiredRoles: ['operator', 'executive'], actorRoles: ['observer'] });
+    expect(error.details).toMatchObject({ requiredRoles: ['operator', 'executive'], actorRoles: ['observer'] });
     await expectCode(signed('BreakWidget', 'executive', team.executive, { how: 'domain' }, { issuedAt: ISSUED }), 'forbidden', BreakWidget.subject);
   });
 
@@ -154,5 +154,35 @@ describe('directories', () => {
 
   it('StaticAgentDirectory refuses a malformed key at once, naming the agent', () => {
     expect(() => new StaticAgentDirectory({ root: { publicKey: 'ed25519:nope', roles: ['operator'], status: 'active' } })).toThrow(/agent "root"/);
+  });
+});
+
+describe("CommandGate: a resumed agent's conditions", () => {
+  const key = generateKeyPair();
+  let now = NOW;
+  const withConditions = (conditions: GateConditions) =>
+    new CommandGate({ directory: new StaticAgentDirectory({ exec: { publicKey: key.publicKey, roles: ['executive'], status: 'active', conditions } }), commands: catalog.commands, now: () => now });
+  const send = (g: CommandGate, i: number) => g.verify(CreateWidget.subject, signed('CreateWidget', 'exec', key, { widgetId: `w${i}` }, { issuedAt: new Date(now - 1_000) }));
+
+  it('rate_limit: refuses what is beyond the limit in a sliding minute with rate_limited, then admits again', async () => {
+    now = NOW;
+    const g = withConditions({ rateLimitPerMinute: 3, probation: null });
+    for (let i = 0; i < 3; i++) await expect(send(g, i)).resolves.toBeDefined();
+    const refused = await send(g, 3).catch((e: unknown) => e as AgoraError);
+    expect(refused).toMatchObject({ code: 'rate_limited', details: { condition: 'rate_limit', maxActionsPerMinute: 3, retryAfterMs: 60_000 } });
+    now = NOW + 60_001;
+    await expect(send(g, 4)).resolves.toBeDefined();
+  });
+
+  it('probation: refuses anything but a health report while the last report is too old, and nothing once it ends', async () => {
+    const since = new Date(NOW - 2 * 3_600_000).toISOString();
+    const probation = { since, until: new Date(NOW + 3_600_000).toISOString(), reportEveryMs: 1_800_000 };
+    now = NOW;
+    const stale = withConditions({ rateLimitPerMinute: null, probation: { ...probation, lastReportAt: new Date(NOW - 3_600_000).toISOString() } });
+    await expect(send(stale, 1)).rejects.toMatchObject({ code: 'forbidden', details: { condition: 'probation' }, message: expect.stringMatching(/on probation until .*report its health \(ReportHealth\) at least every 30 min/) });
+    const fresh = withConditions({ rateLimitPerMinute: null, probation: { ...probation, lastReportAt: new Date(NOW - 60_000).toISOString() } });
+    await expect(send(fresh, 2)).resolves.toBeDefined();
+    now = NOW + 2 * 3_600_000;
+    await expect(send(stale, 3)).resolves.toBeDefined();
   });
 });

@@ -200,10 +200,10 @@ describe('MessageDispatcher', () => {
       service: 'registry',
       directory: team.directory,
       commands: new Map(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'ReportHealth'].map((t) => [t, async () => null])),
-      queries: new Map(['agora.qry.registry.agents.list', 'agora.qry.registry.agents.get'].map((s) => [s, async () => null])),
+      queries: new Map(['agora.qry.registry.agents.list', 'agora.qry.registry.agents.get', 'agora.qry.registry.keys.configured'].map((s) => [s, async () => null])),
     });
     expect(registry.subjects()).toContain('agora.cmd.registry.agent.register');
-    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'ReportHealth', 'agents_list', 'agents_get']);
+    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'AdjustTrust', 'ReportHealth', 'ResumeAgent', 'agents_list', 'agents_get', 'keys_configured']);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '@agora/decider';
-import type { Projection } from '@agora/eventsourcing';
+import { mapSnapshotCodec, type Projection } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 
 export interface AggregateViewsSpec<S extends { status: string }, E extends DomainEvent> {
@@ -9,6 +9,8 @@ export interface AggregateViewsSpec<S extends { status: string }, E extends Doma
   /** The decider's initial state and its own `evolve`, so the read model and the decider cannot disagree. */
   initial: S;
   evolve(state: S, event: E): S;
+  /** Version of saved snapshots of this model: bump it when `evolve` or the view changes, so older snapshots are rebuilt from the log. Default 1. */
+  snapshotVersion?: number;
 }
 
 /**
@@ -22,6 +24,7 @@ export function aggregateViews<V extends { streamRevision: number }, S extends {
     name: spec.name,
     categories: [spec.category],
     initial: () => new Map(),
+    snapshot: mapSnapshotCodec<V>(spec.snapshotVersion ?? 1),
     apply(model, event: RecordedEvent) {
       const id = event.streamId.slice(prefix.length);
       const current = (model.get(id) as S | undefined) ?? spec.initial;

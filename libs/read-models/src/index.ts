@@ -2,3 +2,5 @@ export * from './dialectic.js';
 export * from './proposals.js';
 export * from './voting.js';
 export * from './aggregate-views.js';
+export * from './chamber.js';
+export * from './debate.js';

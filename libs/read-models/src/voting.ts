@@ -1,4 +1,4 @@
-import type { VotingSessionSummary, VotingSessionView } from '@agora/contracts';
+import type { VotingSessionStatus, VotingSessionSummary, VotingSessionView } from '@agora/contracts';
 import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readAggregateView, readEvents } from './aggregate-views.js';
@@ -53,6 +53,26 @@ export function pendingVotingSessions(model: VotingSessionsModel, filter: Pendin
   return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.sessionId < b.sessionId ? -1 : 1)).map(votingSessionSummary);
 }
 
+export interface VotingSessionFilter {
+  status?: VotingSessionStatus;
+  requestingAgent?: string;
+  /** Default 100. */
+  limit?: number;
+}
+
+/** Sessions matching the filter, most recently updated first (ListVotingSessions). */
+export function listVotingSessions(model: VotingSessionsModel, filter: VotingSessionFilter = {}): VotingSessionSummary[] {
+  const out: VotingSessionView[] = [];
+  for (const s of model.values()) {
+    if (filter.status !== undefined && s.status !== filter.status) continue;
+    if (filter.requestingAgent !== undefined && s.requestingAgent !== filter.requestingAgent) continue;
+    out.push(s);
+  }
+  return out
+    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
+    .slice(0, filter.limit ?? 100)
+    .map(votingSessionSummary);
+}
 
 /**
  * One session read straight from its stream: what a query answers right after a command (the live

@@ -1,6 +1,6 @@
 import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-dialectic';
 import { agentDecider, agentStreamId, type Agent, type AgentEvent } from '@agora/domain-registry';
-import { LruMap, ProjectionRunner, type Projection } from '@agora/eventsourcing';
+import { LruMap, mapSnapshotCodec, ProjectionRunner, type Projection, type SnapshotStore } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { CompositeAgentDirectory, StaticAgentDirectory, type AgentDirectory, type AgentRecord } from '@agora/messaging';
 
@@ -16,6 +16,8 @@ export const agentsProjection: Projection<AgentModel> = {
   name: 'agents',
   categories: ['agent'],
   initial: () => new Map(),
+  // Bump when the registry decider's evolve or the Agent record changes: older snapshots are then rebuilt from the log.
+  snapshot: mapSnapshotCodec<KnownAgent>(1),
   apply(model, event) {
     const next = evolveAgent(model.get(agentIdOf(event)), event);
     if (next) model.set(next.agentId, next);
@@ -36,6 +38,13 @@ const allowedWhilePaused: readonly string[] = [...ALLOWED_WHILE_PAUSED];
 /** What the command gate needs of an agent: its key, roles and status, and while its circuit breaker is open, that it is paused. */
 export function toAgentRecord(agent: Agent): AgentRecord {
   const record: AgentRecord = { publicKey: agent.publicKey, roles: agent.roles, status: agent.status };
+  const enforced = agent.breaker.enforced;
+  if (enforced) {
+    record.conditions = {
+      rateLimitPerMinute: enforced.rateLimitPerMinute,
+      probation: enforced.probation && { since: enforced.probation.since, until: enforced.probation.until, reportEveryMs: enforced.probation.reportEveryMs, lastReportAt: agent.breaker.lastReportAt },
+    };
+  }
   if (isPaused(agent.breaker)) record.paused = { sessionId: agent.breaker.sessionId, pausedAt: agent.breaker.pausedAt, allowed: allowedWhilePaused };
   return record;
 }
@@ -50,6 +59,8 @@ export interface RegistryDirectoryOptions {
   maxUnknown?: number;
   /** Clock for the TTL. Default Date.now. */
   now?: () => number;
+  /** Where the model is saved and restored from, so a restart folds only the log's new events. Default: none (the whole log at every start). */
+  snapshots?: SnapshotStore;
 }
 
 export const DEFAULT_UNKNOWN_TTL_MS = 5_000;
@@ -86,7 +97,7 @@ export class RegistryDirectory implements AgentDirectory {
     private readonly store: EventStore,
     options: RegistryDirectoryOptions = {},
   ) {
-    this.runner = new ProjectionRunner(store, agentsProjection);
+    this.runner = new ProjectionRunner(store, agentsProjection, options.snapshots ? { snapshots: options.snapshots } : {});
     this.unknownTtlMs = options.unknownTtlMs ?? DEFAULT_UNKNOWN_TTL_MS;
     if (!Number.isFinite(this.unknownTtlMs) || this.unknownTtlMs < 0) throw new RangeError(`unknownTtlMs must be a non-negative number, got ${String(options.unknownTtlMs)}`);
     this.unknown = new LruMap(options.maxUnknown ?? DEFAULT_MAX_UNKNOWN);

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { AgentId, PublicKeyText } from '@agora/contracts';
-import { EVENT_STORE_HELP, parseStoreConfig, type StoreConfig } from '@agora/eventstore';
-import { InvalidKey, parseKeyFile, publicKeyObject } from '@agora/identity';
+import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreConfig, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
+import { InvalidKey, parseKeyFile, parseServiceKeyring, publicKeyObject, type ServiceKeyring } from '@agora/identity';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_NATS_URL, DEFAULT_REQUEST_TIMEOUT_MS } from '@agora/messaging';
 import type { BootstrapAgent } from './agent-directory.js';
+import { DEFAULT_NATS_WAIT_MS, STARTUP_ENV_HELP } from './startup.js';
+import { serviceSecretKeysFromEnv } from './service-identity.js';
 
 /** A setting that makes no sense: the process says which and stops (exit code 2) before touching anything. */
 export class ConfigError extends Error {
@@ -18,13 +20,50 @@ export interface RuntimeConfig {
   store: StoreConfig;
   /** NATS servers; undefined in standalone mode without NATS_URL (in-process transport). */
   natsUrl: string | undefined;
+  /** The NATS user (NATS_USER / NATS_PASSWORD), for the transport and the jetstream store. */
+  natsCredentials?: NatsCredentials;
   dataDir: string;
   /** Operators known from configuration, so the first RegisterAgent can be signed. */
   operators: BootstrapAgent[];
   maxClockSkewMs: number;
   requestTimeoutMs: number;
+  /** Where service keys are kept (`<name>.key.json`); AGORA_SERVICE_KEYS_DIR, default `<dataDir>/service-keys`. */
+  serviceKeysDir?: string;
+  /** Service secret keys given as variables (AGORA_<NAME>_SERVICE_KEY), by service. */
+  serviceSecretKeys?: Partial<Record<string, string>>;
+  /** AGORA_SERVICE_PUBLIC_KEYS: every service's public keys over time (verifiers' view); undefined when unset. */
+  serviceKeyring?: ServiceKeyring | undefined;
   /** Framework log levels shown (AGORA_LOG_LEVEL and everything more severe). Default: warn and above. */
   logLevels?: LogLevelName[];
+  /** How long a starting process waits for NATS (AGORA_NATS_WAIT_MS); undefined = the default. */
+  natsWaitMs?: number;
+  /** Where the process serves /metrics (METRICS_PORT, METRICS_HOST); unset: not served by runProcess (tests). */
+  metrics?: { port: number; host: string };
+}
+
+/**
+ * Default METRICS_PORT of each process, distinct so that several run on one host without a clash.
+ * The projections keep the 9464 they always had, and the one-process mode serves everything there.
+ */
+export const DEFAULT_METRICS_PORTS = {
+  standalone: 9464,
+  projections: 9464,
+  registry: 9465,
+  proposal: 9466,
+  tribunal: 9467,
+  voting: 9468,
+  dialectic: 9469,
+  gateway: 9470,
+  chamber: 9471,
+  debate: 9472,
+} as const;
+
+export const DEFAULT_METRICS_HOST = '0.0.0.0';
+
+/** The help lines of METRICS_PORT and METRICS_HOST for a process whose default port is `port`. */
+export function metricsEnvHelp(port: number): string {
+  return `METRICS_PORT               HTTP port of /metrics (Prometheus) and /health (default ${port}; 0 = any free port)
+METRICS_HOST               address the metrics endpoint binds (default ${DEFAULT_METRICS_HOST})`;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
@@ -40,14 +79,25 @@ function logLevels(env: NodeJS.ProcessEnv): LogLevelName[] {
 export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
 NATS_URL                   NATS servers (default ${DEFAULT_NATS_URL}); in standalone mode, unset means
                            the in-process transport
+${NATS_CREDENTIALS_HELP}
 AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
 AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
                            it is checked and ignored): may sign the first RegisterAgent
 AGORA_OPERATOR_PUBLIC_KEY  the same as a variable: ed25519:<base64url>, with AGORA_OPERATOR_ID
 AGORA_OPERATOR_ID          agent id of that operator (default root)
+AGORA_SERVICE_KEYS_DIR     where each service's key file <name>.key.json is kept, created (mode 0600) on the
+                           service's first start when missing (default <AGORA_DATA_DIR>/service-keys)
+AGORA_<NAME>_SERVICE_KEY   a service's secret key as a variable instead (ed25519-secret:...), e.g.
+                           AGORA_TRIBUNAL_SERVICE_KEY; names: registry, proposal, tribunal, voting,
+                           dialectic, projections, chamber, debate
+AGORA_SERVICE_PUBLIC_KEYS  the services' public keys, JSON or @<file>: {"tribunal":"ed25519:...", ...} or,
+                           with rotations, {"tribunal":[{"publicKey":"ed25519:...","until":"<time>"},
+                           {"publicKey":"ed25519:...","from":"<time>"}]}; a service whose key is not
+                           its key in force here refuses to start; auditors verify with it
 AGORA_MAX_CLOCK_SKEW_MS    how far issuedAt may be from the service clock (default ${DEFAULT_MAX_CLOCK_SKEW_MS})
 AGORA_REQUEST_TIMEOUT_MS   timeout of every request a process makes (default ${DEFAULT_REQUEST_TIMEOUT_MS})
-AGORA_LOG_LEVEL            framework log detail: error, warn, log, debug or verbose (default warn)`;
+AGORA_LOG_LEVEL            framework log detail: error, warn, log, debug or verbose (default warn)
+${STARTUP_ENV_HELP}`;
 
 /** A whole-number setting within bounds (`what` completes "must be ..."); the fallback when unset. Throws ConfigError naming it. */
 export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, bounds: { min: number; max?: number; what: string }): number {
@@ -144,6 +194,8 @@ function checkedOperator(agentId: unknown, publicKey: unknown, source: string): 
 export interface ReadConfigOptions {
   /** Standalone mode runs without NATS unless NATS_URL is set; a service process always uses NATS. */
   natsByDefault: boolean;
+  /** Default METRICS_PORT of the process (DEFAULT_METRICS_PORTS); unset: metrics settings are not read. */
+  metricsPort?: number;
 }
 
 /** Reads the environment every Agora process shares (see RUNTIME_ENV_HELP). Throws ConfigError naming the bad setting. */
@@ -154,8 +206,21 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  let credentials: NatsCredentials | undefined;
+  try {
+    credentials = natsCredentials(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   const natsEnv = env['NATS_URL']?.trim() || undefined;
   const natsUrl = natsEnv ?? (options.natsByDefault ? DEFAULT_NATS_URL : undefined);
+  // A service process that fell back to a private embedded log would join the shared queue groups
+  // and answer from a log nobody else sees: on NATS the store must be named.
+  if (options.natsByDefault && !env['EVENT_STORE']?.trim()) {
+    throw new ConfigError(
+      `EVENT_STORE is not set: a process on NATS (${natsUrl}) must name the shared event store, e.g. EVENT_STORE=jetstream or EVENT_STORE=kurrentdb://...; EVENT_STORE=embedded only if this process is alone with its own log`,
+    );
+  }
   const operatorId = env['AGORA_OPERATOR_ID']?.trim() || 'root';
   const operators: BootstrapAgent[] = [];
   const keyFile = env['AGORA_OPERATOR_KEY_FILE']?.trim();
@@ -165,10 +230,16 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
   return {
     store,
     natsUrl,
+    ...(credentials === undefined ? {} : { natsCredentials: credentials }),
     dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
     operators,
     maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),
     requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
     logLevels: logLevels(env),
+    natsWaitMs: intSetting(env, 'AGORA_NATS_WAIT_MS', DEFAULT_NATS_WAIT_MS, { min: 0, what: 'a whole number of milliseconds (0 = do not wait)' }),
+    ...(options.metricsPort === undefined ? {} : { metrics: { port: portSetting(env, 'METRICS_PORT', options.metricsPort), host: env['METRICS_HOST']?.trim() || DEFAULT_METRICS_HOST } }),
+    serviceKeysDir: resolve(env['AGORA_SERVICE_KEYS_DIR']?.trim() || join(env['AGORA_DATA_DIR'] ?? './data', 'service-keys')),
+    serviceSecretKeys: serviceSecretKeysFromEnv(env),
+    serviceKeyring: jsonSetting(env, 'AGORA_SERVICE_PUBLIC_KEYS', parseServiceKeyring),
   };
 }

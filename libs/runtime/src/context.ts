@@ -1,9 +1,13 @@
 import { join } from 'node:path';
-import { FileCheckpointStore } from '@agora/eventsourcing';
+import { FileCheckpointStore, FileSnapshotStore } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
 import type { RuntimeConfig } from './config.js';
+import { ProcessMetrics } from './metrics.js';
+import { loadServiceIdentity, type ServiceIdentity } from './service-identity.js';
+import type { ServiceName } from '@agora/contracts';
+import type { ServiceKeyring } from '@agora/identity';
 
 /** What a service needs from its process: the store, the transport, the agent directory. Shared by every service of a process. */
 export interface ServiceContext {
@@ -19,8 +23,24 @@ export interface ServiceContext {
   readonly registry: RegistryDirectory;
   /** What command gates check actors against: the registry, then the configured operators. */
   readonly directory: AgentDirectory;
+  /** The process's metrics (one registry per process): commands, store, reactors, deadlines, NATS; parts add theirs. */
+  readonly metrics: ProcessMetrics;
   /** `<dataDir>/checkpoints`, for consumers with effects outside the process. */
   readonly checkpoints: FileCheckpointStore;
+  /**
+   * The identity a service signs with when it acts on its own behalf (see ServiceIdentity): loaded
+   * once per service, created on first start when missing. ConfigError when its key is not the
+   * one AGORA_SERVICE_PUBLIC_KEYS has in force for it.
+   */
+  serviceIdentity(service: ServiceName): ServiceIdentity;
+  /**
+   * The services' public keys as this process can vouch for them, for verifiers (the console's
+   * event log): AGORA_SERVICE_PUBLIC_KEYS when set; else the keys of the identities this process
+   * has loaded (in the one-process standalone, every service's).
+   */
+  serviceKeys(): ServiceKeyring;
+  /** `<dataDir>/snapshots`, where read models are saved so a restart folds only the log's new events. */
+  readonly snapshots: FileSnapshotStore;
   /** Human-readable description of the store and transport, for the start-up log. */
   describe(): string[];
   close(): Promise<void>;
@@ -28,7 +48,9 @@ export interface ServiceContext {
 
 /** Opens the store and the transport a config names, and catches up the agent directory. */
 export async function openServiceContext(config: RuntimeConfig): Promise<ServiceContext> {
-  const store = await openEventStore(config.store);
+  const metrics = new ProcessMetrics();
+  const opened = await openEventStore(config.store);
+  const store = metrics.instrumentStore(opened, config.store.kind);
   const closers: (() => Promise<void>)[] = [() => store.close()];
   const closeAll = async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -39,18 +61,31 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
     let publisher: EventPublisher;
     if (config.natsUrl === undefined) {
       const bus = new InProcessBus();
-      transport = { transport: 'in-process', bus };
+      transport = { transport: 'in-process', bus, observer: metrics.observer };
       client = new InProcessAgoraClient(bus);
       publisher = EventPublisher.inProcess(bus);
       closers.push(async () => bus.close());
     } else {
-      transport = { transport: 'nats', natsUrl: config.natsUrl };
-      const nats = await NatsAgoraClient.connect({ servers: config.natsUrl, name: 'agora-process' });
+      const credentials = config.natsCredentials === undefined ? {} : { credentials: config.natsCredentials };
+      transport = { transport: 'nats', natsUrl: config.natsUrl, observer: metrics.observer, ...credentials };
+      const nats = await NatsAgoraClient.connect({ servers: config.natsUrl, name: 'agora-process', ...credentials });
+      metrics.watchNats(nats.connection, 'client');
       client = nats;
       publisher = EventPublisher.overNats(nats.connection);
       closers.push(() => nats.close());
     }
-    const registry = new RegistryDirectory(store);
+    const identities = new Map<ServiceName, ServiceIdentity>();
+    const serviceIdentity = (service: ServiceName): ServiceIdentity => {
+      let identity = identities.get(service);
+      if (!identity) {
+        const settings = { serviceKeysDir: config.serviceKeysDir ?? join(config.dataDir, 'service-keys'), serviceSecretKeys: config.serviceSecretKeys ?? {}, serviceKeyring: config.serviceKeyring };
+        identity = loadServiceIdentity(settings, service, { log: (line) => process.stdout.write(`${line}\n`) });
+        identities.set(service, identity);
+      }
+      return identity;
+    };
+    const snapshots = new FileSnapshotStore(join(config.dataDir, 'snapshots'));
+    const registry = new RegistryDirectory(store, { snapshots });
     await registry.start();
     closers.push(() => registry.stop());
     return {
@@ -60,11 +95,15 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       client,
       publisher,
       registry,
+      metrics,
       directory: commandDirectory(registry, config.operators),
       checkpoints: new FileCheckpointStore(join(config.dataDir, 'checkpoints')),
+      serviceIdentity,
+      serviceKeys: () => config.serviceKeyring ?? Object.fromEntries([...identities].map(([service, identity]) => [service, [{ publicKey: identity.publicKey }]])),
+      snapshots,
       describe: () => [
         `event store: ${describeStore(config.store)}`,
-        `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}`}`,
+        `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,
         `bootstrap operators: ${config.operators.map((o) => o.agentId).join(', ') || 'none'}`,
       ],
       close: closeAll,

@@ -15,30 +15,50 @@ export interface DeadlinesSpec {
   /** The expiry command of a due deadline; undefined for a key it does not know (logged, dropped). */
   expire(key: string, dueAt: string): InternalCommand | undefined;
   logger?: { warn(message: string, ...details: unknown[]): void };
+  /** Service clock: the expiry's `context.now`. Default Date.now. */
+  now?: () => number;
 }
+
+/** A deadline fired this much later than due is logged (a process was down, or the scheduler fell behind). */
+export const LATE_DEADLINE_LOG_MS = 5_000;
 
 /**
  * Durable deadlines of a service (DESIGN.md decision 5): the pending set is rebuilt from the log at
- * start, and each due deadline fires its expiry command with `context.now` = the due time and a
- * command id derived from the deadline, so every replica and every restart that fires it again
- * appends nothing more. A refusal is final (logged); a store outage is retried with backoff.
+ * start, and each due deadline fires its expiry command with a command id derived from the
+ * deadline, so every replica and every restart that fires it again appends nothing more. A
+ * refusal is final (logged); a store outage is retried with backoff.
+ *
+ * The expiry is decided at the time it fires (`context.now` = the service clock, never before the
+ * due time), not at the due time: the expiry events record both (`deadlineAt` and the time they
+ * were decided), and a phase that follows a late expiry gets its whole configured duration from
+ * then. Had it run "as of" the due time, a deadline that fired after an outage would start the next
+ * phase in the past, and that phase would expire at once, unseen.
  */
-export async function runDeadlines(context: Pick<ServiceContext, 'store'>, spec: DeadlinesSpec): Promise<Running & { scheduler: Scheduler }> {
+export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Partial<Pick<ServiceContext, 'metrics' | 'snapshots'>>, spec: DeadlinesSpec): Promise<Running & { scheduler: Scheduler }> {
   const logger = spec.logger ?? console;
+  const clock = spec.now ?? Date.now;
+  // How late each deadline fires (agora_deadline_lateness_seconds); pending ones are read at scrape time, once the scheduler exists.
+  const lateness = context.metrics?.deadlines(spec.name, () => scheduler.pending());
   const scheduler = new Scheduler({
     store: context.store,
     name: spec.name,
     categories: spec.categories,
     deadlineOf: spec.deadlineOf,
+    ...(context.snapshots ? { snapshots: context.snapshots } : {}),
     logger,
     async fire(key, dueAt) {
+      lateness?.fired(dueAt);
       const command = spec.expire(key, dueAt);
       if (!command) {
         logger.warn(`[deadlines ${spec.name}] no expiry command for deadline ${key}; dropped`);
         return;
       }
+      const due = Date.parse(dueAt);
+      const firedAt = Math.max(due, clock());
+      const lateMs = firedAt - due;
+      if (lateMs >= LATE_DEADLINE_LOG_MS) logger.warn(`[deadlines ${spec.name}] ${key} due at ${dueAt} fires ${(lateMs / 1000).toFixed(1)} s late; what follows it gets its full time from now`);
       try {
-        await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: dueAt });
+        await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: new Date(firedAt).toISOString(), causationId: key });
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         logger.warn(`[deadlines ${spec.name}] ${command.type} for ${key} refused (${error.code}): ${error.message}; dropped`);
@@ -46,5 +66,12 @@ export async function runDeadlines(context: Pick<ServiceContext, 'store'>, spec:
     },
   });
   await scheduler.start();
-  return { scheduler, lines: [`deadlines ${spec.name}: ${scheduler.pending().length} pending`], close: () => scheduler.stop() };
+  return {
+    scheduler,
+    lines: [`deadlines ${spec.name}: ${scheduler.pending().length} pending`],
+    async close() {
+      await scheduler.stop();
+      lateness?.stop();
+    },
+  };
 }

@@ -7,3 +7,9 @@ export * from './context.js';
 export * from './process.js';
 export * from './reactor.js';
 export * from './deadlines.js';
+export * from './metrics.js';
+export * from './metrics-server.js';
+export * from './service-identity.js';
+export * from './startup.js';
+/** The category of command id reservations (command-ids.ts), which event feeds leave out. */
+export { COMMAND_ID_CATEGORY } from '@agora/eventsourcing';

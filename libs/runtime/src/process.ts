@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { ConfigError, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
+import { ConfigError, metricsEnvHelp, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
 import { openServiceContext, type ServiceContext } from './context.js';
+import { DEFAULT_NATS_WAIT_MS, describeStartupFailure, waitForNats } from './startup.js';
+import { serveMetrics } from './metrics-server.js';
 
 /** What a started process part (a service, the gateway, the relay) hands back. */
 export interface Running {
@@ -18,13 +20,21 @@ export interface ProcessSpec {
   env?: string;
   /** Standalone mode runs in-process unless NATS_URL is set; a service process always uses NATS. */
   natsByDefault: boolean;
+  /**
+   * Default METRICS_PORT (see DEFAULT_METRICS_PORTS; 0 = any free port, shown in the start-up log).
+   * The process serves the registry of `context.metrics` there: `/metrics` and `/health`.
+   */
+  metricsPort?: number;
+  /** The process's parts serve `context.metrics.registry` on `config.metrics` themselves (the projections, with /verify). */
+  servesMetrics?: boolean;
   /** Called once the config is read (before the store opens), e.g. to create a missing operator key. */
   prepare?(config: RuntimeConfig): RuntimeConfig;
   start(context: ServiceContext): Promise<Running>;
 }
 
 function helpOf(spec: ProcessSpec): string {
-  const env = spec.env ? `${spec.env}\n${RUNTIME_ENV_HELP}` : RUNTIME_ENV_HELP;
+  const shared = `${metricsEnvHelp(spec.metricsPort ?? 0)}\n${RUNTIME_ENV_HELP}`;
+  const env = spec.env ? `${spec.env}\n${shared}` : shared;
   return `Usage: ${spec.name} [--help]\n\n${spec.summary}\n\nEnvironment:\n${env.replace(/^/gm, '  ')}\n`;
 }
 
@@ -46,7 +56,7 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
   }
   let config: RuntimeConfig;
   try {
-    config = readRuntimeConfig(env, { natsByDefault: spec.natsByDefault });
+    config = readRuntimeConfig(env, { natsByDefault: spec.natsByDefault, metricsPort: spec.metricsPort ?? 0 });
     if (spec.prepare) config = spec.prepare(config);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -56,13 +66,29 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
   }
   Logger.overrideLogger(config.logLevels ?? ['fatal', 'error', 'warn']);
   const log = (line: string) => process.stdout.write(`${spec.name}: ${line}\n`);
-  const context = await openServiceContext(config);
+  let context: ServiceContext | undefined;
   let running: Running;
   try {
-    running = await spec.start(context);
+    // NATS first (the transport and a JetStream store both need it): wait for it rather than fail.
+    for (const servers of new Set([config.natsUrl, config.store.kind === 'jetstream' ? config.store.servers : undefined])) {
+      if (servers !== undefined) await waitForNats(servers, { limitMs: config.natsWaitMs ?? DEFAULT_NATS_WAIT_MS, log, ...(config.natsCredentials === undefined ? {} : { credentials: config.natsCredentials }) });
+    }
+    const opened = await openServiceContext(config);
+    context = opened;
+    running = await startAll([
+      () => spec.start(opened),
+      async () => {
+        if (spec.servesMetrics || !config.metrics) return { close: async () => undefined };
+        const server = await serveMetrics({ registry: opened.metrics.registry, ...config.metrics });
+        return { lines: [`metrics: ${server.url} (bound to ${config.metrics.host}:${server.port}), health: ${server.url.replace(/\/metrics$/, '/health')}`], close: () => server.close() };
+      },
+    ]);
   } catch (error) {
-    await context.close();
-    throw error;
+    await context?.close();
+    const line = describeStartupFailure(error);
+    if (line === undefined) throw error;
+    process.stderr.write(`${spec.name}: ${line}\n`);
+    process.exit(2);
   }
   for (const line of [...context.describe(), ...(running.lines ?? [])]) log(line);
   log('ready');

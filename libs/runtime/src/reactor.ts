@@ -1,9 +1,12 @@
-import type { CommandResult } from '@agora/contracts';
+import { authorizeCommand, type CommandResult } from '@agora/contracts';
+import { signCommand } from '@agora/identity';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
-import { CheckpointedConsumer, handleCommand, reactionCommandId } from '@agora/eventsourcing';
+import { CheckpointedConsumer, handleCommand, reactionCommandId, type CommandMetadata } from '@agora/eventsourcing';
 import type { EventStore, RecordedEvent } from '@agora/eventstore';
 import type { ServiceContext } from './context.js';
+import { withLag } from './metrics.js';
 import type { Running } from './process.js';
+import type { ServiceIdentity } from './service-identity.js';
 
 /** A command a service decides on its own behalf: in answer to an event (a reactor) or a deadline (a scheduler). */
 export interface InternalCommand<C extends Command = Command, E extends DomainEvent = DomainEvent, S = unknown> {
@@ -13,45 +16,73 @@ export interface InternalCommand<C extends Command = Command, E extends DomainEv
   payload: C['payload'];
 }
 
-/** Who a service acts as: not an agent (it signs nothing), but named in the metadata of what it appends. */
-export interface ServiceActor {
-  /** e.g. `service:tribunal`. */
-  actor: string;
-  /** Roles the decider sees in `context.actorRoles`. */
-  roles: readonly string[];
-}
+/**
+ * Who a service acts as: its identity (`context.serviceIdentity('<name>')`), whose key signs
+ * every command it issues on its own behalf.
+ */
+export type ServiceActor = ServiceIdentity;
 
 export interface IssueOptions {
   store: EventStore;
   as: ServiceActor;
   /** Derived from what caused the command (an event id, a deadline), so a repeat lands once. */
   commandId: string;
-  /** `context.now`: the service clock, or the due time of a deadline. */
+  /** `context.now` and the envelope's `issuedAt`: the service clock (for a deadline: when it fires, never before it was due). */
   now: string;
   correlationId?: string;
+  /** What the command answers: the id of the event a reaction answers, or the key of a due deadline. */
   causationId?: string;
 }
 
 /**
- * Decides a service's own command (load, fold, decide, append: handleCommand) with a command id
- * derived from its cause, so that running it again (a redelivered event, a second replica, a
- * restart) finds the first result and appends nothing.
+ * The signed envelope of a service's own command, as the log records it (`metadataOf` shape):
+ * `{commandId, type, actor: 'service:<name>', issuedAt, payload, correlationId?, causationId?}`
+ * signed with the service's key by `signCommand` of @agora/identity, exactly as an agent signs.
+ * Throws when the contracts do not list this service among the command's `issuers`.
  */
-export function issueInternalCommand(command: InternalCommand, options: IssueOptions): Promise<CommandResult> {
+export function signServiceCommand(type: string, payload: Record<string, unknown>, options: Omit<IssueOptions, 'store'>): CommandMetadata {
+  const { as, commandId, now } = options;
+  const authorization = authorizeCommand(type, { actor: as.actor, roles: as.roles });
+  if (!authorization.allowed) throw new Error(`${as.actor} may not issue ${type} on its own behalf: ${authorization.reason} (declare it in the command's issuers)`);
+  const envelope = signCommand(
+    {
+      commandId,
+      type,
+      actor: as.actor,
+      issuedAt: now,
+      payload,
+      ...(options.correlationId === undefined ? {} : { correlationId: options.correlationId }),
+      ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
+    },
+    as.secretKey,
+  );
+  return {
+    commandId,
+    commandType: type,
+    actor: as.actor,
+    issuedAt: now,
+    signature: envelope.signature,
+    ...(envelope.correlationId === undefined ? {} : { correlationId: envelope.correlationId }),
+    ...(envelope.causationId === undefined ? {} : { causationId: envelope.causationId }),
+    payload,
+  };
+}
+
+/**
+ * Decides a service's own command (load, fold, decide, append: handleCommand) signed with the
+ * service's key (signServiceCommand) and a command id derived from its cause, so that running it
+ * again (a redelivered event, a second replica, a restart) finds the first result and appends
+ * nothing. The decider sees the actor `service:<name>` with the role `service`.
+ */
+export async function issueInternalCommand(command: InternalCommand, options: IssueOptions): Promise<CommandResult> {
   const { store, as, commandId, now } = options;
+  const payload = command.payload as Record<string, unknown>;
   return handleCommand({
     store,
     decider: command.decider,
     streamId: command.streamId,
-    command: { type: command.type, payload: command.payload, context: { now, actor: as.actor, actorRoles: as.roles, commandId } },
-    metadata: {
-      commandId,
-      commandType: command.type,
-      actor: as.actor,
-      issuedAt: now,
-      ...(options.correlationId === undefined ? {} : { correlationId: options.correlationId }),
-      ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
-    },
+    command: { type: command.type, payload, context: { now, actor: as.actor, actorRoles: as.roles, commandId } },
+    metadata: signServiceCommand(command.type, payload, options),
   });
 }
 
@@ -79,14 +110,15 @@ export interface ReactorSpec {
  * finds its earlier result and appends nothing. A reaction the decider refuses is logged and
  * skipped: the refusal is final, and retrying it would stall every later event.
  */
-export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'>, spec: ReactorSpec): Promise<Running> {
+export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics'>>, spec: ReactorSpec): Promise<Running> {
   const logger = spec.logger ?? console;
   const now = spec.now ?? Date.now;
+  const lag = context.metrics?.reactor(spec.name);
   const consumer = new CheckpointedConsumer({
     store: context.store,
     checkpoints: context.checkpoints,
     logger,
-    consumer: {
+    consumer: withLag(lag, {
       name: spec.name,
       ...(spec.categories ? { categories: spec.categories } : {}),
       async handle(event) {
@@ -107,8 +139,8 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
           }
         }
       },
-    },
+    }),
   });
   await consumer.start();
-  return { lines: [`reactor ${spec.name} (checkpoint "${spec.name}")`], close: () => consumer.stop() };
+  return { lines: [`reactor ${spec.name} (checkpoint "${spec.name}")`], close: () => consumer.stop().finally(() => lag?.stop()) };
 }

@@ -1,7 +1,8 @@
-import { CheckpointedConsumer, type CheckpointStore, type EventSourcingLogger } from '@agora/eventsourcing';
+import { CheckpointedConsumer, COMMAND_ID_CATEGORY, type CheckpointStore, type EventSourcingLogger } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import type { EventPublisher } from '@agora/messaging';
 import type { ServiceContext } from './context.js';
+import { withLag, type ReactorTracker } from './metrics.js';
 import type { Running } from './process.js';
 
 export interface EventRelayOptions {
@@ -11,6 +12,8 @@ export interface EventRelayOptions {
   /** Checkpoint name. Default `relay`. */
   name?: string;
   logger?: EventSourcingLogger;
+  /** Reports how far behind the log the relay is (ProcessMetrics.reactor). */
+  lag?: ReactorTracker;
 }
 
 /**
@@ -24,7 +27,8 @@ export async function startEventRelay(options: EventRelayOptions): Promise<Check
   const relay = new CheckpointedConsumer({
     store: options.store,
     checkpoints: options.checkpoints,
-    consumer: { name: options.name ?? 'relay', handle: (event) => options.publisher.publish(event) },
+    // Command id reservations (command-ids.ts) are the log's bookkeeping, not news for listeners.
+    consumer: withLag(options.lag, { name: options.name ?? 'relay', handle: async (event) => (event.streamId.startsWith(`${COMMAND_ID_CATEGORY}-`) ? undefined : options.publisher.publish(event)) }),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   await relay.start();
@@ -32,7 +36,8 @@ export async function startEventRelay(options: EventRelayOptions): Promise<Check
 }
 
 /** The relay as a part of a process: publishes on the process's transport, checkpoints under its data directory. */
-export async function runEventRelay(context: Pick<ServiceContext, 'store' | 'publisher' | 'checkpoints'>): Promise<Running> {
-  const relay = await startEventRelay({ store: context.store, publisher: context.publisher, checkpoints: context.checkpoints });
-  return { lines: [`relaying committed events to agora.evt.<category>.<EventType> (checkpoint "${relay.name}")`], close: () => relay.stop() };
+export async function runEventRelay(context: Pick<ServiceContext, 'store' | 'publisher' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics'>>): Promise<Running> {
+  const lag = context.metrics?.reactor('relay');
+  const relay = await startEventRelay({ store: context.store, publisher: context.publisher, checkpoints: context.checkpoints, ...(lag ? { lag } : {}) });
+  return { lines: [`relaying committed events to agora.evt.<category>.<EventType> (checkpoint "${relay.name}")`], close: () => relay.stop().finally(() => lag?.stop()) };
 }

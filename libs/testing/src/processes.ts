@@ -12,9 +12,13 @@ export function sourceArgs(entry: string): string[] {
   return ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', entry];
 }
 
-/** A clean environment: only what node needs, plus the settings given (nothing leaks in from the test runner's). */
+/**
+ * A clean environment: only what node needs, plus the settings given (nothing leaks in from the test
+ * runner's). METRICS_PORT is 0 unless given (any free port, printed at start), so that tests running
+ * at once do not fight over the processes' default metrics ports.
+ */
 export function processEnvironment(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', ...env };
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', ...env };
 }
 
 export interface Finished {

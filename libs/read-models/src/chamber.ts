@@ -1,0 +1,88 @@
+import { CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, type ChamberSessionSummary, type ChamberSessionView, type ChamberStatus } from '@agora/contracts';
+import { chamberStreamId, evolveChamber, evolveChamberRecord, evolveLedger, initialChamberState, type BudgetEvent, type ChamberEvent, type ChamberRecord, type ChamberSessionState, type MonthLedger } from '@agora/domain-chamber';
+import type { Projection } from '@agora/eventsourcing';
+import type { EventStore } from '@agora/eventstore';
+import { aggregateViews, readEvents } from './aggregate-views.js';
+
+export type ChamberSessionRecord = ChamberSessionState & { streamRevision: number };
+export type ChamberSessionsModel = Map<string, ChamberSessionRecord>;
+
+/** Every chamber session's state, folded with the decider's own `evolveChamber`. */
+export const chamberSessionsProjection = aggregateViews<ChamberSessionRecord, ChamberSessionState, ChamberEvent>({
+  name: 'chamber_sessions',
+  category: CHAMBER_SESSION_CATEGORY,
+  initial: initialChamberState(),
+  evolve: evolveChamber,
+});
+
+/** The one-line form of a session. */
+export function chamberSessionSummary(s: ChamberSessionState): ChamberSessionSummary {
+  const p = s.proposal!;
+  const phase = s.status === 'cross_exam' ? 'cross_exam' : s.status === 'arbitration' ? 'arbiter' : 'blind';
+  const answered = [...new Set(s.calls.filter((c) => c.request.step === phase && c.status === 'completed' && c.request.panelist !== null).map((c) => c.request.panelist!))].sort((a, b) => a - b);
+  return {
+    sessionId: p.sessionId,
+    status: s.status as ChamberStatus,
+    question: p.question,
+    proposedBy: p.proposedBy,
+    link: p.link,
+    proposedAt: p.proposedAt,
+    panel: p.panel.map((x) => x.model),
+    arbiter: p.arbiter.model,
+    maxCost: p.maxCost,
+    cost: s.cost,
+    currency: p.currency,
+    answered,
+    pendingCalls: s.calls.filter((c) => c.status === 'pending').length,
+    outcome: s.conclusion?.outcome ?? null,
+    followUp: s.followUp?.decision ?? null,
+    updatedAt: s.updatedAt ?? p.proposedAt,
+  };
+}
+
+/** Sessions, most recently updated first. */
+export function listChamberSessions(model: ChamberSessionsModel, filter: { status?: ChamberStatus; limit?: number } = {}): ChamberSessionSummary[] {
+  return [...model.values()]
+    .filter((s) => s.proposal && (filter.status === undefined || s.status === filter.status))
+    .map(chamberSessionSummary)
+    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
+    .slice(0, filter.limit ?? 100);
+}
+
+/** One session read straight from its stream: where it stands and its whole transcript, every event verbatim in log order. */
+export async function readChamberSession(store: EventStore, sessionId: string): Promise<{ state: ChamberSessionState; view: ChamberSessionView } | undefined> {
+  const events = await readEvents(store, chamberStreamId(sessionId));
+  if (!events) return undefined;
+  const state = events.reduce((s, e) => evolveChamber(s, { type: e.type, data: e.data } as ChamberEvent), initialChamberState());
+  if (!state.proposal) return undefined;
+  const transcript = events.map((e) => ({ revision: e.revision, type: e.type, recordedAt: e.recordedAt, actor: typeof e.metadata['actor'] === 'string' ? e.metadata['actor'] : null, data: e.data }));
+  return { state, view: { summary: chamberSessionSummary(state), transcript } };
+}
+
+/** The chamber's compact records (the figures) and the months' ledgers, for the projections service. */
+export interface ChamberFiguresModel {
+  sessions: Map<string, ChamberRecord>;
+  ledgers: Map<string, MonthLedger>;
+}
+
+export const chamberFiguresProjection: Projection<ChamberFiguresModel> = {
+  name: 'chamber_figures',
+  categories: [CHAMBER_SESSION_CATEGORY, CHAMBER_BUDGET_CATEGORY],
+  initial: () => ({ sessions: new Map(), ledgers: new Map() }),
+  apply(model, event) {
+    if (event.streamId.startsWith(`${CHAMBER_BUDGET_CATEGORY}-`)) {
+      const month = event.streamId.slice(CHAMBER_BUDGET_CATEGORY.length + 1);
+      model.ledgers.set(month, evolveLedger(model.ledgers.get(month), { type: event.type, data: event.data } as BudgetEvent));
+      return;
+    }
+    const id = event.streamId.slice(CHAMBER_SESSION_CATEGORY.length + 1);
+    const next = evolveChamberRecord(model.sessions.get(id), { type: event.type, data: event.data } as ChamberEvent);
+    if (next) model.sessions.set(id, next);
+  },
+};
+
+/** The ledger of a month, folded from its stream (the budget query). */
+export async function readChamberLedger(store: EventStore, month: string): Promise<MonthLedger | undefined> {
+  const events = await readEvents(store, `${CHAMBER_BUDGET_CATEGORY}-${month}`);
+  return events?.reduce<MonthLedger | undefined>((l, e) => evolveLedger(l, { type: e.type, data: e.data } as BudgetEvent), undefined);
+}

@@ -1,0 +1,95 @@
+// Start-up that cannot go wrong silently: a process waits for NATS with one line per attempt and a
+// growing pause, and the failures an operator can fix (a port in use, a data directory held by
+// another process, credentials NATS refuses, NATS still unreachable past the limit) end the
+// process with one line and exit code 2, not a stack trace.
+import { StoreUnavailable } from '@agora/eventstore';
+import { connectNats } from '@agora/messaging';
+
+export const DEFAULT_NATS_WAIT_MS = 60_000;
+
+export const STARTUP_ENV_HELP = `AGORA_NATS_WAIT_MS         how long a starting process waits for NATS to be reachable, retrying with a
+                           growing pause (default ${DEFAULT_NATS_WAIT_MS}; 0 = fail at once); then it exits (code 2)`;
+
+/** A start-up failure the operator can fix; `message` is one line naming what to fix. Exit code 2. */
+export class StartupFailure extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StartupFailure';
+  }
+}
+
+/** One line for a failure an operator can fix, or undefined for a failure that deserves its stack trace (a bug). */
+export function describeStartupFailure(error: unknown): string | undefined {
+  if (error instanceof StartupFailure) return error.message;
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    const { address, port } = error as Error & { address?: string; port?: number };
+    return `port ${port ?? '?'}${address ? ` on ${address}` : ''} is already in use (choose another with the port setting, see --help)`;
+  }
+  if (code === 'EACCES' && 'port' in error) return `not allowed to listen on port ${String((error as { port?: number }).port)} (choose a port above 1023)`;
+  if (error instanceof StoreUnavailable && /in use by process|could not lock/.test(error.message)) return `${error.message}: another process holds this data directory (stop it, or give this one its own AGORA_DATA_DIR)`;
+  if (isAuthError(error)) return `NATS refused the credentials: ${oneLine(error.message)}`;
+  if (isUnreachable(error)) return `NATS is unreachable: ${oneLine(error.message)}`;
+  return undefined;
+}
+
+/** A server list for a log line, without credentials. */
+export function withoutCredentials(servers: string): string {
+  return servers.replace(/\/\/[^@/,]*@/g, '//***@');
+}
+
+function oneLine(text: string): string {
+  return text.split('\n')[0]!.trim();
+}
+
+function isAuthError(error: Error): boolean {
+  return error.name === 'AuthorizationError' || error.name === 'UserAuthenticationExpiredError' || /authorization violation|authentication/i.test(error.message);
+}
+
+function isUnreachable(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return error.name === 'ConnectionError' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ETIMEDOUT' || /CONNECTION_REFUSED|ECONNREFUSED/.test(error.message);
+}
+
+export interface WaitForNatsOptions {
+  /** Give up after this long (ms); 0 = one attempt. */
+  limitMs: number;
+  /** The NATS user the process connects as (NATS_USER / NATS_PASSWORD). */
+  credentials?: { user: string; pass: string };
+  /** Where the one-line progress goes. */
+  log(line: string): void;
+  /** First pause (ms), doubled after each attempt up to `maxPauseMs`. Default 250 / 5000. */
+  firstPauseMs?: number;
+  maxPauseMs?: number;
+}
+
+/**
+ * Resolves once NATS at `servers` accepts a connection. Unreachable: one line per attempt, a pause
+ * that doubles, and a StartupFailure once `limitMs` is spent. Credentials refused: a
+ * StartupFailure at once (waiting will not fix them).
+ */
+export async function waitForNats(servers: string, options: WaitForNatsOptions): Promise<void> {
+  const shown = withoutCredentials(servers);
+  const started = Date.now();
+  let pause = options.firstPauseMs ?? 250;
+  const maxPause = options.maxPauseMs ?? 5_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const nc = await connectNats({ servers, name: 'agora-startup-probe', ...(options.credentials === undefined ? {} : { credentials: options.credentials }) });
+      await nc.close();
+      if (attempt > 1) options.log(`NATS at ${shown} is reachable`);
+      return;
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error));
+      if (isAuthError(err)) throw new StartupFailure(`NATS at ${shown} refused the credentials: ${oneLine(err.message)}`, { cause: err });
+      const waited = Date.now() - started;
+      if (waited + pause > options.limitMs) {
+        throw new StartupFailure(`NATS at ${shown} is unreachable (${oneLine(err.message)}); gave up after ${Math.round(waited / 1000)} s (AGORA_NATS_WAIT_MS=${options.limitMs})`, { cause: err });
+      }
+      options.log(`waiting for NATS at ${shown} (${oneLine(err.message)}); attempt ${attempt}, next in ${pause} ms`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, maxPause);
+    }
+  }
+}
