@@ -1,18 +1,12 @@
 import {
   AgoraError,
-  AssignAuditor,
-  AssignTieBreaker,
   DecideRecovery,
   DIALECTIC_SESSION_CATEGORY,
   dialecticCommands,
   dialecticServiceQueries,
   EscalateRecovery,
-  ExpireDialecticPhase,
   GetDialecticSession,
   ListDialecticSessions,
-  OpenRecovery,
-  RecordQuorumResult,
-  RecordRelapse,
   RecordTieBreak,
   SignResolution,
   SubmitAntithesis,
@@ -26,10 +20,8 @@ import {
   type RecoveryEscalated,
   type RecoveryResolved,
   type ValidatorCandidate,
-  type VotingEscalationResolved,
-  type VotingSessionDecided,
-  type VotingSessionExpired,
   type PayloadOf,
+  type RecordQuorumResult,
 } from '@agora/contracts';
 import {
   createDialecticDecider,
@@ -53,7 +45,7 @@ import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@ago
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -74,13 +66,6 @@ export const DIALECTIC_POLICY_ENV_HELP = `AGORA_DIALECTIC_POLICY     the dialect
 export function dialecticPolicyFromEnv(env: NodeJS.ProcessEnv): DialecticPolicy | undefined {
   return jsonSetting(env, 'AGORA_DIALECTIC_POLICY', (input) => defineDialecticPolicy(input as Parameters<typeof defineDialecticPolicy>[0]));
 }
-
-/**
- * Who the service acts as when it opens a recovery, draws a tie-breaker or an auditor, records a
- * quorum's result or a relapse, expires a phase, or puts a recovery to a quorum vote: not an agent
- * (it signs nothing; named in the event metadata); the deciders see the operator role those need.
- */
-export const DIALECTIC_SERVICE_ACTOR: ServiceActor = { actor: 'service:dialectic', roles: ['operator'] };
 
 /** What this service answers: every dialectic command, and the sessions queries (stats and collusion are the projections service's). */
 export const dialecticServiceCatalog = { commands: [...dialecticCommands], queries: [...dialecticServiceQueries] };
@@ -109,29 +94,30 @@ function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): Validat
 type SignedPayload = { sessionId: string; publicKey?: string | undefined };
 type QuorumPayload = PayloadOf<typeof RecordQuorumResult>;
 
-/** The quorum's outcome as RecordQuorumResult reads it, from a voting session's closing event (undefined for any other event, or a session no quorum escalation made). */
+/**
+ * The quorum's outcome as RecordQuorumResult records it, read from the voting session's own stream
+ * (folded by the voting decider), never from a payload anyone asserts: RecordQuorumResult is
+ * service-only, and its figures are the session's recorded recommendation and tally (or, after an
+ * escalation, the operator's recorded decision). Undefined for any other event, a session no
+ * quorum escalation made, or a session whose stream does not show that outcome.
+ */
 async function quorumResultOf(event: RecordedEvent, store: ServiceContext['store']): Promise<QuorumPayload | undefined> {
+  if (event.type !== 'VotingSessionDecided' && event.type !== 'VotingSessionExpired' && event.type !== 'VotingEscalationResolved') return undefined;
   const votingSessionId = (event.data as { sessionId?: unknown }).sessionId;
   if (typeof votingSessionId !== 'string') return undefined;
   const quorum = parseQuorumVotingSessionId(votingSessionId);
   if (!quorum) return undefined;
-  const base = { sessionId: quorum.sessionId, escalation: quorum.escalation, votingSessionId };
+  const session = await readVotingSession(store, votingSessionId);
+  if (!session || session.tally === null || session.recommendation === null || (session.status !== 'decided' && session.status !== 'expired')) return undefined;
+  const { votes, approve, deny } = session.tally;
+  const base = { sessionId: quorum.sessionId, escalation: quorum.escalation, votingSessionId, votes, approve, deny };
   const reasonOf = (lines: readonly string[]) => (lines.join('; ') || 'no reasoning given').slice(0, 2000);
-  switch (event.type) {
-    case 'VotingSessionDecided':
-    case 'VotingSessionExpired': {
-      const d = event.data as DataOf<typeof VotingSessionDecided> | DataOf<typeof VotingSessionExpired>;
-      const how = event.type === 'VotingSessionExpired' ? 'expired with partial votes' : 'decided';
-      return { ...base, decision: d.recommendation.decision, votes: d.tally.votes, approve: d.tally.approve, deny: d.tally.deny, reason: reasonOf([`voting session ${how}`, ...d.recommendation.reasoning]) };
-    }
-    case 'VotingEscalationResolved': {
-      const d = event.data as DataOf<typeof VotingEscalationResolved>;
-      const tally = (await readVotingSession(store, votingSessionId))?.tally;
-      return { ...base, decision: d.decision, votes: tally?.votes ?? 0, approve: tally?.approve ?? 0, deny: tally?.deny ?? 0, reason: reasonOf([`operator ${d.operator} decided ${d.decision}`, d.reason]) };
-    }
-    default:
-      return undefined;
+  if (event.type === 'VotingEscalationResolved') {
+    if (session.resolution === null) return undefined;
+    return { ...base, decision: session.resolution.decision, reason: reasonOf([`operator ${session.resolution.operator} decided ${session.resolution.decision}`, session.resolution.reason]) };
   }
+  const how = session.status === 'expired' ? 'expired with partial votes' : 'decided';
+  return { ...base, decision: session.recommendation.decision, reason: reasonOf([`voting session ${how}`, ...session.recommendation.reasoning]) };
 }
 
 /**
@@ -156,6 +142,10 @@ async function quorumResultOf(event: RecordedEvent, store: ServiceContext['store
  */
 export async function startDialecticService(context: ServiceContext, options: DialecticServiceOptions = {}): Promise<RunningDialectic> {
   const logger: EventSourcingLogger = options.logger === false ? silent : new Logger('agora:dialectic');
+  // Opening a recovery, drawing a tie-breaker or an auditor, recording a quorum's result or a
+  // relapse, expiring a phase, putting a recovery to a vote: the service's own commands, signed
+  // with its service key as service:dialectic.
+  const identity = context.serviceIdentity('dialectic');
   const now = options.now ?? Date.now;
   const store = context.store;
   const decider: Decider<DialecticCommand, DialecticEvent, DialecticSessionState> = createDialecticDecider(options.policy ?? DEFAULT_DIALECTIC_POLICY);
@@ -251,7 +241,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
-      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger });
+      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots });
       await runner.start();
       sessions = runner;
       return { close: () => runner.stop() };
@@ -265,19 +255,13 @@ export async function startDialecticService(context: ServiceContext, options: Di
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
         catalog: dialecticServiceCatalog,
         commands: new Map([
-          onCommand(OpenRecovery, decide),
           onCommand(SubmitThesis, decide),
           onCommand(SubmitAntithesis, decide),
           onCommand(SubmitSynthesis, decide),
           onCommand(SignResolution, decideSigned),
-          onCommand(ExpireDialecticPhase, decide),
           onCommand(EscalateRecovery, decide),
-          onCommand(AssignTieBreaker, decide),
           onCommand(RecordTieBreak, decideSigned),
-          onCommand(RecordQuorumResult, decide),
           onCommand(DecideRecovery, decideSigned),
-          onCommand(RecordRelapse, decide),
-          onCommand(AssignAuditor, decide),
           onCommand(SubmitAudit, decide),
         ]),
         queries: new Map([
@@ -297,11 +281,11 @@ export async function startDialecticService(context: ServiceContext, options: Di
       const started = service;
       return { close: () => started.close() };
     },
-    () => runReactor(context, { name: 'dialectic', as: DIALECTIC_SERVICE_ACTOR, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
+    () => runReactor(context, { name: 'dialectic', as: identity, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
     async () => {
       const part = await runDeadlines(context, {
         name: 'dialectic',
-        as: DIALECTIC_SERVICE_ACTOR,
+        as: identity,
         categories: [DIALECTIC_SESSION_CATEGORY],
         deadlineOf,
         expire(key, dueAt) {

@@ -4,6 +4,7 @@ import {
   DisableAgent,
   GetAgent,
   ListAgents,
+  GetConfiguredKeys,
   RegisterAgent,
   ReportHealth,
   RotateAgentKey,
@@ -27,6 +28,10 @@ export interface RegistryServiceOptions {
   trustPenaltyProceeded?: number;
   /** Risk at or above which ReportHealth pauses an agent that has no threshold of its own. Default 0.60 (seed 001). */
   breakerRiskThreshold?: number;
+  /** On probation (a resolution's condition), the breaker trips this much lower. Default 0.10. */
+  probationRiskMargin?: number;
+  /** On probation, the agent needs a health report at most this old (ms) to send anything else. Default 1 hour. */
+  probationReportIntervalMs?: number;
 }
 
 export const DEFAULT_TRUST_PENALTY_PROCEEDED = 100;
@@ -35,13 +40,19 @@ export const REGISTRY_ENV_HELP = `AGORA_TRUST_PENALTY_PROCEEDED  trust points (o
                                proposal that was not approved (default ${DEFAULT_TRUST_PENALTY_PROCEEDED})
 AGORA_BREAKER_RISK_THRESHOLD   reported risk (0 to 1) at or above which an agent's circuit breaker
                                trips and pauses it, unless a recovery set it a threshold of its own
-                               (default ${DEFAULT_BREAKER_POLICY.riskThreshold.toFixed(2)})`;
+                               (default ${DEFAULT_BREAKER_POLICY.riskThreshold.toFixed(2)})
+AGORA_PROBATION_RISK_MARGIN    how much lower the breaker trips for an agent on probation (a condition
+                               of its recovery) (default ${DEFAULT_BREAKER_POLICY.probationRiskMargin.toFixed(2)})
+AGORA_PROBATION_REPORT_INTERVAL_MS  how recent an agent on probation's last health report must be for
+                               its other commands to be accepted (default ${DEFAULT_BREAKER_POLICY.probationReportIntervalMs})`;
 
 /** The registry's settings from the environment (ConfigError naming a bad one). */
 export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceOptions {
   return {
     trustPenaltyProceeded: intSetting(env, 'AGORA_TRUST_PENALTY_PROCEEDED', DEFAULT_TRUST_PENALTY_PROCEEDED, { min: 0, max: 1000, what: 'a number of trust points, 0 to 1000' }),
     breakerRiskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', DEFAULT_BREAKER_POLICY.riskThreshold, 'a risk from 0 to 1'),
+    probationRiskMargin: unitSetting(env, 'AGORA_PROBATION_RISK_MARGIN', DEFAULT_BREAKER_POLICY.probationRiskMargin, 'a risk margin from 0 to 1'),
+    probationReportIntervalMs: intSetting(env, 'AGORA_PROBATION_REPORT_INTERVAL_MS', DEFAULT_BREAKER_POLICY.probationReportIntervalMs, { min: 1000, max: 86_400_000, what: 'a number of milliseconds, 1000 to 86400000' }),
   };
 }
 
@@ -98,7 +109,16 @@ export function agentView(agent: KnownAgent): AgentView {
  */
 export async function startRegistryService(context: ServiceContext, options: RegistryServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
   const locks = new KeyedLock();
-  const decider = options.breakerRiskThreshold === undefined ? agentDecider : createAgentDecider(defineBreakerPolicy({ riskThreshold: options.breakerRiskThreshold }));
+  const custom = options.breakerRiskThreshold !== undefined || options.probationRiskMargin !== undefined || options.probationReportIntervalMs !== undefined;
+  const decider = custom
+    ? createAgentDecider(
+        defineBreakerPolicy({
+          ...(options.breakerRiskThreshold === undefined ? {} : { riskThreshold: options.breakerRiskThreshold }),
+          ...(options.probationRiskMargin === undefined ? {} : { probationRiskMargin: options.probationRiskMargin }),
+          ...(options.probationReportIntervalMs === undefined ? {} : { probationReportIntervalMs: options.probationReportIntervalMs }),
+        }),
+      )
+    : agentDecider;
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
   const service = await createServiceMicroservice({
     service: 'registry',
@@ -119,14 +139,20 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
         return agentView(agent);
       }),
+      onQuery(GetConfiguredKeys, async () => ({
+        operators: context.config.operators.map(({ agentId, publicKey }) => ({ agentId, publicKey })),
+        services: Object.fromEntries(Object.entries(context.serviceKeys()).map(([service, entries]) => [service, entries.map((e) => ({ ...e }))])),
+      })),
     ]),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
+  // Trust adjustments and resumes are the registry's own commands, signed with its service key.
+  const identity = context.serviceIdentity('registry');
   const penalty = options.trustPenaltyProceeded ?? DEFAULT_TRUST_PENALTY_PROCEEDED;
   const running = await startAll([
     async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.qry.registry.*`], close: () => service.close() }),
-    () => runReactor(context, { name: 'registry-trust', as: { actor: 'registry-service', roles: [] }, categories: ['proposal'], react: trustReactions(penalty) }),
-    () => runReactor(context, { name: 'registry-breaker', as: { actor: 'registry-service', roles: [] }, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
+    () => runReactor(context, { name: 'registry-trust', as: identity, categories: ['proposal'], react: trustReactions(penalty) }),
+    () => runReactor(context, { name: 'registry-breaker', as: identity, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
   ]);
   return { ...running, service };
 }

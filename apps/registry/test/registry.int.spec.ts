@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DisableAgent, GetAgent, ListAgents, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
+import { DisableAgent, GetAgent, ListAgents, GetConfiguredKeys, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
@@ -100,7 +100,7 @@ describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
     const envelope = send('RegisterAgent', 'root', root, { agentId: 'carol', publicKey: carol.publicKey, displayName: 'Carol', roles: ['validator'] });
     const first = await request(RegisterAgent.subject, envelope);
     const again = await request(RegisterAgent.subject, envelope);
-    expect(again).toEqual(first);
+    expect(again).toEqual({ ...first, result: { ...(first as { result: CommandResult }).result, duplicate: true } });
     await stopService();
     const restarted = await startRegistryService(context, { logger: false });
     stopService = () => restarted.close();
@@ -155,6 +155,11 @@ describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
     const all = await request<{ agents: { agentId: string; trustScore: number; risk: number }[] }>(ListAgents.subject, { includeDisabled: true });
     expect(all.ok && all.result.agents.find((a) => a.agentId === 'erin')).toMatchObject({ trustScore: 900, risk: 0.3 });
     expect(await request(GetAgent.subject, { agentId: 'zed' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    // The keys configured outside the log: the operator's, and the service's own (what it signs on its own behalf).
+    expect(await request(GetConfiguredKeys.subject, {})).toEqual({
+      ok: true,
+      result: { operators: [{ agentId: 'root', publicKey: root.publicKey }], services: { registry: [{ publicKey: context.serviceIdentity('registry').publicKey }] } },
+    });
   });
 
   it('runs the circuit breaker: a risky report pauses the agent, whose commands are then refused forbidden, except its health reports', async () => {

@@ -1,8 +1,6 @@
 import {
   DecideEscalation,
-  ExpireReviewRound,
   ListAssignments,
-  OpenReviewRound,
   SubmitReview,
   tribunalCommands,
   WithdrawObjection,
@@ -13,18 +11,12 @@ import { deadlineOf, parseRoundDeadlineKey, proposalDecider, proposalStreamId } 
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { assignmentsOf, proposalsProjection } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface TribunalServiceOptions {
   logger?: LoggerService | LogLevel[] | false;
 }
-
-/**
- * What the tribunal service acts as when it opens a round or expires one: not an agent, and it
- * signs nothing; the decider sees the operator role it needs for those two commands.
- */
-export const TRIBUNAL_SERVICE: ServiceActor = { actor: 'tribunal-service', roles: ['operator'] };
 
 /** The reviewer candidates for a round: every agent the registry knows with the reviewer role. */
 function reviewerCandidates(context: ServiceContext) {
@@ -42,8 +34,10 @@ function reviewerCandidates(context: ServiceContext) {
  * The tribunal figures (stats, coverage) are served by the projections service.
  */
 export async function startTribunalService(context: ServiceContext, options: TribunalServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
+  // Opening and expiring rounds are the tribunal's own commands, signed with its service key.
+  const identity = context.serviceIdentity('tribunal');
   const decide = deciderHandler({ store: context.store, decider: proposalDecider, streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId), locks: new KeyedLock() });
-  const proposals = new ProjectionRunner(context.store, proposalsProjection);
+  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots });
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
@@ -59,10 +53,8 @@ export async function startTribunalService(context: ServiceContext, options: Tri
         description: 'Agora tribunal: review rounds by orthogonal constitutions, objections, time-boxes and escalations to a human',
         catalog: { commands: tribunalCommands, queries: [ListAssignments] },
         commands: new Map([
-          onCommand(OpenReviewRound, decide),
           onCommand(SubmitReview, decide),
           onCommand(WithdrawObjection, decide),
-          onCommand(ExpireReviewRound, decide),
           onCommand(DecideEscalation, decide),
         ]),
         queries: new Map([onQuery(ListAssignments, async ({ reviewer, include }) => ({ assignments: assignmentsOf(proposals.model, reviewer, include ?? 'pending') }))]),
@@ -74,7 +66,7 @@ export async function startTribunalService(context: ServiceContext, options: Tri
     () =>
       runReactor(context, {
         name: 'tribunal-rounds',
-        as: TRIBUNAL_SERVICE,
+        as: identity,
         categories: ['proposal'],
         react(event): InternalCommand[] {
           if (event.type !== 'ReviewRoundRequested') return [];
@@ -85,7 +77,7 @@ export async function startTribunalService(context: ServiceContext, options: Tri
     () =>
       runDeadlines(context, {
         name: 'tribunal-rounds',
-        as: TRIBUNAL_SERVICE,
+        as: identity,
         categories: ['proposal'],
         deadlineOf,
         expire(key) {

@@ -1,5 +1,5 @@
 /** The voting engine as a process of its own (distributed deployment): serves agora.cmd.voting.* and the session queries over NATS, and fires the durable voting timeouts. */
-import { runProcess } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, runProcess } from '@agora/runtime';
 import { startVotingService } from './voting-service.js';
 
 await runProcess({
@@ -10,5 +10,6 @@ recommendation (approve, deny, or escalate to a human operator), and expires ses
 (durable: rebuilt from the log at start). Over NATS, queue group "voting"; run as many replicas as you
 like. The voting configuration is changed with UpdateVotingConfig (operator), not with settings.`,
   natsByDefault: true,
+  metricsPort: DEFAULT_METRICS_PORTS.voting,
   start: (context) => startVotingService(context),
 });

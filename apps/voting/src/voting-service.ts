@@ -4,10 +4,10 @@ import {
   CastValidatorVote,
   CreateVotingSession,
   DecideVotingEscalation,
-  ExpireVotingSession,
   GetVotingSession,
   GetVotingSessionByRequest,
   ListPendingVotingSessions,
+  ListVotingSessions,
   ListValidators,
   UpdateVotingConfig,
   votingCommands,
@@ -30,8 +30,8 @@ import {
 } from '@agora/domain-voting';
 import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, startAll, type RegistryDirectory, type Running, type ServiceActor, type ServiceContext } from '@agora/runtime';
+import { listVotingSessions, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
+import { deciderHandler, KeyedLock, runDeadlines, startAll, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface VotingServiceOptions {
@@ -40,9 +40,6 @@ export interface VotingServiceOptions {
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
 }
-
-/** Who the service acts as when its scheduler expires a session (it signs nothing; named in the event metadata). */
-export const VOTING_SERVICE_ACTOR: ServiceActor = { actor: 'service:voting', roles: ['operator'] };
 
 /**
  * What this service answers: every voting command, and the session and validator queries. The
@@ -127,7 +124,7 @@ export async function startVotingService(context: ServiceContext, options: Votin
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
-      const runner = new ProjectionRunner(store, votingSessionsProjection, { logger });
+      const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots });
       await runner.start();
       sessions = runner;
       return { close: () => runner.stop() };
@@ -135,7 +132,7 @@ export async function startVotingService(context: ServiceContext, options: Votin
     async () => {
       const part = await runDeadlines(context, {
         name: 'voting',
-        as: VOTING_SERVICE_ACTOR,
+        as: context.serviceIdentity('voting'),
         categories: ['voting_session'],
         deadlineOf,
         expire(key) {
@@ -161,7 +158,6 @@ export async function startVotingService(context: ServiceContext, options: Votin
           onCommand(CastValidatorVote, decideOnSession),
           onCommand(CancelVotingSession, decideOnSession),
           onCommand(DecideVotingEscalation, decideOnSession),
-          onCommand(ExpireVotingSession, decideOnSession),
           onCommand(UpdateVotingConfig, decideConfig),
         ]),
         queries: new Map([
@@ -169,6 +165,13 @@ export async function startVotingService(context: ServiceContext, options: Votin
           onQuery(GetVotingSessionByRequest, ({ requestId }) => sessionView(sessionIdOfRequest(requestId))),
           onQuery(ListPendingVotingSessions, async ({ awaitingOperator, validator }) => ({
             sessions: pendingVotingSessions(sessions!.model, { ...(awaitingOperator === undefined ? {} : { awaitingOperator }), ...(validator === undefined ? {} : { validator }) }),
+          })),
+          onQuery(ListVotingSessions, async ({ status, requestingAgent, limit }) => ({
+            sessions: listVotingSessions(sessions!.model, {
+              ...(status === undefined ? {} : { status }),
+              ...(requestingAgent === undefined ? {} : { requestingAgent }),
+              ...(limit === undefined ? {} : { limit }),
+            }),
           })),
           onQuery(ListValidators, async ({ minTrustScore }) => ({
             validators: validatorCandidates(context.registry)

@@ -16,6 +16,7 @@ import {
   GetVotingSessionByRequest,
   ListPendingVotingSessions,
   ListValidators,
+  ListVotingSessions,
   UpdateVotingConfig,
   VotingSessionView,
   type CommandDefinition,
@@ -182,7 +183,7 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
       [vote(id, 'watcher', 'approve'), 'forbidden', /needs one of the roles validator/],
       [vote('no-such-session', 'compliance_bot', 'approve'), 'not_found'],
       [create(nextId(), {}, 'watcher'), 'forbidden'],
-      [create(nextId(), { requestingAgent: 'watcher' }), 'forbidden', /only an operator may name another requesting agent/],
+      [create(nextId(), { requestingAgent: 'watcher' }), 'forbidden', /only an operator \(or the dialectic service, for a quorum\) may name another requesting agent/],
       [create(nextId(), { votingTimeoutMs: 10 }), 'invalid_command'],
       [command(UpdateVotingConfig, 'deployer', { minConfidence: 0.9 }), 'forbidden'],
       [command(UpdateVotingConfig, 'root', { minValidators: 6 }), 'invalid_command', /would exceed maxValidators/],
@@ -230,6 +231,15 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
       result: { events: ['VotingEscalationResolved'] },
     });
     expect(await session(splitId)).toMatchObject({ awaitingOperator: false, finalDecision: 'approve', resolution: { operator: 'root', decision: 'approve' }, closedAt: expect.any(String) });
+
+    // Every session, most recently updated first; by status and by requesting agent.
+    await waitFor(async () => {
+      const reply = await send<{ sessions: VotingSessionSummary[] }>(ListVotingSessions.subject, {});
+      return reply.ok && reply.result.sessions[0]?.sessionId === splitId && reply.result.sessions.some((s) => s.sessionId === criticalId);
+    }, 'the decided session first in the list');
+    const decided = await send<{ sessions: VotingSessionSummary[] }>(ListVotingSessions.subject, { status: 'decided', requestingAgent: 'deployer', limit: 1 });
+    expect(decided.ok && decided.result.sessions.map((s) => [s.status, s.requestingAgent])).toEqual([['decided', 'deployer']]);
+    expect(await send(ListVotingSessions.subject, { status: 'nonsense' })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
   }, 30_000);
 
   it('records configuration changes by an operator and decides each new session by the rules in force at its creation', async () => {
@@ -272,7 +282,9 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
     });
     const expiry = (await sessionEvents(live)).find((e) => e.type === 'VotingSessionExpired')!;
     expect(expiry.metadata).toMatchObject({ actor: 'service:voting', commandType: 'ExpireVotingSession' });
-    expect(expiry.data).toMatchObject({ missing: ['risk_bot', 'ethics_bot'], expiredAt: expired.deadlineAt });
+    expect(expiry.data).toMatchObject({ missing: ['risk_bot', 'ethics_bot'], deadlineAt: expired.deadlineAt });
+    // Decided when it fired, never before it was due.
+    expect(Date.parse((expiry.data as { expiredAt: string }).expiredAt)).toBeGreaterThanOrEqual(Date.parse(expired.deadlineAt));
 
     // Everything stops before the other one is due, and starts again after.
     const { deadlineAt } = await session(restarted);
@@ -281,7 +293,10 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     await open();
     await waitFor(async () => (await sessionEvents(restarted)).some((e) => e.type === 'VotingSessionExpired'), 'the timeout after the restart', 10_000);
-    expect(await session(restarted)).toMatchObject({ status: 'expired', consensus: 'no_quorum', recommendation: { escalationReason: 'no_quorum' }, concludedAt: deadlineAt });
+    const concluded = await session(restarted);
+    expect(concluded).toMatchObject({ status: 'expired', consensus: 'no_quorum', recommendation: { escalationReason: 'no_quorum' } });
+    // Concluded when the expiry fired after the restart, not "as of" the due time.
+    expect(Date.parse(concluded.concludedAt!)).toBeGreaterThan(Date.parse(deadlineAt));
     expect((await sessionEvents(restarted)).filter((e) => e.type === 'VotingSessionExpired')).toHaveLength(1);
     expect(running.deadlines.pending().filter((d) => d.key.includes(restarted) || d.key.includes(live))).toEqual([]);
     expect(await command(DecideVotingEscalation, 'root', { sessionId: restarted, decision: 'deny', reason: 'nobody but risk looked' })).toMatchObject({ ok: true });

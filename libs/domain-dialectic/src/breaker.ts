@@ -12,7 +12,7 @@
  * While the breaker is open the agent's commands to other services are refused with `forbidden`,
  * except those it needs to recover (`mayIssueWhilePaused`).
  */
-import type { AgentHealthReported, AgentPaused, AgentResumed, BreakerView, DataOf, PayloadOf, RecoveryResolved, ReportHealth } from '@agora/contracts';
+import { ENFORCED_OPERATIONS, PROBATION, RATE_LIMIT, type AgentHealthReported, type AgentPaused, type AgentResumed, type BreakerView, type Condition, type DataOf, type EnforcedConditions, type PayloadOf, type RecoveryResolved, type ReportHealth } from '@agora/contracts';
 import { DomainError, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
 import { recoverySessionId } from './ids.js';
 import type { BreakerPolicy } from './policy.js';
@@ -25,7 +25,7 @@ export type BreakerEvent =
 /** The breaker slice of an agent's state (the BreakerView contract). */
 export type Breaker = BreakerView;
 
-export const initialBreaker = (): Breaker => ({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null });
+export const initialBreaker = (): Breaker => ({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null, enforced: null });
 
 /** The internal command the registry issues in answer to RecoveryResolved (like AdjustTrust: never sent by an agent). */
 export interface ResumeAgentPayload {
@@ -80,7 +80,8 @@ export function evolveBreaker(breaker: Breaker, e: BreakerEvent): Breaker {
       return { ...breaker, state: 'open', pauses: e.data.pause, sessionId: e.data.sessionId, pausedAt: e.data.pausedAt };
     case 'AgentResumed': {
       const d = e.data;
-      return { ...breaker, state: 'closed', riskThreshold: d.riskThreshold, sessionId: null, pausedAt: null, lastResume: { pause: d.pause, sessionId: d.sessionId, resumedAt: d.resumedAt } };
+      const enforced = d.enforced && (d.enforced.rateLimitPerMinute !== null || d.enforced.probation !== null) ? d.enforced : null;
+      return { ...breaker, state: 'closed', riskThreshold: d.riskThreshold, sessionId: null, pausedAt: null, lastResume: { pause: d.pause, sessionId: d.sessionId, resumedAt: d.resumedAt }, enforced };
     }
   }
 }
@@ -104,7 +105,9 @@ export function breakerDecision(agent: BreakerSubject, command: Command<'ReportH
   const events: BreakerEvent[] = [
     { type: 'AgentHealthReported', data: { agentId: p.agentId, health: p.health, risk: p.risk, tags, metrics: p.metrics, note: p.note ?? null, reportedBy: context.actor, reportedAt: context.now } },
   ];
-  const threshold = effectiveThreshold(agent.breaker, policy);
+  const probation = onProbation(agent.breaker, context.now);
+  // On probation (a resolution's condition), the breaker is stricter: it trips `riskMargin` below the threshold in force.
+  const threshold = probation ? Math.max(0, round6(effectiveThreshold(agent.breaker, policy) - probation.riskMargin)) : effectiveThreshold(agent.breaker, policy);
   if (agent.breaker.state === 'closed' && p.risk >= threshold) {
     const pause = agent.breaker.pauses + 1;
     events.push({
@@ -117,7 +120,7 @@ export function breakerDecision(agent: BreakerSubject, command: Command<'ReportH
         health: p.health,
         threshold,
         tags,
-        reason: `risk ${p.risk} reached the threshold ${threshold}`,
+        reason: `risk ${p.risk} reached the threshold ${threshold}${probation ? ` (on probation until ${probation.until})` : ''}`,
         previousResume: agent.breaker.lastResume,
         pausedAt: context.now,
       },
@@ -131,8 +134,11 @@ export function breakerDecision(agent: BreakerSubject, command: Command<'ReportH
  * (or the agent's current one). The same resume again changes nothing; a resume for another pause,
  * or of an agent that is not paused, is refused.
  */
-export function resumeDecision(agent: BreakerSubject, command: Command<'ResumeAgent', ResumeAgentPayload>): BreakerEvent[] {
+export function resumeDecision(agent: BreakerSubject, command: Command<'ResumeAgent', ResumeAgentPayload>, policy: BreakerPolicy): BreakerEvent[] {
   const { payload: p, context } = command;
+  if (!context.actorRoles.includes('service')) {
+    throw new DomainError('forbidden', `${context.actor} may not resume ${p.agentId}: only the registry service does, in answer to the recovery's resolution`, { actor: context.actor, agentId: p.agentId });
+  }
   const b = agent.breaker;
   if (b.lastResume?.pause === p.pause && b.lastResume.sessionId === p.sessionId) return [];
   if (b.state !== 'open' || b.pauses !== p.pause || b.sessionId !== p.sessionId) {
@@ -146,9 +152,53 @@ export function resumeDecision(agent: BreakerSubject, command: Command<'ResumeAg
   return [
     {
       type: 'AgentResumed',
-      data: { agentId: p.agentId, pause: p.pause, sessionId: p.sessionId, decidedBy: p.decidedBy, conditions: p.conditions, riskThreshold: p.riskThreshold ?? b.riskThreshold, cause: p.cause, resumedAt: context.now },
+      data: {
+        agentId: p.agentId,
+        pause: p.pause,
+        sessionId: p.sessionId,
+        decidedBy: p.decidedBy,
+        conditions: p.conditions,
+        riskThreshold: p.riskThreshold ?? b.riskThreshold,
+        cause: p.cause,
+        resumedAt: context.now,
+        enforced: enforcedConditions(p.conditions, context.now, policy),
+        obligations: p.conditions.filter((c) => !ENFORCED_OPERATIONS.includes(c.operation)),
+      },
     },
   ];
+}
+
+const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/**
+ * What Agora enforces of a resume's conditions (the last of each operation wins):
+ * - `rate_limit {max_actions_per_minute}`: every service's command gate refuses the agent's
+ *   commands beyond that many per minute (rate_limited), health reports excepted;
+ * - `probation {hours}`: until `resumedAt + hours`, the breaker trips `probationRiskMargin` below
+ *   the threshold in force, and the gates refuse anything but ReportHealth from an agent whose
+ *   last health report is older than `probationReportIntervalMs`;
+ * (`set_risk_threshold` is the breaker's own threshold, recorded as `riskThreshold`).
+ */
+export function enforcedConditions(conditions: readonly Condition[], resumedAt: string, policy: BreakerPolicy): EnforcedConditions {
+  let rateLimitPerMinute: number | null = null;
+  let hours: number | null = null;
+  for (const c of conditions) {
+    const limit = c.parameters['max_actions_per_minute'];
+    if (c.operation === RATE_LIMIT && typeof limit === 'number') rateLimitPerMinute = Math.max(1, Math.floor(limit));
+    const h = c.parameters['hours'];
+    if (c.operation === PROBATION && typeof h === 'number') hours = h;
+  }
+  const probation =
+    hours === null
+      ? null
+      : { since: resumedAt, until: new Date(Date.parse(resumedAt) + hours * 3_600_000).toISOString(), riskMargin: policy.probationRiskMargin, reportEveryMs: policy.probationReportIntervalMs };
+  return { rateLimitPerMinute, probation };
+}
+
+/** The probation in force at `now`, if any. */
+export function onProbation(breaker: Breaker, now: string): NonNullable<EnforcedConditions['probation']> | null {
+  const probation = breaker.enforced?.probation ?? null;
+  return probation !== null && Date.parse(now) < Date.parse(probation.until) ? probation : null;
 }
 
 /** The part of a stored event resumePayloadOf reads (a RecordedEvent fits). */

@@ -6,27 +6,12 @@
  */
 import { SET_RISK_THRESHOLD, type Condition, type HardLimitPolicy, type HardLimitViolation, type ParameterSpec } from '@agora/contracts';
 import { canonicalJson } from '@agora/identity';
+import { canonicalConditions } from './resolution-text.js';
 
 export type { Condition, HardLimitViolation } from '@agora/contracts';
+export { canonicalConditions } from './resolution-text.js';
 
 const codeUnitOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** A condition with its parameters in key order (the canonical form, as objects). */
-function sortedParameters(c: Condition): Condition {
-  const parameters: Condition['parameters'] = {};
-  for (const key of Object.keys(c.parameters).sort(codeUnitOrder)) parameters[key] = c.parameters[key]!;
-  return { operation: c.operation, parameters };
-}
-
-/**
- * Conditions in canonical order: sorted by their canonical JSON, exact duplicates dropped. Two
- * parties that propose the same set in any order get the same list, and so the same signed bytes.
- */
-export function canonicalConditions(conditions: readonly Condition[]): Condition[] {
-  const byJson = new Map<string, Condition>();
-  for (const c of conditions) byJson.set(canonicalJson(sortedParameters(c)), sortedParameters(c));
-  return [...byJson.keys()].sort(codeUnitOrder).map((k) => byJson.get(k)!);
-}
 
 /** The same set of conditions, in any order. */
 export function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {
@@ -80,6 +65,11 @@ export function checkHardLimits(conditions: readonly Condition[], policy: HardLi
     violations.push({ index, operation, rule, parameter, message });
   };
   const forbidden = new Set(policy.forbiddenOperations);
+  // "Resume with conditions": a resolution needs at least minConditions of them (rules recorded before the setting existed ask for none).
+  const minConditions = policy.minConditions ?? 0;
+  if (conditions.length < minConditions) {
+    add(-1, 'conditions', 'too_few_conditions', null, `a resolution needs at least ${minConditions} condition${minConditions === 1 ? '' : 's'} (the agent resumes with conditions); it has ${conditions.length}`);
+  }
   let threshold: { index: number; value: number } | null = null;
 
   conditions.forEach((c, index) => {

@@ -6,7 +6,7 @@
  * escalation to an operator (no deadline: the agent stays paused until a human decides), an
  * expiry, a resolution or an operator's decision cancel it. When it is due, the dialectic service
  * issues `ExpireDialecticPhase {sessionId, deadlineAt: dueAt}` (sessionId from
- * `parseSessionDeadlineKey(key)`) with `context.now` = the due time and the command id
+ * `parseSessionDeadlineKey(key)`) with `context.now` = the time it fires (never before the due time) and the command id
  * `deadlineCommandId(key, dueAt)`; a deadline that moved meanwhile makes it change nothing.
  */
 import { DIALECTIC_SESSION_CATEGORY } from '@agora/contracts';

@@ -6,47 +6,18 @@
  * then the canonical JSON of `{resolution, signer}`. So a resolution signature can never pass for a
  * command, one party's signature never for the other's, nor one session's for another's.
  */
-import { createHash, sign, verify } from 'node:crypto';
-import type { Condition, DecidedBy, ResolutionPayload } from '@agora/contracts';
+import { createHash } from 'node:crypto';
 import { DomainError } from '@agora/decider';
-import { canonicalJson, publicKeyObject, secretKeyObject } from '@agora/identity';
-import { canonicalConditions } from './conditions.js';
+import type { ResolutionPayload } from '@agora/contracts';
+import { canonicalJson, signBytes, verifyBytes } from '@agora/identity';
+import { resolutionSigningText } from './resolution-text.js';
 
 export type { ResolutionPayload } from '@agora/contracts';
+export { RESOLUTION_SIGNING_TAG, resolutionPayload, resolutionSigningText, type ResolutionInput } from './resolution-text.js';
 
-/** Domain separation of resolution signatures. */
-export const RESOLUTION_SIGNING_TAG = 'agora.dialectic.resolution.v1';
-
-export interface ResolutionInput {
-  sessionId: string;
-  agentId: string;
-  reviewer: string | null;
-  pause: number;
-  rootCause: string;
-  conditions: readonly Condition[];
-  decidedBy: DecidedBy;
-  escalation?: number | null;
-  decider?: string | null;
-}
-
-/** The canonical resolution payload: conditions in canonical order, every field present. */
-export function resolutionPayload(input: ResolutionInput): ResolutionPayload {
-  return {
-    sessionId: input.sessionId,
-    agentId: input.agentId,
-    reviewer: input.reviewer,
-    pause: input.pause,
-    rootCause: input.rootCause,
-    conditions: canonicalConditions(input.conditions),
-    decidedBy: input.decidedBy,
-    escalation: input.escalation ?? null,
-    decider: input.decider ?? null,
-  };
-}
-
-/** The exact bytes `signer` signs: the tag, a newline, then the canonical JSON of `{resolution, signer}`. */
+/** The exact bytes `signer` signs: the tag, a newline, then the canonical JSON of `{resolution, signer}` (resolutionSigningText). */
 export function resolutionSigningBytes(payload: ResolutionPayload, signer: string): Buffer {
-  return Buffer.from(`${RESOLUTION_SIGNING_TAG}\n${canonicalJson({ resolution: payload, signer })}`, 'utf8');
+  return Buffer.from(resolutionSigningText(payload, signer), 'utf8');
 }
 
 /** sha256 (hex) of the canonical payload: a short name for what is being signed. */
@@ -56,7 +27,7 @@ export function resolutionDigest(payload: ResolutionPayload): string {
 
 /** What an agent (or the CLI, or a test) does to sign a resolution: base64url Ed25519 signature. */
 export function signResolution(payload: ResolutionPayload, signer: string, secretKey: string): string {
-  return sign(null, resolutionSigningBytes(payload, signer), secretKeyObject(secretKey)).toString('base64url');
+  return signBytes(resolutionSigningBytes(payload, signer), secretKey);
 }
 
 export interface ResolutionSignature {
@@ -67,13 +38,7 @@ export interface ResolutionSignature {
 
 /** True when `signature` is `signer`'s signature, under `publicKey`, of exactly this payload. A malformed key or signature is false. */
 export function verifyResolutionSignature(payload: ResolutionPayload, { signer, publicKey, signature }: ResolutionSignature): boolean {
-  const bytes = Buffer.from(signature, 'base64url');
-  if (bytes.length !== 64) return false;
-  try {
-    return verify(null, resolutionSigningBytes(payload, signer), publicKeyObject(publicKey), bytes);
-  } catch {
-    return false;
-  }
+  return verifyBytes(resolutionSigningBytes(payload, signer), signature, publicKey);
 }
 
 /**

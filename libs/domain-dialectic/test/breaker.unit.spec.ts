@@ -31,7 +31,7 @@ const conforms = (e: BreakerEvent) => {
 };
 const resume = (payload: Partial<ResumeAgentPayload> = {}, now = at(300)): Command<'ResumeAgent', ResumeAgentPayload> => ({
   type: 'ResumeAgent',
-  context: ctx('registry-service', now, []),
+  context: ctx('service:registry', now, ['service']),
   payload: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, decidedBy: 'dialectic', conditions: [threshold(0.48)], riskThreshold: 0.48, cause: { eventId: 'e-1', streamId: `dialectic_session-${AGENT}-p1`, type: 'RecoveryResolved' }, ...payload },
 });
 
@@ -69,7 +69,7 @@ describe('ReportHealth: the circuit breaker', () => {
 
   it("trips at the agent's own threshold once a resolution set one, and names the previous resume", () => {
     const paused = breakerDecision(subject(), report(0.65), policy);
-    const resumed = [...paused, ...resumeDecision(subject(fold(paused)), resume())];
+    const resumed = [...paused, ...resumeDecision(subject(fold(paused)), resume(), policy)];
     const b = fold(resumed);
     expect(b).toMatchObject({ state: 'closed', riskThreshold: 0.48, lastResume: { pause: 1, sessionId: `${AGENT}-p1`, resumedAt: at(300) } });
     const again = breakerDecision(subject(b), report(0.5, at(3600)), policy);
@@ -81,25 +81,25 @@ describe('ResumeAgent', () => {
   const paused = () => fold(breakerDecision(subject(), report(0.65), policy));
 
   it("closes the breaker of the pause the resolution recovered, with the resolution's threshold", () => {
-    const events = resumeDecision(subject(paused()), resume());
+    const events = resumeDecision(subject(paused()), resume(), policy);
     expect(events).toEqual([
       {
         type: 'AgentResumed',
-        data: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, decidedBy: 'dialectic', conditions: [threshold(0.48)], riskThreshold: 0.48, cause: resume().payload.cause, resumedAt: at(300) },
+        data: { agentId: AGENT, pause: 1, sessionId: `${AGENT}-p1`, decidedBy: 'dialectic', conditions: [threshold(0.48)], riskThreshold: 0.48, cause: resume().payload.cause, resumedAt: at(300), enforced: { rateLimitPerMinute: null, probation: null }, obligations: [] },
       },
     ]);
     events.forEach(conforms);
   });
 
   it("keeps the agent's threshold when the resolution sets none", () => {
-    expect(resumeDecision(subject(paused()), resume({ riskThreshold: null, conditions: [] }))[0]).toMatchObject({ data: { riskThreshold: null } });
+    expect(resumeDecision(subject(paused()), resume({ riskThreshold: null, conditions: [] }), policy)[0]).toMatchObject({ data: { riskThreshold: null } });
   });
 
   it('changes nothing the second time, and refuses another pause or an agent not paused', () => {
-    const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume())]);
-    expect(resumeDecision(subject(b), resume())).toEqual([]);
-    expect(() => resumeDecision(subject(paused()), resume({ pause: 2, sessionId: `${AGENT}-p2` }))).toThrow(/is not paused by pause 2/);
-    expect(() => resumeDecision(subject(), resume())).toThrow(/its breaker is closed/);
+    const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume(), policy)]);
+    expect(resumeDecision(subject(b), resume(), policy)).toEqual([]);
+    expect(() => resumeDecision(subject(paused()), resume({ pause: 2, sessionId: `${AGENT}-p2` }), policy)).toThrow(/is not paused by pause 2/);
+    expect(() => resumeDecision(subject(), resume(), policy)).toThrow(/its breaker is closed/);
   });
 
   it('is derived from RecoveryResolved, naming it as the cause', () => {
@@ -123,5 +123,37 @@ describe('a paused agent', () => {
     for (const type of ['SubmitProposal', 'CastValidatorVote', 'SubmitReview', 'SubmitAntithesis', 'CreateVotingSession']) expect(mayIssueWhilePaused(type)).toBe(false);
     const b = fold(breakerDecision(subject(), report(0.65), policy));
     expect(pausedRefusal(AGENT, b, 'SubmitProposal')).toMatchObject({ code: 'forbidden', message: `${AGENT} is paused by its circuit breaker since ${T0} (recovery session ${AGENT}-p1): SubmitProposal is refused until it resumes` });
+  });
+});
+
+describe("a resumed agent's conditions", () => {
+  const paused = () => fold(breakerDecision(subject(), report(0.65), policy));
+  const rate = (n: number) => ({ operation: 'rate_limit', parameters: { max_actions_per_minute: n } });
+  const probation = (hours: number) => ({ operation: 'probation', parameters: { hours } });
+  const monitoring = { operation: 'enable_monitoring', parameters: { target: 'tool calls' } };
+
+  it('records what Agora enforces (rate_limit, probation) and announces the rest as obligations', () => {
+    const [event] = resumeDecision(subject(paused()), resume({ conditions: [threshold(0.48), rate(30), probation(24), monitoring] }), policy);
+    expect(event).toMatchObject({
+      type: 'AgentResumed',
+      data: {
+        enforced: { rateLimitPerMinute: 30, probation: { since: at(300), until: new Date(Date.parse(at(300)) + 24 * 3_600_000).toISOString(), riskMargin: 0.1, reportEveryMs: 3_600_000 } },
+        obligations: [monitoring],
+      },
+    });
+    conforms(event!);
+    expect(fold([...breakerDecision(subject(), report(0.65), policy), event!])).toMatchObject({ state: 'closed', riskThreshold: 0.48, enforced: { rateLimitPerMinute: 30 } });
+  });
+
+  it('on probation, the breaker trips the margin below the threshold in force, and no longer once it ends', () => {
+    const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume({ conditions: [threshold(0.48), probation(2)] }), policy)]);
+    // 0.40 is under 0.48, but at 0.48 - 0.10 = 0.38 on probation.
+    expect(breakerDecision(subject(b), report(0.4, at(300 + 3600)), policy)[1]).toMatchObject({ type: 'AgentPaused', data: { threshold: 0.38, reason: expect.stringMatching(/on probation until/) } });
+    expect(breakerDecision(subject(b), report(0.4, at(300 + 3 * 3600)), policy).map((e) => e.type)).toEqual(['AgentHealthReported']);
+  });
+
+  it('without rate_limit or probation, nothing is enforced beyond the threshold', () => {
+    const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume({ conditions: [threshold(0.48), monitoring] }), policy)]);
+    expect(b.enforced).toBeNull();
   });
 });

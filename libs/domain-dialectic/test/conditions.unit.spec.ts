@@ -76,3 +76,12 @@ describe('conditions and root causes', () => {
     expect(riskThresholdOf([c('enable_cascade_detection')])).toBeNull();
   });
 });
+
+describe('resume with conditions', () => {
+  it('counts a resolution with fewer conditions than the policy asks (default 1) as a violation of the hard limits', () => {
+    expect(checkHardLimits([], limits)).toEqual([{ index: -1, operation: 'conditions', rule: 'too_few_conditions', parameter: null, message: expect.stringMatching(/at least 1 condition/) }]);
+    expect(checkHardLimits([{ operation: 'enable_cascade_detection', parameters: {} }], limits)).toEqual([]);
+    const two = { ...limits, minConditions: 2 };
+    expect(checkHardLimits([{ operation: 'enable_cascade_detection', parameters: {} }], two).map((v) => v.rule)).toEqual(['too_few_conditions']);
+  });
+});

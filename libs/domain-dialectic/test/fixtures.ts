@@ -32,7 +32,7 @@ export const roles = {
   reviewer_b: ['reviewer'],
   sage: ['reviewer'],
   auditor_c: ['reviewer'],
-  dialectic: ['operator'],
+  dialectic: ['service'],
   root: ['operator'],
   mallory: ['observer'],
 } as const;

@@ -2,6 +2,8 @@ import { signingBytes } from '@agora/identity';
 import { DomainError } from '@agora/decider';
 import { BadResolutionSignature, requireSignerKey, requireValidSignature, RESOLUTION_SIGNING_TAG, resolutionDigest, resolutionPayload, resolutionSigningBytes, signResolution, verifyResolutionSignature } from '../src/resolution.js';
 import { AGENT, c, keysOf, REVIEWER, SID, threshold } from './fixtures.js';
+import { SIGNING_TAGS } from '@agora/contracts';
+import { COMMAND_SIGNING_TAG } from '@agora/identity/browser';
 
 const payload = resolutionPayload({ sessionId: SID, agentId: AGENT, reviewer: REVIEWER, pause: 1, rootCause: 'External complexity spike', conditions: [threshold(0.48), c('enable_cascade_detection')], decidedBy: 'dialectic' });
 const signature = (signer: string, p = payload) => ({ signer, publicKey: keysOf(signer).publicKey, signature: signResolution(p, signer, keysOf(signer).secretKey) });
@@ -65,5 +67,12 @@ describe('verifyResolutionSignature', () => {
     expect(() => requireSignerKey(AGENT, keysOf(AGENT).publicKey, keysOf(AGENT).publicKey)).not.toThrow();
     expect(() => requireSignerKey(AGENT, undefined, keysOf(AGENT).publicKey)).not.toThrow();
     expect(() => requireSignerKey(AGENT, keysOf(REVIEWER).publicKey, keysOf(AGENT).publicKey)).toThrow(/is not the registered key of critical_agent/);
+  });
+});
+
+describe('signing tags', () => {
+  it('the browser-safe tags are the ones the signing specification names (SIGNING_TAGS)', () => {
+    expect(RESOLUTION_SIGNING_TAG).toBe(SIGNING_TAGS.resolution);
+    expect(COMMAND_SIGNING_TAG).toBe(SIGNING_TAGS.command);
   });
 });

@@ -61,8 +61,8 @@ describe('the worked example: circuit breaker to resumption', () => {
     expect(auditSession(h).ok).toBe(true);
 
     // 7. The registry resumes the agent, whose own threshold is now 0.48.
-    const resume: Command<'ResumeAgent', ResumeAgentPayload> = { type: 'ResumeAgent', context: ctx('registry-service', at(231), []), payload: resumePayloadOf(resolvedEvent)! };
-    apply(resumeDecision(agent(), resume));
+    const resume: Command<'ResumeAgent', ResumeAgentPayload> = { type: 'ResumeAgent', context: ctx('service:registry', at(231), ['service']), payload: resumePayloadOf(resolvedEvent)! };
+    apply(resumeDecision(agent(), resume, DEFAULT_BREAKER_POLICY));
     expect(breaker).toMatchObject({ state: 'closed', riskThreshold: 0.48 });
 
     // 8. Three hours later it reports 0.50: under the old 0.60, but at or above its 0.48 -- a relapse.

@@ -121,10 +121,11 @@ describe('OpenRecovery', () => {
       });
   });
 
-  it('refuses a session id other than <agentId>-p<pause>, a pause already opened, and an actor without the operator role', () => {
+  it('refuses a session id other than <agentId>-p<pause>, a pause already opened, and any actor but the dialectic service (an operator included)', () => {
     spec([]).when(open({ sessionId: 'whatever' })).thenRefuses('invalid_command', /the recovery session of pause 1 of critical_agent is critical_agent-p1, not whatever/);
     spec(opened()).when(open({ agentId: 'someone_else', sessionId: 'someone_else-p1' })).thenRefuses('illegal_state', /already exists/);
-    spec([]).when(open({}, ctx(AGENT))).thenRefuses('forbidden', /needs the role operator/);
+    spec([]).when(open({}, ctx(AGENT))).thenRefuses('forbidden', /needs the role service/);
+    spec([]).when(open({}, ctx('root'))).thenRefuses('forbidden', /root may not open a recovery session: that needs the role service/);
   });
 });
 

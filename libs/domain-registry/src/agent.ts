@@ -71,6 +71,12 @@ function registered(state: AgentState, agentId: string): Agent {
   return state;
 }
 
+/** A command only a service issues on its own behalf (its identity presents the role `service`). */
+function requireService(context: { actor: string; actorRoles: readonly string[] }, toDo: string): void {
+  if (context.actorRoles.includes('service')) return;
+  throw new DomainError('forbidden', `${context.actor} may not ${toDo}: only the registry service does, on its own behalf`, { actor: context.actor, actorRoles: [...context.actorRoles] });
+}
+
 function active(state: AgentState, agentId: string): Agent {
   const agent = registered(state, agentId);
   if (agent.status === 'disabled') throw new DomainError('illegal_state', `agent ${agentId} is disabled`, { agentId });
@@ -165,6 +171,7 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
         }
         case 'AdjustTrust': {
           const p = command.payload;
+          requireService(command.context, 'adjust trust');
           if (!Number.isSafeInteger(p.delta)) throw new DomainError('invalid_command', `trust delta ${p.delta} must be a whole number`, { delta: p.delta });
           // A disabled agent's score still records what it did; an unknown agent has no score.
           const agent = registered(state, p.agentId);
@@ -175,7 +182,7 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
         case 'ReportHealth':
           return breakerDecision(registered(state, command.payload.agentId), command, policy);
         case 'ResumeAgent':
-          return resumeDecision(registered(state, command.payload.agentId), command);
+          return resumeDecision(registered(state, command.payload.agentId), command, policy);
       }
     },
   };

@@ -57,12 +57,14 @@ describe('agent decider', () => {
   });
   it('adjusts trust within 0..1000, recording the cause, and not at all when already at the bound', () => {
     const cause = { eventId: 'e1', streamId: 'proposal-p1', type: 'ProceededDespiteObjections' };
-    const adjust = (delta: number): AgentCommand => ({ type: 'AdjustTrust', context, payload: { agentId: 'harbinger', delta, reason: 'proceeded despite objections', cause } });
+    const adjust = (delta: number, roles: string[] = ['service']): AgentCommand => ({ type: 'AdjustTrust', context: { ...context, actor: 'service:registry', actorRoles: roles }, payload: { agentId: 'harbinger', delta, reason: 'proceeded despite objections', cause } });
     spec([registered]).when(adjust(-100)).then([{ type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -100, trustScore: 400, reason: 'proceeded despite objections', cause } }]);
     spec([registered]).when(adjust(-900)).then([{ type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -500, trustScore: 0, reason: 'proceeded despite objections', cause } }]);
     const atZero: AgentEvent = { type: 'AgentTrustAdjusted', data: { agentId: 'harbinger', delta: -500, trustScore: 0, reason: 'r', cause } };
     spec([registered, atZero]).when(adjust(-100)).thenNothing();
     spec([]).when(adjust(-100)).thenRefuses('not_found');
+    // Only the registry service adjusts trust: an operator is refused.
+    spec([registered]).when(adjust(-100, ['operator'])).thenRefuses('forbidden', /only the registry service/);
   });
   it('folds to the current agent', () => {
     const state = [registered, { type: 'AgentKeyRotated', data: { agentId: 'harbinger', publicKey: key2, previousPublicKey: key1 } } as AgentEvent].reduce(agentDecider.evolve, agentDecider.initialState());
@@ -89,17 +91,17 @@ describe('agent decider: the circuit breaker', () => {
   const cause = { eventId: 'e1', streamId: 'dialectic_session-harbinger-p1', type: 'RecoveryResolved' };
   const resume = (over: Partial<Extract<AgentCommand, { type: 'ResumeAgent' }>['payload']> = {}): AgentCommand => ({
     type: 'ResumeAgent',
-    context: { ...context, actor: 'registry-service', actorRoles: [], now: resumedAt },
+    context: { ...context, actor: 'service:registry', actorRoles: ['service'], now: resumedAt },
     payload: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', decidedBy: 'dialectic', conditions: [{ operation: 'set_risk_threshold', parameters: { threshold: 0.48 } }], riskThreshold: 0.48, cause, ...over },
   });
   const resumed: AgentEvent = {
     type: 'AgentResumed',
-    data: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', decidedBy: 'dialectic', conditions: [{ operation: 'set_risk_threshold', parameters: { threshold: 0.48 } }], riskThreshold: 0.48, cause, resumedAt },
+    data: { agentId: 'harbinger', pause: 1, sessionId: 'harbinger-p1', decidedBy: 'dialectic', conditions: [{ operation: 'set_risk_threshold', parameters: { threshold: 0.48 } }], riskThreshold: 0.48, cause, resumedAt, enforced: { rateLimitPerMinute: null, probation: null }, obligations: [] },
   };
   const fold = (events: AgentEvent[]): Agent => events.reduce<AgentState>((s, e) => agentDecider.evolve(s, e), agentDecider.initialState()) as Agent;
 
   it('starts every agent with a closed breaker', () => {
-    expect(fold([registered]).breaker).toEqual({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null });
+    expect(fold([registered]).breaker).toEqual({ state: 'closed', pauses: 0, riskThreshold: null, sessionId: null, pausedAt: null, lastResume: null, lastReportAt: null, enforced: null });
   });
   it('records a report below the threshold, which becomes the agent\'s health and risk', () => {
     spec([registered]).when(report(0.3)).then([reported(0.3)]);

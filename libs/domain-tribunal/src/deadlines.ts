@@ -4,7 +4,7 @@
  * ReviewRoundClosed (whatever closed it: all reviews in, the expiry itself, a revision, a
  * withdrawal) cancels it. When a deadline is due, the tribunal service issues
  * `ExpireReviewRound {proposalId, round}` (from `parseRoundDeadlineKey(key)`) with `context.now` =
- * the due time and the command id `deadlineCommandId(key, dueAt)`.
+ * the time it fires (never before the due time) and the command id `deadlineCommandId(key, dueAt)`.
  */
 import { PROPOSAL_CATEGORY } from '@agora/contracts';
 

@@ -32,7 +32,7 @@ export const roles = {
   zealot: ['reviewer'],
   prime: ['reviewer'],
   root: ['operator'],
-  tribunal: ['operator'],
+  tribunal: ['service'],
   mallory: ['observer'],
 } as const;
 export type Actor = keyof typeof roles;

@@ -128,9 +128,10 @@ describe('OpenReviewRound', () => {
     spec(sentBack).when(openRound(1, ctx('tribunal', at(101)))).then([opened(1, 1, at(101), at(161))]);
   });
 
-  it('refuses a round that was never requested, an actor without the operator role, and an unknown proposal', () => {
+  it('refuses a round that was never requested, an actor but the tribunal service (an operator included), and an unknown proposal', () => {
     spec(inRound1()).when(openRound(3)).thenRefuses('illegal_state', /round 3 cannot open: proposal space-os-roadmap has had 1 rounds, the next is 2/);
-    spec([submitted, requested(1, 1, 'submitted', T0)]).when(openRound(1, ctx('harbinger'))).thenRefuses('forbidden', /needs the role operator/);
+    spec([submitted, requested(1, 1, 'submitted', T0)]).when(openRound(1, ctx('harbinger'))).thenRefuses('forbidden', /needs the role service/);
+    spec([submitted, requested(1, 1, 'submitted', T0)]).when(openRound(1, ctx('root'))).thenRefuses('forbidden', /needs the role service/);
     spec([]).when(openRound(1)).thenRefuses('not_found', /proposal space-os-roadmap does not exist/);
   });
 });
@@ -392,8 +393,9 @@ describe('ExpireReviewRound', () => {
     spec(play(inRound1(), ...approveAll(1))).when(expire(1, at(60))).thenNothing();
   });
 
-  it('is refused to an actor without the operator role, and for an unknown round', () => {
-    spec(inRound1()).when(expire(1, at(60), ctx('harbinger', at(60)))).thenRefuses('forbidden', /harbinger may not expire a review round: that needs the role operator/);
+  it('is refused to any actor but the tribunal service (an operator included), and for an unknown round', () => {
+    spec(inRound1()).when(expire(1, at(60), ctx('harbinger', at(60)))).thenRefuses('forbidden', /harbinger may not expire a review round: that needs the role service/);
+    spec(inRound1()).when(expire(1, at(60), ctx('root', at(60)))).thenRefuses('forbidden', /root may not expire a review round: that needs the role service/);
     spec(inRound1()).when(expire(2, at(60))).thenRefuses('not_found', /has no round 2/);
   });
 });

@@ -3,7 +3,7 @@
  * scheduler: VotingSessionCreated sets the deadline of its session at `deadlineAt`;
  * VotingSessionDecided, VotingSessionExpired and VotingSessionCancelled (whatever ended the voting)
  * cancel it. When it is due, the voting service issues `ExpireVotingSession {sessionId}` (from
- * `parseSessionDeadlineKey(key)`) with `context.now` = the due time and the command id
+ * `parseSessionDeadlineKey(key)`) with `context.now` = the time it fires (never before the due time) and the command id
  * `deadlineCommandId(key, dueAt)`, so every replica and every restart that fires it lands once.
  */
 import { VOTING_SESSION_CATEGORY } from '@agora/contracts';

@@ -125,12 +125,12 @@ function refuseClosedToVotes(s: VotingSession, toDo: string): void {
 
 function create(command: CommandOf<'CreateVotingSession'>, state: VotingSessionState): VotingSessionEvent[] {
   const { payload: p, context } = command;
-  requireRole(context, ['executive', 'operator'], 'create a voting session');
+  requireRole(context, ['executive', 'operator', 'service'], 'create a voting session');
   // One session per request: the first one stands, whatever this request says.
   if (state.status !== 'none') return [];
   const requestingAgent = p.requestingAgent ?? context.actor;
-  if (requestingAgent !== context.actor && !context.actorRoles.includes('operator')) {
-    throw new DomainError('forbidden', `${context.actor} may only put its own action requests to a vote; only an operator may name another requesting agent (${requestingAgent})`, {
+  if (requestingAgent !== context.actor && !context.actorRoles.includes('operator') && !context.actorRoles.includes('service')) {
+    throw new DomainError('forbidden', `${context.actor} may only put its own action requests to a vote; only an operator (or the dialectic service, for a quorum) may name another requesting agent (${requestingAgent})`, {
       actor: context.actor,
       requestingAgent,
     });
@@ -257,7 +257,7 @@ function cancel(command: CommandOf<'CancelVotingSession'>, state: VotingSessionS
 
 function expire(command: CommandOf<'ExpireVotingSession'>, state: VotingSessionState): VotingSessionEvent[] {
   const { payload: p, context } = command;
-  requireRole(context, ['operator'], 'expire a voting session');
+  requireRole(context, ['service'], 'expire a voting session');
   const s = existing(state, p.sessionId);
   if (!isOpenForVotes(s.status)) return []; // decided, expired or cancelled already
   if (ms(context.now) < ms(s.deadlineAt)) {

@@ -19,7 +19,7 @@ export const roles: Record<string, readonly string[]> = {
   deployer: ['executive'],
   other_exec: ['executive'],
   root: ['operator'],
-  'service:voting': ['operator'],
+  'service:voting': ['service'],
   security_bot: ['validator'],
   compliance_bot: ['validator'],
   ops_bot: ['validator'],
