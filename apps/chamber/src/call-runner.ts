@@ -1,0 +1,142 @@
+import { ArbiterVerdict, CrossExamAnswer, PanelAnswer, type CallOutcomeRecord, type ChamberCallRequested, type DataOf } from '@agora/contracts';
+import { DomainError } from '@agora/decider';
+import { chamberStreamId, type ChamberDecider, type ChamberSessionState } from '@agora/domain-chamber';
+import type { EventStore } from '@agora/eventstore';
+import type { CallOutcome, ProviderLayer } from '@agora/providers';
+import type { z } from 'zod';
+import { issueInternalCommand, type KeyedLock, type ServiceIdentity } from '@agora/runtime';
+
+type Request = DataOf<typeof ChamberCallRequested>;
+
+const SCHEMAS: Record<Request['schema'], z.ZodType<unknown>> = { PanelAnswer, CrossExamAnswer, ArbiterVerdict };
+
+/** A provider outcome as the log records it (the API key never appears in it: the layer never returns it). */
+export function outcomeRecord(outcome: CallOutcome<unknown>): CallOutcomeRecord {
+  if (outcome.ok) {
+    return { ok: true, text: outcome.text, output: outcome.output, responseModel: outcome.responseModel ?? null, finishReason: outcome.finishReason, usage: outcome.usage, cost: outcome.cost, latencyMs: outcome.latencyMs, attempts: outcome.attempts, retried: outcome.retried };
+  }
+  return { ok: false, error: outcome.error, usage: outcome.usage, cost: outcome.cost, costEstimated: false, latencyMs: outcome.latencyMs, attempts: outcome.attempts, retried: outcome.retried };
+}
+
+/**
+ * An interrupted call, settled: the process that made it stopped before its outcome was recorded,
+ * so whether the provider answered (and billed) is unknown. It is recorded failed (kind
+ * `interrupted`) at its maximum cost (the reservation's own estimate of it), once: the session may
+ * then call that step again (stepAttempts), and the budget counts the interrupted attempt at most
+ * at what it could have cost, never twice.
+ */
+export function interruptedRecord(request: Request): CallOutcomeRecord {
+  return {
+    ok: false,
+    error: { kind: 'interrupted', message: 'the chamber process stopped while this call was in flight; its answer, if any, was lost (counted at its maximum cost)', retryable: true },
+    usage: { inputTokens: 0, outputTokens: 0 },
+    cost: request.maxCost,
+    costEstimated: true,
+    latencyMs: 0,
+    attempts: 0,
+    retried: [],
+  };
+}
+
+export interface CallRunnerOptions {
+  store: EventStore;
+  layer: ProviderLayer;
+  decider: ChamberDecider;
+  locks: KeyedLock;
+  as: ServiceIdentity;
+  now: () => number;
+  logger: { warn(message: string, ...details: unknown[]): void; log?(message: string): void };
+}
+
+/**
+ * Makes the calls the log asks for: a ChamberCallRequested is already in the log when a call
+ * starts, and its outcome is recorded with a command id derived from the call, so a call is made
+ * at most once per request and its outcome recorded once. Calls run concurrently (a phase takes as
+ * long as its slowest panelist). Stopping aborts the calls in flight without recording them: the
+ * next start settles them as interrupted.
+ */
+export class CallRunner {
+  private readonly inflight = new Map<string, AbortController>();
+  private closed = false;
+
+  constructor(private readonly options: CallRunnerOptions) {}
+
+  get callsInFlight(): number {
+    return this.inflight.size;
+  }
+
+  /** Settles every call left pending by a stopped process (run before the reactor starts). Returns how many. */
+  async settleInterrupted(sessions: Iterable<ChamberSessionState>): Promise<number> {
+    let settled = 0;
+    for (const state of sessions) {
+      for (const call of state.calls) {
+        if (call.status !== 'pending') continue;
+        await this.record(call.request, interruptedRecord(call.request), `interrupted-${call.request.sessionId}-${call.request.callId}`);
+        settled++;
+      }
+    }
+    return settled;
+  }
+
+  /** Starts a requested call unless it is already in flight here. */
+  launch(request: Request): void {
+    const key = `${request.sessionId}/${request.callId}`;
+    if (this.closed || this.inflight.has(key)) return;
+    const abort = new AbortController();
+    this.inflight.set(key, abort);
+    void this.perform(request, abort.signal).finally(() => this.inflight.delete(key));
+  }
+
+  /** Records that a call was never made (the session was cancelled before it started). */
+  skip(request: Request, reason: string): Promise<void> {
+    return this.record(request, { ok: false, error: { kind: 'aborted', message: reason, retryable: false }, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, costEstimated: false, latencyMs: 0, attempts: 0, retried: [] }, `skipped-${request.sessionId}-${request.callId}`);
+  }
+
+  private async perform(request: Request, signal: AbortSignal): Promise<void> {
+    const outcome = await this.options.layer.generate<unknown>({
+      model: request.model,
+      system: request.system,
+      prompt: request.prompt,
+      schema: SCHEMAS[request.schema],
+      schemaName: request.schema,
+      maxOutputTokens: request.maxOutputTokens,
+      signal,
+    });
+    if (signal.aborted || this.closed) return;
+    const record = outcomeRecord(outcome);
+    this.options.logger.log?.(
+      `${request.sessionId} ${request.callId} ${request.model}: ${outcome.ok ? `answered in ${outcome.latencyMs} ms, ${outcome.usage.inputTokens}+${outcome.usage.outputTokens} tokens, cost ${outcome.cost}` : `failed (${outcome.error.kind}${outcome.error.status ? ` ${outcome.error.status}` : ''}): ${outcome.error.message}`}`,
+    );
+    await this.record(request, record, `call-${request.sessionId}-${request.callId}`);
+  }
+
+  private async record(request: Request, outcome: CallOutcomeRecord, commandId: string): Promise<void> {
+    const { store, decider, locks, as, now } = this.options;
+    const streamId = chamberStreamId(request.sessionId);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const at = new Date(now()).toISOString();
+        await locks.run(streamId, () =>
+          issueInternalCommand({ streamId, decider, type: 'RecordChamberCallOutcome', payload: { sessionId: request.sessionId, callId: request.callId, outcome, at } }, { store, as, commandId, now: at }),
+        );
+        return;
+      } catch (error) {
+        if (error instanceof DomainError) {
+          this.options.logger.warn(`[chamber] outcome of ${request.sessionId} ${request.callId} refused (${error.code}): ${error.message}`);
+          return;
+        }
+        if (this.closed || attempt >= 5) {
+          this.options.logger.warn(`[chamber] outcome of ${request.sessionId} ${request.callId} not recorded (${(error as Error).message}); the next start settles it as interrupted`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+      }
+    }
+  }
+
+  /** Aborts the calls in flight; their outcomes are not recorded. */
+  close(): void {
+    this.closed = true;
+    for (const abort of this.inflight.values()) abort.abort();
+  }
+}

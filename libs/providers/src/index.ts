@@ -1,0 +1,3 @@
+export * from './config.js';
+export * from './layer.js';
+export * from './stand-in.js';
