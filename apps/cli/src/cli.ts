@@ -4,10 +4,13 @@
  * (2 for bad usage, 1 for a failed command).
  */
 import { columns, commandHelp, CommandFailed, EXIT, parseCommandArgs, UsageError, wantsHelp, type CommandSpec, type Io } from './command.js';
+import { chamberCommands } from './commands/chamber.js';
+import { audit } from './commands/audit.js';
 import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
 import { eventsTail } from './commands/events.js';
-import { keysNew } from './commands/keys.js';
+import { keysNew, keysServices } from './commands/keys.js';
 import { send } from './commands/send.js';
+import { verifyReadModels } from './commands/verify.js';
 
 export const VERSION = '0.1.0';
 
@@ -18,11 +21,12 @@ interface Group {
 }
 
 const GROUPS: Group[] = [
-  { name: 'keys', summary: 'Ed25519 key files for agents and operators', commands: [keysNew] },
+  { name: 'keys', summary: 'Ed25519 key files for agents, operators and services', commands: [keysNew, keysServices] },
   { name: 'agents', summary: 'Register, list and disable agents', commands: [agentsRegister, agentsList, agentsDisable] },
   { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
+  { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
 ];
-const TOP_LEVEL: CommandSpec[] = [send];
+const TOP_LEVEL: CommandSpec[] = [send, verifyReadModels, audit];
 
 /** Every command, for help and tests. */
 export const COMMANDS: readonly CommandSpec[] = [...GROUPS.flatMap((g) => g.commands), ...TOP_LEVEL];

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGateway, type Gateway } from '@agora/gateway';
-import { generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
+import { generateKeyPair, parseKeyFile, parseServiceKeyring, type KeyPair } from '@agora/identity';
+import { startProjectionsService } from '@agora/projections';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { COMMANDS } from '../src/cli.js';
@@ -28,6 +29,7 @@ describe('the agora command against a gateway', () => {
   let rootKeyFile: string;
   let context: ServiceContext;
   let registry: { close(): Promise<void> };
+  let projections: { close(): Promise<void> };
   let gateway: Gateway;
 
   /** Runs `agora <args>` to completion: exit code and output. */
@@ -73,11 +75,13 @@ describe('the agora command against a gateway', () => {
       requestTimeoutMs: 5_000,
     });
     registry = await startRegistryService(context, { logger: false });
+    projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
     gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false });
   }, 120_000);
 
   afterAll(async () => {
     await gateway?.close();
+    await projections?.close();
     await registry?.close();
     await context?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -99,6 +103,28 @@ describe('the agora command against a gateway', () => {
     const printed = await agora(['keys', 'new']);
     expect(printed.code).toBe(0);
     expect(parseKeyFile(printed.stdout).agentId).toBeUndefined();
+  }, 30_000);
+
+  it("keys services creates each service's 0600 key file once and the public keys file AGORA_SERVICE_PUBLIC_KEYS reads", async () => {
+    const keysDir = join(dir, 'service-keys');
+    const made = await agora(['keys', 'services', '--dir', keysDir]);
+    expect(made.code).toBe(0);
+    const ring = parseServiceKeyring(JSON.parse(readFileSync(join(keysDir, 'public-keys.json'), 'utf8')));
+    expect(Object.keys(ring).sort()).toEqual(['chamber', 'debate', 'dialectic', 'projections', 'proposal', 'registry', 'tribunal', 'voting']);
+    const tribunal = parseKeyFile(readFileSync(join(keysDir, 'tribunal.key.json'), 'utf8'));
+    expect(tribunal).toMatchObject({ agentId: 'service:tribunal', publicKey: ring['tribunal']![0]!.publicKey });
+    expect(statSync(join(keysDir, 'tribunal.key.json')).mode & 0o777).toBe(0o600);
+    // Run again: the keys stay.
+    expect((await agora(['keys', 'services', '--dir', keysDir])).code).toBe(0);
+    expect(parseKeyFile(readFileSync(join(keysDir, 'tribunal.key.json'), 'utf8')).publicKey).toBe(tribunal.publicKey);
+    expect(await agora(['keys', 'new', '--service', 'nope'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--service "nope": one of registry/) });
+  }, 30_000);
+
+  it('verify-read-models: an operator has the read models rebuilt and compared; anyone else is refused', async () => {
+    const verified = await agora(['verify-read-models', '--key', rootKeyFile]);
+    expect(verified).toMatchObject({ code: 0, stdout: expect.stringMatching(/^equal +proposals \(\d+ events\)\n/) });
+    const stranger = writeKey('stranger.key.json', { agentId: 'root', ...generateKeyPair() });
+    expect(await agora(['verify-read-models', '--key', stranger])).toMatchObject({ code: 1, stderr: expect.stringMatching(/bad_signature/) });
   }, 30_000);
 
   it('agents register signs RegisterAgent with the operator key; agents list shows the agent', async () => {

@@ -57,7 +57,7 @@ describe('agora help', () => {
 
 describe('agora usage errors exit 2 with a clear message', () => {
   const cases: [string, string[], RegExp][] = [
-    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, send\)/],
+    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, send, verify-read-models, audit\)/],
     ['an unknown subcommand', ['agents', 'delete'], /unknown command "agents delete" \(known: register, list, disable\)/],
     ['a group without a subcommand', ['agents'], /agora agents needs a command: register, list, disable/],
     ['an option before the command', ['--url', 'http://x', 'agents', 'list'], /unknown option --url \(options go after the command\)/],
@@ -79,6 +79,9 @@ describe('agora usage errors exit 2 with a clear message', () => {
     ['a gateway URL of another scheme', ['agents', 'list', '--url', 'ftp://host'], /must be http:\/\/ or https:\/\//],
     ['a count of zero', ['events', 'tail', '--count', '0'], /--count must be a whole number from 1/],
     ['--after with --from-end', ['events', 'tail', '--after', '5', '--from-end'], /--after or --from-end, not both/],
+    ['a question without why', ['chamber', 'ask', 'Should we?', '--key', 'k'], /--why is required/],
+    ['a ceiling that is not an amount', ['chamber', 'ask', 'Should we?', '--why', 'w', '--key', 'k', '--ceiling', 'lots'], /--ceiling must be an amount/],
+    ['a session to approve missing', ['chamber', 'approve', '--key', 'k'], /missing <sessionId>/],
   ];
   it.each(cases)('%s', async (_what, argv, message) => {
     const { code, stdout, stderr } = await cli(argv);
@@ -120,8 +123,19 @@ describe('command parts', () => {
       agentsTable([
         { agentId: 'alice', displayName: 'Alice', roles: ['executive', 'reviewer'], trustScore: 700, status: 'active' },
         { agentId: 'bob', displayName: 'Bob the Builder', roles: ['observer'], trustScore: 5, status: 'disabled' },
+        { agentId: 'cyd', displayName: 'Cyd', roles: ['executive'], trustScore: 500, status: 'active', breaker: { state: 'open' } },
+        { agentId: 'dee', displayName: 'Dee', roles: ['executive'], trustScore: 500, status: 'active', breaker: { state: 'closed' } },
       ]),
-    ).toBe(['ID     NAME             ROLES               TRUST  STATUS', 'alice  Alice            executive,reviewer  700    active', 'bob    Bob the Builder  observer            5      disabled', ''].join('\n'));
+    ).toBe(
+      [
+        'ID     NAME             ROLES               TRUST  STATUS',
+        'alice  Alice            executive,reviewer  700    active',
+        'bob    Bob the Builder  observer            5      disabled',
+        'cyd    Cyd              executive           500    paused',
+        'dee    Dee              executive           500    active',
+        '',
+      ].join('\n'),
+    );
     expect(describeCommandResult('RegisterAgent', { streamId: 'agent-alice', revision: 0, events: ['AgentRegistered'], duplicate: false })).toBe('RegisterAgent: agent-alice@0 [AgentRegistered]');
     expect(describeCommandResult('UpdateAgent', { streamId: 'agent-alice', revision: 3, events: [], duplicate: true })).toBe(
       'UpdateAgent: agent-alice@3 nothing to change (already handled: nothing new written)',

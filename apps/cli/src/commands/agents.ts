@@ -89,10 +89,15 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
-export function agentsTable(agents: readonly Pick<AgentView, 'agentId' | 'displayName' | 'roles' | 'trustScore' | 'status'>[]): string {
+/** What an operator calls the agent: `paused` while its circuit breaker is open (a recovery runs), else its registry status. */
+export function agentStatus(agent: Pick<AgentView, 'status'> & { breaker?: Pick<AgentView['breaker'], 'state'> }): string {
+  return agent.status === 'active' && agent.breaker?.state === 'open' ? 'paused' : agent.status;
+}
+
+export function agentsTable(agents: readonly (Pick<AgentView, 'agentId' | 'displayName' | 'roles' | 'trustScore' | 'status'> & { breaker?: Pick<AgentView['breaker'], 'state'> })[]): string {
   return table(
     ['ID', 'NAME', 'ROLES', 'TRUST', 'STATUS'],
-    agents.map((a) => [a.agentId, a.displayName, a.roles.join(','), String(a.trustScore), a.status]),
+    agents.map((a) => [a.agentId, a.displayName, a.roles.join(','), String(a.trustScore), agentStatus(a)]),
   );
 }
 

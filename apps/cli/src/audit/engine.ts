@@ -1,0 +1,424 @@
+/**
+ * `agora audit`: reads the whole log in its one global order and checks every commit (the events
+ * one command appended) for what the trust boundary promises:
+ * - envelope: the signed command is in the metadata of its first event (an event without one was
+ *   not written by a service's command gate: published straight into the log);
+ * - signature: it verifies under the key the signer had at that point of the log (rotations are
+ *   registry events of the same log; a key rotated out before the command is named as such);
+ * - authorization: the signer had, at that point, a role the command admits;
+ * - chain: each stream's revisions follow one another;
+ * - decision: the command, decided again on the stream's state before it with the context recorded
+ *   beside it, produces exactly the events recorded;
+ * - checkpoints: the hash over the log up to each recorded checkpoint is the one recorded, and the
+ *   log still reaches the last checkpoint (a log edited, cut in the middle or truncated at the end).
+ * Each failure is a finding with its stream, revision, position and reason.
+ */
+import { AUDIT_LOG_STREAM, authorizeSender, commandByType, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
+import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
+import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, nextCommitLink, serviceKeyAt, signingBytes, type ServiceKeyring, type SignedCommand } from '@agora/identity';
+import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
+import { SignatureVerifier, type VerifyTask } from './verifier.js';
+
+export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint';
+
+export interface Finding {
+  check: Check;
+  streamId: string;
+  revision: number;
+  position: string;
+  eventType: string;
+  reason: string;
+}
+
+export interface ProtocolSummary {
+  events: number;
+  commands: number;
+  findings: number;
+}
+
+export interface AuditReport {
+  events: number;
+  commands: number;
+  streams: number;
+  /** Checkpoints found in the log, and how many of them the log was hashed up to. */
+  checkpoints: { recorded: number; verified: number; lastCount: number | undefined };
+  protocols: Record<string, ProtocolSummary>;
+  findings: Finding[];
+  elapsedMs: number;
+}
+
+export interface AuditProgress {
+  events: number;
+  position: string | undefined;
+  elapsedMs: number;
+}
+
+/** An agent the log does not register but the deployment trusts from its configuration (the bootstrap operator). */
+export interface TrustedKey {
+  agentId: string;
+  publicKey: string;
+  roles: readonly string[];
+}
+
+export interface AuditOptions {
+  policies?: AuditPolicies;
+  /** Agents known from configuration (AGORA_OPERATOR_KEY_FILE / AGORA_OPERATOR_PUBLIC_KEY). */
+  trusted?: readonly TrustedKey[];
+  /** The services' public keys over time (AGORA_SERVICE_PUBLIC_KEYS): what `service:<name>` signed with. */
+  serviceKeys?: ServiceKeyring;
+  /** Called about once a second while the log is read. */
+  onProgress?: (progress: AuditProgress) => void;
+  progressEveryMs?: number;
+  /** Signature checks run on this many worker threads (0: on this thread). Default: 0. */
+  workers?: number;
+}
+
+interface StreamCursor {
+  state: unknown;
+  revision: number;
+  rules: AggregateRules | undefined;
+  /** The stream's last commit, which the next one links to (per-commit hash chain). */
+  lastCommit: readonly RecordedEvent[] | undefined;
+}
+
+interface AgentKeys {
+  /** Current key and the keys it replaced, newest last. */
+  publicKey: string;
+  retired: string[];
+  roles: readonly string[];
+  status: string;
+}
+
+const UNKNOWN_PROTOCOL = 'other';
+
+/** The signer of an envelope: its key then, the keys it had before (a signature by one of those is named), its roles then. */
+interface Signer {
+  publicKey: string | undefined;
+  retired: readonly string[];
+  roles: readonly string[];
+  status: string;
+  /** Why there is no key in force, when there is none. */
+  missing?: string;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export class LogAuditor {
+  private readonly rules: Map<string, AggregateRules>;
+  private readonly streams = new Map<string, StreamCursor>();
+  private readonly agents = new Map<string, AgentKeys>();
+  private readonly trusted: Map<string, TrustedKey>;
+  private readonly findings: Finding[] = [];
+  private readonly protocols: Record<string, ProtocolSummary> = {};
+  private readonly hasher = new LogHasher();
+  private readonly verifier: SignatureVerifier;
+  /** The recorded checkpoints by the number of events they cover, with the event that records each. */
+  private checkpoints = new Map<number, { checkpoint: LogCheckpoint; recorded: RecordedEvent }>();
+  private checkpointsVerified = 0;
+  private events = 0;
+  private commands = 0;
+  private pending: RecordedEvent[] = [];
+
+  constructor(private readonly options: AuditOptions = {}) {
+    this.rules = aggregateRules(options.policies);
+    this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
+    this.verifier = new SignatureVerifier(options.workers ?? 0);
+  }
+
+  /** Audits the whole log of `store`. */
+  async run(store: EventStore): Promise<AuditReport> {
+    const started = performance.now();
+    const checkpointEvents = await store.readStream(AUDIT_LOG_STREAM).catch((error: unknown) => {
+      if (error instanceof StreamNotFound) return [];
+      throw error;
+    });
+    for (const e of checkpointEvents) {
+      const { recordedAt: _, ...checkpoint } = e.data as DataOf<typeof LogCheckpointRecorded>;
+      this.checkpoints.set(checkpoint.count, { checkpoint, recorded: e });
+    }
+    const everyMs = this.options.progressEveryMs ?? 1_000;
+    let nextProgress = started + everyMs;
+    let position: string | undefined;
+    try {
+      for await (const event of store.readAll()) {
+        await this.add(event);
+        position = event.position;
+        if (this.options.onProgress && (this.events & 255) === 0 && performance.now() >= nextProgress) {
+          nextProgress = performance.now() + everyMs;
+          this.options.onProgress({ events: this.events, position, elapsedMs: performance.now() - started });
+        }
+      }
+      await this.endCommit();
+      await this.verifier.drain();
+    } finally {
+      await this.verifier.close();
+    }
+    this.checkTruncation(position);
+    this.options.onProgress?.({ events: this.events, position, elapsedMs: performance.now() - started });
+    this.findings.sort((a, b) => (a.position === b.position ? 0 : comparePositions(a.position, b.position)));
+    return {
+      events: this.events,
+      commands: this.commands,
+      streams: this.streams.size,
+      checkpoints: { recorded: this.checkpoints.size, verified: this.checkpointsVerified, lastCount: Math.max(0, ...this.checkpoints.keys()) || undefined },
+      protocols: this.protocols,
+      findings: this.findings,
+      elapsedMs: performance.now() - started,
+    };
+  }
+
+  private async add(event: RecordedEvent): Promise<void> {
+    this.events++;
+    const head = this.hasher.add(event);
+    const mark = this.checkpoints.get(head.count);
+    if (mark) {
+      const mismatch = checkpointMismatch(mark.checkpoint, head);
+      if (mismatch) this.report('checkpoint', mark.recorded, mismatch);
+      else this.checkpointsVerified++;
+    }
+    const first = this.pending[0];
+    if (first && (first.streamId !== event.streamId || first.metadata['commandId'] === undefined || first.metadata['commandId'] !== event.metadata['commandId'])) await this.endCommit();
+    this.pending.push(event);
+  }
+
+  private checkTruncation(lastPosition: string | undefined): void {
+    const last = Math.max(0, ...this.checkpoints.keys());
+    if (last > this.events) {
+      const { checkpoint, recorded } = this.checkpoints.get(last)!;
+      this.report('checkpoint', recorded, `the log ends after ${this.events} events (position ${lastPosition ?? 'none'}), yet this checkpoint covers ${last} events up to position ${checkpoint.position}: the log was truncated`);
+    }
+  }
+
+  private protocolOf(streamId: string): ProtocolSummary {
+    const name = this.rules.get(categoryOf(streamId))?.protocol ?? UNKNOWN_PROTOCOL;
+    return (this.protocols[name] ??= { events: 0, commands: 0, findings: 0 });
+  }
+
+  private report(check: Check, event: RecordedEvent, reason: string): void {
+    this.findings.push({ check, streamId: event.streamId, revision: event.revision, position: event.position, eventType: event.type, reason });
+    this.protocolOf(event.streamId).findings++;
+  }
+
+  /** The events of one commit are all in: check it, then fold it. */
+  private async endCommit(): Promise<void> {
+    const commit = this.pending;
+    if (commit.length === 0) return;
+    this.pending = [];
+    const first = commit[0]!;
+    const protocol = this.protocolOf(first.streamId);
+    protocol.events += commit.length;
+    protocol.commands++;
+    this.commands++;
+
+    let cursor = this.streams.get(first.streamId);
+    if (!cursor) {
+      const rules = this.rules.get(categoryOf(first.streamId));
+      cursor = { state: rules?.decider.initialState(), revision: -1, rules, lastCommit: undefined };
+      this.streams.set(first.streamId, cursor);
+    }
+    this.checkChain(cursor, commit);
+    const accepted = await this.checkEnvelope(commit);
+    if (accepted) this.checkDecision(cursor, commit, accepted.definition);
+    this.fold(cursor, commit);
+  }
+
+  /** Revisions follow one another, and the commit links to the stream's previous commit (prevCommitHash). */
+  private checkChain(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
+    let expected = cursor.revision + 1;
+    for (const event of commit) {
+      if (event.revision !== expected) this.report('chain', event, `revision ${event.revision} follows revision ${expected - 1} of the stream: events are missing before it`);
+      expected = event.revision + 1;
+    }
+    const first = commit[0]!;
+    const link = first.metadata[COMMIT_CHAIN_FIELD];
+    if (typeof link !== 'string') {
+      // An event without an envelope is reported as such; a chain link is part of what a command gate writes.
+      if (typeof first.metadata['signature'] === 'string') this.report('chain', first, 'the commit carries no prevCommitHash');
+      return;
+    }
+    if (commit.some((e) => e.metadata[COMMIT_CHAIN_FIELD] !== link)) this.report('chain', first, 'the events of this commit carry different prevCommitHash values');
+    else if (link !== nextCommitLink(first.streamId, cursor.lastCommit)) {
+      this.report(
+        'chain',
+        first,
+        cursor.lastCommit === undefined
+          ? 'the first commit of the stream does not carry the genesis value: a commit before it was removed'
+          : `prevCommitHash does not match the stream's previous commit (revision ${cursor.lastCommit[0]!.revision}): that commit was edited, or one between them removed`,
+      );
+    }
+  }
+
+  /** Envelope, signature and authorization; the command's definition when all hold. */
+  private async checkEnvelope(commit: readonly RecordedEvent[]): Promise<{ definition: CommandDefinition } | undefined> {
+    const first = commit[0]!;
+    const found = envelopeOfMetadata(first.metadata);
+    if ('reason' in found) {
+      this.report('envelope', first, `${found.reason}: not written through a command gate or a service's signed command (published straight into the log?)`);
+      return undefined;
+    }
+    const { envelope } = found;
+    for (const other of commit.slice(1)) {
+      if (other.metadata['commandId'] !== envelope.commandId || other.metadata['actor'] !== envelope.actor) this.report('envelope', other, `the event does not carry the commit's command ${envelope.commandId}`);
+    }
+    const definition = commandByType(envelope.type);
+    if (!definition) {
+      this.report('envelope', first, `command type ${envelope.type} is not in the contracts`);
+      return undefined;
+    }
+    const signer = this.signerOf(envelope);
+    if (signer.publicKey === undefined) {
+      this.report('signature', first, signer.missing ?? `${envelope.actor} has no key at this point of the log`);
+      return undefined;
+    }
+    await this.checkSignature(first, envelope, signer);
+    if (signer.status === 'disabled') {
+      this.report('authorization', first, `${envelope.actor} was disabled at this point of the log`);
+      return undefined;
+    }
+    const authorization = authorizeSender(definition, { actor: envelope.actor, roles: signer.roles });
+    if (!authorization.allowed) {
+      this.report('authorization', first, `${authorization.reason} (at this point of the log)`);
+      return undefined;
+    }
+    return { definition };
+  }
+
+  private async checkSignature(first: RecordedEvent, envelope: SignedCommand, signer: Signer): Promise<void> {
+    // A command sent without a correlation id is recorded with its commandId as one: either form
+    // may be the signed one, the form without it far more often (checked first).
+    const { correlationId: _implied, ...withoutCorrelation } = envelope;
+    const implied = envelope.correlationId === envelope.commandId;
+    const task: VerifyTask = { bytes: signingBytes(implied ? withoutCorrelation : envelope), publicKey: signer.publicKey!, signature: envelope.signature };
+    await this.verifier.submit(task, (valid) => {
+      // The other form, on this thread: rare (a command that named its own id as its correlation id).
+      if (valid || (implied && this.verifier.verifyNow({ ...task, bytes: signingBytes(envelope) }))) return;
+      const byRetired = signer.retired.find((key) => key !== signer.publicKey && this.verifier.verifyNow({ ...task, publicKey: key }));
+      this.report(
+        'signature',
+        first,
+        byRetired
+          ? `signed by a key of ${envelope.actor} that is not in force at this point of the log (rotated out or expired): ${byRetired}`
+          : `the signature of ${envelope.actor} on ${envelope.type} ${envelope.commandId} does not verify under its key at this point of the log`,
+      );
+    });
+  }
+
+  private signerOf(envelope: SignedCommand): Signer {
+    const service = serviceOfActor(envelope.actor);
+    if (envelope.actor.startsWith('service:')) {
+      const keyring = this.options.serviceKeys ?? {};
+      const entries = service !== undefined && Object.hasOwn(keyring, service) ? keyring[service]! : [];
+      const publicKey = service === undefined ? undefined : serviceKeyAt(keyring, service, envelope.issuedAt);
+      const retired = entries.map((e) => e.publicKey);
+      if (publicKey === undefined) {
+        const byRetired = retired.find((key) => this.verifier.verifyNow({ bytes: signingBytes(envelope), publicKey: key, signature: envelope.signature }));
+        return {
+          publicKey: undefined,
+          retired,
+          roles: [],
+          status: 'active',
+          missing: byRetired
+            ? `signed by a key of ${envelope.actor} that is not in force at ${envelope.issuedAt} (rotated out or expired): ${byRetired}`
+            : entries.length === 0
+              ? `${envelope.actor} is not a service whose keys the audit knows (AGORA_SERVICE_PUBLIC_KEYS)`
+              : `${envelope.actor} has no key in force at ${envelope.issuedAt}`,
+        };
+      }
+      return { publicKey, retired, roles: [], status: 'active' };
+    }
+    const registered = this.agents.get(envelope.actor);
+    if (registered) return registered;
+    const trusted = this.trusted.get(envelope.actor);
+    if (trusted) return { publicKey: trusted.publicKey, retired: [], roles: trusted.roles, status: 'active' };
+    return { publicKey: undefined, retired: [], roles: [], status: 'unknown', missing: `signed by ${envelope.actor}, who is not registered at this point of the log` };
+  }
+
+  private checkDecision(cursor: StreamCursor, commit: readonly RecordedEvent[], definition: CommandDefinition): void {
+    const first = commit[0]!;
+    // A command id reservation (commandid-<id>) records no decision: it carries the command's own
+    // signed metadata (checked like every commit's) and reserves the id before the command's events.
+    if (categoryOf(first.streamId) === COMMAND_ID_CATEGORY) return;
+    if (!cursor.rules) {
+      this.report('decision', first, `no decider for the stream category ${categoryOf(first.streamId)}`);
+      return;
+    }
+    const meta = first.metadata;
+    const decision = meta['decision'] as RecordedDecision | undefined;
+    if (!decision || typeof decision.now !== 'string' || !Array.isArray(decision.actorRoles)) {
+      this.report('decision', first, 'no recorded decision context (service clock, actor roles) to decide the command again');
+      return;
+    }
+    let payload = decision.payload;
+    if (payload === undefined) {
+      const parsed = definition.payload.safeParse(meta['commandPayload']);
+      if (!parsed.success) {
+        this.report('decision', first, `the signed payload does not satisfy ${definition.type}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+        return;
+      }
+      payload = parsed.data;
+    }
+    const command = { type: definition.type, payload, context: { now: decision.now, actor: String(meta['actor']), actorRoles: decision.actorRoles, commandId: String(meta['commandId']) } };
+    let produced: { type: string; data: unknown }[];
+    try {
+      produced = cursor.rules.decider.decide(command, cursor.state);
+    } catch (error) {
+      this.report('decision', first, `decided again on the state before it, ${definition.type} is refused: ${(error as Error).message}`);
+      return;
+    }
+    if (produced.length !== commit.length) {
+      this.report('decision', first, `decided again, ${definition.type} produces ${produced.length} events (${produced.map((e) => e.type).join(', ') || 'none'}); the log has ${commit.length} (${commit.map((e) => e.type).join(', ')})`);
+      return;
+    }
+    for (let i = 0; i < commit.length; i++) {
+      const recorded = commit[i]!;
+      const again = produced[i]!;
+      if (recorded.type !== again.type || !sameJson(recorded.data, again.data)) {
+        this.report('decision', recorded, `decided again, ${definition.type} produces ${again.type} ${JSON.stringify(again.data).slice(0, 300)}; the log has ${recorded.type} ${JSON.stringify(recorded.data).slice(0, 300)}`);
+        return;
+      }
+    }
+  }
+
+  /** Folds the recorded events (what the services folded), and keeps the agents' keys and roles. */
+  private fold(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
+    for (const event of commit) {
+      if (cursor.rules) {
+        try {
+          cursor.state = cursor.rules.decider.evolve(cursor.state, { type: event.type, data: event.data });
+        } catch (error) {
+          this.report('decision', event, `the stream's rules cannot fold this event: ${(error as Error).message}`);
+        }
+      }
+      cursor.revision = event.revision;
+      cursor.lastCommit = commit;
+      if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
+    }
+  }
+
+  private trackAgent(event: RecordedEvent, state: unknown): void {
+    const agent = state as { status: string; agentId?: string; publicKey?: string; roles?: readonly string[] };
+    if (agent.status === 'unregistered' || !agent.agentId || !agent.publicKey) return;
+    const known = this.agents.get(agent.agentId);
+    const retired = known ? (known.publicKey === agent.publicKey ? known.retired : [...known.retired, known.publicKey]) : [];
+    this.agents.set(agent.agentId, { publicKey: agent.publicKey, retired, roles: agent.roles ?? [], status: agent.status });
+    void event;
+  }
+}
+
+/** Positions are opaque, but every adapter's are ordered: numbers, `seq:index`, or `commit/prepare` pairs. */
+function comparePositions(a: string, b: string): number {
+  const pa = a.split(/[:/]/).map((p) => BigInt(p.replace(/\D/g, '') || '0'));
+  const pb = b.split(/[:/]/).map((p) => BigInt(p.replace(/\D/g, '') || '0'));
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? 0n;
+    const y = pb[i] ?? 0n;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Audits the whole log of `store`. */
+export function auditLog(store: EventStore, options: AuditOptions = {}): Promise<AuditReport> {
+  return new LogAuditor(options).run(store);
+}

@@ -1,0 +1,125 @@
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+
+/** One Ed25519 check: `signature` (base64url) of `bytes` under `publicKey` (`ed25519:<base64url>`). */
+export interface VerifyTask {
+  bytes: Buffer;
+  /** Other bytes the signature may be of (the same envelope written another way); tried when `bytes` fail. */
+  alternative?: Buffer;
+  publicKey: string;
+  signature: string;
+}
+
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** Public keys as KeyObjects, converted once each. */
+export class KeyCache {
+  private readonly keys = new Map<string, KeyObject | null>();
+
+  get(text: string): KeyObject | null {
+    let key = this.keys.get(text);
+    if (key === undefined) {
+      const raw = text.startsWith('ed25519:') ? Buffer.from(text.slice('ed25519:'.length), 'base64url') : Buffer.alloc(0);
+      key = raw.length === 32 ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' }) : null;
+      this.keys.set(text, key);
+    }
+    return key;
+  }
+}
+
+export function verifyTask(task: VerifyTask, keys: KeyCache): boolean {
+  const signature = Buffer.from(task.signature, 'base64url');
+  const key = keys.get(task.publicKey);
+  if (signature.length !== 64 || !key) return false;
+  return verify(null, task.bytes, key, signature) || (task.alternative !== undefined && verify(null, task.alternative, key, signature));
+}
+
+const BATCH = 256;
+/** The worker's module beside this one: built (.js), or run from source (.ts, the worker inherits the loader's flags). */
+const WORKER_URL = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+interface Batch {
+  tasks: VerifyTask[];
+  done: ((valid: boolean) => void)[];
+}
+
+interface PoolWorker {
+  worker: Worker;
+  /** Batches sent and not answered yet, in order (a worker answers in order). */
+  waiting: { batch: Batch; resolve: () => void }[];
+}
+
+/**
+ * Checks signatures on this thread, or in batches on worker threads (`workers` > 0), answering each
+ * through its callback; a batch that finds every worker busy is checked on this thread. `drain`
+ * waits for all.
+ */
+export class SignatureVerifier {
+  private readonly keys = new KeyCache();
+  private readonly pool: PoolWorker[] = [];
+  private batch: Batch = { tasks: [], done: [] };
+  private readonly inFlight = new Set<Promise<void>>();
+  private failure: Error | undefined;
+  private next = 0;
+
+  constructor(workers: number) {
+    for (let i = 0; i < workers; i++) {
+      const member: PoolWorker = { worker: new Worker(WORKER_URL), waiting: [] };
+      member.worker.on('message', (results: boolean[]) => {
+        const sent = member.waiting.shift();
+        if (!sent) return;
+        results.forEach((valid, index) => sent.batch.done[index]!(valid));
+        sent.resolve();
+      });
+      member.worker.on('error', (error: Error) => {
+        this.failure = error;
+        for (const sent of member.waiting.splice(0)) sent.resolve();
+      });
+      this.pool.push(member);
+    }
+  }
+
+  /** Checks at once on this thread (rare checks: which retired key signed). */
+  verifyNow(task: VerifyTask): boolean {
+    return verifyTask(task, this.keys);
+  }
+
+  async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
+    if (this.pool.length === 0) {
+      done(this.verifyNow(task));
+      return;
+    }
+    this.batch.tasks.push(task);
+    this.batch.done.push(done);
+    if (this.batch.tasks.length >= BATCH) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.batch;
+    if (batch.tasks.length === 0) return;
+    this.batch = { tasks: [], done: [] };
+    if (this.failure) throw this.failure;
+    if (this.inFlight.size >= this.pool.length * 2) {
+      // Every worker has work queued: this thread checks the batch itself rather than wait, so
+      // the reading, hashing and deciding thread also verifies when it would otherwise idle.
+      batch.tasks.forEach((task, index) => batch.done[index]!(this.verifyNow(task)));
+      return;
+    }
+    const member = this.pool[this.next++ % this.pool.length]!;
+    const answered = new Promise<void>((resolve) => member.waiting.push({ batch, resolve }));
+    member.worker.postMessage(batch.tasks);
+    const tracked: Promise<void> = answered.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  async drain(): Promise<void> {
+    await this.flush();
+    await Promise.all(this.inFlight);
+    if (this.failure) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.pool.map((m) => m.worker.terminate()));
+    this.pool.length = 0;
+  }
+}

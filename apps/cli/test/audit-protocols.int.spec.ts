@@ -1,0 +1,142 @@
+/**
+ * `agora audit` on the log every protocol leaves: the registry, a tribunal review approved in
+ * round 1, a voting session decided by its validators, a recovery that converges (the services'
+ * own signed commands among them: rounds opened, the recovery opened with its reviewer), and the
+ * projections' log checkpoints. Every commit verifies, is authorized, chains, and decides again
+ * to exactly the events recorded: 0 findings.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CastValidatorVote,
+  commandByType,
+  CreateVotingSession,
+  GetDialecticSession,
+  GetProposal,
+  GetVotingSession,
+  RegisterAgent,
+  ReportHealth,
+  SERVICE_NAMES,
+  SubmitAntithesis,
+  SubmitSynthesis,
+  SubmitThesis,
+  type CommandResult,
+  type DialecticSessionView,
+  type ProposalView,
+  type Reply,
+  type Role,
+  type VotingSessionView,
+} from '@agora/contracts';
+import { startDialecticService } from '@agora/dialectic';
+import { createSignedCommand, generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
+import { startProjectionsService, type RunningProjections } from '@agora/projections';
+import { startProposalService } from '@agora/proposal';
+import { startRegistryService } from '@agora/registry';
+import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
+import { waitFor } from '@agora/testing';
+import { startTribunalService } from '@agora/tribunal';
+import { startVotingService } from '@agora/voting';
+import { auditLog } from '../src/audit/engine.js';
+
+const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
+  seldon: { roles: ['executive'] },
+  ada: { roles: ['executive'] },
+  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
+  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
+  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
+  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
+};
+const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
+
+let dir: string;
+let context: ServiceContext;
+let running: Running;
+let projections: RunningProjections;
+
+const send = (type: string, actor: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> =>
+  context.client.request(commandByType(type)!.subject, createSignedCommand({ type, actor, payload, secretKey: keys[actor]!.secretKey }), { timeoutMs: 10_000 });
+const ok = async (type: string, actor: string, payload: Record<string, unknown>) => {
+  const reply = await send(type, actor, payload);
+  if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
+  return reply.result;
+};
+const query = async <T>(subject: string, params: unknown): Promise<T | undefined> => {
+  const reply = await context.client.request<T>(subject, params, { timeoutMs: 10_000 });
+  return reply.ok ? reply.result : undefined;
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agora-audit-protocols-'));
+  context = await openServiceContext({
+    store: { kind: 'embedded', directory: join(dir, 'events') },
+    natsUrl: undefined,
+    dataDir: dir,
+    operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
+    maxClockSkewMs: 300_000,
+    requestTimeoutMs: 10_000,
+  });
+  running = await startAll([
+    () => startRegistryService(context, { logger: false }),
+    () => startProposalService(context, { logger: false }),
+    () => startTribunalService(context, { logger: false }),
+    () => startVotingService(context, { logger: false }),
+    () => startDialecticService(context, { logger: false }),
+    async () => (projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false, checkpointEvery: 10 })),
+  ]);
+  for (const [agentId, { roles, constitutions }] of Object.entries(FLEET)) {
+    await ok(RegisterAgent.type, 'root', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles, constitutions: constitutions ?? [], trustScore: 700 });
+  }
+  await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');
+}, 30_000);
+
+afterAll(async () => {
+  await running?.close();
+  await context?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('finds nothing on the log of the tribunal, voting and dialectic flows, and decides every command again', async () => {
+  // Tribunal: a proposal, the round the tribunal opens itself, four approvals.
+  await ok('SubmitProposal', 'seldon', { proposalId: 'p1', title: 'Plan p1', body: 'Week 1: bounties.', problem: 'users', evidence: [{ ref: 'thread/1', summary: 'context' }] });
+  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p1' }))?.rounds.some((r) => r.status === 'open') ?? false, 'round 1 to open', 15_000);
+  for (const [agent, constitution] of [
+    ['harbinger', 'risk'],
+    ['heretic', 'premise'],
+    ['sentinel', 'evidence'],
+    ['zealot', 'execution'],
+  ] as const) {
+    await ok('SubmitReview', agent, { proposalId: 'p1', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
+  }
+  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p1' }))?.status === 'approved', 'p1 approved', 15_000);
+
+  // Voting: a session on the registry's validators, every selected one approves.
+  await ok(CreateVotingSession.type, 'seldon', { requestId: 'r1', actionType: 'deploy_production', riskLevel: 'high' });
+  const created = (await query<VotingSessionView>(GetVotingSession.subject, { sessionId: 'r1' }))!;
+  for (const { agentId } of created.validators) await ok(CastValidatorVote.type, agentId, { sessionId: 'r1', decision: 'approve', confidence: 0.9, reasoning: `${agentId} approves` });
+  await waitFor(async () => (await query<VotingSessionView>(GetVotingSession.subject, { sessionId: 'r1' }))?.status === 'decided', 'r1 decided', 15_000);
+
+  // Dialectic: ada's breaker trips, the service opens the recovery with a reviewer, they converge.
+  await ok(ReportHealth.type, 'ada', { agentId: 'ada', health: 0.35, risk: 0.65, tags: [], metrics: {} });
+  let session: DialecticSessionView | undefined;
+  await waitFor(async () => (session = await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: 'ada-p1' }))?.status === 'awaiting_thesis', 'the recovery to open', 15_000);
+  const reviewer = session!.reviewer!;
+  const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
+  await ok(SubmitThesis.type, 'ada', { sessionId: 'ada-p1', rootCause: 'spike', proposedConditions: [threshold(0.45)], reasoning: 'external' });
+  await ok(SubmitAntithesis.type, reviewer, { sessionId: 'ada-p1', observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
+  await ok(SubmitSynthesis.type, 'ada', { sessionId: 'ada-p1', round: 1, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
+  await ok(SubmitSynthesis.type, reviewer, { sessionId: 'ada-p1', round: 2, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
+
+  // Everything settled: a last checkpoint of the whole log.
+  await new Promise((r) => setTimeout(r, 300));
+  await projections.checkpoints.checkpoint();
+
+  const serviceKeys = parseServiceKeyring(Object.fromEntries(SERVICE_NAMES.filter((s) => s !== 'chamber' && s !== 'debate').map((s) => [s, context.serviceIdentity(s).publicKey])));
+  const report = await auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }], serviceKeys });
+  expect(report.findings).toEqual([]);
+  expect(Object.keys(report.protocols).sort()).toEqual(['audit', 'dialectic', 'other', 'registry', 'tribunal', 'voting']) // other: the commandid reservations;
+  for (const summary of Object.values(report.protocols)) expect(summary.commands).toBeGreaterThan(0);
+  expect(report.checkpoints.recorded).toBeGreaterThanOrEqual(2);
+  expect(report.checkpoints.verified).toBe(report.checkpoints.recorded);
+}, 90_000);
