@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, tooDeepMessage } from '@agora/messaging';
 import { GatewayError } from './http-reply.js';
 
 /** Beyond this many bytes past the limit, a body is not worth draining: the connection is dropped. */
@@ -55,6 +56,7 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   } catch {
     throw new GatewayError('invalid_command', 'the body is not UTF-8 text');
   }
+  if (jsonDepthExceeds(text)) throw new GatewayError('invalid_command', tooDeepMessage(), { maxDepth: MAX_JSON_DEPTH });
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { COMMAND_ID_CATEGORY } from '@agora/runtime';
 import { categoryOf, InvalidPosition, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
+import { DEBATE_SSE_TYPES } from '@agora/contracts';
 import { GatewayError } from './http-reply.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -15,6 +17,8 @@ export interface EventStreamRequest {
   categories: ReadonlySet<string>;
   /** Event types to keep (empty: all). */
   types: ReadonlySet<string>;
+  /** Only the events of this stream (a debate's). */
+  streamId?: string;
 }
 
 /**
@@ -44,6 +48,21 @@ export function sseFrame(event: RecordedEvent): string {
   const { id, type, streamId, revision, position, recordedAt, data, metadata } = event;
   // JSON.stringify escapes line breaks inside strings, so `data` is always a single line.
   return `id: ${position}\nevent: ${type}\ndata: ${JSON.stringify({ id, type, streamId, revision, position, recordedAt, data, metadata })}\n\n`;
+}
+
+/**
+ * The seed 004 frame of a debate event (GET /v1/debates/:id/events): the seed's event type as the
+ * SSE event name (message_posted, stage_transition, steelman_attempt, steelman_graded,
+ * commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed,
+ * debate_complete, and moderator_intervened, thread_crystallized, debate_opened), the position as
+ * id (so Last-Event-ID resumes), and the event's data with its log type, position and time.
+ * Undefined for a debate event the stream does not carry.
+ */
+export function debateSseFrame(event: RecordedEvent): string | undefined {
+  const name = DEBATE_SSE_TYPES[event.type];
+  if (name === undefined) return undefined;
+  const { type, position, recordedAt, data } = event;
+  return `id: ${position}\nevent: ${name}\ndata: ${JSON.stringify({ type: name, logType: type, position, recordedAt, ...(data as Record<string, unknown>) })}\n\n`;
 }
 
 /**
@@ -77,12 +96,13 @@ export class EventStreamSession {
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped = false;
+  private lastPosition: Position | undefined;
   private readonly closed: Promise<void>;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly request: EventStreamRequest,
-    private readonly options: { heartbeatMs: number; logger: Pick<LoggerService, 'warn'> },
+    private readonly options: { heartbeatMs: number; slowClientMs?: number; logger: Pick<LoggerService, 'warn'>; frame?: (event: RecordedEvent) => string | undefined },
   ) {
     this.closed = res.destroyed ? Promise.resolve() : new Promise((resolve) => res.once('close', resolve));
   }
@@ -110,16 +130,49 @@ export class EventStreamSession {
   }
 
   private wanted(event: RecordedEvent): boolean {
-    const { categories, types } = this.request;
-    return (categories.size === 0 || categories.has(categoryOf(event.streamId))) && (types.size === 0 || types.has(event.type));
+    const { categories, types, streamId } = this.request;
+    if (streamId !== undefined && event.streamId !== streamId) return false;
+    const category = categoryOf(event.streamId);
+    // Command id reservations are the log's bookkeeping: shown only to who asks for their category.
+    if (category === COMMAND_ID_CATEGORY && !categories.has(category)) return false;
+    return (categories.size === 0 || categories.has(category)) && (types.size === 0 || types.has(event.type));
   }
 
   private async deliver(event: RecordedEvent): Promise<void> {
     if (this.stopped || !this.wanted(event)) return;
-    if (!this.res.write(sseFrame(event))) {
-      // Backpressure: hold the subscription until the client has read, or has gone.
-      await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed]);
+    const frame = this.options.frame ? this.options.frame(event) : sseFrame(event);
+    if (frame === undefined) return;
+    const written = this.res.write(frame);
+    this.lastPosition = event.position;
+    if (!written) {
+      // Backpressure: hold the subscription until the client has read, or has gone; a client that
+      // reads nothing for slowClientMs is dropped with its resume position instead.
+      let timer: NodeJS.Timeout | undefined;
+      const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), this.options.slowClientMs ?? 30_000)));
+      const outcome = await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed, slow]);
+      clearTimeout(timer);
+      if (outcome === 'slow') this.dropSlowClient();
     }
+  }
+
+  /**
+   * Ends the stream of a client that stopped reading: a last `dropped` event names the position to
+   * resume after (the `id` of the last event written, which EventSource sends back as
+   * Last-Event-ID when it reconnects), and the subscription stops, so it costs nothing more.
+   */
+  private dropSlowClient(): void {
+    const resumeAfter = this.lastPosition ?? null;
+    this.options.logger.warn(`SSE client dropped: it read nothing for ${this.options.slowClientMs ?? 30_000} ms (resume after ${resumeAfter ?? 'the start'})`);
+    this.res.write(`event: dropped\ndata: ${JSON.stringify({ reason: 'slow_client', resumeAfter })}\n\n`);
+    // Not awaited: stopping the subscription waits for this handler to return.
+    void this.stop();
+    // What is still buffered goes out if the client reads again; a client that never does is cut off.
+    setTimeout(
+      () => {
+        if (!this.res.writableFinished) this.res.destroy();
+      },
+      Math.max(10_000, 2 * (this.options.slowClientMs ?? 30_000)),
+    ).unref();
   }
 
   /** Stops the subscription and ends the response. Safe to call twice. */

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { openApiDocument, type CommandDefinition } from '@agora/contracts';
+import { DEBATE_CATEGORY, EntityId, openApiDocument, type CommandDefinition } from '@agora/contracts';
+import { StreamNotFound } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
-import { checkPosition, EventStreamSession, parseEventStreamRequest, StoreHead } from './event-stream.js';
+import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, StoreHead } from './event-stream.js';
 import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
 import { GatewayMetrics, markRoute } from './metrics.js';
 import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
@@ -77,7 +78,30 @@ export class GatewayController {
     else if (request.fromEnd) after = await this.streams.head.position();
     // The client may have left while the position was being checked.
     if (res.destroyed) return;
-    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, logger: this.logger });
+    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger });
+    this.streams.sessions.add(session);
+    res.once('close', () => this.streams.sessions.delete(session));
+    session.start(this.options.store, after);
+  }
+
+  /**
+   * A debate's events in the seed's SSE vocabulary (debateSseFrame), from its first event or after
+   * Last-Event-ID / ?after=, then live; 404 when the debate does not exist.
+   */
+  @Get('v1/debates/:debateId/events')
+  async debateEvents(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/debates/:debateId/events', { streaming: true });
+    const debateId = decodeURIComponent(pathOf(req).split('/')[3] ?? '');
+    const parsed = EntityId.safeParse(debateId);
+    if (!parsed.success) throw new GatewayError('invalid_command', `"${debateId}" is not a debate id: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { debateId });
+    const streamId = `${DEBATE_CATEGORY}-${debateId}`;
+    const request = { ...parseEventStreamRequest(req), categories: new Set([DEBATE_CATEGORY]), types: new Set<string>(), streamId };
+    if (!(await streamExists(this.options.store, streamId))) throw new GatewayError('not_found', `debate ${debateId} does not exist`, { debateId });
+    let after = request.after;
+    if (after !== undefined) await checkPosition(this.options.store, after);
+    else if (request.fromEnd) after = await this.streams.head.position();
+    if (res.destroyed) return;
+    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, logger: this.logger, frame: debateSseFrame });
     this.streams.sessions.add(session);
     res.once('close', () => this.streams.sessions.delete(session));
     session.start(this.options.store, after);
@@ -136,6 +160,16 @@ export function queryController(routes: readonly QueryRoute[]): Type<unknown> | 
     }
   }
   return QueryController;
+}
+
+/** Whether a stream has events (a debate exists). */
+async function streamExists(store: ResolvedGatewayOptions['store'], streamId: string): Promise<boolean> {
+  try {
+    return (await store.readStream(streamId, { maxCount: 1 })).length > 0;
+  } catch (error) {
+    if (error instanceof StreamNotFound) return false;
+    throw new GatewayError('unavailable', `the event store cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 const HEALTH_TIMEOUT_MS = 2_000;

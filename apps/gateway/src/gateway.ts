@@ -1,7 +1,9 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { consoleAssetsDir, consoleBuilt } from '@agora/console';
+import { consoleAssets } from './console-assets.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
 import { GatewayMetrics } from './metrics.js';
@@ -32,14 +34,24 @@ function urlOf(address: AddressInfo): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
+/** Rejects with the listen error (EADDRINUSE, EACCES: with port and address) when `port` cannot be listened on. */
+function probePort(port: number, host: string): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 /**
  * Starts the HTTP gateway: POST /v1/commands, GET /v1/<service>/<query path>, GET /v1/events
- * (SSE), /health, /metrics and /docs (OpenAPI 3.1). Used by the gateway's own process and by
+ * (SSE), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
  * the one-process standalone mode; resolves once it listens.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const resolved = resolveOptions(options);
-  const metrics = new GatewayMetrics();
+  const metrics = new GatewayMetrics(options.registry);
   const streams = new EventStreams(resolved);
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(resolved, metrics, streams), {
     // Command bodies are read by the handler, with the gateway's own limit and error replies.
@@ -50,8 +62,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   app.disable('x-powered-by');
   app.use(metrics.middleware);
+  if (options.console !== false) {
+    const dir = options.console ?? consoleAssetsDir();
+    app.use(consoleAssets(consoleBuilt(dir) ? dir : undefined));
+  }
   app.useGlobalFilters(new ReplyExceptionFilter());
   try {
+    // A port in use is found before Nest tries it (Nest would log the error with its own stack-like line).
+    await probePort(options.port ?? DEFAULT_PORT, options.host ?? '0.0.0.0');
     await app.listen(options.port ?? DEFAULT_PORT, options.host ?? '0.0.0.0');
   } catch (error) {
     await app.close().catch(() => undefined);
@@ -66,6 +84,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       closing ??= (async () => {
         await streams.closeAll();
         await app.close();
+        if (options.registry) metrics.close();
       })();
       return closing;
     },

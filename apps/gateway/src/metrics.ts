@@ -18,16 +18,19 @@ export function markRoute(req: IncomingMessage, route: string, options: { stream
 }
 
 /**
- * The gateway's metrics, in a registry of its own (tests and the standalone process may run
- * several gateways): default process metrics, plus requests by route, method and status.
+ * The gateway's metrics: requests by route, method and status, in the registry of its process
+ * (`context.metrics.registry`, given by the gateway's process and the standalone one), or else in
+ * a registry of its own with the default process metrics (tests run several gateways in one
+ * process). `close()` takes them out of a given registry again.
  */
 export class GatewayMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly requests: Counter<'route' | 'method' | 'status'>;
   private readonly duration: Histogram<'route' | 'method'>;
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
+  constructor(registry?: Registry) {
+    this.registry = registry ?? new Registry();
+    if (!registry) collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'agora_gateway_http_requests_total',
       help: 'HTTP requests answered by the gateway, by route pattern, method and status',
@@ -41,6 +44,12 @@ export class GatewayMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
+  }
+
+  /** Takes the gateway's metrics out of the registry (the process's one outlives the gateway). */
+  close(): void {
+    this.registry.removeSingleMetric('agora_gateway_http_requests_total');
+    this.registry.removeSingleMetric('agora_gateway_http_request_duration_seconds');
   }
 
   /** Express-style middleware: counts every response once it is finished or its connection gone. */

@@ -32,7 +32,22 @@ export interface GatewayOptions {
   catalog?: GatewayCatalog;
   /** Interval of the SSE heartbeat comment. Default 15 s. */
   sseHeartbeatMs?: number;
+  /**
+   * How long an SSE client may leave written events unread (the socket's buffer full) before it is
+   * dropped with its resume position, so that one slow reader holds no subscription open for
+   * ever. Default 30 s.
+   */
+  sseSlowClientMs?: number;
+  /** The process's Prometheus registry (`context.metrics.registry`): GET /metrics serves it, with the gateway's metrics added. Default: a registry of the gateway's own. */
+  registry?: Registry;
+  /**
+   * Directory of the built web console, served at `/`. Default: @agora/console's build output
+   * (apps/console/dist/public); `false`: no console (`/` is a 404 like any unknown path).
+   */
+  console?: string | false;
 }
+
+export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
 
 export interface Gateway {
   /** Base URL to reach the gateway, e.g. `http://127.0.0.1:8080` (a wildcard host is given as loopback). */
@@ -54,6 +69,7 @@ export interface ResolvedGatewayOptions {
   maxBodyBytes: number;
   requestTimeoutMs: number;
   sseHeartbeatMs: number;
+  sseSlowClientMs: number;
   catalog: GatewayCatalog;
 }
 
@@ -66,6 +82,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     sseHeartbeatMs: options.sseHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    sseSlowClientMs: options.sseSlowClientMs ?? DEFAULT_SSE_SLOW_CLIENT_MS,
     catalog: options.catalog ?? { commands, queries, events },
   };
 }

@@ -6,6 +6,7 @@ import { defineCommand, ERROR_CODES, type ErrorCode, type Reply } from '@agora/c
 import { generateKeyPair } from '@agora/identity';
 import { openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
 import { createServiceMicroservice, InProcessAgoraClient, InProcessBus, type ServiceMicroservice } from '@agora/messaging';
+import { Counter, Registry } from 'prom-client';
 import { z } from 'zod';
 import { startGateway, type Gateway } from '../src/index.js';
 import { agents, signed, sleep, SseReader, uniqueName, widgetCatalog, widgetHandlers } from './fixtures.js';
@@ -213,6 +214,26 @@ describe('the HTTP gateway', () => {
       expect(text).not.toContain('/definitely');
       // Each gateway has a registry of its own.
       expect(await gateway.registry.metrics()).toContain('agora_gateway_http_requests_total');
+    });
+
+    it("given its process's registry, GET /metrics serves that one with the gateway's metrics added, taken out again on close", async () => {
+      const processRegistry = new Registry();
+      new Counter({ name: 'agora_process_marker_total', help: 'A metric of the process', registers: [processRegistry] });
+      const shared = await startGateway({ client: new InProcessAgoraClient(bus), store, port: 0, host: '127.0.0.1', logger: false, catalog, registry: processRegistry });
+      try {
+        await fetch(`${shared.url}/health`);
+        const text = await (await fetch(`${shared.url}/metrics`)).text();
+        expect(text).toContain('agora_process_marker_total 0');
+        expect(text).toMatch(/agora_gateway_http_requests_total\{route="[^"]+",method="GET",status="200"\} 1/);
+        // the default process metrics are the process's to register, once
+        expect(text).not.toContain('process_cpu_user_seconds_total');
+        expect(shared.registry).toBe(processRegistry);
+      } finally {
+        await shared.close();
+      }
+      const after = await processRegistry.metrics();
+      expect(after).toContain('agora_process_marker_total');
+      expect(after).not.toContain('agora_gateway_http');
     });
 
     it('GET /docs is an OpenAPI 3.1 document naming every command type and query route', async () => {

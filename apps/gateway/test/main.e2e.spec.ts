@@ -42,18 +42,18 @@ describe('the gateway process', () => {
     const help = start(['--help'], {});
     expect(await help.exited).toBe(0);
     expect(help.output()).toMatch(/^Usage: /);
-    for (const name of ['PORT', 'NATS_URL', 'EVENT_STORE', 'AGORA_REQUEST_TIMEOUT_MS']) expect(help.output()).toContain(name);
+    for (const name of ['PORT', 'METRICS_PORT', 'NATS_URL', 'EVENT_STORE', 'AGORA_REQUEST_TIMEOUT_MS']) expect(help.output()).toContain(name);
 
     const extra = start(['--port', '1'], {});
     expect(await extra.exited).toBe(2);
     expect(extra.output()).toMatch(/unknown argument --port/);
-    const badPort = start([], { PORT: 'eighty' });
+    const badPort = start([], { PORT: 'eighty', EVENT_STORE: 'jetstream' });
     expect(await badPort.exited).toBe(2);
     expect(badPort.output()).toMatch(/PORT="eighty"/);
   }, 60_000);
 
   it('listens where it says, serves /health and /docs, and stops cleanly on SIGTERM', async () => {
-    const gateway = start([], { PORT: '0', HOST: '127.0.0.1', NATS_URL, EVENT_STORE: `embedded:${join(dir, 'events')}` });
+    const gateway = start([], { PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', NATS_URL, EVENT_STORE: `embedded:${join(dir, 'events')}` });
     try {
       const url = await until('listening', () => /listening on (http:\/\/\S+)/.exec(gateway.output())?.[1], 30_000, gateway.output);
       expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded' });

@@ -1,6 +1,6 @@
 import { GetDialecticStats, ListCollusionFlags, type DialecticSessionRecord, type DialecticStats } from '@agora/contracts';
-import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals } from '@agora/domain-dialectic';
-import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
+import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, verifyResolutionSignature } from '@agora/domain-dialectic';
+import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { dialecticSessionsProjection, type DialecticSessionsModel } from '@agora/read-models';
@@ -37,13 +37,17 @@ export interface DialecticMetricsOptions {
  * - agora_dialectic_quorum_escalation_ratio                gauge (window): seed target under 5 %
  * - agora_dialectic_repeat_failure_ratio                   gauge (window): seed target under 10 %
  * - agora_dialectic_collusion_flags                        gauge (window): pairs flagged; seed target 0
+ * - agora_dialectic_window_sessions{stage}                 gauge (window): opened, resolved, resolved_within_target (the terms of the ratios)
+ * - agora_dialectic_verifiable_resolutions_ratio           gauge: resolutions whose signatures verify (seed: 100 %), all time
+ * - agora_dialectic_unverifiable_resolutions               gauge: resolutions that do not verify, all time; 0 is the target
  * The ratios are NaN while their denominator is 0.
  */
 export function registerDialecticMetrics(registry: Registry, options: DialecticMetricsOptions): void {
   const registers = [registry];
+  const verified = new Map<string, { resolvedAt: string; ok: boolean }>();
   const figures = oncePerScrape(() => {
     const records = [...options.records()];
-    return { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays) };
+    return { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays), verifiable: verifiableResolutions(records, verified) };
   });
   const totals = () => figures().totals;
   const stats = () => figures().stats;
@@ -71,6 +75,36 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
   ratio('agora_dialectic_quorum_escalation_ratio', `Share of the recovery sessions opened in the last ${options.windowDays} days that went to a validator quorum (the seed wants under 0.05); NaN when none`, (s) => s.quorumEscalationRate);
   ratio('agora_dialectic_repeat_failure_ratio', `Share of the recoveries resolved in the last ${options.windowDays} days whose agent relapsed within the relapse window (the seed wants under 0.1); NaN when none resolved`, (s) => s.repeatFailureRate);
   ratio('agora_dialectic_collusion_flags', `Pairs of agents that reviewed each other repeatedly in the last ${options.windowDays} days (the seed wants 0)`, (s) => s.collusionFlags);
+  new Gauge({
+    name: 'agora_dialectic_window_sessions',
+    help: `Recovery sessions opened in the last ${options.windowDays} days (stage="opened"); of those, resolved (stage="resolved") and resolved within 5 minutes of the pause (stage="resolved_within_target"): the terms of the windowed ratios`,
+    labelNames: ['stage'] as const,
+    registers,
+    collect() {
+      const s = stats();
+      this.set({ stage: 'opened' }, s.sessions);
+      this.set({ stage: 'resolved' }, s.resolved);
+      this.set({ stage: 'resolved_within_target' }, s.resolvedWithinTarget);
+    },
+  });
+  const verifiable = () => figures().verifiable;
+  new Gauge({
+    name: 'agora_dialectic_verifiable_resolutions_ratio',
+    help: 'Share of the resolved recoveries whose resolution verifies from the record alone (every signature verifies the canonical payload, and a dialectic, tie-break or operator resolution is signed; a quorum resolution names its voting session), all time; the seed wants 1; NaN when none resolved',
+    registers,
+    collect() {
+      const { resolved, unverifiable } = verifiable();
+      this.set(resolved === 0 ? Number.NaN : (resolved - unverifiable) / resolved);
+    },
+  });
+  new Gauge({
+    name: 'agora_dialectic_unverifiable_resolutions',
+    help: 'Resolved recoveries whose resolution does not verify from the record alone (a signature that does not verify, or none where one is due), all time; the seed wants 0',
+    registers,
+    collect() {
+      this.set(verifiable().unverifiable);
+    },
+  });
   new Histogram({
     name: 'agora_dialectic_time_to_resolution_seconds',
     help: 'Seconds from the pause of an agent to the resolution of its recovery, over every resolved session',
@@ -97,6 +131,33 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
   });
 }
 
+/**
+ * Whether a resolved session's resolution verifies from its record alone: every signature verifies
+ * the canonical payload (verifyResolutionSignature); a resolution settled by the parties, a
+ * tie-breaker or an operator carries at least one signature; one settled by a quorum names the
+ * voting session whose signed votes decided it. Verdicts are kept by session (a resolution is
+ * final), so each signature is checked once, not at every scrape.
+ */
+export function verifiableResolutions(records: readonly DialecticSessionRecord[], cache = new Map<string, { resolvedAt: string; ok: boolean }>()): { resolved: number; unverifiable: number } {
+  let resolved = 0;
+  let unverifiable = 0;
+  for (const record of records) {
+    const resolution = record.resolved;
+    if (!resolution) continue;
+    resolved += 1;
+    let verdict = cache.get(record.sessionId);
+    if (verdict?.resolvedAt !== resolution.resolvedAt) {
+      const decidedBy = resolution.resolution.decidedBy;
+      const signed = resolution.signatures.every((signature) => verifyResolutionSignature(resolution.resolution, signature));
+      const vouched = decidedBy === 'quorum' ? record.escalations.some((e) => e.tier === 'quorum' && e.votingSessionId !== null && e.quorumResult?.approved === true) : resolution.signatures.length > 0;
+      verdict = { resolvedAt: resolution.resolvedAt, ok: signed && vouched };
+      cache.set(record.sessionId, verdict);
+    }
+    if (!verdict.ok) unverifiable += 1;
+  }
+  return { resolved, unverifiable };
+}
+
 /** The dialectic part of the projections service: its read model, its queries and its metrics. */
 export interface DialecticProjections {
   runner: ProjectionRunner<DialecticSessionsModel>;
@@ -107,8 +168,8 @@ export interface DialecticProjections {
 }
 
 /** Starts the recovery sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number): Promise<DialecticProjections> {
-  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger });
+export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number, snapshots?: SnapshotStore): Promise<DialecticProjections> {
+  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}) });
   await runner.start();
   const records = () => runner.model.values();
   return {

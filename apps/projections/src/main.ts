@@ -1,5 +1,5 @@
 /** The projections as a process of their own (distributed deployment): the tribunal stats and coverage queries over NATS, and /metrics for Prometheus. */
-import { runProcess } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, runProcess } from '@agora/runtime';
 import { startProjectionsService } from './projections-service.js';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, type ProjectionsSettings } from './settings.js';
 
@@ -13,6 +13,9 @@ group "projections"), and serves /metrics (Prometheus) and /health over HTTP. Me
 the read model at scrape time. Run as many replicas as you like.`,
   env: PROJECTIONS_ENV_HELP,
   natsByDefault: true,
+  // The service serves the process's registry on METRICS_PORT itself, with /health and /verify.
+  metricsPort: DEFAULT_METRICS_PORTS.projections,
+  servesMetrics: true,
   // Read before the store opens, so that a bad setting stops the process with exit code 2.
   prepare: (config) => {
     settings = readProjectionsSettings(process.env);

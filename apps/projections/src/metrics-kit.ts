@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
 /**
  * `compute()` once per scrape: the first `collect()` of a scrape computes the figures and every
@@ -31,6 +31,26 @@ export function totalsCounters<T>(registry: Registry, totals: () => T) {
       collect() {
         this.reset();
         set(this, totals());
+      },
+    });
+}
+
+/**
+ * Declares label-less histograms whose observations are recomputed at scrape time from a read
+ * model (reset, then one observation per value): like totalsCounters, never fed per delivered
+ * event, so a replay cannot double them.
+ */
+export function scrapedHistograms(registry: Registry) {
+  return (name: string, help: string, buckets: number[], values: () => readonly number[]): Histogram =>
+    new Histogram({
+      name,
+      help,
+      buckets,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.zero({});
+        for (const v of values()) this.observe(v);
       },
     });
 }

@@ -1,25 +1,26 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dialecticProjectionQueries, GetTribunalStats, ListUnderCoveredProposals, votingProjectionQueries } from '@agora/contracts';
+import { AgoraError, chamberProjectionQueries, dialecticProjectionQueries, GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, VerifyReadModels, votingProjectionQueries } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
-import { createServiceMicroservice, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { proposalsProjection, type ProposalsModel } from '@agora/read-models';
-import type { Running, ServiceContext } from '@agora/runtime';
+import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics, startChamberProjections, type ChamberProjections } from './chamber-metrics.js';
+import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoints.js';
 import { registerDialecticMetrics, startDialecticProjections, type DialecticProjections } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
 import { registerVotingMetrics, startVotingProjections, type VotingProjections } from './voting-metrics.js';
+import { registerDebateMetrics, startDebateProjections, type DebateProjections } from './debate-metrics.js';
 
-export const DEFAULT_METRICS_PORT = 9464;
-export const DEFAULT_METRICS_HOST = '0.0.0.0';
+export const DEFAULT_METRICS_PORT = DEFAULT_METRICS_PORTS.projections;
+export { DEFAULT_METRICS_HOST };
 
 /** Queue group and `$SRV` name of the service; its subjects stay those of the query definitions (`agora.qry.tribunal.*`). */
 export const PROJECTIONS_SERVICE = 'projections';
 
-/** The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
-export const projectionsCatalog = { commands: [], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries, ...dialecticProjectionQueries] };
+/** Its commands: VerifyReadModels (an operator's), and RecordLogCheckpoint, its own (service-only: refused on its subject). The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
+export const projectionsCatalog = { commands: [VerifyReadModels, RecordLogCheckpoint], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries, ...dialecticProjectionQueries, ...chamberProjectionQueries] };
 
 export interface ProjectionsServiceOptions {
   /** Port of the HTTP endpoint with /metrics and /health. Default 9464; 0 picks a free one. */
@@ -28,8 +29,16 @@ export interface ProjectionsServiceOptions {
   metricsHost?: string;
   /** Window of the stats query (when the request names none) and of the windowed metrics. Default 30 days. */
   windowDays?: number;
+  /** Where the read-model figures are registered and what /metrics serves. Default: the process's (`context.metrics.registry`); a second instance in one process needs its own. */
+  registry?: Registry;
+  /** A signed checkpoint of the whole log after this many commits (AGORA_CHECKPOINT_EVERY). Default 1000. */
+  checkpointEvery?: number;
+  /** ... or at least this often while commits come in, in ms (AGORA_CHECKPOINT_INTERVAL_MS). Default 60 s. */
+  checkpointIntervalMs?: number;
   /** Nest's logger setting; `false` silences it and the projection runner's warnings (tests). */
   logger?: LoggerService | LogLevel[] | false;
+  /** Arbitrated chamber sessions needed before the arbiter's own-provider win share is a number. Default 10. */
+  chamberMinSample?: number;
 }
 
 export interface RunningProjections extends Running {
@@ -38,10 +47,16 @@ export interface RunningProjections extends Running {
   runner: ProjectionRunner<ProposalsModel>;
   /** The voting sessions read model, its queries and metrics. */
   voting: VotingProjections;
+  /** The debates read model and its metrics. */
+  debate: DebateProjections;
   /** The recovery sessions read model, its queries and metrics. */
   dialectic: DialecticProjections;
+  /** The chamber figures read model and metrics. */
+  chamber: ChamberProjections;
   service: ServiceMicroservice;
   registry: Registry;
+  /** The log checkpoints this service records. */
+  checkpoints: RunningLogCheckpoints;
 }
 
 const silent: EventSourcingLogger = { warn: () => undefined };
@@ -51,38 +66,13 @@ function checkedWindowDays(value: number): number {
   return value;
 }
 
-function urlHost(address: AddressInfo): string {
-  if (address.address === '0.0.0.0') return '127.0.0.1';
-  if (address.address === '::') return '[::1]';
-  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
-}
-
-async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return server.address() as AddressInfo;
-}
-
-async function closeServer(server: Server): Promise<void> {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
 /**
  * The projections service: keeps the proposals read model in memory (folded from the whole log at
  * start, then live; see ProjectionRunner) and publishes what it says about the tribunal's health:
  * - over the transport, the `stats` and `coverage` queries of the tribunal contracts
  *   (`agora.qry.tribunal.stats`, `agora.qry.tribunal.coverage`), queue group `projections`;
- * - over HTTP, `/metrics` for Prometheus (a registry of its own: default process metrics and the
- *   tribunal metrics, computed at scrape time) and `/health`.
+ * - over HTTP, `/metrics` for Prometheus (the process's registry, `context.metrics`: default process
+ *   metrics, the platform's, and the read-model figures computed at scrape time), `/health` and `/verify`.
  * Figures come from the pure functions of @agora/domain-tribunal over the live model and the real clock.
  */
 export async function startProjectionsService(context: ServiceContext, options: ProjectionsServiceOptions = {}): Promise<RunningProjections> {
@@ -92,7 +82,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
   if (!Number.isSafeInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) throw new RangeError(`metricsPort must be a port number (0 to 65535), got ${String(metricsPort)}`);
 
   const logger = options.logger === false ? silent : new Logger('agora:projections');
-  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger });
+  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger, snapshots: context.snapshots });
   const records = () => runner.model.values();
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
@@ -102,10 +92,36 @@ export async function startProjectionsService(context: ServiceContext, options: 
   try {
     await runner.start();
     closers.push(() => runner.stop());
-    const voting = await startVotingProjections(context.store, logger);
+    const voting = await startVotingProjections(context.store, logger, context.snapshots);
     closers.push(() => voting.close());
-    const dialectic = await startDialecticProjections(context.store, logger, windowDays);
+    const dialectic = await startDialecticProjections(context.store, logger, windowDays, context.snapshots);
     closers.push(() => dialectic.close());
+    const chamber = await startChamberProjections(context.store, logger);
+    closers.push(() => chamber.close());
+    const debate = await startDebateProjections(context.store, logger);
+    closers.push(() => debate.close());
+    const checkpoints = await startLogCheckpoints({
+      store: context.store,
+      as: context.serviceIdentity('projections'),
+      logger,
+      ...(options.checkpointEvery === undefined ? {} : { every: options.checkpointEvery }),
+      ...(options.checkpointIntervalMs === undefined ? {} : { intervalMs: options.checkpointIntervalMs }),
+    });
+    closers.push(() => checkpoints.close());
+
+    // Rebuilding every read model replays the whole log: an operator's signed command, one at a time.
+    let verifying: Promise<unknown> | undefined;
+    const verifyReadModels = async () => {
+      if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
+      const run = Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify()]);
+      verifying = run;
+      try {
+        const readModels = await run;
+        return { ok: readModels.every((r) => r.equal), readModels };
+      } finally {
+        verifying = undefined;
+      }
+    };
 
     const service = await createServiceMicroservice({
       service: PROJECTIONS_SERVICE,
@@ -114,67 +130,57 @@ export async function startProjectionsService(context: ServiceContext, options: 
       maxClockSkewMs: context.config.maxClockSkewMs,
       description: 'Agora projections: read models folded from the log; the tribunal health figures (stats, coverage)',
       catalog: projectionsCatalog,
-      commands: new Map(),
+      commands: new Map([onCommand(VerifyReadModels, () => verifyReadModels())]),
       queries: new Map([
         onQuery(GetTribunalStats, async ({ windowDays: days }) => tribunalStats([...records()], new Date(), days ?? windowDays)),
         onQuery(ListUnderCoveredProposals, async ({ below }) => ({ proposals: constitutionalCoverage([...records()], below) })),
         ...voting.queries,
         ...dialectic.queries,
+        ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
     closers.push(() => service.close());
 
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
-    registerTribunalMetrics(registry, { records, windowDays });
-    registerVotingMetrics(registry, { records: voting.records });
-    registerDialecticMetrics(registry, { records: dialectic.records, windowDays });
+    // The read-model figures join the process's registry (one /metrics per process), and leave it on close.
+    const registry = options.registry ?? context.metrics.registry;
+    const unregister = registerRemovably(registry, (r) => {
+      registerTribunalMetrics(r, { records, windowDays });
+      registerVotingMetrics(r, { records: voting.records });
+      registerDialecticMetrics(r, { records: dialectic.records, windowDays });
+      registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
+      registerDebateMetrics(r, { records: debate.records });
+    });
+    closers.push(async () => unregister());
 
-    const server = createServer((req, res) => void answer(req, res));
-    const answer = async (req: IncomingMessage, res: ServerResponse) => {
-      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-      try {
-        if (path !== '/metrics' && path !== '/health' && path !== '/verify') {
-          res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: try /metrics, /health or /verify\n');
-          return;
-        }
-        if (req.method !== 'GET' && req.method !== 'HEAD') {
-          res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
-          return;
-        }
-        if (path === '/metrics') {
-          const body = await registry.metrics();
-          res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : body);
-          return;
-        }
-        if (path === '/verify') {
-          // On demand: every read model rebuilt from scratch and compared with the live one at the same event.
-          const results = await Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify()]);
-          const ok = results.every((r) => r.equal);
-          res.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : JSON.stringify({ ok, readModels: results }));
-          return;
-        }
-        const health = { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size }, position: runner.position ?? null };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : JSON.stringify(health));
-      } catch (error) {
-        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${(error as Error).message}\n`);
-      }
-    };
-    const address = await listen(server, metricsPort, metricsHost);
-    closers.push(() => closeServer(server));
-    const metricsUrl = `http://${urlHost(address)}:${address.port}/metrics`;
+    const server = await serveMetrics({
+      registry,
+      port: metricsPort,
+      host: metricsHost,
+      routes: {
+        '/health': async () => ({
+          status: 200,
+          body: { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size }, position: runner.position ?? null },
+        }),
+      },
+    });
+    closers.push(() => server.close());
+    const metricsUrl = server.url;
 
     return {
       metricsUrl,
       runner,
       voting,
       dialectic,
+      chamber,
+      debate,
       service,
       registry,
+      checkpoints,
       lines: [
+        ...(checkpoints.lines ?? []),
         `projections service ${service.id}: ${projectionsCatalog.queries.map((q) => q.subject).join(', ')} (queue group ${PROJECTIONS_SERVICE})`,
-        `metrics: ${metricsUrl} (bound to ${metricsHost}:${address.port}), health: ${metricsUrl.replace(/\/metrics$/, '/health')}, read models checked against a rebuild: ${metricsUrl.replace(/\/metrics$/, '/verify')}; tribunal window ${windowDays} days`,
+        `metrics: ${metricsUrl} (bound to ${metricsHost}:${server.port}), health: ${metricsUrl.replace(/\/metrics$/, '/health')}, read models checked against a rebuild by an operator's VerifyReadModels (agora verify-read-models); tribunal window ${windowDays} days`,
       ],
       close: closeAll,
     };

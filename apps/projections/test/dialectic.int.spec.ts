@@ -14,6 +14,7 @@ import { generateKeyPair } from '@agora/identity';
 import { dialecticSessionsProjection } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
+import { verifiableResolutions } from '../src/dialectic-metrics.js';
 import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf } from './support/exposition.js';
 import { openTestContext } from './support/fleet.js';
@@ -31,7 +32,7 @@ function script(store: EventStore, agentId: string, t0: number) {
   const run = async (type: DialecticCommand['type'], actor: string, seconds: number, payload: Record<string, unknown>) => {
     const commandId = randomUUID();
     const now = new Date(t0 + seconds * 1000).toISOString();
-    const command = { type, context: { actor, now, actorRoles: actor === 'service:dialectic' ? ['operator'] : ['executive'], commandId }, payload: { sessionId, ...payload } } as unknown as DialecticCommand;
+    const command = { type, context: { actor, now, actorRoles: actor === 'service:dialectic' ? ['service'] : ['executive'], commandId }, payload: { sessionId, ...payload } } as unknown as DialecticCommand;
     await handleCommand({ store, decider: dialecticDecider, streamId: dialecticStreamId(sessionId), command, metadata: { commandId, commandType: type, actor, issuedAt: now } });
   };
   const synthesis = (actor: string, round: number, conditions: Condition[], seconds: number) =>
@@ -70,7 +71,7 @@ async function writeSessions(store: EventStore): Promise<void> {
   await cyd!.open();
 }
 
-const ALLOWED_LABELS = new Set(['status', 'decided_by', 'tier', 'verdict', 'le']);
+const ALLOWED_LABELS = new Set(['status', 'decided_by', 'tier', 'verdict', 'stage', 'le']);
 
 describe('projections service: dialectic statistics and metrics', () => {
   let dir: string;
@@ -128,8 +129,14 @@ describe('projections service: dialectic statistics and metrics', () => {
     expect(valueOf(m, 'agora_dialectic_escalation_ratio')).toBeCloseTo(1 / 3);
     expect(valueOf(m, 'agora_dialectic_collusion_flags')).toBe(0);
     expect(valueOf(m, 'agora_dialectic_time_to_resolution_seconds_sum')).toBe(60);
+    expect(valueOf(m, 'agora_dialectic_window_sessions', { stage: 'opened' })).toBe(3);
+    expect(valueOf(m, 'agora_dialectic_window_sessions', { stage: 'resolved' })).toBe(1);
+    expect(valueOf(m, 'agora_dialectic_window_sessions', { stage: 'resolved_within_target' })).toBe(1);
+    // ada's resolution carries both parties' signatures, and they verify
+    expect(valueOf(m, 'agora_dialectic_verifiable_resolutions_ratio')).toBe(1);
+    expect(valueOf(m, 'agora_dialectic_unverifiable_resolutions')).toBe(0);
     const families = [...m.types.entries()].filter(([name]) => name.startsWith('agora_dialectic_'));
-    expect(families).toHaveLength(13);
+    expect(families).toHaveLength(16);
     for (const [name, type] of families) if (type === 'counter') expect(name).toMatch(/_total$/);
     const ids = new Set([...SESSION_IDS, 'ada', 'bob', 'cyd', 'rev']);
     for (const sample of m.samples.filter((s) => s.name.startsWith('agora_dialectic_'))) {
@@ -141,5 +148,15 @@ describe('projections service: dialectic statistics and metrics', () => {
     const again = parseExposition(await (await fetch(running.metricsUrl)).text());
     const dialectic = (e: typeof m) => e.samples.filter((s) => s.name.startsWith('agora_dialectic_'));
     expect(dialectic(again)).toEqual(dialectic(m));
+  });
+
+  it('counts a resolution whose signature does not verify, or that lacks one, as unverifiable', () => {
+    const ada = [...running.dialectic.records()].find((r) => r.sessionId === 'ada-p1')!;
+    expect(verifiableResolutions([ada])).toEqual({ resolved: 1, unverifiable: 0 });
+    const [first, second] = ada.resolved!.signatures;
+    const forged = { ...ada, resolved: { ...ada.resolved!, signatures: [first!, { ...second!, signature: first!.signature }] } };
+    expect(verifiableResolutions([forged])).toEqual({ resolved: 1, unverifiable: 1 });
+    const unsigned = { ...ada, sessionId: 'ada-p2', resolved: { ...ada.resolved!, signatures: [] } };
+    expect(verifiableResolutions([unsigned, ada])).toEqual({ resolved: 2, unverifiable: 1 });
   });
 });

@@ -4,24 +4,28 @@
  * rebuild from scratch, /metrics scraped over HTTP, and the stats and coverage queries against the
  * pure functions.
  */
+import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { GetTribunalStats, ListUnderCoveredProposals, TribunalStats, type Reply } from '@agora/contracts';
+import { GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, TribunalStats, VerifyReadModels, type Reply } from '@agora/contracts';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { constitutionalCoverage, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { proposalsProjection, type ProposalsModel } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
+import { Registry } from 'prom-client';
 import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf, type Exposition } from './support/exposition.js';
 import { ACTORS, FLEET_IDS, openTestContext, writeFleet } from './support/fleet.js';
 
 /** Label names the tribunal metrics may carry: statuses, outcomes, decisions, stages, histogram buckets. Never an id. */
-const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'tier', 'verdict', 'le']);
+const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'tier', 'verdict', 'result', 'kind', 'le', 'service', 'type', 'code', 'adapter', 'reactor', 'scheduler', 'connection']);
 
 describe('projections service (in-process transport, embedded store)', () => {
   let dir: string;
   let context: ServiceContext;
+  let root: KeyPair;
   let running: RunningProjections;
   const rebuild = (): Promise<ProposalsModel> => ProjectionRunner.rebuild(context.store, proposalsProjection);
   const request = <T>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 5_000 });
@@ -33,7 +37,7 @@ describe('projections service (in-process transport, embedded store)', () => {
   };
 
   beforeAll(async () => {
-    ({ dir, context } = await openTestContext('agora-projections-'));
+    ({ dir, context, root } = await openTestContext('agora-projections-'));
     // Three proposals are history when the service starts; two arrive live.
     await writeFleet(context.store, FLEET_IDS.slice(0, 3));
     running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
@@ -55,7 +59,8 @@ describe('projections service (in-process transport, embedded store)', () => {
     expect(running.runner.model).toEqual(rebuilt);
     expect(rebuilt.get('p4-deadlock')).toMatchObject({ status: 'rejected', execution: { despiteObjections: true } });
 
-    const second = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    // A second instance in the same process: the process's registry already has the first one's figures.
+    const second = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false, registry: new Registry() });
     try {
       expect(second.runner.model).toEqual(rebuilt);
       expect(second.metricsUrl).not.toBe(running.metricsUrl);
@@ -63,15 +68,21 @@ describe('projections service (in-process transport, embedded store)', () => {
       await second.close();
     }
 
-    // On demand, over HTTP: every read model rebuilt from scratch equals the live one.
-    const verify = await fetch(running.metricsUrl.replace(/\/metrics$/, '/verify'));
-    expect(verify.status).toBe(200);
-    const report = (await verify.json()) as { ok: boolean; readModels: { name: string; equal: boolean; events: number }[] };
+    // On demand, asked by an operator (a signed VerifyReadModels): every read model rebuilt from scratch equals the live one.
+    // Nobody else may make the service replay the log: not over HTTP, not an agent without the operator role.
+    expect((await fetch(running.metricsUrl.replace(/\/metrics$/, '/verify'))).status).toBe(404);
+    const observer = generateKeyPair();
+    expect(await request(VerifyReadModels.subject, createSignedCommand({ type: VerifyReadModels.type, actor: 'root', payload: {}, secretKey: observer.secretKey }))).toMatchObject({ ok: false, error: { code: 'bad_signature' } });
+    const verify = await request<{ ok: boolean; readModels: { name: string; equal: boolean; events: number }[] }>(VerifyReadModels.subject, createSignedCommand({ type: VerifyReadModels.type, actor: 'root', payload: {}, secretKey: root.secretKey }));
+    expect(verify.ok).toBe(true);
+    const report = (verify as { result: { ok: boolean; readModels: { name: string; equal: boolean; events: number }[] } }).result;
     expect(report.ok).toBe(true);
     expect(report.readModels.map((r) => [r.name, r.equal])).toEqual([
       ['proposals', true],
       [expect.any(String), true],
       [expect.any(String), true],
+      ['chamber_figures', true],
+      ['debates', true],
     ]);
     expect(report.readModels[0]!.events).toBeGreaterThan(0);
   });
@@ -111,15 +122,16 @@ describe('projections service (in-process transport, embedded store)', () => {
     expect([bucket('0'), bucket('1'), bucket('2'), bucket('3'), bucket('+Inf')]).toEqual([0, 2, 3, 4, 4]);
     expect(valueOf(m, 'agora_tribunal_resolution_rounds_count')).toBe(4);
     expect(valueOf(m, 'agora_tribunal_resolution_rounds_sum')).toBe(7);
-    // default process metrics, in the instance's own registry
+    // default process metrics, in the process's registry
     expect(m.types.get('process_cpu_user_seconds_total')).toBe('counter');
     expect(m.types.get('nodejs_heap_size_used_bytes')).toBe('gauge');
 
-    // Naming: agora_tribunal_*, counters end in _total, every family says what it is.
+    // Naming: agora_<area>_*, counters end in _total, every family says what it is (the read-model
+    // figures, and the platform's metrics of the process's registry).
     const families = [...m.types.entries()].filter(([name]) => name.startsWith('agora_'));
     expect(families.length).toBeGreaterThanOrEqual(15);
     for (const [name, type] of families) {
-      expect(name).toMatch(/^agora_(tribunal|voting|dialectic)_[a-z_]+$/);
+      expect(name).toMatch(/^agora_(tribunal|voting|dialectic|chamber|debate|commands|store|reactor|deadline|nats)_[a-z_]+$/);
       if (type === 'counter') expect(name).toMatch(/_total$/);
       expect(m.help.get(name)?.length ?? 0).toBeGreaterThan(30);
     }
@@ -173,6 +185,11 @@ describe('projections service (in-process transport, embedded store)', () => {
 
     expect(await request(ListUnderCoveredProposals.subject, { below: 0 })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
     expect(await request(GetTribunalStats.subject, { windowDays: 400 })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
+  });
+
+  it('refuses RecordLogCheckpoint on its subject, from an operator too (service-only: only its own signed checkpoints enter the log)', async () => {
+    const reply = await request(RecordLogCheckpoint.subject, { commandId: randomUUID(), type: 'RecordLogCheckpoint', actor: 'root', issuedAt: new Date().toISOString(), payload: { count: 1, position: '1', hash: 'a'.repeat(64), algorithm: 'sha256-chain-v1' }, signature: 'x'.repeat(86) });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'service_only', message: expect.stringContaining('service:projections') } });
   });
 
   it('answers /health, and 404 or 405 elsewhere', async () => {

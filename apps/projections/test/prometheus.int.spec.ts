@@ -25,6 +25,8 @@ const RULES = join(REPO_ROOT, 'deploy/prometheus/agora-rules.yml');
 const PROMETHEUS = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
 const PROMTOOL = process.env['PROMTOOL_BIN'] ?? '/usr/bin/promtool';
 const hasPrometheus = existsSync(PROMETHEUS);
+/** Recording and alerting rules in deploy/prometheus/agora-rules.yml. */
+const RULE_COUNT = 57;
 const hasPromtool = existsSync(PROMTOOL);
 const INSTALL = 'install it with `apt-get install prometheus`, or set PROMETHEUS_BIN / PROMTOOL_BIN';
 
@@ -98,7 +100,7 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
 
   (hasPromtool ? it : it.skip)(`promtool accepts deploy/prometheus (rules and config) and passes the rules' unit tests${hasPromtool ? '' : ` (skipped: ${PROMTOOL} not found)`}`, async () => {
     const rules = await run(PROMTOOL, ['check', 'rules', RULES]);
-    expect(rules.output).toContain('SUCCESS: 8 rules found');
+    expect(rules.output).toContain(`SUCCESS: ${RULE_COUNT} rules found`);
     expect(rules.code).toBe(0);
     const config = await run(PROMTOOL, ['check', 'config', join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')]);
     expect(config.output).toContain('SUCCESS: 1 rule files found');
@@ -153,29 +155,24 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
         );
         expect(vector!.result).toEqual([{ metric: { __name__: 'agora_tribunal_challenge_rate_ratio', job: 'agora-projections', instance: `127.0.0.1:${metricsPort()}` }, value: [expect.any(Number), '0.4'] }]);
 
-        type Rules = { groups: { name: string; rules: { name: string; health: string; state?: string; lastEvaluation: string }[] }[] };
+        type Rules = { groups: { name: string; rules: { name: string; type: string; health: string; state?: string; lastEvaluation: string }[] }[] };
         let rules: Rules | undefined;
         await waitFor(
           async () => {
             rules = (await api('/api/v1/rules'))?.data as Rules | undefined;
             const all = rules?.groups.flatMap((g) => g.rules) ?? [];
-            return all.length === 8 && all.every((r) => !r.lastEvaluation.startsWith('0001-'));
+            return all.length === RULE_COUNT && all.every((r) => !r.lastEvaluation.startsWith('0001-'));
           },
           'Prometheus to evaluate the rules',
           15_000,
         );
-        const evaluated = rules!.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, name: r.name, health: r.health, state: r.state })));
-        // a healthy 0.4, no new execution despite objections, no recovery: nothing fires (Prometheus lists the groups by name)
-        expect(evaluated).toEqual([
-          { group: 'agora-dialectic', name: 'DialecticHardLimitBlocks', health: 'ok', state: 'inactive' },
-          { group: 'agora-dialectic', name: 'DialecticQuorumEscalationRateHigh', health: 'ok', state: 'inactive' },
-          { group: 'agora-dialectic', name: 'DialecticRelapses', health: 'ok', state: 'inactive' },
-          { group: 'agora-dialectic', name: 'DialecticRepeatFailureRateHigh', health: 'ok', state: 'inactive' },
-          { group: 'agora-dialectic', name: 'DialecticCollusionFlagged', health: 'ok', state: 'inactive' },
-          { group: 'agora-tribunal', name: 'TribunalRubberStamping', health: 'ok', state: 'inactive' },
-          { group: 'agora-tribunal', name: 'TribunalOverhead', health: 'ok', state: 'inactive' },
-          { group: 'agora-tribunal', name: 'TribunalProceededDespiteObjections', health: 'ok', state: 'inactive' },
-        ]);
+        const evaluated = rules!.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, name: r.name, type: r.type, health: r.health, state: r.state })));
+        // a healthy 0.4, no new execution despite objections, no recovery, no chamber session, no debate, no command yet: nothing fires
+        expect(new Set(evaluated.map((r) => r.group))).toEqual(new Set(['agora-chamber', 'agora-debate', 'agora-dialectic', 'agora-platform', 'agora-tribunal', 'agora-voting']));
+        expect(evaluated.filter((r) => r.health !== 'ok')).toEqual([]);
+        const alerts = evaluated.filter((r) => r.type === 'alerting');
+        expect(alerts.filter((r) => r.state !== 'inactive')).toEqual([]);
+        expect(alerts.map((r) => r.name)).toEqual(expect.arrayContaining(['TribunalRubberStamping', 'TribunalChallengeRateAboveTarget', 'TribunalOverhead', 'DialecticCollusionFlagged', 'ChamberArbiterOwnProviderBias', 'DebateSteelmanGradingLax', 'AgoraProcessDown']));
       } finally {
         await stop(child);
         await rm(promDir, { recursive: true, force: true });

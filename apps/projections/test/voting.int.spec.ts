@@ -21,7 +21,7 @@ import { openTestContext } from './support/fleet.js';
 const VALIDATORS = ['security_bot', 'compliance_bot', 'ops_bot', 'risk_bot', 'ethics_bot'];
 const TRUST = [900, 850, 800, 750, 720];
 const candidates: ValidatorCandidate[] = VALIDATORS.map((agentId, i) => ({ agentId, displayName: agentId, trustScore: TRUST[i]!, specializations: [], status: 'active' }));
-const ROLES: Record<string, string[]> = { deployer: ['executive'], root: ['operator'], 'service:voting': ['operator'], ...Object.fromEntries(VALIDATORS.map((v) => [v, ['validator']])) };
+const ROLES: Record<string, string[]> = { deployer: ['executive'], root: ['operator'], 'service:voting': ['service'], ...Object.fromEntries(VALIDATORS.map((v) => [v, ['validator']])) };
 const SESSION_IDS = ['v1-unanimous', 'v2-split', 'v3-expired', 'v4-cancelled', 'v5-pending', 'v6-no-quorum'];
 
 /** Commands on one session, timed in seconds after `t0`, decided and appended as the voting service does. */

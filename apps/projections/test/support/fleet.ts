@@ -14,7 +14,7 @@ import type { CommandContext } from '@agora/decider';
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type ProposalCommand } from '@agora/domain-tribunal';
 import { handleCommand } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
-import { generateKeyPair } from '@agora/identity';
+import { generateKeyPair, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 
 /** Rounds of 60 s; proposals may ask for 5 s to 1 h; escalation after 3 contested rounds. */
@@ -34,7 +34,7 @@ const roles: Record<string, string[]> = {
   heretic: ['reviewer'],
   sentinel: ['reviewer'],
   zealot: ['reviewer'],
-  'tribunal-svc': ['operator'],
+  'tribunal-svc': ['service'],
   root: ['operator'],
 };
 
@@ -49,7 +49,7 @@ const reviewerOf: Record<string, string> = { risk: 'harbinger', premise: 'hereti
 const CONSTITUTIONS = ['risk', 'premise', 'evidence', 'execution'];
 
 /** An in-process context over a fresh embedded store in a temp dir, with a generated operator key. */
-export async function openTestContext(prefix: string): Promise<{ dir: string; context: ServiceContext }> {
+export async function openTestContext(prefix: string): Promise<{ dir: string; context: ServiceContext; root: KeyPair }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const root = generateKeyPair();
   const config: RuntimeConfig = {
@@ -60,7 +60,7 @@ export async function openTestContext(prefix: string): Promise<{ dir: string; co
     maxClockSkewMs: 300_000,
     requestTimeoutMs: 5_000,
   };
-  return { dir, context: await openServiceContext(config) };
+  return { dir, context: await openServiceContext(config), root };
 }
 
 /** Commands on one proposal, timed in seconds after `t0`. */
