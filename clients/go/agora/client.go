@@ -1,0 +1,165 @@
+package agora
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Error is a refusal: {ok: false, error: {code, message, details}}.
+type Error struct {
+	Status  int
+	Code    string                 `json:"code"`
+	Message string                 `json:"message"`
+	Details map[string]interface{} `json:"details"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message) }
+
+type reply struct {
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+}
+
+func decodeReply(status int, body []byte, out interface{}) error {
+	var r reply
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("not an Agora reply (%d): %s", status, body)
+	}
+	if !r.OK {
+		if r.Error == nil {
+			r.Error = &Error{}
+		}
+		r.Error.Status = status
+		return r.Error
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(r.Result, out)
+}
+
+// HTTPClient speaks to the gateway.
+type HTTPClient struct {
+	BaseURL string
+	HTTP    *http.Client
+}
+
+func NewHTTPClient(baseURL string) *HTTPClient {
+	return &HTTPClient{BaseURL: baseURL, HTTP: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Send POSTs a signed envelope to /v1/commands; out receives the CommandResult.
+func (c *HTTPClient) Send(envelope Envelope, out interface{}) error {
+	body, err := json.Marshal(envelope)
+	if err != nil {
+		return err
+	}
+	res, err := c.HTTP.Post(c.BaseURL+"/v1/commands", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	return decodeReply(res.StatusCode, data, out)
+}
+
+// Command signs and sends a command as key's agent.
+func (c *HTTPClient) Command(commandType string, payload map[string]interface{}, key *KeyPair, out interface{}) error {
+	envelope, err := SignCommand(commandType, key.AgentID, payload, key)
+	if err != nil {
+		return err
+	}
+	return c.Send(envelope, out)
+}
+
+// Query GETs /v1/<service>/<path> with params in the query string.
+func (c *HTTPClient) Query(service, path string, params url.Values, out interface{}) error {
+	u := c.BaseURL + "/v1/" + service + "/" + path
+	if len(params) > 0 {
+		u += "?" + params.Encode()
+	}
+	res, err := c.HTTP.Get(u)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	return decodeReply(res.StatusCode, data, out)
+}
+
+// NATSClient speaks to the services over NATS: commands and queries are requests on their subjects.
+type NATSClient struct {
+	Conn    *nats.Conn
+	Timeout time.Duration
+	// Subjects maps a command type or a query name (`<service>.<name>`) to its subject.
+	Subjects map[string]string
+}
+
+// Request sends a JSON body on a subject and decodes the reply.
+func (c *NATSClient) Request(subject string, body interface{}, out interface{}) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	msg, err := c.Conn.Request(subject, data, c.Timeout)
+	if err != nil {
+		return err
+	}
+	return decodeReply(0, msg.Data, out)
+}
+
+// Command signs a command and sends it on its subject (from the AsyncAPI document).
+func (c *NATSClient) Command(commandType string, payload map[string]interface{}, key *KeyPair, out interface{}) error {
+	subject, ok := c.Subjects[commandType]
+	if !ok {
+		return fmt.Errorf("no subject for %s", commandType)
+	}
+	envelope, err := SignCommand(commandType, key.AgentID, payload, key)
+	if err != nil {
+		return err
+	}
+	return c.Request(subject, envelope, out)
+}
+
+// SubjectsFromAsyncAPI reads the message name -> subject map from libs/contracts/generated/asyncapi.json:
+// command types (`SubmitProposal`), queries (`Query_proposal_proposals_get`) and event types.
+func SubjectsFromAsyncAPI(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Channels map[string]struct {
+			Address  *string                `json:"address"`
+			Messages map[string]interface{} `json:"messages"`
+		} `json:"channels"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	subjects := map[string]string{}
+	for _, ch := range doc.Channels {
+		if ch.Address == nil {
+			continue
+		}
+		for name := range ch.Messages {
+			subjects[name] = *ch.Address
+		}
+	}
+	return subjects, nil
+}

@@ -1,0 +1,130 @@
+package agora
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// A full tribunal round against a running Agora: AGORA_URL (the gateway), AGORA_OPERATOR_KEY_FILE,
+// and AGORA_NATS_URL (the NATS server its services use; the round's commands then go over NATS).
+func TestTribunalRound(t *testing.T) {
+	base := os.Getenv("AGORA_URL")
+	if base == "" {
+		t.Skip("AGORA_URL is not set: no running Agora to play a round against")
+	}
+	httpClient := NewHTTPClient(base)
+	operator, err := ReadKeyFile(os.Getenv("AGORA_OPERATOR_KEY_FILE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newUUID()[:8]
+	executive, _ := GenerateKeyPair("go-exec-" + run)
+	constitutions := []string{"risk", "premise", "evidence", "execution"}
+	reviewers := map[string]*KeyPair{}
+	for _, c := range constitutions {
+		reviewers[c], _ = GenerateKeyPair(fmt.Sprintf("go-%s-%s", c, run))
+	}
+
+	// Commands over NATS when a server is given, else over HTTP.
+	command := func(commandType string, payload map[string]interface{}, key *KeyPair) error {
+		return httpClient.Command(commandType, payload, key, nil)
+	}
+	if natsURL := os.Getenv("AGORA_NATS_URL"); natsURL != "" {
+		conn, err := nats.Connect(natsURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		subjects, err := SubjectsFromAsyncAPI(generatedPath("asyncapi.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		natsClient := &NATSClient{Conn: conn, Timeout: 10 * time.Second, Subjects: subjects}
+		command = func(commandType string, payload map[string]interface{}, key *KeyPair) error {
+			return natsClient.Command(commandType, payload, key, nil)
+		}
+		// A query over NATS too.
+		var agents struct{ Agents []interface{} }
+		if err := natsClient.Request(subjects["Query_registry_agents_list"], map[string]interface{}{}, &agents); err != nil {
+			t.Fatalf("agents over NATS: %v", err)
+		}
+	}
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(httpClient.Command("RegisterAgent", map[string]interface{}{"agentId": executive.AgentID, "publicKey": executive.PublicKey, "displayName": "Go executive", "roles": []string{"executive"}, "trustScore": 500}, operator, nil))
+	for _, c := range constitutions {
+		must(command("RegisterAgent", map[string]interface{}{"agentId": reviewers[c].AgentID, "publicKey": reviewers[c].PublicKey, "displayName": "Go " + c, "roles": []string{"reviewer"}, "constitutions": []string{c}, "trustScore": 500}, operator))
+	}
+	waitFor(t, "the reviewers to be listed", func() bool {
+		var list struct{ Agents []struct{ AgentID string } }
+		if err := httpClient.Query("registry", "agents", url.Values{"role": {"reviewer"}}, &list); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, a := range list.Agents {
+			for _, r := range reviewers {
+				if a.AgentID == r.AgentID {
+					seen++
+				}
+			}
+		}
+		return seen == len(reviewers)
+	})
+
+	proposalID := "go-" + run
+	must(command("SubmitProposal", map[string]interface{}{"proposalId": proposalID, "title": "Tutorial tooltips", "body": "Tooltips on the first three screens — 検証", "problem": "Users drop off at step 2"}, executive))
+	type proposal struct {
+		Status string
+		Rounds []struct {
+			Round  int
+			Status string
+		}
+	}
+	get := func() proposal {
+		var p proposal
+		must(httpClient.Query("proposal", "proposals/"+proposalID, nil, &p))
+		if p.Status == "escalated" {
+			t.Fatalf("%s was escalated", proposalID)
+		}
+		return p
+	}
+	round := 0
+	waitFor(t, "the review round to open", func() bool {
+		for _, r := range get().Rounds {
+			if r.Status == "open" {
+				round = r.Round
+				return true
+			}
+		}
+		return false
+	})
+	err = command("SubmitReview", map[string]interface{}{"proposalId": proposalID, "round": round, "constitution": "risk", "verdict": "object", "reasoning": "feels wrong"}, reviewers["risk"])
+	if e, ok := err.(*Error); !ok || e.Code != "invalid_command" {
+		t.Fatalf("a vague objection: %v", err)
+	}
+	for _, c := range constitutions {
+		must(command("SubmitReview", map[string]interface{}{"proposalId": proposalID, "round": round, "constitution": c, "verdict": "approve", "reasoning": "fine on " + c}, reviewers[c]))
+	}
+	waitFor(t, "the proposal to be approved", func() bool { return get().Status == "approved" })
+}
+
+func waitFor(t *testing.T, what string, check func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	for !check() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

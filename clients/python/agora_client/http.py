@@ -1,0 +1,48 @@
+"""Commands and queries over the HTTP gateway (urllib only)."""
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from .signing import sign_command
+
+
+class AgoraError(Exception):
+    """A refusal: {ok: false, error: {code, message, details}}."""
+
+    def __init__(self, status, error):
+        super().__init__("%s (%s): %s" % (error.get("code"), status, error.get("message")))
+        self.status = status
+        self.code = error.get("code")
+        self.details = error.get("details")
+
+
+class AgoraHttpClient:
+    def __init__(self, base_url, timeout=10.0):
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers={"content-type": "application/json", "accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                status, text = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, text = error.code, error.read()
+        reply = json.loads(text)
+        if not reply.get("ok"):
+            raise AgoraError(status, reply.get("error", {}))
+        return reply["result"]
+
+    def send(self, envelope):
+        """POST a signed envelope to /v1/commands; the CommandResult, or AgoraError."""
+        return self._call("POST", "/v1/commands", envelope)
+
+    def command(self, command_type, payload, key_pair, actor=None, **options):
+        return self.send(sign_command(command_type, actor or key_pair.agent_id, payload, key_pair, **options))
+
+    def query(self, service, path, **params):
+        """GET /v1/<service>/<path> (path parameters already in `path`), other params in the query string."""
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
+        return self._call("GET", "/v1/%s/%s%s" % (service, path, "?" + query if query else ""))
