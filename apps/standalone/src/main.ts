@@ -6,15 +6,18 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
+import { startDebateService } from '@agora/debate';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
 import { DEFAULT_MAX_BODY_BYTES, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
+import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
 import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
 
 const OPERATOR_KEY_FILE = 'operator.key.json';
 
@@ -46,7 +49,7 @@ function displayPath(file: string): string {
 const env = process.env;
 await runProcess({
   name: 'agora',
-  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic and projections
+  summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic, chamber, debate and projections
 services, the event relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics,
 /docs). Data stays under AGORA_DATA_DIR across restarts. Without an operator key in the
 environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
@@ -56,8 +59,12 @@ AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${D
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_ENV_HELP}
-${DIALECTIC_POLICY_ENV_HELP}`,
+${DIALECTIC_POLICY_ENV_HELP}
+${CHAMBER_ENV_HELP}`,
   natsByDefault: false,
+  // The projections serve the whole process's registry on METRICS_PORT (and the gateway on /metrics).
+  metricsPort: DEFAULT_METRICS_PORTS.standalone,
+  servesMetrics: true,
   prepare: (config) => {
     port(env);
     maxBodyBytes(env);
@@ -65,6 +72,8 @@ ${DIALECTIC_POLICY_ENV_HELP}`,
     registryOptionsFromEnv(env);
     tribunalPolicyFromEnv(env);
     dialecticPolicyFromEnv(env);
+    chamberPolicyFromEnv(env, providersConfigFromEnv(env));
+    consultOnDeadlockFromEnv(env);
     return withOperator(config);
   },
   start: (context) => {
@@ -76,6 +85,8 @@ ${DIALECTIC_POLICY_ENV_HELP}`,
       () => startTribunalService(context),
       () => startVotingService(context),
       () => startDialecticService(context, dialecticPolicy ? { policy: dialecticPolicy } : {}),
+      () => startChamberService(context, { consultOnDeadlock: consultOnDeadlockFromEnv(env) }),
+      () => startDebateService(context),
       () => startProjectionsService(context, readProjectionsSettings(env)),
       () => runEventRelay(context),
       async () => {
@@ -86,11 +97,12 @@ ${DIALECTIC_POLICY_ENV_HELP}`,
           host: env['HOST'] ?? '0.0.0.0',
           requestTimeoutMs: context.config.requestTimeoutMs,
           maxBodyBytes: maxBodyBytes(env),
+          registry: context.metrics.registry,
         });
         const operator = context.config.operators[0];
         return {
           lines: [
-            `gateway listening on ${gateway.url} (POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /health, /metrics, /docs)`,
+            `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /health, /metrics, /docs)`,
             ...(operator ? [`operator "${operator.agentId}" may sign the first commands`] : []),
           ],
           close: () => gateway.close(),

@@ -96,7 +96,7 @@ function startReplica(env: Record<string, string>): Promise<Replica> {
   // BENCH_REPLICA_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the replicas.
   const nodeArgs = (process.env['BENCH_REPLICA_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, REGISTRY_MAIN], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', ...env },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

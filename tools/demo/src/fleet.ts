@@ -46,6 +46,16 @@ export class Fleet {
     return key;
   }
 
+  /** The public key of a fleet agent (its key file is created on first use). */
+  publicKeyOf(agentId: string): string {
+    return this.keyOf(agentId).publicKey;
+  }
+
+  /** The secret key of a fleet agent, for what it signs besides commands (a dialectic resolution). */
+  secretKeyOf(agentId: string): string {
+    return this.keyOf(agentId).secretKey;
+  }
+
   /** Registers the agents not registered yet (a re-run finds them there and changes nothing). */
   async enlist(agents: Record<string, AgentProfile>): Promise<void> {
     for (const [agentId, profile] of Object.entries(agents)) {

@@ -1,0 +1,282 @@
+/**
+ * Start-up benchmark: how long the standalone process takes to answer `/health` and an agent
+ * query on logs of 10k, 100k and 1M events, and how much memory it holds, on the embedded and
+ * JetStream stores. Each size is started twice in the same run:
+ *   - "rebuild": no saved state (no snapshots, no checkpoints): every read model, consumer and
+ *     scheduler folds the whole log. This is the baseline.
+ *   - "restart": the same process started again on the state the first run saved at its stop.
+ * Flat means the restart figures do not grow with the log.
+ *
+ * The logs (realistic agent streams: registrations, then updates; one event per commit, as
+ * commands write them) are generated once through the store adapter in large concurrent batches
+ * and cached under `.bench-cache/startup/` (gitignored); delete it to regenerate.
+ *
+ *   npm run bench:startup -- [--sizes 10000,100000,1000000] [--stores embedded,jetstream] [--quick]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
+import { generateKeyPair } from '@agora/identity';
+
+const HELP = `Usage: npm run bench:startup -- [options]
+
+Starts the standalone process on cached logs of each size and store, first with no saved state
+(the full rebuild, the baseline) then again on the state it saved, and prints the time to a
+healthy /health and an answered agent query, and the resident memory (now and peak).
+  --sizes LIST      event counts (default 10000,100000,1000000)
+  --stores LIST     embedded, jetstream or both (default embedded,jetstream)
+  --quick           small sizes for a smoke run: 2000,20000 (overrides --sizes)
+  --agents N        agents in each log at most (default 10000; a tenth of the events when fewer)
+  --timeout S       give up on one start after S seconds (default 600)
+  --cache DIR       where generated logs are kept (default .bench-cache/startup in the repository)
+  --help            this text
+
+Needs npm run build first (npm run bench:startup does it) and, for jetstream, nats-server on the
+PATH (or NATS_SERVER_BIN).`;
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    stores: { type: 'string', default: 'embedded,jetstream' },
+    quick: { type: 'boolean', default: false },
+    agents: { type: 'string', default: '10000' },
+    timeout: { type: 'string', default: '600' },
+    cache: { type: 'string', default: join(repoRoot, '.bench-cache', 'startup') },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const SIZES = (values.quick ? '2000,20000' : values.sizes).split(',').map((s) => positiveInt(s.trim(), 'sizes'));
+const STORES = values.stores.split(',').map((s) => s.trim());
+for (const s of STORES) if (s !== 'embedded' && s !== 'jetstream') usage(`--stores takes embedded and/or jetstream, got ${JSON.stringify(s)}`);
+const MAX_AGENTS = positiveInt(values.agents, 'agents');
+const TIMEOUT_MS = positiveInt(values.timeout, 'timeout') * 1000;
+const CACHE = resolve(values.cache);
+const NATS_SERVER_BIN = process.env['NATS_SERVER_BIN'] ?? 'nats-server';
+const STANDALONE = join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
+
+function usage(message: string): never {
+  console.error(`${message}\n\n${HELP}`);
+  process.exit(2);
+}
+
+function positiveInt(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n <= 0) usage(`--${name} must be a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** A private nats-server with JetStream storing under `storeDir` (kept between runs). */
+async function startNats(storeDir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  mkdirSync(storeDir, { recursive: true });
+  const child = spawn(NATS_SERVER_BIN, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`nats-server not ready in 60 s:\n${log}`)), 60_000);
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      log += chunk;
+      if (log.includes('Server is ready')) {
+        clearTimeout(timer);
+        ready();
+      }
+    });
+    child.once('error', (error) => fail(new Error(`cannot start ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): ${error.message}`)));
+    child.once('exit', (code) => fail(new Error(`nats-server exited with code ${code}:\n${log}`)));
+  });
+  return { url: `nats://127.0.0.1:${port}`, stop: () => stopChild(child, 'SIGTERM', 30_000) };
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill(signal);
+  });
+}
+
+/**
+ * Writes `size` events: `agents` registrations, then updates of those agents round-robin, one
+ * event per commit, 4,096 appends in flight (the embedded store shares one fdatasync among them).
+ */
+async function generate(store: EventStore, size: number): Promise<void> {
+  const agents = Math.max(1, Math.min(MAX_AGENTS, Math.floor(size / 10)));
+  const now = new Date('2026-01-01T00:00:00.000Z').getTime();
+  const revisions = new Array<number>(agents).fill(-1);
+  const started = Date.now();
+  const inFlight = 4096;
+  let next = 0;
+  let lastReport = started;
+  const one = async (n: number): Promise<void> => {
+    const a = n % agents;
+    const agentId = `agent${String(a).padStart(6, '0')}`;
+    const at = new Date(now + n * 1000).toISOString();
+    const metadata = { actor: n < agents ? 'root' : agentId, commandId: randomUUID(), correlationId: randomUUID(), causationId: null, at };
+    const event =
+      n < agents
+        ? { type: 'AgentRegistered', data: { agentId, publicKey: generateKeyPair().publicKey, displayName: `Agent ${a}`, roles: ['worker'], constitutions: ['default'], specializations: ['general'], trustScore: 0.5, health: 1, risk: 0, registeredAt: at }, metadata }
+        : { type: 'AgentUpdated', data: { agentId, displayName: `Agent ${a} v${Math.floor(n / agents)}`, specializations: ['general', `topic-${n % 97}`] }, metadata };
+    // Appends of one agent run one after another (waves hold distinct agents when agents >= inFlight; else 'any').
+    const expected = agents >= inFlight ? (revisions[a] === -1 ? 'no_stream' : revisions[a]!) : 'any';
+    const result = await store.append(`agent-${agentId}`, [{ id: randomUUID(), ...event }], expected);
+    revisions[a] = result.nextExpectedRevision;
+  };
+  while (next < size) {
+    const wave: Promise<void>[] = [];
+    for (let i = 0; i < inFlight && next < size; i++) wave.push(one(next++));
+    await Promise.all(wave);
+    if (Date.now() - lastReport > 5_000) {
+      lastReport = Date.now();
+      process.stdout.write(`  ... ${next.toLocaleString('en-US')} of ${size.toLocaleString('en-US')} events (${Math.round(next / ((Date.now() - started) / 1000)).toLocaleString('en-US')}/s)\n`);
+    }
+  }
+}
+
+interface Log {
+  /** EVENT_STORE for the standalone process. */
+  eventStore: string;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** The cached log of `size` events on `kind`, generated first if missing. */
+async function prepareLog(kind: string, size: number): Promise<Log> {
+  const dir = join(CACHE, `${kind}-${size}`);
+  const done = join(dir, 'complete');
+  if (kind === 'embedded') {
+    const events = join(dir, 'events');
+    if (!existsSync(done)) {
+      rmSync(dir, { recursive: true, force: true });
+      console.log(`generating ${size.toLocaleString('en-US')} events (embedded) in ${dir}`);
+      const started = Date.now();
+      const store = await openEmbeddedEventStore({ directory: events });
+      await generate(store, size);
+      await store.close();
+      writeFileSync(done, `${size}\n`);
+      console.log(`  generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+    return { eventStore: `embedded:${events}`, env: {}, close: async () => undefined };
+  }
+  const nats = await startNats(join(dir, 'nats'));
+  try {
+    if (!existsSync(done)) {
+      console.log(`generating ${size.toLocaleString('en-US')} events (jetstream) in ${dir}`);
+      const started = Date.now();
+      const store = await openJetStreamEventStore({ servers: nats.url });
+      await generate(store, size);
+      await store.close();
+      writeFileSync(done, `${size}\n`);
+      console.log(`  generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  } catch (error) {
+    await nats.stop();
+    throw error;
+  }
+  return { eventStore: `jetstream://${nats.url.slice('nats://'.length)}`, env: { NATS_URL: nats.url }, close: () => nats.stop() };
+}
+
+interface StartResult {
+  healthyMs: number;
+  queryMs: number;
+  rssMb: number;
+  peakMb: number;
+}
+
+function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/** Starts the standalone process on `log` with `dataDir`, waits for /health and an agent query, samples memory, stops it (it saves its state). */
+async function startOnce(log: Log, dataDir: string, agentId: string): Promise<StartResult> {
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const started = Date.now();
+  const child = spawn(process.execPath, [STANDALONE], {
+    env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    const healthyMs = await pollUntil(started, async () => (await fetch(`${base}/health`)).ok, child, () => stderr);
+    const queryMs = await pollUntil(started, async () => (await fetch(`${base}/v1/registry/agents/${agentId}`)).ok, child, () => stderr);
+    const { rssMb, peakMb } = memoryOf(child.pid!);
+    return { healthyMs, queryMs, rssMb, peakMb };
+  } finally {
+    await stopChild(child, 'SIGTERM', 120_000);
+  }
+}
+
+async function pollUntil(started: number, check: () => Promise<boolean>, child: ChildProcess, stderr: () => string): Promise<number> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the standalone process exited with code ${child.exitCode}:\n${stderr()}`);
+    if (Date.now() - started > TIMEOUT_MS) throw new Error(`not answering within ${TIMEOUT_MS / 1000} s:\n${stderr()}`);
+    try {
+      if (await check()) return Date.now() - started;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const fmtS = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const fmtMb = (mb: number) => `${Math.round(mb)} MB`;
+
+const rows: string[][] = [];
+for (const kind of STORES) {
+  for (const size of SIZES) {
+    const log = await prepareLog(kind, size);
+    const dataDir = mkdtempSync(join(tmpdir(), 'agora-bench-startup-'));
+    try {
+      const agentId = `agent${String(0).padStart(6, '0')}`;
+      console.log(`${kind} ${size.toLocaleString('en-US')} events: starting with no saved state (rebuild)`);
+      const rebuild = await startOnce(log, dataDir, agentId);
+      console.log(`${kind} ${size.toLocaleString('en-US')} events: starting again on the saved state (restart)`);
+      const restart = await startOnce(log, dataDir, agentId);
+      for (const [mode, r] of [['rebuild (baseline)', rebuild], ['restart', restart]] as const) {
+        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.queryMs), fmtMb(r.rssMb), fmtMb(r.peakMb)]);
+        console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)}, agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await log.close();
+    }
+  }
+}
+
+const header = ['store', 'events', 'start', '/health', 'agent query', 'RSS', 'peak RSS'];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+console.log(`\nstandalone start-up (${new Date().toISOString()}, this machine; figures are wall time from spawn)`);
+console.log(line(header));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const r of rows) console.log(line(r));
