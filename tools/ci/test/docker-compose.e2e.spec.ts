@@ -43,8 +43,8 @@ function run(command: string, args: readonly string[], env: Record<string, strin
     const child = spawn(command, args, { cwd: REPO_ROOT, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     if (input !== undefined) child.stdin?.end(input);
@@ -90,7 +90,7 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
     const result = await config({}, '-q');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-  });
+  }, 60_000);
 
   describe('resolved with the walkthrough environment', () => {
     let services: Record<string, ComposeService>;
@@ -99,7 +99,7 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
       const result = await config(WALKTHROUGH_ENV);
       if (result.code !== 0 || result.stderr !== '') throw new Error(`docker-compose config failed (${result.code}):\n${result.stderr}`);
       services = ((await parseYaml(result.stdout)) as { services: Record<string, ComposeService> }).services;
-    });
+    }, 60_000);
 
     (hasCompose ? it : it.skip)('runs every Agora process, each health-checked on /health at its metrics port, restarted, after NATS and the store are healthy', () => {
       const agora = Object.entries(services).filter(([, service]) => service.command?.[0] === 'node');
@@ -156,7 +156,7 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
       expect(targets('nats')).toEqual(['nats-exporter:7777']);
       expect(services['nats-exporter']?.command?.at(-1)).toBe('http://nats:8222');
       expect(services['prometheus']?.volumes).toContainEqual(expect.stringMatching(/\/deploy\/prometheus:\/etc\/prometheus:ro$/));
-    });
+    }, 60_000);
   });
 });
 
@@ -199,7 +199,7 @@ describe('deploy/nats/start.sh', () => {
       child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 30_000);
 });
 
 describe('key files', () => {
