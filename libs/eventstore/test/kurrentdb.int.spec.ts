@@ -13,7 +13,7 @@ if (url) {
   });
 } else {
   console.warn(
-    "KurrentDB contract suite skipped: set KURRENTDB_URL to run it (AGORA_OPERATOR_PUBLIC_KEY=unused docker compose up -d --wait kurrentdb && KURRENTDB_URL='kurrentdb://127.0.0.1:2113?tls=false' npm run test:jest -- libs/eventstore)",
+    "KurrentDB contract suite skipped: set KURRENTDB_URL to run it (docker compose up -d --wait kurrentdb && KURRENTDB_URL='kurrentdb://127.0.0.1:2113?tls=false' npm run test:jest -- libs/eventstore)",
   );
   describe.skip('event store contract: kurrentdb (KURRENTDB_URL not set)', () => {
     it('runs only against a KurrentDB server', () => undefined);
