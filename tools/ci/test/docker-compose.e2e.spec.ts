@@ -114,6 +114,8 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
         // Its own NATS user and password, never the anonymous access NATS refuses.
         const user = name === 'gateway' ? 'gateway' : 'service';
         expect({ name, user: service.environment?.['NATS_USER'], password: service.environment?.['NATS_PASSWORD'] }).toEqual({ name, user, password: WALKTHROUGH_ENV[`AGORA_NATS_${user.toUpperCase()}_PASSWORD`] });
+        // The shared log, named (a process on NATS refuses to start without an explicit EVENT_STORE).
+        expect({ name, store: service.environment?.['EVENT_STORE'] }).toEqual({ name, store: 'kurrentdb://kurrentdb:2113?tls=false' });
         expect({ name, operator: service.environment?.['AGORA_OPERATOR_PUBLIC_KEY'] }).toEqual({ name, operator: WALKTHROUGH_ENV['AGORA_OPERATOR_PUBLIC_KEY'] });
         // Its own key file only.
         const keyFiles = (service.volumes ?? []).map((volume) => /service-keys\/([a-z]+)\.key\.json:/.exec(volume)?.[1]).filter((key) => key !== undefined);
