@@ -79,6 +79,10 @@ function positive(name) {
   return n;
 }
 const COUNT = Math.floor(positive('count'));
+if (COUNT < 8) {
+  console.error('faults: --count must be at least 8 (the kill comes once a quarter are acknowledged)');
+  process.exit(2);
+}
 const INFLIGHT = Math.floor(positive('inflight'));
 const DOWN_MS = positive('down') * 1000;
 const ATTEMPT_MS = positive('timeout');
@@ -230,17 +234,25 @@ async function runScenario(name, ctx) {
   const hold = new Promise((r) => (releaseHold = r));
   let faultDone;
   const acks = [];
+  let faultError;
   const fault = async () => {
     killedAt = Date.now();
-    await Promise.all(victims.map((v) => group.kill(v)));
-    console.log(`   ${secs(killedAt - t0)} s: killed ${victims.join(' + ')}`);
-    await sleep(DOWN_MS);
-    const back = Date.now();
-    await group.restart(node.process);
-    if (replica) await group.restart(replica);
-    restartedAt = Date.now();
-    console.log(`   ${secs(restartedAt - t0)} s: ${victims.join(' + ')} ready again (restart took ${secs(restartedAt - back)} s)`);
-    releaseHold();
+    try {
+      await Promise.all(victims.map((v) => group.kill(v)));
+      console.log(`   ${secs(killedAt - t0)} s: killed ${victims.join(' + ')}`);
+      await sleep(DOWN_MS);
+      const back = Date.now();
+      await group.restart(node.process);
+      if (replica) await group.restart(replica);
+      restartedAt = Date.now();
+      console.log(`   ${secs(restartedAt - t0)} s: ${victims.join(' + ')} ready again (restart took ${secs(restartedAt - back)} s)`);
+    } catch (error) {
+      // The load still finishes on what is left; the scenario fails with the reason.
+      faultError = error;
+      restartedAt = Date.now();
+    } finally {
+      releaseHold();
+    }
   };
   const results = await drive(
     client,
@@ -260,6 +272,8 @@ async function runScenario(name, ctx) {
   );
   const t1 = Date.now();
   await faultDone;
+  if (faultDone === undefined) throw new Error(`${name}: the load ended before ${fmt(COUNT / 4)} acknowledgements, so nothing was killed`);
+  if (faultError) throw new Error(`${name}: ${faultError instanceof Error ? faultError.message : String(faultError)}`);
   await settled(client, jsm, `after ${name}`);
 
   // The log, read back: how many events each commandId left.
