@@ -29,7 +29,8 @@ Each scenario sends --count signed UpdateAgent commands, --inflight at a time, e
 same commandId (per attempt --timeout ms) until acknowledged; the kill comes once a quarter are
 acknowledged, the restart --down seconds later, and the last third of the commands waits for it.
 Then the log is read: lost = acknowledged but no event; duplicated = more than one event for one
-commandId. Exits 1 if any scenario lost, duplicated, or left a command unacknowledged.
+commandId. Exits 1 if any scenario lost, duplicated, or left a command unacknowledged, or a process
+exited unasked.
 
 Options:
   --count N          commands per scenario (default 2000)
@@ -372,9 +373,11 @@ async function main() {
     console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
     console.log(`faults: result ${JSON.stringify(all)}`);
     const bad = all.filter((f) => f.lost > 0 || f.duplicated > 0 || f.unacknowledged > 0);
-    if (unexpected.length > 0) console.log(`faults: processes exited unasked: ${unexpected.join(', ')}`);
-    console.log(bad.length === 0 ? 'faults: every scenario: 0 lost, 0 duplicated, every command acknowledged' : `faults: FAILED in ${bad.map((f) => f.scenario).join(', ')}`);
-    return bad.length === 0 ? 0 : 1;
+    if (bad.length > 0) console.log(`faults: FAILED in ${bad.map((f) => f.scenario).join(', ')}`);
+    if (unexpected.length > 0) console.log(`faults: FAILED: processes exited unasked: ${unexpected.join(', ')}`);
+    if (bad.length > 0 || unexpected.length > 0) return 1;
+    console.log('faults: every scenario: 0 lost, 0 duplicated, every command acknowledged');
+    return 0;
   } finally {
     await client.close();
   }
