@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, metricsEnvHelp, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
 import { openServiceContext, type ServiceContext } from './context.js';
-import { DEFAULT_NATS_WAIT_MS, describeStartupFailure, waitForNats } from './startup.js';
+import { DEFAULT_NATS_WAIT_MS, describeStartupFailure, waitForNats, waitForStore } from './startup.js';
 import { serveMetrics } from './metrics-server.js';
 
 /** What a started process part (a service, the gateway, the relay) hands back. */
@@ -73,7 +73,9 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
     for (const servers of new Set([config.natsUrl, config.store.kind === 'jetstream' ? config.store.servers : undefined])) {
       if (servers !== undefined) await waitForNats(servers, { limitMs: config.natsWaitMs ?? DEFAULT_NATS_WAIT_MS, log, ...(config.natsCredentials === undefined ? {} : { credentials: config.natsCredentials }) });
     }
-    const opened = await openServiceContext(config);
+    // A reachable NATS node may not serve JetStream yet (just started again, catching up with its
+    // cluster): wait for the store as for NATS.
+    const opened = await waitForStore(() => openServiceContext(config), { limitMs: config.natsWaitMs ?? DEFAULT_NATS_WAIT_MS, log });
     context = opened;
     running = await startAll([
       () => spec.start(opened),

@@ -7,8 +7,9 @@ import { connectNats } from '@agora/messaging';
 
 export const DEFAULT_NATS_WAIT_MS = 60_000;
 
-export const STARTUP_ENV_HELP = `AGORA_NATS_WAIT_MS         how long a starting process waits for NATS to be reachable, retrying with a
-                           growing pause (default ${DEFAULT_NATS_WAIT_MS}; 0 = fail at once); then it exits (code 2)`;
+export const STARTUP_ENV_HELP = `AGORA_NATS_WAIT_MS         how long a starting process waits for NATS to be reachable, and then for the
+                           event store to answer, retrying with a growing pause (default ${DEFAULT_NATS_WAIT_MS};
+                           0 = fail at once); then it exits (code 2)`;
 
 /** A start-up failure the operator can fix; `message` is one line naming what to fix. Exit code 2. */
 export class StartupFailure extends Error {
@@ -17,6 +18,9 @@ export class StartupFailure extends Error {
     this.name = 'StartupFailure';
   }
 }
+
+/** A data directory another process holds (the embedded store's lock). */
+const LOCKED = /in use by process|could not lock/;
 
 /** One line for a failure an operator can fix, or undefined for a failure that deserves its stack trace (a bug). */
 export function describeStartupFailure(error: unknown): string | undefined {
@@ -28,7 +32,7 @@ export function describeStartupFailure(error: unknown): string | undefined {
     return `port ${port ?? '?'}${address ? ` on ${address}` : ''} is already in use (choose another with the port setting, see --help)`;
   }
   if (code === 'EACCES' && 'port' in error) return `not allowed to listen on port ${String((error as { port?: number }).port)} (choose a port above 1023)`;
-  if (error instanceof StoreUnavailable && /in use by process|could not lock/.test(error.message)) return `${error.message}: another process holds this data directory (stop it, or give this one its own AGORA_DATA_DIR)`;
+  if (error instanceof StoreUnavailable && LOCKED.test(error.message)) return `${error.message}: another process holds this data directory (stop it, or give this one its own AGORA_DATA_DIR)`;
   if (isAuthError(error)) return `NATS refused the credentials: ${oneLine(error.message)}`;
   if (isUnreachable(error)) return `NATS is unreachable: ${oneLine(error.message)}`;
   return undefined;
@@ -71,23 +75,57 @@ export interface WaitForNatsOptions {
  */
 export async function waitForNats(servers: string, options: WaitForNatsOptions): Promise<void> {
   const shown = withoutCredentials(servers);
+  await retrying(
+    async () => {
+      const nc = await connectNats({ servers, name: 'agora-startup-probe', ...(options.credentials === undefined ? {} : { credentials: options.credentials }) });
+      await nc.close();
+    },
+    options,
+    { waiting: `waiting for NATS at ${shown}`, giveUp: `NATS at ${shown} is unreachable`, reached: `NATS at ${shown} is reachable` },
+    (err) => {
+      if (isAuthError(err)) throw new StartupFailure(`NATS at ${shown} refused the credentials: ${oneLine(err.message)}`, { cause: err });
+    },
+  );
+}
+
+/**
+ * Runs `open` (it opens the event store, among others) until it succeeds while the store is
+ * unavailable: a NATS node just started again is reachable before its JetStream has caught up with
+ * the cluster, and a stream lookup through it times out meanwhile. One line per attempt, a pause
+ * that doubles, a StartupFailure once `limitMs` is spent; any other failure is thrown at once, as
+ * is a data directory another process holds (waiting will not free it).
+ */
+export async function waitForStore<T>(open: () => Promise<T>, options: Omit<WaitForNatsOptions, 'credentials'>): Promise<T> {
+  return retrying(open, options, { waiting: 'waiting for the event store', giveUp: 'the event store is unavailable', reached: 'the event store is available' }, (err) => {
+    if (!(err instanceof StoreUnavailable) || LOCKED.test(err.message)) throw err;
+  });
+}
+
+/** What `retrying` says while it waits, when it gives up, and once the attempt succeeds after a failure. */
+interface WaitWords {
+  waiting: string;
+  giveUp: string;
+  reached: string;
+}
+
+/** Runs `attempt` until it succeeds; `mustThrow` throws for a failure not worth waiting out. */
+async function retrying<T>(attempt: () => Promise<T>, options: Omit<WaitForNatsOptions, 'credentials'>, words: WaitWords, mustThrow: (error: Error) => void): Promise<T> {
   const started = Date.now();
   let pause = options.firstPauseMs ?? 250;
   const maxPause = options.maxPauseMs ?? 5_000;
-  for (let attempt = 1; ; attempt++) {
+  for (let n = 1; ; n++) {
     try {
-      const nc = await connectNats({ servers, name: 'agora-startup-probe', ...(options.credentials === undefined ? {} : { credentials: options.credentials }) });
-      await nc.close();
-      if (attempt > 1) options.log(`NATS at ${shown} is reachable`);
-      return;
+      const result = await attempt();
+      if (n > 1) options.log(words.reached);
+      return result;
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error));
-      if (isAuthError(err)) throw new StartupFailure(`NATS at ${shown} refused the credentials: ${oneLine(err.message)}`, { cause: err });
+      mustThrow(err);
       const waited = Date.now() - started;
       if (waited + pause > options.limitMs) {
-        throw new StartupFailure(`NATS at ${shown} is unreachable (${oneLine(err.message)}); gave up after ${Math.round(waited / 1000)} s (AGORA_NATS_WAIT_MS=${options.limitMs})`, { cause: err });
+        throw new StartupFailure(`${words.giveUp} (${oneLine(err.message)}); gave up after ${Math.round(waited / 1000)} s (AGORA_NATS_WAIT_MS=${options.limitMs})`, { cause: err });
       }
-      options.log(`waiting for NATS at ${shown} (${oneLine(err.message)}); attempt ${attempt}, next in ${pause} ms`);
+      options.log(`${words.waiting} (${oneLine(err.message)}); attempt ${n}, next in ${pause} ms`);
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 2, maxPause);
     }

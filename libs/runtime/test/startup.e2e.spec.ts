@@ -84,6 +84,47 @@ describe('process start-up (e2e)', () => {
     }
   }, 120_000);
 
+  it('NATS reachable but serving no JetStream past AGORA_NATS_WAIT_MS: a line per attempt waiting for the event store, then one line and exit code 2', async () => {
+    const plain = await startNatsServer({ jetstream: false });
+    try {
+      const run = await runToCompletion(REGISTRY, [], { NATS_URL: plain.url, EVENT_STORE: uniqueJetStreamLog('startup', plain.url).eventStore, AGORA_DATA_DIR: await tempDir(), AGORA_NATS_WAIT_MS: '1500' });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toMatch(/^agora-registry: waiting for the event store \(.*\); attempt 1, next in \d+ ms$/m);
+      expectOneLine(run.stderr, /^agora-registry: the event store is unavailable \(.*\); gave up after \d+ s \(AGORA_NATS_WAIT_MS=1500\)$/);
+    } finally {
+      await plain.stop();
+    }
+  }, 60_000);
+
+  // As a NATS node started again is reachable before its JetStream has caught up with the cluster.
+  it('a process that reaches NATS before JetStream answers waits for the event store and then starts', async () => {
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    let plain: PrivateNatsServer | undefined = await startNatsServer({ port, jetstream: false });
+    const env = { NATS_URL: url, EVENT_STORE: uniqueJetStreamLog('startup', url).eventStore, AGORA_DATA_DIR: await tempDir(), AGORA_OPERATOR_PUBLIC_KEY: root.publicKey };
+    const child = spawn(process.execPath, sourceArgs(REGISTRY), { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let withJetStream: PrivateNatsServer | undefined;
+    try {
+      await waitFor(() => /waiting for the event store .*attempt 2,/.test(output), 'the second "waiting for the event store" line', 60_000);
+      await plain.stop();
+      plain = undefined;
+      withJetStream = await startNatsServer({ port });
+      await waitFor(() => /^agora-registry: ready$/m.test(output), 'ready', 60_000);
+      expect(output).toMatch(/^agora-registry: the event store is available$/m);
+      expect(output).not.toMatch(/^\s+at /m);
+      child.kill('SIGTERM');
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+      await plain?.stop();
+      await withJetStream?.stop();
+    }
+  }, 120_000);
+
   it('credentials NATS refuses: one line, exit code 2, the password not printed', async () => {
     const secured = await startNatsServer({ args: ['--user', 'agora', '--pass', 'right-password'] });
     try {

@@ -66,6 +66,8 @@ export interface StartNatsOptions {
   port?: number;
   /** More nats-server arguments (without `config`), e.g. `--user`/`--pass`. */
   args?: readonly string[];
+  /** JetStream on (default); false for a server that answers clients but serves no JetStream (without `config`). */
+  jetstream?: boolean;
 }
 
 /**
@@ -79,7 +81,7 @@ export async function startNatsServer(options: StartNatsOptions = {}): Promise<P
   const timeoutMs = options.timeoutMs ?? 10_000;
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'agora-test-nats-'));
-  let args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...(options.args ?? [])];
+  let args = ['-a', '127.0.0.1', '-p', String(port), ...(options.jetstream === false ? [] : ['-js', '-sd', dir]), ...(options.args ?? [])];
   if (options.config) {
     // The file as it is, included from a wrapper that moves it to private ports and store (a
     // store directory on the command line would clash with the file's own).

@@ -1,0 +1,402 @@
+// `npm run cluster:faults`: NATS cluster faults under load, on the cluster `npm run cluster` starts
+// (three clustered nats-server nodes, the log stream at 3 replicas, registry replicas on the shared
+// log). Each scenario sends signed UpdateAgent commands, a fixed number in flight, each retried with
+// the same commandId until acknowledged; a third of the way in it SIGKILLs (a) a NATS node that does
+// not lead the log stream, (b) the node leading it, (c) a node together with the registry replica
+// connected to it; it starts them again after a few seconds and finishes the load. Then it reads the
+// log: every acknowledged command's event must be there exactly once.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { RegisterAgent, UpdateAgent } from '@agora/contracts';
+import { openJetStreamEventStore } from '@agora/eventstore';
+import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
+import { NatsAgoraClient } from '@agora/messaging';
+import { clusterNodes, ensureLogStream, ensureOperatorKey, intEnv, LOG_STREAM, logStreamLeader, missingBuilds, natsServer, ProcessGroup, startAgoraApp, startNatsNodes } from './cluster-lib.mjs';
+
+const HELP = `Usage: npm run cluster:faults -- [options]
+
+Starts a local Agora cluster (3 clustered nats-server nodes, the log stream AGORA_EVENTS at 3
+replicas, registry replicas on EVENT_STORE=jetstream), then runs each fault scenario under load:
+  follower         SIGKILL of a NATS node that does not lead the log stream
+  leader           SIGKILL of the NATS node leading the log stream
+  node+replica     SIGKILL of a NATS node together with the registry replica connected to it
+Each scenario sends --count signed UpdateAgent commands, --inflight at a time, each retried with the
+same commandId (per attempt --timeout ms) until acknowledged; the kill comes once a quarter are
+acknowledged, the restart --down seconds later, and the last third of the commands waits for it.
+Then the log is read: lost = acknowledged but no event; duplicated = more than one event for one
+commandId. Exits 1 if any scenario lost, duplicated, or left a command unacknowledged, or a process
+exited unasked.
+
+Options:
+  --count N          commands per scenario (default 2000)
+  --inflight N       commands in flight (default 32)
+  --down S           seconds the killed processes stay down (default 3)
+  --timeout MS       per-attempt request timeout (default 3000)
+  --give-up S        a command still unacknowledged after this many seconds is counted so (default 120)
+  --agents N         agents the commands update, round robin (default 64)
+  --scenarios LIST   comma-separated, from follower, leader, node+replica (default all three)
+  --keep             keep the cluster's directory (default: a temporary one, removed at the end)
+  --help             this text
+
+Environment:
+  AGORA_CLUSTER_DIR          the cluster's state and logs (default: a new temporary directory)
+  AGORA_CLUSTER_NATS_PORT    client port of the first NATS node (default 14222); routes on this + 2000,
+                             monitoring on this + 4000
+  AGORA_CLUSTER_REPLICAS     registry processes (default 2)
+  NATS_SERVER_BIN            the nats-server binary (default: nats-server on PATH, or /usr/sbin/nats-server)`;
+
+const SCENARIOS = ['follower', 'leader', 'node+replica'];
+/** Reply codes after which the same envelope is sent again: the command may not have been handled. */
+const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict', 'internal']);
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '2000' },
+    inflight: { type: 'string', default: '32' },
+    down: { type: 'string', default: '3' },
+    timeout: { type: 'string', default: '3000' },
+    'give-up': { type: 'string', default: '120' },
+    agents: { type: 'string', default: '64' },
+    scenarios: { type: 'string', default: SCENARIOS.join(',') },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+function positive(name) {
+  const n = Number(values[name]);
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`faults: --${name} must be a positive number, got ${JSON.stringify(values[name])}\n\n${HELP}`);
+    process.exit(2);
+  }
+  return n;
+}
+const COUNT = Math.floor(positive('count'));
+if (COUNT < 8) {
+  console.error('faults: --count must be at least 8 (the kill comes once a quarter are acknowledged)');
+  process.exit(2);
+}
+const INFLIGHT = Math.floor(positive('inflight'));
+const DOWN_MS = positive('down') * 1000;
+const ATTEMPT_MS = positive('timeout');
+const GIVE_UP_MS = positive('give-up') * 1000;
+const AGENTS = Math.floor(positive('agents'));
+const scenarios = values.scenarios.split(',').map((s) => s.trim());
+for (const s of scenarios) {
+  if (!SCENARIOS.includes(s)) {
+    console.error(`faults: unknown scenario ${JSON.stringify(s)} (known: ${SCENARIOS.join(', ')})`);
+    process.exit(2);
+  }
+}
+const natsPort = intEnv('AGORA_CLUSTER_NATS_PORT', 14222, 'faults');
+const replicas = Math.max(1, intEnv('AGORA_CLUSTER_REPLICAS', 2, 'faults'));
+const ownDir = !process.env['AGORA_CLUSTER_DIR'];
+const dir = ownDir ? mkdtempSync(join(tmpdir(), 'agora-faults-')) : resolve(process.env['AGORA_CLUSTER_DIR']);
+
+const missing = missingBuilds(['registry', 'cli']);
+if (missing.length > 0) {
+  console.error(`faults: apps/${missing[0]}/dist/main.js is missing: run npm run build first (npm run cluster:faults does)`);
+  process.exit(2);
+}
+const nats = natsServer();
+if (nats.error) {
+  console.error(`faults: ${nats.error}`);
+  process.exit(2);
+}
+
+const unexpected = [];
+const group = new ProcessGroup(dir, (name, code, signal, last) => {
+  unexpected.push(name);
+  console.error(`faults: ${name} exited unasked (code ${code}, signal ${signal}); its log: ${group.logOf(name)}${last ? `, ending:\n${last}` : ''}`);
+});
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const secs = (ms) => (ms / 1000).toFixed(1);
+
+/**
+ * Sends one command until it is acknowledged: the same envelope (the same commandId) every
+ * attempt. Returns { ok, reply, attempts, ackedAt } or { ok: false, attempts, last } after GIVE_UP_MS.
+ */
+async function untilAcknowledged(client, subject, envelope) {
+  const started = Date.now();
+  let attempts = 0;
+  let last;
+  while (Date.now() - started < GIVE_UP_MS) {
+    attempts++;
+    try {
+      const reply = await client.request(subject, envelope, { timeoutMs: ATTEMPT_MS });
+      if (reply.ok) return { ok: true, reply, attempts, ackedAt: Date.now() };
+      last = reply.error.code;
+      if (!RETRYABLE.has(reply.error.code)) return { ok: false, refused: reply.error, attempts };
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await sleep(200);
+  }
+  return { ok: false, attempts, last };
+}
+
+/** Waits until the log stream has a leader and every replica is current, and `replicas` registry replicas answer. */
+async function settled(client, jsm, what, timeoutMs = 90_000) {
+  const until = Date.now() + timeoutMs;
+  let state = 'no answer yet';
+  while (Date.now() < until) {
+    try {
+      const info = await jsm.streams.info(LOG_STREAM);
+      const peers = info.cluster?.replicas ?? [];
+      const registries = [];
+      for await (const msg of await client.connection.requestMany('$SRV.PING.registry', '', { strategy: 'timer', maxWait: 500 })) registries.push(msg);
+      state = `leader ${info.cluster?.leader ?? 'none'}, replicas ${peers.map((p) => `${p.name}${p.current ? '' : ' (catching up)'}${p.offline ? ' (offline)' : ''}`).join(', ')}; ${registries.length} registry replicas answer`;
+      if (info.cluster?.leader && peers.length === 2 && peers.every((p) => p.current && !p.offline) && registries.length === replicas) return;
+    } catch (error) {
+      state = error instanceof Error ? error.message : String(error);
+    }
+    await sleep(500);
+  }
+  throw new Error(`${what}: the cluster did not settle within ${timeoutMs / 1000} s (${state})`);
+}
+
+/** Every event of the log, read again on a failure (a leader election may be under way). */
+async function readLog(urls) {
+  for (let attempt = 1; ; attempt++) {
+    const store = await openJetStreamEventStore({ servers: urls, logger: { warn: () => undefined } });
+    try {
+      const events = [];
+      for await (const event of store.readAll()) events.push(event);
+      return events;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await sleep(1000);
+    } finally {
+      await store.close();
+    }
+  }
+}
+
+/**
+ * Sends `count` commands, INFLIGHT at a time; `onAck(acked)` hears each acknowledgement count;
+ * commands from index `holdFrom` wait for `hold` (a promise) before they are sent.
+ */
+async function drive(client, count, make, { onAck, holdFrom = Infinity, hold } = {}) {
+  const results = new Array(count);
+  let next = 0;
+  let acked = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= count) return;
+      if (i >= holdFrom) await hold;
+      const { subject, envelope } = make(i);
+      const result = await untilAcknowledged(client, subject, envelope);
+      results[i] = { commandId: envelope.commandId, ...result };
+      if (result.ok) onAck?.(++acked, result.ackedAt);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(INFLIGHT, count) }, worker));
+  return results;
+}
+
+/** Acknowledgements in each second from t0, a k before the second of the kill and an r before that of the restart. */
+function timeline(acks, t0, t1, killedAt, restartedAt) {
+  const seconds = Math.ceil((t1 - t0) / 1000) || 1;
+  const buckets = new Array(seconds).fill(0);
+  for (const t of acks) buckets[Math.min(seconds - 1, Math.floor((t - t0) / 1000))]++;
+  const mark = (i) => (i === Math.floor((killedAt - t0) / 1000) ? 'k' : '') + (i === Math.floor((restartedAt - t0) / 1000) ? 'r' : '');
+  return buckets.map((n, i) => `${mark(i)}${n}`).join(' ');
+}
+
+async function runScenario(name, ctx) {
+  const { client, jsm, nodes, operator, agentIds } = ctx;
+  await settled(client, jsm, `before ${name}`);
+  const leader = await logStreamLeader(jsm);
+  // The victims: which node (and, for node+replica, which registry replica) goes down.
+  let node;
+  let replica;
+  if (name === 'leader') node = nodes.find((n) => n.name === leader);
+  else if (name === 'follower') node = nodes.find((n) => n.name !== leader);
+  else {
+    replica = 'registry-1';
+    node = nodes[0]; // registry-1 connects to the first node (startAgoraApp: urls[index % 3])
+  }
+  const victims = [node.process, ...(replica ? [replica] : [])];
+  console.log(`\n== ${name}: SIGKILL ${victims.join(' + ')} (log stream leader: ${leader}) once ${fmt(COUNT / 4)} of ${fmt(COUNT)} commands are acknowledged; back after ${secs(DOWN_MS)} s`);
+
+  const t0 = Date.now();
+  let killedAt;
+  let restartedAt;
+  let releaseHold;
+  const hold = new Promise((r) => (releaseHold = r));
+  let faultDone;
+  const acks = [];
+  let faultError;
+  const fault = async () => {
+    killedAt = Date.now();
+    try {
+      await Promise.all(victims.map((v) => group.kill(v)));
+      console.log(`   ${secs(killedAt - t0)} s: killed ${victims.join(' + ')}`);
+      await sleep(DOWN_MS);
+      const back = Date.now();
+      await group.restart(node.process);
+      if (replica) await group.restart(replica);
+      restartedAt = Date.now();
+      console.log(`   ${secs(restartedAt - t0)} s: ${victims.join(' + ')} ready again (restart took ${secs(restartedAt - back)} s)`);
+    } catch (error) {
+      // The load still finishes on what is left; the scenario fails with the reason.
+      faultError = error;
+      restartedAt = Date.now();
+    } finally {
+      releaseHold();
+    }
+  };
+  const results = await drive(
+    client,
+    COUNT,
+    (i) => ({
+      subject: UpdateAgent.subject,
+      envelope: createSignedCommand({ type: 'UpdateAgent', actor: 'faults-op', payload: { agentId: agentIds[i % agentIds.length], displayName: `${name} ${i}` }, secretKey: operator.secretKey, commandId: randomUUID() }),
+    }),
+    {
+      holdFrom: Math.floor((COUNT * 2) / 3),
+      hold,
+      onAck: (acked, at) => {
+        acks.push(at);
+        if (acked === Math.floor(COUNT / 4) && faultDone === undefined) faultDone = fault();
+      },
+    },
+  );
+  const t1 = Date.now();
+  await faultDone;
+  if (faultDone === undefined) throw new Error(`${name}: the load ended before ${fmt(COUNT / 4)} acknowledgements, so nothing was killed`);
+  if (faultError) throw new Error(`${name}: ${faultError instanceof Error ? faultError.message : String(faultError)}`);
+  await settled(client, jsm, `after ${name}`);
+
+  // The log, read back: how many events each commandId left.
+  const sent = new Map(results.map((r) => [r.commandId, r]));
+  const counts = new Map();
+  for (const event of await readLog(ctx.urls)) {
+    const id = event.metadata['commandId'];
+    if (event.streamId.startsWith('agent-') && sent.has(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const acknowledged = results.filter((r) => r.ok);
+  const lost = acknowledged.filter((r) => !counts.has(r.commandId)).length;
+  const duplicated = [...counts.values()].filter((c) => c > 1).length;
+  const unacknowledged = results.filter((r) => !r.ok);
+  const refused = unacknowledged.filter((r) => r.refused).length;
+  const landedUnacked = unacknowledged.filter((r) => counts.has(r.commandId)).length;
+  const retries = results.reduce((sum, r) => sum + r.attempts - 1, 0);
+  const duplicateReplies = acknowledged.filter((r) => r.reply.result.duplicate).length;
+
+  // Throughput: acknowledgements per second before the kill, from the kill until the restarted
+  // processes were ready, and after.
+  acks.sort((a, b) => a - b);
+  const rate = (from, to) => {
+    const n = acks.filter((t) => t >= from && t < to).length;
+    return to > from ? (n * 1000) / (to - from) : 0;
+  };
+  let longestGap = 0;
+  for (let i = 1; i < acks.length; i++) longestGap = Math.max(longestGap, acks[i] - acks[i - 1]);
+  const figures = {
+    scenario: name,
+    killed: victims.join(' + '),
+    leaderBefore: leader,
+    leaderAfter: await logStreamLeader(jsm),
+    sent: COUNT,
+    acknowledged: acknowledged.length,
+    retries,
+    duplicateReplies,
+    unacknowledged: unacknowledged.length,
+    refused,
+    landedUnacknowledged: landedUnacked,
+    lost,
+    duplicated,
+    longestGapMs: longestGap,
+    perSecond: { before: Math.round(rate(t0, killedAt)), during: Math.round(rate(killedAt, restartedAt)), after: Math.round(rate(restartedAt, t1 + 1)) },
+    seconds: Number(secs(t1 - t0)),
+    // Acknowledgements in each second from the start (k = the kill, r = ready again).
+    timeline: timeline(acks, t0, t1, killedAt, restartedAt),
+  };
+  const refusals = unacknowledged.filter((r) => r.refused).slice(0, 3).map((r) => `${r.refused.code}: ${r.refused.message}`);
+  console.log(
+    [
+      `   sent ${fmt(COUNT)}, acknowledged ${fmt(acknowledged.length)} (${fmt(duplicateReplies)} answered duplicate: true), retries ${fmt(retries)}, unacknowledged ${fmt(unacknowledged.length)}${refused ? ` (${refused} refused: ${refusals.join('; ')})` : ''}`,
+      `   log: lost ${lost}, duplicated ${duplicated}${landedUnacked ? `, ${landedUnacked} unacknowledged commands landed once each` : ''}`,
+      `   acknowledged per second: ${figures.timeline}`,
+      `   longest gap between acknowledgements ${secs(longestGap)} s; per second before ${fmt(figures.perSecond.before)}, during ${fmt(figures.perSecond.during)}, after ${fmt(figures.perSecond.after)}; ${figures.seconds} s in all; leader now ${figures.leaderAfter}`,
+    ].join('\n'),
+  );
+  return figures;
+}
+
+async function main() {
+  const nodes = clusterNodes(natsPort);
+  const urls = nodes.map((n) => n.url);
+  console.log(`Cluster faults: ${fmt(COUNT)} signed UpdateAgent commands per scenario, ${INFLIGHT} in flight, per-attempt timeout ${ATTEMPT_MS} ms, down ${secs(DOWN_MS)} s`);
+  console.log(`nats-server ${nats.major}.${nats.minor} (${nats.bin})${nats.syncAlways ? ', sync_interval always' : ': sync_interval always needs 2.10+, not set'}; ${replicas} registry replicas; state in ${dir}`);
+  await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways });
+  const info = await ensureLogStream(urls);
+  const { keyFile } = ensureOperatorKey(dir);
+  for (let r = 0; r < replicas; r++) await startAgoraApp(group, { dir, urls, keyFile }, `registry-${r + 1}`, 'registry', r, { METRICS_PORT: '0' });
+  console.log(`cluster up: ${urls.join(' ')}; ${LOG_STREAM} at ${info.config.num_replicas} replicas, leader ${info.cluster?.leader}`);
+
+  const client = await NatsAgoraClient.connect({ servers: urls, name: 'agora-faults' });
+  const jsm = await jetstreamManager(client.connection);
+  try {
+    // The root operator registers the operator that signs the load, which registers the agents.
+    const root = parseKeyFile(readFileSync(keyFile, 'utf8'));
+    const operator = generateKeyPair();
+    const op = await untilAcknowledged(client, RegisterAgent.subject, createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'faults-op', publicKey: operator.publicKey, displayName: 'fault-run operator', roles: ['operator'] }, secretKey: root.secretKey }));
+    if (!op.ok) throw new Error(`registering the fault-run operator failed: ${JSON.stringify(op.refused ?? op.last)}`);
+    const agentKey = generateKeyPair().publicKey;
+    const agentIds = Array.from({ length: AGENTS }, (_, i) => `fault-agent-${i}`);
+    const registered = await drive(client, AGENTS, (i) => ({
+      subject: RegisterAgent.subject,
+      envelope: createSignedCommand({ type: 'RegisterAgent', actor: 'faults-op', payload: { agentId: agentIds[i], publicKey: agentKey, displayName: `agent ${i}`, roles: ['executive'] }, secretKey: operator.secretKey }),
+    }));
+    const failed = registered.find((r) => !r.ok);
+    if (failed) throw new Error(`registering the agents failed: ${JSON.stringify(failed.refused ?? failed.last)}`);
+    console.log(`registered ${AGENTS} agents`);
+
+    const all = [];
+    for (const name of scenarios) all.push(await runScenario(name, { client, jsm, nodes, urls, operator, agentIds }));
+
+    const header = ['scenario', 'killed', 'sent', 'acked', 'retries', 'lost', 'duplicated', 'longest gap s', 'per s before/during/after'];
+    const rows = all.map((f) => [f.scenario, f.killed, fmt(f.sent), fmt(f.acknowledged), fmt(f.retries), String(f.lost), String(f.duplicated), secs(f.longestGapMs), `${f.perSecond.before} / ${f.perSecond.during} / ${f.perSecond.after}`]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+    console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
+    console.log(`faults: result ${JSON.stringify(all)}`);
+    const bad = all.filter((f) => f.lost > 0 || f.duplicated > 0 || f.unacknowledged > 0);
+    if (bad.length > 0) console.log(`faults: FAILED in ${bad.map((f) => f.scenario).join(', ')}`);
+    if (unexpected.length > 0) console.log(`faults: FAILED: processes exited unasked: ${unexpected.join(', ')}`);
+    if (bad.length > 0 || unexpected.length > 0) return 1;
+    console.log('faults: every scenario: 0 lost, 0 duplicated, every command acknowledged');
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+let code = 1;
+const onSignal = () => {
+  console.error('\nfaults: interrupted, stopping the cluster');
+  void group.stopAll().finally(() => process.exit(130));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+try {
+  code = await main();
+} catch (error) {
+  console.error(`faults: ${error instanceof Error ? error.message : String(error)}`);
+} finally {
+  await group.stopAll();
+  if (ownDir && !values.keep) rmSync(dir, { recursive: true, force: true });
+  else console.log(`faults: state and logs kept in ${dir}`);
+}
+process.exit(code);
