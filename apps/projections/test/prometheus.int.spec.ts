@@ -108,7 +108,8 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
     const tests = await run(PROMTOOL, ['test', 'rules', 'agora-rules.test.yml'], undefined, join(HERE, 'support'));
     expect(tests.output).toContain('SUCCESS');
     expect(tests.code).toBe(0);
-  });
+    // promtool evaluates every rule's test series: seconds of CPU, more on a busy machine.
+  }, 120_000);
 
   (hasPrometheus ? it : it.skip)(
     `a real Prometheus scrapes the challenge rate and evaluates the deploy rules${hasPrometheus ? '' : ` (skipped: ${PROMETHEUS} not found)`}`,
