@@ -18,6 +18,8 @@ const common = {
 };
 
 export default {
+  // A test that talks to real servers gets more than Jest's 5 s on a busy machine; a slow one says so itself.
+  testTimeout: 30_000,
   reporters: ['default', '<rootDir>/tools/jest/summary-reporter.mjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.unit.spec.ts'] },

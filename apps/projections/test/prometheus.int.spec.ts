@@ -109,7 +109,7 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
     expect(tests.output).toContain('SUCCESS');
     expect(tests.code).toBe(0);
     // The unit tests take promtool about 3 s of CPU, more on a loaded machine.
-  }, 60_000);
+  }, 120_000);
 
   (hasPrometheus ? it : it.skip)(
     `a real Prometheus scrapes the challenge rate and evaluates the deploy rules${hasPrometheus ? '' : ` (skipped: ${PROMETHEUS} not found)`}`,

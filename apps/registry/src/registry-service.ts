@@ -32,6 +32,10 @@ export interface RegistryServiceOptions {
   probationRiskMargin?: number;
   /** On probation, the agent needs a health report at most this old (ms) to send anything else. Default 1 hour. */
   probationReportIntervalMs?: number;
+  /** A health report that trips nothing is recorded when health or risk moved this much (0: every report). Default 0.05. */
+  healthReportMinChange?: number;
+  /** ...and at least once this often per agent (ms; 0: every report). Default 60 s. */
+  healthReportSampleMs?: number;
 }
 
 export const DEFAULT_TRUST_PENALTY_PROCEEDED = 100;
@@ -44,7 +48,15 @@ AGORA_BREAKER_RISK_THRESHOLD   reported risk (0 to 1) at or above which an agent
 AGORA_PROBATION_RISK_MARGIN    how much lower the breaker trips for an agent on probation (a condition
                                of its recovery) (default ${DEFAULT_BREAKER_POLICY.probationRiskMargin.toFixed(2)})
 AGORA_PROBATION_REPORT_INTERVAL_MS  how recent an agent on probation's last health report must be for
-                               its other commands to be accepted (default ${DEFAULT_BREAKER_POLICY.probationReportIntervalMs})`;
+                               its other commands to be accepted (default ${DEFAULT_BREAKER_POLICY.probationReportIntervalMs})
+AGORA_HEALTH_REPORT_MIN_CHANGE  a health report that trips nothing is recorded in the log when its
+                               health or risk moved at least this much from the agent's last recorded
+                               report (or its tags changed, or it has a note) (default ${DEFAULT_BREAKER_POLICY.reportMinChange.toFixed(2)};
+                               0 = record every report)
+AGORA_HEALTH_REPORT_SAMPLE_MS  ...and at least once this often per agent, whatever it says (default
+                               ${DEFAULT_BREAKER_POLICY.reportSampleMs}; 0 = record every report). A report that trips the
+                               breaker, and every report of a paused agent or one on probation, is
+                               always recorded`;
 
 /** The registry's settings from the environment (ConfigError naming a bad one). */
 export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceOptions {
@@ -53,6 +65,8 @@ export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceO
     breakerRiskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', DEFAULT_BREAKER_POLICY.riskThreshold, 'a risk from 0 to 1'),
     probationRiskMargin: unitSetting(env, 'AGORA_PROBATION_RISK_MARGIN', DEFAULT_BREAKER_POLICY.probationRiskMargin, 'a risk margin from 0 to 1'),
     probationReportIntervalMs: intSetting(env, 'AGORA_PROBATION_REPORT_INTERVAL_MS', DEFAULT_BREAKER_POLICY.probationReportIntervalMs, { min: 1000, max: 86_400_000, what: 'a number of milliseconds, 1000 to 86400000' }),
+    healthReportMinChange: unitSetting(env, 'AGORA_HEALTH_REPORT_MIN_CHANGE', DEFAULT_BREAKER_POLICY.reportMinChange, 'a change of health or risk from 0 to 1 (0 = record every report)'),
+    healthReportSampleMs: intSetting(env, 'AGORA_HEALTH_REPORT_SAMPLE_MS', DEFAULT_BREAKER_POLICY.reportSampleMs, { min: 0, max: 86_400_000, what: 'a number of milliseconds, 0 to 86400000 (0 = record every report)' }),
   };
 }
 
@@ -109,16 +123,16 @@ export function agentView(agent: KnownAgent): AgentView {
  */
 export async function startRegistryService(context: ServiceContext, options: RegistryServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
   const locks = new KeyedLock();
-  const custom = options.breakerRiskThreshold !== undefined || options.probationRiskMargin !== undefined || options.probationReportIntervalMs !== undefined;
-  const decider = custom
-    ? createAgentDecider(
-        defineBreakerPolicy({
-          ...(options.breakerRiskThreshold === undefined ? {} : { riskThreshold: options.breakerRiskThreshold }),
-          ...(options.probationRiskMargin === undefined ? {} : { probationRiskMargin: options.probationRiskMargin }),
-          ...(options.probationReportIntervalMs === undefined ? {} : { probationReportIntervalMs: options.probationReportIntervalMs }),
-        }),
-      )
-    : agentDecider;
+  const policy = Object.fromEntries(
+    Object.entries({
+      riskThreshold: options.breakerRiskThreshold,
+      probationRiskMargin: options.probationRiskMargin,
+      probationReportIntervalMs: options.probationReportIntervalMs,
+      reportMinChange: options.healthReportMinChange,
+      reportSampleMs: options.healthReportSampleMs,
+    }).filter(([, v]) => v !== undefined),
+  );
+  const decider = Object.keys(policy).length > 0 ? createAgentDecider(defineBreakerPolicy(policy)) : agentDecider;
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
   const service = await createServiceMicroservice({
     service: 'registry',

@@ -21,7 +21,7 @@ export const ReportHealth = defineCommand({
   roles: ANY_ROLE,
   relation: 'the agent itself, or an operator',
   summary:
-    "Report an agent's health and risk (the agent itself, or an operator's monitor). A risk at or above the agent's threshold (default 0.60) trips its circuit breaker: AgentPaused is recorded with the report, a recovery session is opened, and the agent's commands to other services are refused with forbidden until it resumes",
+    "Report an agent's health and risk (the agent itself, or an operator's monitor). A risk at or above the agent's threshold (default 0.60) trips its circuit breaker: AgentPaused is recorded with the report, a recovery session is opened, and the agent's commands to other services are refused with forbidden until it resumes. A report that trips nothing is recorded only when it differs from the last recorded one (health or risk moved by 0.05 or more, other tags, a note), once a minute per agent as a sample, and always while the agent is paused or on probation; otherwise it is answered with no events (nothing written)",
   payload: z
     .object({
       agentId: AgentId,

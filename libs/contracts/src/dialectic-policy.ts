@@ -150,6 +150,16 @@ export const BreakerPolicy = z
       .max(DAY_MS)
       .default(3_600_000)
       .describe('On probation, the agent must have reported its health (ReportHealth) within this many ms to send anything else'),
+    reportMinChange: Unit.default(0.05).describe(
+      'A health report that trips nothing is recorded when its health or risk moved at least this much from the last recorded report (or its tags changed, or it has a note); 0: every report is recorded',
+    ),
+    reportSampleMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(DAY_MS)
+      .default(60_000)
+      .describe('...and at least once this often per agent, whatever it says (a periodic sample); 0: every report is recorded'),
   })
   .strict();
 export type BreakerPolicy = z.output<typeof BreakerPolicy>;

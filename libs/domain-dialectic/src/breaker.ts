@@ -46,6 +46,11 @@ export interface BreakerSubject {
   agentId: string;
   status: 'active' | 'disabled';
   breaker: Breaker;
+  /** As of the last recorded report (the registration's values before any). */
+  health: number;
+  risk: number;
+  /** Tags of the last recorded report (none before any). */
+  reportTags?: readonly string[];
 }
 
 /** The threshold in force for an agent: its own (set by a resolution), else the policy's. */
@@ -92,10 +97,33 @@ function requireReporter(agentId: string, context: Pick<CommandContext, 'actor' 
 }
 
 /**
- * ReportHealth: records the report and, when the breaker is closed and the risk is at or above the
- * threshold in force, trips it (AgentPaused in the same decision). An open breaker only records
- * the report: it closes only through a recovery. Refuses a reporter that is neither the agent nor
- * an operator, and a disabled agent.
+ * Whether the log keeps a report that trips nothing. Agents report often (10,000 agents every 5 s
+ * is 2,000 reports a second) and most reports repeat the last one, so the log keeps transitions
+ * and periodic samples: a report is recorded when it is the agent's first, when the breaker is
+ * open (the recovery reads what a paused agent reports) or the agent is on probation (its
+ * condition counts recorded reports), when its health or risk moved by `reportMinChange` or more
+ * from the last recorded report, when its tags changed or it carries a note, and when the last
+ * recorded report is `reportSampleMs` old. A report that trips the breaker is always recorded, with
+ * the pause, in the same decision, so every breaker decision is in the log with its cause. A
+ * report not recorded changes nothing and writes nothing: the command is answered with no events.
+ */
+function worthRecording(agent: BreakerSubject, report: PayloadOf<typeof ReportHealth>, tags: readonly string[], now: string, policy: BreakerPolicy): boolean {
+  const { breaker } = agent;
+  if (policy.reportMinChange === 0 || policy.reportSampleMs === 0) return true;
+  if (breaker.lastReportAt === null || breaker.state === 'open' || onProbation(breaker, now)) return true;
+  if (report.note !== undefined && report.note !== null) return true;
+  if (Math.abs(report.health - agent.health) >= policy.reportMinChange || Math.abs(report.risk - agent.risk) >= policy.reportMinChange) return true;
+  const last = agent.reportTags ?? [];
+  if (tags.length !== last.length || tags.some((t) => !last.includes(t))) return true;
+  return Date.parse(now) - Date.parse(breaker.lastReportAt) >= policy.reportSampleMs;
+}
+
+/**
+ * ReportHealth: when the breaker is closed and the risk is at or above the threshold in force,
+ * trips it (AgentHealthReported and AgentPaused in the same decision); otherwise records the
+ * report if the log keeps it (`worthRecording`). An open breaker only records the report: it
+ * closes only through a recovery. Refuses a reporter that is neither the agent nor an operator,
+ * and a disabled agent.
  */
 export function breakerDecision(agent: BreakerSubject, command: Command<'ReportHealth', PayloadOf<typeof ReportHealth>>, policy: BreakerPolicy): BreakerEvent[] {
   const { payload: p, context } = command;
@@ -108,7 +136,9 @@ export function breakerDecision(agent: BreakerSubject, command: Command<'ReportH
   const probation = onProbation(agent.breaker, context.now);
   // On probation (a resolution's condition), the breaker is stricter: it trips `riskMargin` below the threshold in force.
   const threshold = probation ? Math.max(0, round6(effectiveThreshold(agent.breaker, policy) - probation.riskMargin)) : effectiveThreshold(agent.breaker, policy);
-  if (agent.breaker.state === 'closed' && p.risk >= threshold) {
+  const trips = agent.breaker.state === 'closed' && p.risk >= threshold;
+  if (!trips && !worthRecording(agent, p, tags, context.now, policy)) return [];
+  if (trips) {
     const pause = agent.breaker.pauses + 1;
     events.push({
       type: 'AgentPaused',

@@ -23,7 +23,7 @@ const report = (risk: number, now = T0, actor: string = AGENT, actorRoles?: stri
   context: ctx(actor, now, actorRoles),
   payload: { agentId: AGENT, health: 1 - risk, risk, tags: ['cascade'], metrics: { coherence: 0.45 } },
 });
-const subject = (breaker: Breaker = initialBreaker(), status: 'active' | 'disabled' = 'active'): BreakerSubject => ({ agentId: AGENT, status, breaker });
+const subject = (breaker: Breaker = initialBreaker(), status: 'active' | 'disabled' = 'active'): BreakerSubject => ({ agentId: AGENT, status, breaker, health: 1, risk: 0 });
 const fold = (events: readonly BreakerEvent[]): Breaker => events.reduce(evolveBreaker, initialBreaker());
 const conforms = (e: BreakerEvent) => {
   expect(eventByType(e.type)?.category).toBe('agent');
@@ -155,5 +155,45 @@ describe("a resumed agent's conditions", () => {
   it('without rate_limit or probation, nothing is enforced beyond the threshold', () => {
     const b = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume({ conditions: [threshold(0.48), monitoring] }), policy)]);
     expect(b.enforced).toBeNull();
+  });
+});
+
+describe('what the log keeps of reports that trip nothing (transitions and periodic samples)', () => {
+  // The agent as of its last recorded report: risk 0.20, tags ['cascade'], recorded at T0.
+  const recorded = fold(breakerDecision(subject(), report(0.2), policy));
+  const agent = (breaker: Breaker = recorded): BreakerSubject => ({ agentId: AGENT, status: 'active', breaker, health: 0.8, risk: 0.2, reportTags: ['cascade'] });
+  const types = (events: readonly BreakerEvent[]) => events.map((e) => e.type);
+  const paused = () => fold(breakerDecision(subject(), report(0.65), policy));
+  const probation = (hours: number) => ({ operation: 'probation', parameters: { hours } });
+
+  it('records the first report, then drops one that repeats the last recorded within the change and the sample interval', () => {
+    expect(types(breakerDecision(subject(), report(0.2), policy))).toEqual(['AgentHealthReported']);
+    expect(breakerDecision(agent(), report(0.21, at(5)), policy)).toEqual([]);
+    expect(breakerDecision(agent(), report(0.24, at(59)), policy)).toEqual([]);
+  });
+
+  it('records a move of health or risk by the minimum change, other tags, a note, and a sample once the last recorded is old enough', () => {
+    expect(types(breakerDecision(agent(), report(0.25, at(5)), policy))).toEqual(['AgentHealthReported']);
+    expect(types(breakerDecision(agent(), report(0.15, at(5)), policy))).toEqual(['AgentHealthReported']);
+    expect(types(breakerDecision(agent(), { ...report(0.2, at(5)), payload: { ...report(0.2).payload, tags: ['drift'] } }, policy))).toEqual(['AgentHealthReported']);
+    expect(types(breakerDecision(agent(), { ...report(0.2, at(5)), payload: { ...report(0.2).payload, note: 'rolled back a deploy' } }, policy))).toEqual(['AgentHealthReported']);
+    expect(types(breakerDecision(agent(), report(0.2, at(60)), policy))).toEqual(['AgentHealthReported']);
+  });
+
+  it('always records the report that trips the breaker, however small the move, with the pause', () => {
+    const near: BreakerSubject = { ...agent(), risk: 0.58, health: 0.42 };
+    expect(types(breakerDecision(near, report(0.6, at(5)), policy))).toEqual(['AgentHealthReported', 'AgentPaused']);
+  });
+
+  it('records every report of a paused agent and of one on probation', () => {
+    const open = fold([...breakerDecision(subject(), report(0.65), policy)]);
+    expect(types(breakerDecision({ ...agent(open), risk: 0.65, health: 0.35 }, report(0.65, at(5)), policy))).toEqual(['AgentHealthReported']);
+    const onProbation = fold([...breakerDecision(subject(), report(0.65), policy), ...resumeDecision(subject(paused()), resume({ conditions: [threshold(0.48), probation(2)] }), policy), ...breakerDecision(subject(), report(0.2, at(310)), policy)]);
+    expect(types(breakerDecision(agent(onProbation), report(0.2, at(320)), policy))).toEqual(['AgentHealthReported']);
+  });
+
+  it('records every report when sampling is off (reportMinChange or reportSampleMs 0)', () => {
+    expect(types(breakerDecision(agent(), report(0.2, at(5)), defineBreakerPolicy({ reportMinChange: 0 })))).toEqual(['AgentHealthReported']);
+    expect(types(breakerDecision(agent(), report(0.2, at(5)), defineBreakerPolicy({ reportSampleMs: 0 })))).toEqual(['AgentHealthReported']);
   });
 });

@@ -43,7 +43,7 @@ describe('dialectic policy', () => {
 
 describe('breaker policy', () => {
   it('trips at 0.60 by default, or at the configured threshold', () => {
-    expect(DEFAULT_BREAKER_POLICY).toEqual({ riskThreshold: 0.6, probationRiskMargin: 0.1, probationReportIntervalMs: 3_600_000 });
+    expect(DEFAULT_BREAKER_POLICY).toEqual({ riskThreshold: 0.6, probationRiskMargin: 0.1, probationReportIntervalMs: 3_600_000, reportMinChange: 0.05, reportSampleMs: 60_000 });
     expect(defineBreakerPolicy({ riskThreshold: 0.5 }).riskThreshold).toBe(0.5);
     expect(() => defineBreakerPolicy({ riskThreshold: 1.2 })).toThrow(/invalid breaker policy: riskThreshold/);
   });

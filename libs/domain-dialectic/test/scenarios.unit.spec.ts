@@ -19,7 +19,7 @@ describe('the worked example: circuit breaker to resumption', () => {
   it('pauses at 0.65, converges on a 0.48 threshold, is signed by both, resumes, and relapses at 0.50', () => {
     // 1. Circuit breaker: critical_agent reports risk 0.65; its threshold is 0.60.
     let breaker: Breaker = initialBreaker();
-    const agent = () => ({ agentId: AGENT, status: 'active' as const, breaker });
+    const agent = () => ({ agentId: AGENT, status: 'active' as const, breaker, health: 1, risk: 0 });
     const apply = (events: BreakerEvent[]) => {
       for (const e of events) {
         eventByType(e.type)!.data.parse(e.data);

@@ -57,6 +57,8 @@ export interface Agent {
   status: 'active' | 'disabled';
   /** The circuit breaker (seed 001): health and risk come in only through ReportHealth, which trips it. */
   breaker: Breaker;
+  /** Tags of the last recorded health report (the breaker's rules compare a new report with it). */
+  reportTags?: string[];
   registeredAt: string;
 }
 
@@ -99,7 +101,7 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           return { ...rest, roles: [...rest.roles], status: 'active', breaker: initialBreaker(), registeredAt };
         }
         case 'AgentHealthReported':
-          return state.status === 'unregistered' ? state : { ...state, health: event.data.health, risk: event.data.risk, breaker: evolveBreaker(state.breaker, event) };
+          return state.status === 'unregistered' ? state : { ...state, health: event.data.health, risk: event.data.risk, reportTags: [...event.data.tags], breaker: evolveBreaker(state.breaker, event) };
         case 'AgentPaused':
         case 'AgentResumed':
           return state.status === 'unregistered' ? state : { ...state, breaker: evolveBreaker(state.breaker, event) };
