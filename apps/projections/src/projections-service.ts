@@ -96,9 +96,9 @@ export async function startProjectionsService(context: ServiceContext, options: 
     closers.push(() => voting.close());
     const dialectic = await startDialecticProjections(context.store, logger, windowDays, context.snapshots);
     closers.push(() => dialectic.close());
-    const chamber = await startChamberProjections(context.store, logger);
+    const chamber = await startChamberProjections(context.store, logger, context.snapshots);
     closers.push(() => chamber.close());
-    const debate = await startDebateProjections(context.store, logger);
+    const debate = await startDebateProjections(context.store, logger, context.snapshots);
     closers.push(() => debate.close());
     const checkpoints = await startLogCheckpoints({
       store: context.store,

@@ -69,6 +69,16 @@ export const chamberFiguresProjection: Projection<ChamberFiguresModel> = {
   name: 'chamber_figures',
   categories: [CHAMBER_SESSION_CATEGORY, CHAMBER_BUDGET_CATEGORY],
   initial: () => ({ sessions: new Map(), ledgers: new Map() }),
+  // Bump the version when ChamberRecord, MonthLedger or how they evolve changes: older snapshots are then rebuilt from the log.
+  snapshot: {
+    version: 1,
+    encode: (model) => ({ sessions: [...model.sessions], ledgers: [...model.ledgers] }),
+    decode: (saved) => {
+      const { sessions, ledgers } = (saved ?? {}) as { sessions?: unknown; ledgers?: unknown };
+      if (!Array.isArray(sessions) || !Array.isArray(ledgers)) throw new TypeError('a chamber figures snapshot has sessions and ledgers as [key, value] pairs');
+      return { sessions: new Map(sessions as Array<[string, ChamberRecord]>), ledgers: new Map(ledgers as Array<[string, MonthLedger]>) };
+    },
+  },
   apply(model, event) {
     if (event.streamId.startsWith(`${CHAMBER_BUDGET_CATEGORY}-`)) {
       const month = event.streamId.slice(CHAMBER_BUDGET_CATEGORY.length + 1);

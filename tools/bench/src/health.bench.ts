@@ -159,7 +159,7 @@ async function oneRun(label: string, env: Record<string, string>): Promise<RunRe
           const envelope = sign('monitor', monitor.secretKey, 'ReportHealth', { agentId: agentId(i), health: round3(1 - risk), risk, tags: [], metrics: {} });
           pending.push(
             client.request(ReportHealth.subject, envelope, { timeoutMs: 30_000 }).then(
-              (reply: Reply<CommandResult>) => {
+              (reply: Reply<unknown>) => {
                 latencies[n] = performance.now() - start - due;
                 answered++;
                 if (!reply.ok) errors.set(reply.error.code, (errors.get(reply.error.code) ?? 0) + 1);
