@@ -10,6 +10,8 @@
  * periodic samples (a move of 0.05 or more, other tags, a note, once a minute per agent, every
  * report of a paused agent or one on probation, and always the report that trips the breaker).
  *
+ * Each run first measures capacity, closed loop with 64 in flight: every agent's first report, then
+ * the same report again (what most of a fleet's reports are). Then the open loop at the fleet rate.
  * Most agents report a steady risk with a little noise; `--drifting` of them climb by 0.04 per
  * report from 0.40, so their sixth report reaches the 0.60 threshold. The check, from the log: each
  * drifting agent was paused exactly once, by the report at 0.60 (AgentPaused beside the
@@ -27,7 +29,7 @@ import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/ident
 import { NatsAgoraClient } from '@agora/messaging';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { clientCpuMs, fmt, replicasCpuMs, startReplica, stopReplica, type Replica } from './replicas.js';
-import { measure, percentile } from './store.bench.js';
+import { measure, percentile, type Run } from './store.bench.js';
 
 const HELP = `Usage: npm run bench:health -- [options]
 
@@ -86,6 +88,8 @@ function riskOf(i: number, k: number): number {
 
 interface RunResult {
   label: string;
+  /** Closed loop: reports/s of every agent's first report, then of the same report repeated. */
+  capacity: Record<'first' | 'repeat', Run & { cpuMs: number | undefined }>;
   sent: number;
   answered: number;
   errors: Map<string, number>;
@@ -132,7 +136,27 @@ async function oneRun(label: string, env: Record<string, string>): Promise<RunRe
     });
     console.log(`${fmt(reg.opsPerSec)}/s`);
 
+    // Capacity, closed loop (64 in flight): every agent's first report (recorded by both runs), then
+    // the same report again (a repeat: recorded by the baseline only). Drifting agents start at 0.20.
+    const capacity = async (round: string) => {
+      let n = 0;
+      const cpu0 = replicasCpuMs([replica!]);
+      const run = await measure(AGENTS, 64, async () => {
+        const i = n++;
+        const risk = i < DRIFTING ? 0.2 : riskOf(i, 0);
+        const reply = await client.request(ReportHealth.subject, sign('monitor', monitor.secretKey, 'ReportHealth', { agentId: agentId(i), health: round3(1 - risk), risk, tags: [], metrics: {} }), { timeoutMs: 30_000 });
+        if (!reply.ok) throw new Error(`ReportHealth ${agentId(i)}: ${JSON.stringify(reply.error)}`);
+      });
+      const cpu1 = replicasCpuMs([replica!]);
+      const cpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : (cpu1 - cpu0) / AGENTS;
+      console.log(`[${label}] ${round}, closed loop, 64 in flight: ${fmt(run.opsPerSec)}/s, p99 ${run.p99.toFixed(1)} ms`);
+      return { ...run, cpuMs };
+    };
+    const first = await capacity('first reports');
+    const repeat = await capacity('repeated reports');
+
     const bytesBefore = (await jsm.streams.info(streamName)).state.bytes;
+    const openLoopFrom = new Date().toISOString();
     // Agent i reports at offset (i / AGENTS) * interval, then every interval: an even 2,000/s at the defaults.
     const total = Math.floor((SECONDS * 1000 * AGENTS) / INTERVAL_MS);
     const latencies = new Float64Array(total);
@@ -189,7 +213,7 @@ async function oneRun(label: string, env: Record<string, string>): Promise<RunRe
     const events = { reported: 0, paused: 0 };
     const pausedBy = new Map<string, number[]>();
     for await (const event of store.readAll()) {
-      if (!event.streamId.startsWith(`agent-h${tag}-`)) continue;
+      if (!event.streamId.startsWith(`agent-h${tag}-`) || event.recordedAt < openLoopFrom) continue;
       if (event.type === 'AgentHealthReported') events.reported++;
       else if (event.type === 'AgentPaused') {
         events.paused++;
@@ -209,6 +233,7 @@ async function oneRun(label: string, env: Record<string, string>): Promise<RunRe
     latencies.sort();
     return {
       label,
+      capacity: { first, repeat },
       sent: total,
       answered,
       errors,
@@ -253,7 +278,18 @@ async function main(): Promise<void> {
     `${r.trips.right}/${DRIFTING}${r.trips.wrong.length > 0 ? ` (${r.trips.wrong.length} wrong)` : ''}`,
     r.errors.size === 0 ? '0' : [...r.errors].map(([c, n]) => `${c} ${n}`).join(', '),
   ]);
-  const header = ['', 'answered/s', 'of due', 'p50 ms', 'p99 ms', 'replica CPU ms/report', 'events/s', 'log KiB/s', 'trips right', 'errors'];
+  const capRows = [baseline, sampled].map((r) => [
+    r.label,
+    fmt(r.capacity.first.opsPerSec),
+    fmt(r.capacity.repeat.opsPerSec),
+    r.capacity.repeat.p99.toFixed(1),
+    r.capacity.repeat.cpuMs === undefined ? 'n/a' : r.capacity.repeat.cpuMs.toFixed(3),
+  ]);
+  const capHeader = ['capacity, closed loop, 64 in flight', 'first reports/s', 'repeated reports/s', 'repeat p99 ms', 'replica CPU ms/repeat'];
+  const capWidths = capHeader.map((h, i) => Math.max(h.length, ...capRows.map((r) => r[i]!.length)));
+  const capLine = (r: string[]) => `| ${r.map((c, i) => c.padEnd(capWidths[i]!)).join(' | ')} |`;
+  console.log(`\n${capLine(capHeader)}\n| ${capWidths.map((w) => '-'.repeat(w)).join(' | ')} |\n${capRows.map(capLine).join('\n')}`);
+  const header = ['open loop at the fleet rate', 'answered/s', 'of due', 'p50 ms', 'p99 ms', 'replica CPU ms/report', 'events/s', 'log KiB/s', 'trips right', 'errors'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
