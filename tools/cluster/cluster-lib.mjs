@@ -3,8 +3,9 @@
 // output in <dir>/logs/<name>.log. Used by cluster.mjs (the command) and faults.mjs (the fault runs),
 // which also kills and restarts single processes and nodes.
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -12,7 +13,10 @@ import { connect } from '@nats-io/transport-node';
 import { openJetStreamEventStore } from '@agora/eventstore';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic'];
+export const SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'debate'];
+/** The users of deploy/nats/auth.conf, each with its password variable AGORA_NATS_<USER>_PASSWORD. */
+export const NATS_USERS = ['service', 'gateway', 'agent', 'observer', 'auditor'];
+const AUTH_CONF = join(ROOT, 'deploy', 'nats', 'auth.conf');
 export const LOG_STREAM = 'AGORA_EVENTS';
 
 /** A whole number from the environment (a port, a count); exits with code 2 naming the setting otherwise. */
@@ -132,17 +136,47 @@ export class ProcessGroup {
   }
 }
 
+/**
+ * The passwords of deploy/nats/auth.conf's users, created on first run in <dir>/nats-passwords.json
+ * (mode 0600), read again on later runs. Each starts with a letter and holds hex digits (what the
+ * server reads as a value from its environment).
+ */
+export function ensureNatsPasswords(dir) {
+  const file = join(dir, 'nats-passwords.json');
+  if (existsSync(file)) return { file, created: false, passwords: JSON.parse(readFileSync(file, 'utf8')) };
+  mkdirSync(dir, { recursive: true });
+  const passwords = Object.fromEntries(NATS_USERS.map((user) => [user, `pw${randomBytes(16).toString('hex')}`]));
+  writeFileSync(file, `${JSON.stringify(passwords, null, 2)}\n`, { mode: 0o600 });
+  return { file, created: true, passwords };
+}
+
+/** The server's environment for auth.conf: AGORA_NATS_<USER>_PASSWORD for each user. */
+function passwordEnv(passwords) {
+  return Object.fromEntries(NATS_USERS.map((user) => [`AGORA_NATS_${user.toUpperCase()}_PASSWORD`, passwords[user]]));
+}
+
+/** The NATS user an Agora app connects as: the gateway as `gateway`, every service as `service`. */
+function natsUserOf(app, passwords) {
+  const user = app === 'gateway' ? 'gateway' : 'service';
+  return { NATS_USER: user, NATS_PASSWORD: passwords[user] };
+}
+
 /** The three nodes' ports: client n, n+1, n+2; routes from n+2000; monitoring from n+4000. */
 export function clusterNodes(natsPort) {
   return [1, 2, 3].map((n) => ({ n, name: `n${n}`, process: `nats-n${n}`, client: natsPort + n - 1, route: natsPort + 2000 + n - 1, monitor: natsPort + 4000 + n - 1, url: `nats://127.0.0.1:${natsPort + n - 1}` }));
 }
 
-/** Writes each node's configuration and starts the three; resolves when each says it is ready. */
-export async function startNatsNodes(group, { dir, nodes, bin, syncAlways }) {
+/**
+ * Writes each node's configuration and starts the three; resolves when each says it is ready.
+ * With `passwords` (ensureNatsPasswords), each node includes deploy/nats/auth.conf: no anonymous
+ * client, each user only what its role needs.
+ */
+export async function startNatsNodes(group, { dir, nodes, bin, syncAlways, passwords }) {
   for (const node of nodes) {
     const store = join(dir, `nats-${node.name}`);
     mkdirSync(store, { recursive: true });
     const conf = [
+      ...(passwords ? [`include ${JSON.stringify(relative(store, AUTH_CONF))}`] : []),
       `server_name: ${node.name}`,
       `listen: 127.0.0.1:${node.client}`,
       `http: 127.0.0.1:${node.monitor}`,
@@ -160,7 +194,8 @@ export async function startNatsNodes(group, { dir, nodes, bin, syncAlways }) {
     ].join('\n');
     writeFileSync(join(store, 'node.conf'), conf);
   }
-  await Promise.all(nodes.map((node) => group.start(node.process, bin, ['-c', join(dir, `nats-${node.name}`, 'node.conf')], {}, /Server is ready/)));
+  const env = passwords ? passwordEnv(passwords) : {};
+  await Promise.all(nodes.map((node) => group.start(node.process, bin, ['-c', join(dir, `nats-${node.name}`, 'node.conf')], env, /Server is ready/)));
 }
 
 /**
@@ -168,12 +203,13 @@ export async function startNatsNodes(group, { dir, nodes, bin, syncAlways }) {
  * JetStream needs its meta leader first: retries until the cluster has elected one. Returns the
  * stream's info.
  */
-export async function ensureLogStream(urls) {
+export async function ensureLogStream(urls, passwords) {
+  const credentials = passwords ? { user: 'service', pass: passwords.service } : undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      const store = await openJetStreamEventStore({ servers: urls, replicas: 3, logger: { warn: () => undefined } });
+      const store = await openJetStreamEventStore({ servers: urls, replicas: 3, logger: { warn: () => undefined }, ...(credentials ? { credentials } : {}) });
       await store.close();
-      const nc = await connect({ servers: urls });
+      const nc = await connect({ servers: urls, ...(credentials ?? {}) });
       try {
         return await (await jetstreamManager(nc)).streams.info(LOG_STREAM);
       } finally {
@@ -199,7 +235,7 @@ export function ensureOperatorKey(dir) {
  * Starts one Agora process (apps/<app>/dist/main.js) as `name`, on NATS node `index` (mod 3), the
  * shared log, a data directory of its own; resolves once it prints `agora-<app>: ready`.
  */
-export function startAgoraApp(group, { dir, urls, keyFile }, name, app, index, extra) {
+export function startAgoraApp(group, { dir, urls, keyFile, passwords }, name, app, index, extra) {
   mkdirSync(join(dir, name), { recursive: true });
   const env = {
     NATS_URL: urls[index % urls.length],
@@ -208,6 +244,7 @@ export function startAgoraApp(group, { dir, urls, keyFile }, name, app, index, e
     AGORA_OPERATOR_KEY_FILE: keyFile,
     AGORA_LOG_LEVEL: 'warn',
     METRICS_HOST: '127.0.0.1',
+    ...(passwords ? natsUserOf(app, passwords) : {}),
     ...extra,
   };
   return group.start(name, process.execPath, [join(ROOT, 'apps', app, 'dist', 'main.js')], env, new RegExp(`^agora-${app}: ready$`, 'm'));

@@ -9,6 +9,7 @@
 import { join, resolve } from 'node:path';
 import {
   ensureLogStream,
+  ensureNatsPasswords,
   ensureOperatorKey,
   clusterNodes,
   intEnv,
@@ -24,9 +25,12 @@ import {
 const HELP = `Usage: npm run cluster [-- --help]
 
 Starts Agora distributed on this machine: 3 nats-server nodes clustered with JetStream (the event
-log stream AGORA_EVENTS at 3 replicas), registry, proposal, tribunal, voting and dialectic as 2
-processes each, the gateway and the projections, each process over NATS with EVENT_STORE=jetstream.
-The operator key (agent root) is created on first run. Ctrl-C stops everything.
+log stream AGORA_EVENTS at 3 replicas) with Agora's NATS users (deploy/nats/auth.conf: no
+anonymous client), registry, proposal, tribunal, voting, dialectic, chamber and debate as 2
+processes each, the gateway and the projections, each process over NATS with EVENT_STORE=jetstream
+as its user (services: service, the gateway: gateway). The NATS users' passwords
+(<dir>/nats-passwords.json) and the operator key (agent root) are created on first run. Ctrl-C
+stops everything.
 
 Environment:
   AGORA_CLUSTER_DIR          state: NATS stores, checkpoints, logs, keys (default ./data/cluster)
@@ -76,13 +80,16 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  // 1. Three NATS nodes, clustered, JetStream on each.
+  // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
+  const auth = ensureNatsPasswords(dir);
+  if (auth.created) console.log(`cluster: created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
+  const { passwords } = auth;
   const nodes = clusterNodes(natsPort);
-  await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways });
+  await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways, passwords });
   const urls = nodes.map((node) => node.url);
 
   // 2. The log stream, at 3 replicas, made by the store adapter itself (an existing one is kept).
-  const info = await ensureLogStream(urls);
+  const info = await ensureLogStream(urls, passwords);
 
   // 3. The operator key, on first run.
   const { keyFile, created } = ensureOperatorKey(dir);
@@ -90,7 +97,7 @@ try {
 
   // 4. The processes: each on NATS, on the shared log, its own data directory and metrics port.
   let nextMetrics = metricsPort + 1;
-  const shared = { dir, urls, keyFile };
+  const shared = { dir, urls, keyFile, passwords };
   const run = (name, app, index, extra) => startAgoraApp(group, shared, name, app, index, extra);
   // The registry first: every other service checks actors against it.
   for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: String(nextMetrics++) });
@@ -110,6 +117,7 @@ try {
     `  services          ${SERVICES.map((s) => `${s} x${replicas}`).join(', ')}`,
     `  gateway           http://127.0.0.1:${gatewayPort}  (POST /v1/commands, GET /v1/events, /docs)`,
     `  projections       http://127.0.0.1:${metricsPort}/metrics`,
+    `  NATS users        ${auth.file}  (deploy/nats/auth.conf; agents speaking NATS: NATS_USER=agent)`,
     `  operator key      ${keyFile}`,
     `  logs              ${join(dir, 'logs')}/<process>.log`,
     '',

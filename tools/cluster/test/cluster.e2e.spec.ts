@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
+import { connect } from '@nats-io/transport-node';
 import { freePort, freePortBlock, processEnvironment, REPO_ROOT, waitFor } from '@agora/testing';
 
 describe('npm run cluster (e2e)', () => {
@@ -21,7 +22,7 @@ describe('npm run cluster (e2e)', () => {
     // Outgoing connections (the NATS routes' among them) take ephemeral ports, so the blocks are
     // drawn below that range and checked free.
     const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002], { from: 10_000, to: 24_000 });
-    const metricsPort = await freePortBlock([0, 1, 2, 3, 4, 5, 6, 7, 8], { from: 26_000, to: 32_000 });
+    const metricsPort = await freePortBlock([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], { from: 26_000, to: 32_000 });
     const gatewayPort = await freePort();
     const env = { AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '1', PORT: String(gatewayPort), METRICS_PORT: String(metricsPort) };
     const child = spawn(process.execPath, ['tools/cluster/cluster.mjs'], { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -35,6 +36,13 @@ describe('npm run cluster (e2e)', () => {
       expect(output).toContain('JetStream stream AGORA_EVENTS, 3 replicas');
       expect(output).toContain(`http://127.0.0.1:${gatewayPort}`);
       expect(output).toContain('created the operator key');
+      expect(output).toContain("created the NATS users' passwords");
+
+      // NATS as deploy/nats/auth.conf sets it: no anonymous client; an agent with its password gets in.
+      const passwords = JSON.parse(await readFile(join(dir, 'nats-passwords.json'), 'utf8')) as Record<string, string>;
+      await expect(connect({ servers: `nats://127.0.0.1:${base}`, reconnect: false })).rejects.toThrow(/authorization|auth/i);
+      const agentConnection = await connect({ servers: `nats://127.0.0.1:${base + 1}`, user: 'agent', pass: passwords['agent']!, reconnect: false });
+      await agentConnection.close();
 
       const root = parseKeyFile(await readFile(join(dir, 'operator.key.json'), 'utf8'));
       const alice = generateKeyPair();
