@@ -5,9 +5,9 @@
  */
 import type { ObjectionView, ProposalEscalationView, ProposalSummary, ProposalView, ReviewRoundView, TribunalStats } from '@agora/contracts';
 import { healthBand, OVERHEAD_ABOVE, RUBBER_STAMPING_BELOW } from '@agora/domain-tribunal/browser';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, plural, Empty, ErrorNote, Facts, Loading, percent, Section, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
+import { AgentName, Badge, plural, Empty, ErrorNote, Facts, Loading, percent, Section, ShowMore, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
 
 /** The seed's bands, as the projections compute them (healthBand): rubber-stamping, healthy (the target is 20 to 40 %; to 60 % is tolerated), overhead. */
 export function challengeBand(rate: number | null): { label: string; tone: Tone } {
@@ -228,8 +228,8 @@ function ProposalDetail(props: { proposalId: string }) {
 function Tribunal(props: PageProps) {
   const stats = useQuery<TribunalStats>('/v1/tribunal/stats', {}, ['proposal']);
   const coverage = useQuery<{ proposals: unknown[] }>('/v1/tribunal/coverage', {}, ['proposal']);
-  const list = useQuery<{ proposals: ProposalSummary[] }>('/v1/proposal/proposals', { limit: 200 }, ['proposal']);
-  const proposals = list.data?.proposals ?? [];
+  const list = usePagedQuery<ProposalSummary>('/v1/proposal/proposals', 'proposals', {}, ['proposal']);
+  const proposals = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
   const selected = props.rest[0] ?? proposals[0]?.proposalId;
   return (
@@ -241,6 +241,7 @@ function Tribunal(props: PageProps) {
           <ErrorNote error={list.error} what="the proposals" />
           {list.loading && !list.data ? <Loading what="proposals" /> : null}
           {list.data && proposals.length === 0 ? <Empty>No proposals yet.</Empty> : <ProposalList proposals={proposals} selected={selected} />}
+          <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="proposals" />
         </Section>
         <section class="card" ref={detailRef} aria-labelledby="proposal-title">
           {selected ? <ProposalDetail key={selected} proposalId={selected} /> : <Empty>Select a proposal.</Empty>}
