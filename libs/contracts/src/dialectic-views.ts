@@ -217,7 +217,7 @@ export const ListCollusionFlags = defineQuery({
   service: 'dialectic',
   servedBy: 'projections',
   httpPath: 'collusion',
-  summary: 'Pairs of agents that review each other repeatedly (both directions, at least minReviews in the window)',
-  params: z.object({ windowDays: z.coerce.number().int().min(1).max(365).optional().describe('Default 30') }).strict(),
-  result: z.object({ flags: z.array(CollusionFlag) }),
+  summary: 'Pairs of agents that review each other repeatedly (both directions, at least minReviews in the window), in id order; paged',
+  params: z.object({ windowDays: z.coerce.number().int().min(1).max(365).optional().describe('Default 30'), ...pageParams }).strict(),
+  result: z.object({ flags: z.array(CollusionFlag), nextCursor: NextCursor }),
 });

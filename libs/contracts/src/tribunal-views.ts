@@ -227,7 +227,7 @@ export const ListUnderCoveredProposals = defineQuery({
   servedBy: 'projections',
   httpPath: 'coverage',
   summary:
-    "The seed's coverage measurement (COUNT(DISTINCT constitution) < 3): proposals with at least one closed review round whose explicit reviews cover fewer than `below` distinct constitutions, fewest first",
-  params: z.object({ below: z.coerce.number().int().min(1).max(16).default(3).describe('Threshold: proposals covered by fewer constitutions are listed. Default 3') }).strict(),
-  result: z.object({ proposals: z.array(UnderCoveredProposal) }),
+    "The seed's coverage measurement (COUNT(DISTINCT constitution) < 3): proposals with at least one closed review round whose explicit reviews cover fewer than `below` distinct constitutions, fewest first, then by id; paged",
+  params: z.object({ below: z.coerce.number().int().min(1).max(16).default(3).describe('Threshold: proposals covered by fewer constitutions are listed. Default 3'), ...pageParams }).strict(),
+  result: z.object({ proposals: z.array(UnderCoveredProposal), nextCursor: NextCursor }),
 });

@@ -190,7 +190,7 @@ export const GetValidatorAgreement = defineQuery({
   service: 'voting',
   servedBy: 'projections',
   httpPath: 'validators/agreement',
-  summary: "Per validator: votes cast and how often its vote agreed with the session's final decision (the operator's, when a human decided)",
-  params: z.object({ validator: AgentId.optional() }).strict(),
-  result: z.object({ validators: z.array(ValidatorAgreement) }),
+  summary: "Per validator, in id order: votes cast and how often its vote agreed with the session's final decision (the operator's, when a human decided); paged",
+  params: z.object({ validator: AgentId.optional(), ...pageParams }).strict(),
+  result: z.object({ validators: z.array(ValidatorAgreement), nextCursor: NextCursor }),
 });

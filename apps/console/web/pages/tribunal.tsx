@@ -24,7 +24,7 @@ export function challengeBand(rate: number | null): { label: string; tone: Tone 
   }
 }
 
-function StatsTiles(props: { stats: TribunalStats; underCovered: number | undefined }) {
+function StatsTiles(props: { stats: TribunalStats; underCovered: string | undefined }) {
   const { stats } = props;
   const band = challengeBand(stats.challengeRate);
   return (
@@ -227,7 +227,8 @@ function ProposalDetail(props: { proposalId: string }) {
 
 function Tribunal(props: PageProps) {
   const stats = useQuery<TribunalStats>('/v1/tribunal/stats', {}, ['proposal']);
-  const coverage = useQuery<{ proposals: unknown[] }>('/v1/tribunal/coverage', {}, ['proposal']);
+  // A count (1,000 at most: a page; more shows as "1000+").
+  const coverage = useQuery<{ proposals: unknown[]; nextCursor?: string }>('/v1/tribunal/coverage', { limit: 1000 }, ['proposal']);
   const list = usePagedQuery<ProposalSummary>('/v1/proposal/proposals', 'proposals', {}, ['proposal']);
   const proposals = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
@@ -235,7 +236,7 @@ function Tribunal(props: PageProps) {
   return (
     <>
       <ErrorNote error={stats.error} what="the tribunal figures" />
-      {stats.data ? <StatsTiles stats={stats.data} underCovered={coverage.data?.proposals.length} /> : null}
+      {stats.data ? <StatsTiles stats={stats.data} underCovered={coverage.data && `${coverage.data.proposals.length}${coverage.data.nextCursor ? '+' : ''}`} /> : null}
       <div class="split">
         <Section title="Proposals">
           <ErrorNote error={list.error} what="the proposals" />
