@@ -191,7 +191,10 @@ export async function startChamberService(context: ServiceContext, options: Cham
             if (!found) throw new AgoraError('not_found', `chamber session ${sessionId} does not exist`, { sessionId });
             return found.view;
           }),
-          onQuery(ListChamberSessions, async ({ status, limit }) => ({ sessions: listChamberSessions(sessions!.model, { ...(status === undefined ? {} : { status }), ...(limit === undefined ? {} : { limit }) }) })),
+          onQuery(ListChamberSessions, async (params) => {
+            const { items, nextCursor } = listChamberSessions(sessions!.model, params);
+            return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
           onQuery(GetChamberBudget, async ({ month }) => {
             const at = iso();
             const m = month ?? monthOf(at);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Reply } from '@agora/contracts';
+import { PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
 import { createSignedCommand, InvalidKey, parseKeyFile, type KeyPair } from '@agora/identity';
 import { CommandFailed, stringOption, UsageError, type Io, type Parsed } from './command.js';
 
@@ -50,6 +50,26 @@ export async function requestReply<T = unknown>(url: string, init: RequestInit =
 export function resultOf<T>(reply: Reply<T>): T {
   if (!reply.ok) throw new CommandFailed(reply.error.code, reply.error.message, reply.error.details);
   return reply.result;
+}
+
+/**
+ * Every item of a paged list query (GET with `limit` and `cursor`): follows `nextCursor` from page
+ * to page, `pageSize` items a request (default PAGE_LIMIT_MAX), and returns the list's items in order.
+ */
+export async function requestAllPages<T>(url: URL, field: string, pageSize = PAGE_LIMIT_MAX): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = new URL(url);
+    page.searchParams.set('limit', String(pageSize));
+    if (cursor !== undefined) page.searchParams.set('cursor', cursor);
+    const result = resultOf(await requestReply<Record<string, unknown> & { nextCursor?: string }>(page.href));
+    const list = result[field];
+    if (!Array.isArray(list)) throw new CommandFailed('internal', `the gateway answered ${page.pathname} without a "${field}" list`);
+    items.push(...(list as T[]));
+    cursor = result.nextCursor;
+  } while (cursor !== undefined);
+  return items;
 }
 
 export interface KeyFile extends KeyPair {

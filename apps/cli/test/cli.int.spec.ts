@@ -147,6 +147,15 @@ describe('the agora command against a gateway', () => {
     const ids = (JSON.parse(reviewers.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId);
     expect(ids).toContain('carol');
     expect(ids).not.toContain('dave');
+
+    // One agent a request: it follows nextCursor to the end, every agent once, in id order.
+    const paged = await agora(['agents', 'list', '--page-size', '1', '--json']);
+    const all = await agora(['agents', 'list', '--json']);
+    const pagedIds = (JSON.parse(paged.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId);
+    expect(pagedIds).toEqual((JSON.parse(all.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId));
+    expect(pagedIds).toEqual(expect.arrayContaining(['carol', 'dave']));
+    expect(pagedIds).toEqual([...pagedIds].sort());
+    expect(await agora(['agents', 'list', '--page-size', '1001'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--page-size must be a whole number from 1 to 1000/) });
   }, 30_000);
 
   it('send signs any command, from an argument, a file or stdin, and prints the reply', async () => {

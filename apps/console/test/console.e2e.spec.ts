@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Reply } from '@agora/contracts';
 import { consoleBuilt } from '../src/index.js';
-import { createSignedCommand, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
+import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
 import { launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 
@@ -335,5 +335,32 @@ describe('the web console in Chromium (e2e)', () => {
     await visit('/inbox');
     await shows(page.getByText('0 waiting for a person.'));
     await shot('narrow-inbox-empty');
+  }, 60_000);
+
+  it('shows a fleet larger than a page one page at a time, with a control for the next', async () => {
+    // 200 more agents: with the demos' there are more than two pages of 100.
+    const count = async () => (await query<{ agents: unknown[] }>('/v1/registry/agents?includeDisabled=true&limit=1000')).agents.length;
+    const total = (await count()) + 200;
+    const ids = Array.from({ length: 200 }, (_, i) => `fleet-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < ids.length; i += 25) {
+      await Promise.all(ids.slice(i, i + 25).map((agentId) => send('ops', 'RegisterAgent', { agentId, publicKey: generateKeyPair().publicKey, displayName: agentId, roles: ['observer'] })));
+    }
+    await waitFor(async () => (await count()) === total, 'the registry to list every agent');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await visit('/fleet');
+    const rows = page.locator('main tbody tr');
+    await hasCount(rows, 100);
+    await shows(page.getByText('first 100 agents'));
+    const more = page.getByRole('button', { name: 'Show more agents' });
+    await more.click();
+    await hasCount(rows, 200);
+    await shows(page.getByText('200 agents shown, more follow'));
+    await shot('wide-fleet-paged');
+    await more.click();
+    await hasCount(rows, total);
+    await hasCount(more, 0);
+    // In id order, each agent once.
+    const shown = await page.locator('main tbody tr th .strong').allTextContents();
+    expect(shown).toEqual([...new Set(shown)].sort());
   }, 60_000);
 });

@@ -156,3 +156,18 @@ export function Tile(props: { label: string; value: string | number; wide?: bool
     </div>
   );
 }
+
+/** Below a paged list: how many are shown, and while more follow, a button that shows the next page. */
+export function ShowMore(props: { list: { items: readonly unknown[]; more: boolean } | undefined; loading: boolean; onMore: () => void; what: string }) {
+  if (!props.list?.more) return null;
+  return (
+    <p class="show-more">
+      <span class="muted small">
+        {props.list.items.length} {props.what} shown, more follow
+      </span>{' '}
+      <button type="button" onClick={props.onMore} disabled={props.loading}>
+        {props.loading ? 'Loading…' : `Show more ${props.what}`}
+      </button>
+    </p>
+  );
+}

@@ -100,9 +100,10 @@ export async function startDebateService(context: ServiceContext, options: Debat
         commands: new Map([onCommand(OpenDebate, openDebate), onCommand(PostDebateMove, decideOnDebate)]),
         queries: new Map([
           onQuery(GetDebate, ({ debateId }) => debateView(debateId)),
-          onQuery(ListDebates, async ({ status, participant, limit }) => ({
-            debates: listDebates(debates!.model, { ...(status === undefined ? {} : { status }), ...(participant === undefined ? {} : { participant }), ...(limit === undefined ? {} : { limit }) }),
-          })),
+          onQuery(ListDebates, async (params) => {
+            const { items, nextCursor } = listDebates(debates!.model, params);
+            return { debates: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
         ]),
         ...(options.logger === undefined ? {} : { logger: options.logger }),
       });

@@ -266,15 +266,10 @@ export async function startDialecticService(context: ServiceContext, options: Di
         ]),
         queries: new Map([
           onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),
-          onQuery(ListDialecticSessions, async ({ agentId, participant, awaiting, status, limit }) => ({
-            sessions: listDialecticSessions(sessions!.model, {
-              ...(agentId === undefined ? {} : { agentId }),
-              ...(participant === undefined ? {} : { participant }),
-              ...(awaiting === undefined ? {} : { awaiting }),
-              ...(status === undefined ? {} : { status }),
-              ...(limit === undefined ? {} : { limit }),
-            }),
-          })),
+          onQuery(ListDialecticSessions, async (params) => {
+            const { items, nextCursor } = listDialecticSessions(sessions!.model, params);
+            return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
         ]),
         ...(options.logger === undefined ? {} : { logger: options.logger }),
       });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { get, type IncomingMessage } from 'node:http';
-import { AgoraError, defineCommand, defineQuery, EntityId, ERROR_CODES, type CommandDefinition, type ErrorCode, type QueryDefinition } from '@agora/contracts';
+import { AgoraError, defineCommand, defineQuery, EntityId, ERROR_CODES, NextCursor, pageParams, type CommandDefinition, type ErrorCode, type QueryDefinition } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, type KeyPair, type SignedCommand } from '@agora/identity';
 import { StaticAgentDirectory, type VerifiedCommand } from '@agora/messaging';
 import { z } from 'zod';
@@ -44,9 +44,9 @@ export function widgetCatalog(service: string) {
     name: 'widgets.list',
     service,
     httpPath: 'widgets',
-    summary: 'Every widget',
-    params: z.object({}).strict(),
-    result: z.object({ widgets: z.array(z.string()) }),
+    summary: 'Every widget, paged',
+    params: z.object({ ...pageParams }).strict(),
+    result: z.object({ widgets: z.array(z.string()), nextCursor: NextCursor }),
   });
   const commands: CommandDefinition[] = [CreateWidget, FailWidget];
   const queries: QueryDefinition[] = [GetWidget, ListWidgets];
@@ -94,7 +94,16 @@ export function widgetHandlers(widgets: ReturnType<typeof widgetCatalog>) {
   ]);
   const queries = new Map<string, (params: unknown) => Promise<unknown>>([
     [widgets.GetWidget.subject, async (params: unknown) => ({ widgetId: (params as { widgetId: string }).widgetId, params })],
-    [widgets.ListWidgets.subject, async () => ({ widgets: ['w1', 'w2'] })],
+    [
+      widgets.ListWidgets.subject,
+      async (params: unknown) => {
+        // A stand-in for the services' paging: the cursor is the next widget's index.
+        const { limit = 100, cursor = 'i0' } = params as { limit?: number; cursor?: string };
+        const from = Number(cursor.slice(1));
+        const all = ['w1', 'w2'];
+        return { widgets: all.slice(from, from + limit), ...(from + limit < all.length ? { nextCursor: `i${from + limit}` } : {}) };
+      },
+    ],
   ]);
   return { commands, queries };
 }

@@ -171,6 +171,15 @@ describe('the HTTP gateway', () => {
       expect(error.details?.['issues']).toEqual([expect.objectContaining({ path: 'count' })]);
     });
 
+    it('passes limit and cursor through to a list query, and answers 400 for a limit over the maximum', async () => {
+      const first = await http(`/v1/${service}/widgets?limit=1`);
+      expect(first.body).toEqual({ ok: true, result: { widgets: ['w1'], nextCursor: 'i1' } });
+      expect((await http(`/v1/${service}/widgets?limit=1&cursor=i1`)).body).toEqual({ ok: true, result: { widgets: ['w2'] } });
+      const error = expectError(await http(`/v1/${service}/widgets?limit=1001`), 400, 'invalid_command');
+      expect(error.message).toBe('invalid widgets.list parameters: limit: limit is at most 1000 items a page; follow nextCursor for the rest');
+      expectError(await http(`/v1/${service}/widgets?cursor=${encodeURIComponent('not a cursor')}`), 400, 'invalid_command');
+    });
+
     it('lets the service validate the parameters (400 with the offending field)', async () => {
       const error = expectError(await http(`/v1/${service}/widgets/w-7?color=red`), 400, 'invalid_command');
       expect(error.details?.['unknownFields']).toEqual(['color']);

@@ -3,7 +3,7 @@ import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, verifyResoluti
 import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { dialecticSessionsProjection, type DialecticSessionsModel } from '@agora/read-models';
+import { dialecticSessionsProjection, pageOf, type DialecticSessionsModel } from '@agora/read-models';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
@@ -177,7 +177,11 @@ export async function startDialecticProjections(store: EventStore, logger: Event
     records,
     queries: [
       onQuery(GetDialecticStats, async ({ windowDays: days }) => dialecticStats([...records()], new Date(), days ?? windowDays)),
-      onQuery(ListCollusionFlags, async ({ windowDays: days }) => ({ flags: collusionFlags([...records()], new Date(), { windowMs: (days ?? windowDays) * DAY_MS }) })),
+      onQuery(ListCollusionFlags, async ({ windowDays: days, limit, cursor }) => {
+        const flags = collusionFlags([...records()], new Date(), { windowMs: (days ?? windowDays) * DAY_MS });
+        const { items, nextCursor } = pageOf(flags, { key: (f) => f.agents, directions: ['asc', 'asc'] }, { limit, cursor }, (f) => f);
+        return { flags: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+      }),
     ],
     close: () => runner.stop(),
   };

@@ -2,7 +2,7 @@ import { AgoraError, chamberProjectionQueries, dialecticProjectionQueries, GetTr
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { proposalsProjection, type ProposalsModel } from '@agora/read-models';
+import { pageOf, proposalsProjection, type ProposalsModel } from '@agora/read-models';
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { Registry } from 'prom-client';
@@ -133,7 +133,11 @@ export async function startProjectionsService(context: ServiceContext, options: 
       commands: new Map([onCommand(VerifyReadModels, () => verifyReadModels())]),
       queries: new Map([
         onQuery(GetTribunalStats, async ({ windowDays: days }) => tribunalStats([...records()], new Date(), days ?? windowDays)),
-        onQuery(ListUnderCoveredProposals, async ({ below }) => ({ proposals: constitutionalCoverage([...records()], below) })),
+        onQuery(ListUnderCoveredProposals, async ({ below, limit, cursor }) => {
+          const order = { key: (c: { proposalId: string; constitutionalCoverage: number }) => [c.constitutionalCoverage, c.proposalId], directions: ['asc', 'asc'] as const };
+          const { items, nextCursor } = pageOf(constitutionalCoverage([...records()], below), order, { limit, cursor }, (c) => c);
+          return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+        }),
         ...voting.queries,
         ...dialectic.queries,
         ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),

@@ -3,7 +3,7 @@ import { validatorAgreement, votingStats, votingTotals } from '@agora/domain-vot
 import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
+import { pageOf, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
@@ -114,7 +114,10 @@ export async function startVotingProjections(store: EventStore, logger: EventSou
     records,
     queries: [
       onQuery(GetVotingStats, async () => votingStats([...records()])),
-      onQuery(GetValidatorAgreement, async ({ validator }) => ({ validators: validatorAgreement([...records()], validator) })),
+      onQuery(GetValidatorAgreement, async ({ validator, limit, cursor }) => {
+        const { items, nextCursor } = pageOf(validatorAgreement([...records()], validator), { key: (a) => [a.validator], directions: ['asc'] }, { limit, cursor }, (a) => a);
+        return { validators: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+      }),
     ],
     close: () => runner.stop(),
   };

@@ -182,6 +182,16 @@ describe('projections service (in-process transport, embedded store)', () => {
     const wider = await request<{ proposals: unknown[] }>(ListUnderCoveredProposals.subject, { below: 5 });
     expect(wider).toEqual({ ok: true, result: { proposals: constitutionalCoverage(records, 5) } });
     expect(wider.ok && wider.result.proposals).toHaveLength(4);
+    // Paged like every list: one a page, following nextCursor, gives the same four in the same order.
+    const walked: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await request<{ proposals: unknown[]; nextCursor?: string }>(ListUnderCoveredProposals.subject, { below: 5, limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+      if (!page.ok) throw new Error(JSON.stringify(page.error));
+      walked.push(...page.result.proposals);
+      cursor = page.result.nextCursor;
+    } while (cursor !== undefined);
+    expect(walked).toEqual(constitutionalCoverage(records, 5));
 
     expect(await request(ListUnderCoveredProposals.subject, { below: 0 })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
     expect(await request(GetTribunalStats.subject, { windowDays: 400 })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });

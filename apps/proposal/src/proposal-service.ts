@@ -2,7 +2,7 @@ import { AgoraError, GetProposal, ListProposals, RecordExecution, ReviseProposal
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { proposalsProjection, proposalSummary, readProposal } from '@agora/read-models';
+import { listProposals, proposalsProjection, readProposal } from '@agora/read-models';
 import { deciderHandler, jsonSetting, KeyedLock, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
@@ -50,13 +50,10 @@ export async function startProposalService(context: ServiceContext, options: Pro
           if (!proposal) throw new AgoraError('not_found', `no proposal "${proposalId}"`, { proposalId });
           return proposal;
         }),
-        onQuery(ListProposals, async ({ status, proposer, proposalClass, limit }) => ({
-          proposals: [...proposals.model.values()]
-            .filter((p) => (status === undefined || p.status === status) && (proposer === undefined || p.proposer === proposer) && (proposalClass === undefined || p.proposalClass === proposalClass))
-            .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
-            .slice(0, limit ?? 100)
-            .map(proposalSummary),
-        })),
+        onQuery(ListProposals, async (params) => {
+          const { items, nextCursor } = listProposals(proposals.model, params);
+          return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+        }),
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });

@@ -18,6 +18,7 @@ import { agentDecider, agentStreamId, createAgentDecider, type AgentCommand, typ
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { pageOf } from '@agora/read-models';
 import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
@@ -142,12 +143,11 @@ export async function startRegistryService(context: ServiceContext, options: Reg
     description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
     commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide)]),
     queries: new Map([
-      onQuery(ListAgents, async ({ role, includeDisabled }) => ({
-        agents: context.registry
-          .list()
-          .filter((a) => (includeDisabled || a.status === 'active') && (role === undefined || a.roles.includes(role)))
-          .map(agentView),
-      })),
+      onQuery(ListAgents, async ({ role, includeDisabled, limit, cursor }) => {
+        const matching = [...context.registry.all()].filter((a) => (includeDisabled || a.status === 'active') && (role === undefined || a.roles.includes(role)));
+        const { items, nextCursor } = pageOf(matching, { key: (a) => [a.agentId], directions: ['asc'] }, { limit, cursor }, agentView);
+        return { agents: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+      }),
       onQuery(GetAgent, async ({ agentId }) => {
         const agent = await context.registry.agent(agentId);
         if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });

@@ -57,7 +57,10 @@ export async function startTribunalService(context: ServiceContext, options: Tri
           onCommand(WithdrawObjection, decide),
           onCommand(DecideEscalation, decide),
         ]),
-        queries: new Map([onQuery(ListAssignments, async ({ reviewer, include }) => ({ assignments: assignmentsOf(proposals.model, reviewer, include ?? 'pending') }))]),
+        queries: new Map([onQuery(ListAssignments, async ({ reviewer, include, limit, cursor }) => {
+            const { items, nextCursor } = assignmentsOf(proposals.model, reviewer, include ?? 'pending', { limit, cursor });
+            return { assignments: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),]),
         ...(options.logger === undefined ? {} : { logger: options.logger }),
       });
       const started = service;

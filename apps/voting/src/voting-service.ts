@@ -30,7 +30,7 @@ import {
 } from '@agora/domain-voting';
 import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { listVotingSessions, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
+import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runDeadlines, startAll, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
@@ -163,22 +163,25 @@ export async function startVotingService(context: ServiceContext, options: Votin
         queries: new Map([
           onQuery(GetVotingSession, ({ sessionId }) => sessionView(sessionId)),
           onQuery(GetVotingSessionByRequest, ({ requestId }) => sessionView(sessionIdOfRequest(requestId))),
-          onQuery(ListPendingVotingSessions, async ({ awaitingOperator, validator }) => ({
-            sessions: pendingVotingSessions(sessions!.model, { ...(awaitingOperator === undefined ? {} : { awaitingOperator }), ...(validator === undefined ? {} : { validator }) }),
-          })),
-          onQuery(ListVotingSessions, async ({ status, requestingAgent, limit }) => ({
-            sessions: listVotingSessions(sessions!.model, {
-              ...(status === undefined ? {} : { status }),
-              ...(requestingAgent === undefined ? {} : { requestingAgent }),
-              ...(limit === undefined ? {} : { limit }),
-            }),
-          })),
-          onQuery(ListValidators, async ({ minTrustScore }) => ({
-            validators: validatorCandidates(context.registry)
-              .filter((c) => c.status === 'active' && c.trustScore >= (minTrustScore ?? 0))
-              .sort((a, b) => b.trustScore - a.trustScore || (a.agentId < b.agentId ? -1 : 1))
-              .map(({ agentId, displayName, trustScore, specializations }) => ({ agentId, displayName, trustScore, tier: tierOf(trustScore), specializations })),
-          })),
+          onQuery(ListPendingVotingSessions, async (params) => {
+            const { items, nextCursor } = pendingVotingSessions(sessions!.model, params);
+            return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
+          onQuery(ListVotingSessions, async (params) => {
+            const { items, nextCursor } = listVotingSessions(sessions!.model, params);
+            return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
+          onQuery(ListValidators, async ({ minTrustScore, limit, cursor }) => {
+            const eligible = validatorCandidates(context.registry).filter((c) => c.status === 'active' && c.trustScore >= (minTrustScore ?? 0));
+            const { items, nextCursor } = pageOf(eligible, { key: (c) => [c.trustScore, c.agentId], directions: ['desc', 'asc'] }, { limit, cursor }, ({ agentId, displayName, trustScore, specializations }) => ({
+              agentId,
+              displayName,
+              trustScore,
+              tier: tierOf(trustScore),
+              specializations,
+            }));
+            return { validators: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
         ]),
         ...(options.logger === undefined ? {} : { logger: options.logger }),
       });

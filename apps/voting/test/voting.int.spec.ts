@@ -240,6 +240,20 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
     const decided = await send<{ sessions: VotingSessionSummary[] }>(ListVotingSessions.subject, { status: 'decided', requestingAgent: 'deployer', limit: 1 });
     expect(decided.ok && decided.result.sessions.map((s) => [s.status, s.requestingAgent])).toEqual([['decided', 'deployer']]);
     expect(await send(ListVotingSessions.subject, { status: 'nonsense' })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
+
+    // One session a page, following nextCursor: the same sessions in the same order as one page of them all.
+    const all = await send<{ sessions: VotingSessionSummary[]; nextCursor?: string }>(ListVotingSessions.subject, {});
+    expect(all.ok && all.result.nextCursor).toBe(undefined);
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await send<{ sessions: VotingSessionSummary[]; nextCursor?: string }>(ListVotingSessions.subject, { limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+      if (!page.ok) throw new Error(JSON.stringify(page.error));
+      walked.push(...page.result.sessions.map((s) => s.sessionId));
+      cursor = page.result.nextCursor;
+    } while (cursor !== undefined);
+    expect(walked).toEqual(all.ok ? all.result.sessions.map((s) => s.sessionId) : []);
+    expect(walked.length).toBeGreaterThan(1);
   }, 30_000);
 
   it('records configuration changes by an operator and decides each new session by the rules in force at its creation', async () => {

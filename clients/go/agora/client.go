@@ -102,6 +102,41 @@ func (c *HTTPClient) Query(service, path string, params url.Values, out interfac
 	return decodeReply(res.StatusCode, data, out)
 }
 
+// QueryAll GETs every page of a list query (`limit` and `cursor` in, `nextCursor` out) and returns
+// the items of the result's `field` (e.g. "agents"), in the list's order, 1,000 a request.
+func (c *HTTPClient) QueryAll(service, path, field string, params url.Values) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	cursor := ""
+	for {
+		page := url.Values{}
+		for k, v := range params {
+			page[k] = v
+		}
+		page.Set("limit", "1000")
+		if cursor != "" {
+			page.Set("cursor", cursor)
+		}
+		var result map[string]json.RawMessage
+		if err := c.Query(service, path, page, &result); err != nil {
+			return nil, err
+		}
+		var list []json.RawMessage
+		if err := json.Unmarshal(result[field], &list); err != nil {
+			return nil, fmt.Errorf("%s/%s: no %q list in the result: %w", service, path, field, err)
+		}
+		items = append(items, list...)
+		cursor = ""
+		if next, ok := result["nextCursor"]; ok {
+			if err := json.Unmarshal(next, &cursor); err != nil {
+				return nil, err
+			}
+		}
+		if cursor == "" {
+			return items, nil
+		}
+	}
+}
+
 // NATSClient speaks to the services over NATS: commands and queries are requests on their subjects.
 type NATSClient struct {
 	Conn    *nats.Conn

@@ -1,6 +1,7 @@
 package agora
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -66,12 +67,16 @@ func TestTribunalRound(t *testing.T) {
 		must(command("RegisterAgent", map[string]interface{}{"agentId": reviewers[c].AgentID, "publicKey": reviewers[c].PublicKey, "displayName": "Go " + c, "roles": []string{"reviewer"}, "constitutions": []string{c}, "trustScore": 500}, operator))
 	}
 	waitFor(t, "the reviewers to be listed", func() bool {
-		var list struct{ Agents []struct{ AgentID string } }
-		if err := httpClient.Query("registry", "agents", url.Values{"role": {"reviewer"}}, &list); err != nil {
+		agents, err := httpClient.QueryAll("registry", "agents", "agents", url.Values{"role": {"reviewer"}})
+		if err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
-		for _, a := range list.Agents {
+		for _, raw := range agents {
+			var a struct{ AgentID string }
+			if err := json.Unmarshal(raw, &a); err != nil {
+				t.Fatal(err)
+			}
 			for _, r := range reviewers {
 				if a.AgentID == r.AgentID {
 					seen++

@@ -46,3 +46,14 @@ class AgoraHttpClient:
         """GET /v1/<service>/<path> (path parameters already in `path`), other params in the query string."""
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         return self._call("GET", "/v1/%s/%s%s" % (service, path, "?" + query if query else ""))
+
+    def query_all(self, service, path, field, **params):
+        """Every item of a list query, in its order: follows `nextCursor` page by page (1,000 a request), yielding the items of `field` (e.g. "agents")."""
+        cursor = None
+        while True:
+            page = self.query(service, path, limit=1000, cursor=cursor, **params)
+            for item in page[field]:
+                yield item
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return

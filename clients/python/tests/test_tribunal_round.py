@@ -34,7 +34,7 @@ class TestTribunalRound(unittest.TestCase):
         agora.command("RegisterAgent", {"agentId": executive.agent_id, "publicKey": executive.public_key, "displayName": "Python executive", "roles": ["executive"], "trustScore": 500}, operator)
         for constitution, key in reviewers.items():
             agora.command("RegisterAgent", {"agentId": key.agent_id, "publicKey": key.public_key, "displayName": "Python " + constitution, "roles": ["reviewer"], "constitutions": [constitution], "trustScore": 500}, operator)
-        wait_for(lambda: {k.agent_id for k in reviewers.values()} <= {a["agentId"] for a in agora.query("registry", "agents", role="reviewer")["agents"]}, "the reviewers to be listed")
+        wait_for(lambda: {k.agent_id for k in reviewers.values()} <= {a["agentId"] for a in agora.query_all("registry", "agents", "agents", role="reviewer")}, "the reviewers to be listed")
 
         proposal_id = "py-" + run
         result = agora.command("SubmitProposal", {"proposalId": proposal_id, "title": "Tutorial tooltips", "body": "Add tooltips to the first three screens — für alle Nutzer", "problem": "Users drop off at step 2"}, executive)

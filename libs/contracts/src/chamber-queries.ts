@@ -1,6 +1,7 @@
 /** Queries of the Deliberation Chamber (seed 003): one session with its transcript, sessions, the month's budget, and the figures. */
 import { z } from 'zod';
 import { EntityId, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import { chamberCommands, chamberEvents, ChamberOutcome, ChamberStatus, Currency, Money, Month } from './chamber.js';
 import { defineQuery } from './define.js';
 
@@ -47,9 +48,9 @@ export const ListChamberSessions = defineQuery({
   name: 'sessions.list',
   service: 'chamber',
   httpPath: 'sessions',
-  summary: 'Chamber sessions, most recently updated first, optionally by status',
-  params: z.object({ status: ChamberStatus.optional(), limit: z.coerce.number().int().min(1).max(500).optional().describe('Default 100') }).strict(),
-  result: z.object({ sessions: z.array(ChamberSessionSummary) }),
+  summary: 'Chamber sessions, most recently updated first (then by id), optionally by status; paged',
+  params: z.object({ status: ChamberStatus.optional(), ...pageParams }).strict(),
+  result: z.object({ sessions: z.array(ChamberSessionSummary), nextCursor: NextCursor }),
 });
 
 export const ChamberBudgetView = z

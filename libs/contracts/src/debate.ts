@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import {
   CommitSide,
   CruxValidation,
@@ -352,15 +353,15 @@ export const ListDebates = defineQuery({
   name: 'debates.list',
   service: 'debate',
   httpPath: 'debates',
-  summary: 'Debates, most recently opened first',
+  summary: 'Debates, most recently opened first (then by id); paged',
   params: z
     .object({
       status: z.enum(['open', 'complete']).optional(),
       participant: AgentId.optional(),
-      limit: z.coerce.number().int().min(1).max(500).optional().describe('Default 100'),
+      ...pageParams,
     })
     .strict(),
-  result: z.object({ debates: z.array(DebateSummary) }),
+  result: z.object({ debates: z.array(DebateSummary), nextCursor: NextCursor }),
 });
 
 export const debateQueries = [GetDebate, ListDebates] as const;

@@ -1,6 +1,7 @@
 // Dialectic contracts: the read model (the session record and its views), the statistics and the queries.
 import { z } from 'zod';
 import { AgentId, EntityId, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { Unit } from './registry.js';
 import { QuorumDecision } from './dialectic-commands.js';
@@ -188,17 +189,17 @@ export const ListDialecticSessions = defineQuery({
   name: 'sessions.list',
   service: 'dialectic',
   httpPath: 'sessions',
-  summary: 'Recovery sessions, most recently updated first: of a paused agent (agentId), where an agent takes part or must act (participant), or by status',
+  summary: 'Recovery sessions, most recently updated first (then by id), paged: of a paused agent (agentId), where an agent takes part or must act (participant), or by status',
   params: z
     .object({
       agentId: AgentId.optional().describe('Sessions of this paused agent'),
       participant: AgentId.optional().describe('Sessions where this agent is the paused agent, the reviewer, the tie-breaker or the auditor'),
       awaiting: AgentId.optional().describe('Sessions waiting for this agent to act'),
       status: DialecticStatus.optional(),
-      limit: z.coerce.number().int().min(1).max(500).optional().describe('Default 100'),
+      ...pageParams,
     })
     .strict(),
-  result: z.object({ sessions: z.array(DialecticSessionSummary) }),
+  result: z.object({ sessions: z.array(DialecticSessionSummary), nextCursor: NextCursor }),
 });
 
 export const GetDialecticStats = defineQuery({
@@ -216,7 +217,7 @@ export const ListCollusionFlags = defineQuery({
   service: 'dialectic',
   servedBy: 'projections',
   httpPath: 'collusion',
-  summary: 'Pairs of agents that review each other repeatedly (both directions, at least minReviews in the window)',
-  params: z.object({ windowDays: z.coerce.number().int().min(1).max(365).optional().describe('Default 30') }).strict(),
-  result: z.object({ flags: z.array(CollusionFlag) }),
+  summary: 'Pairs of agents that review each other repeatedly (both directions, at least minReviews in the window), in id order; paged',
+  params: z.object({ windowDays: z.coerce.number().int().min(1).max(365).optional().describe('Default 30'), ...pageParams }).strict(),
+  result: z.object({ flags: z.array(CollusionFlag), nextCursor: NextCursor }),
 });

@@ -1,4 +1,5 @@
 export * from './common.js';
+export * from './paging.js';
 export * from './errors.js';
 export * from './envelope.js';
 export * from './define.js';

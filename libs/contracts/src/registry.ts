@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentId, EntityId, PublicKeyText, Role, ShortText, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import { defineCommand, defineEvent, defineQuery } from './define.js';
 
 /** Constitutions a reviewer can hold (the tribunal's orthogonal mandates); free-form, lowercase. */
@@ -173,9 +174,9 @@ export const ListAgents = defineQuery({
   name: 'agents.list',
   service: 'registry',
   httpPath: 'agents',
-  summary: 'Registered agents, optionally by role',
-  params: z.object({ role: Role.optional(), includeDisabled: z.union([z.boolean(), z.stringbool()]).optional() }).strict(),
-  result: z.object({ agents: z.array(AgentView) }),
+  summary: 'Registered agents in id order, optionally by role; paged',
+  params: z.object({ role: Role.optional(), includeDisabled: z.union([z.boolean(), z.stringbool()]).optional(), ...pageParams }).strict(),
+  result: z.object({ agents: z.array(AgentView), nextCursor: NextCursor }),
 });
 
 export const GetAgent = defineQuery({

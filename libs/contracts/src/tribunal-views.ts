@@ -1,6 +1,7 @@
 // Tribunal contracts: the read model (the proposal record and its views), the statistics and the queries.
 import { z } from 'zod';
 import { AgentId, EntityId, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { Constitution } from './registry.js';
 import { Evidence, ObjectionId, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
@@ -184,25 +185,25 @@ export const ListProposals = defineQuery({
   name: 'proposals.list',
   service: 'proposal',
   httpPath: 'proposals',
-  summary: 'Proposals, most recently updated first, optionally by status, proposer or class',
+  summary: 'Proposals, most recently updated first (then by id), paged, optionally by status, proposer or class',
   params: z
     .object({
       status: ProposalStatus.optional(),
       proposer: AgentId.optional(),
       proposalClass: ProposalClass.optional(),
-      limit: z.coerce.number().int().min(1).max(500).optional().describe('Default 100'),
+      ...pageParams,
     })
     .strict(),
-  result: z.object({ proposals: z.array(ProposalSummary) }),
+  result: z.object({ proposals: z.array(ProposalSummary), nextCursor: NextCursor }),
 });
 
 export const ListAssignments = defineQuery({
   name: 'assignments.list',
   service: 'tribunal',
   httpPath: 'assignments',
-  summary: "A reviewer's assignments: the rounds it must review (pending) or all of them",
-  params: z.object({ reviewer: AgentId, include: z.enum(['pending', 'all']).optional().describe('Default pending') }).strict(),
-  result: z.object({ assignments: z.array(ReviewAssignmentView) }),
+  summary: "A reviewer's assignments, latest deadline first: the rounds it must review (pending) or all of them; paged",
+  params: z.object({ reviewer: AgentId, include: z.enum(['pending', 'all']).optional().describe('Default pending'), ...pageParams }).strict(),
+  result: z.object({ assignments: z.array(ReviewAssignmentView), nextCursor: NextCursor }),
 });
 
 export const GetTribunalStats = defineQuery({
@@ -226,7 +227,7 @@ export const ListUnderCoveredProposals = defineQuery({
   servedBy: 'projections',
   httpPath: 'coverage',
   summary:
-    "The seed's coverage measurement (COUNT(DISTINCT constitution) < 3): proposals with at least one closed review round whose explicit reviews cover fewer than `below` distinct constitutions, fewest first",
-  params: z.object({ below: z.coerce.number().int().min(1).max(16).default(3).describe('Threshold: proposals covered by fewer constitutions are listed. Default 3') }).strict(),
-  result: z.object({ proposals: z.array(UnderCoveredProposal) }),
+    "The seed's coverage measurement (COUNT(DISTINCT constitution) < 3): proposals with at least one closed review round whose explicit reviews cover fewer than `below` distinct constitutions, fewest first, then by id; paged",
+  params: z.object({ below: z.coerce.number().int().min(1).max(16).default(3).describe('Threshold: proposals covered by fewer constitutions are listed. Default 3'), ...pageParams }).strict(),
+  result: z.object({ proposals: z.array(UnderCoveredProposal), nextCursor: NextCursor }),
 });

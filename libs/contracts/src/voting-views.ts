@@ -1,6 +1,7 @@
 // Voting contracts: the read model (the session record and its views), the statistics and the queries.
 import { z } from 'zod';
 import { AgentId, EntityId, Timestamp } from './common.js';
+import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { TrustScore } from './registry.js';
 import { Confidence, ConsensusType, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, ValidatorTier, VoteDecision, VoteTally, VotingRules, VotingSessionStatus } from './voting-vocabulary.js';
@@ -138,38 +139,39 @@ export const ListPendingVotingSessions = defineQuery({
   name: 'sessions.pending',
   service: 'voting',
   httpPath: 'pending-sessions',
-  summary: 'Sessions still collecting votes (pending or voting), oldest first; or, with awaitingOperator, those waiting for a human decision; optionally those a validator has yet to vote on',
+  summary: 'Sessions still collecting votes (pending or voting), oldest first (then by id), paged; or, with awaitingOperator, those waiting for a human decision; optionally those a validator has yet to vote on',
   params: z
     .object({
       awaitingOperator: z.union([z.boolean(), z.stringbool()]).optional().describe('List the sessions waiting for an operator instead'),
       validator: AgentId.optional().describe('Only sessions this validator was selected for and has not voted on'),
+      ...pageParams,
     })
     .strict(),
-  result: z.object({ sessions: z.array(VotingSessionSummary) }),
+  result: z.object({ sessions: z.array(VotingSessionSummary), nextCursor: NextCursor }),
 });
 
 export const ListVotingSessions = defineQuery({
   name: 'sessions.list',
   service: 'voting',
   httpPath: 'sessions',
-  summary: 'Voting sessions, most recently updated first, optionally by status or requesting agent (the console lists them; pending-sessions is the seed\'s getPendingSessions)',
+  summary: 'Voting sessions, most recently updated first (then by id), paged, optionally by status or requesting agent (the console lists them; pending-sessions is the seed\'s getPendingSessions)',
   params: z
     .object({
       status: VotingSessionStatus.optional(),
       requestingAgent: AgentId.optional(),
-      limit: z.coerce.number().int().min(1).max(500).optional().describe('Default 100'),
+      ...pageParams,
     })
     .strict(),
-  result: z.object({ sessions: z.array(VotingSessionSummary) }),
+  result: z.object({ sessions: z.array(VotingSessionSummary), nextCursor: NextCursor }),
 });
 
 export const ListValidators = defineQuery({
   name: 'validators.list',
   service: 'voting',
   httpPath: 'validators',
-  summary: "The validators a session may select now: active agents with role validator, with their trust score, tier and specializations, most trusted first (the seed's getValidators)",
-  params: z.object({ minTrustScore: z.coerce.number().int().min(0).max(1000).optional() }).strict(),
-  result: z.object({ validators: z.array(ValidatorView) }),
+  summary: "The validators a session may select now: active agents with role validator, with their trust score, tier and specializations, most trusted first, then by id (the seed's getValidators); paged",
+  params: z.object({ minTrustScore: z.coerce.number().int().min(0).max(1000).optional(), ...pageParams }).strict(),
+  result: z.object({ validators: z.array(ValidatorView), nextCursor: NextCursor }),
 });
 
 /** Named `sessions.stats`, not `stats`: the generated documents key query schemas by name, and the tribunal has a `stats`. */
@@ -188,7 +190,7 @@ export const GetValidatorAgreement = defineQuery({
   service: 'voting',
   servedBy: 'projections',
   httpPath: 'validators/agreement',
-  summary: "Per validator: votes cast and how often its vote agreed with the session's final decision (the operator's, when a human decided)",
-  params: z.object({ validator: AgentId.optional() }).strict(),
-  result: z.object({ validators: z.array(ValidatorAgreement) }),
+  summary: "Per validator, in id order: votes cast and how often its vote agreed with the session's final decision (the operator's, when a human decided); paged",
+  params: z.object({ validator: AgentId.optional(), ...pageParams }).strict(),
+  result: z.object({ validators: z.array(ValidatorAgreement), nextCursor: NextCursor }),
 });

@@ -1,8 +1,9 @@
-import { CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, type ChamberSessionSummary, type ChamberSessionView, type ChamberStatus } from '@agora/contracts';
+import { CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, type ChamberSessionSummary, type ChamberSessionView, type ChamberStatus, type PageRequest } from '@agora/contracts';
 import { chamberStreamId, evolveChamber, evolveChamberRecord, evolveLedger, initialChamberState, type BudgetEvent, type ChamberEvent, type ChamberRecord, type ChamberSessionState, type MonthLedger } from '@agora/domain-chamber';
 import type { Projection } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readEvents } from './aggregate-views.js';
+import { pageOf, type Page } from './paging.js';
 
 export type ChamberSessionRecord = ChamberSessionState & { streamRevision: number };
 export type ChamberSessionsModel = Map<string, ChamberSessionRecord>;
@@ -40,13 +41,10 @@ export function chamberSessionSummary(s: ChamberSessionState): ChamberSessionSum
   };
 }
 
-/** Sessions, most recently updated first. */
-export function listChamberSessions(model: ChamberSessionsModel, filter: { status?: ChamberStatus; limit?: number } = {}): ChamberSessionSummary[] {
-  return [...model.values()]
-    .filter((s) => s.proposal && (filter.status === undefined || s.status === filter.status))
-    .map(chamberSessionSummary)
-    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
-    .slice(0, filter.limit ?? 100);
+/** Sessions, most recently updated first, then by id: one page. */
+export function listChamberSessions(model: ChamberSessionsModel, filter: { status?: ChamberStatus } & PageRequest = {}): Page<ChamberSessionSummary> {
+  const matching = [...model.values()].filter((s) => s.proposal && (filter.status === undefined || s.status === filter.status)).map(chamberSessionSummary);
+  return pageOf(matching, { key: (s) => [s.updatedAt, s.sessionId], directions: ['desc', 'asc'] }, filter, (s) => s);
 }
 
 /** One session read straight from its stream: where it stands and its whole transcript, every event verbatim in log order. */

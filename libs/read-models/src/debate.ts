@@ -1,7 +1,8 @@
-import { DEBATE_CATEGORY, type DebateSummary, type DebateView } from '@agora/contracts';
+import { DEBATE_CATEGORY, type DebateSummary, type DebateView, type PageRequest } from '@agora/contracts';
 import { debateStreamId, evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readAggregateView } from './aggregate-views.js';
+import { pageOf, type Page } from './paging.js';
 
 /** Every debate with its threads and transcript, by debate id. */
 export type DebatesModel = Map<string, DebateView>;
@@ -27,13 +28,10 @@ export function debateSummary(d: DebateView): DebateSummary {
   };
 }
 
-/** Debates matching the filter, most recently opened first. */
-export function listDebates(model: DebatesModel, filter: { status?: 'open' | 'complete'; participant?: string; limit?: number } = {}): DebateSummary[] {
-  return [...model.values()]
-    .filter((d) => (filter.status === undefined || d.status === filter.status) && (filter.participant === undefined || d.participants.some((p) => p.agentId === filter.participant)))
-    .sort((a, b) => (a.openedAt > b.openedAt ? -1 : a.openedAt < b.openedAt ? 1 : a.debateId < b.debateId ? -1 : 1))
-    .slice(0, filter.limit ?? 100)
-    .map(debateSummary);
+/** Debates matching the filter, most recently opened first, then by id: one page. */
+export function listDebates(model: DebatesModel, filter: { status?: 'open' | 'complete'; participant?: string } & PageRequest = {}): Page<DebateSummary> {
+  const matching = [...model.values()].filter((d) => (filter.status === undefined || d.status === filter.status) && (filter.participant === undefined || d.participants.some((p) => p.agentId === filter.participant)));
+  return pageOf(matching, { key: (d) => [d.openedAt, d.debateId], directions: ['desc', 'asc'] }, filter, debateSummary);
 }
 
 /** One debate read straight from its stream (what a query answers right after a move). Undefined when there is none. */

@@ -1,7 +1,8 @@
-import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus } from '@agora/contracts';
+import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus, type PageRequest } from '@agora/contracts';
 import { dialecticStreamId, evolveSession, type DialecticEvent, type DialecticSessionState } from '@agora/domain-dialectic';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readAggregateView } from './aggregate-views.js';
+import { pageOf, type Page } from './paging.js';
 
 /** Every recovery session with its whole transcript, by session id. */
 export type DialecticSessionsModel = Map<string, DialecticSessionView>;
@@ -45,14 +46,12 @@ export interface DialecticSessionFilter {
   /** Sessions waiting for this agent to act. */
   awaiting?: string;
   status?: DialecticStatus;
-  /** Default 100. */
-  limit?: number;
 }
 
 const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId, s.reviewer, ...s.escalations.map((e) => e.tieBreaker), s.audit?.auditor ?? null];
 
-/** Sessions matching the filter, most recently updated first. */
-export function listDialecticSessions(model: DialecticSessionsModel, filter: DialecticSessionFilter = {}): DialecticSessionSummary[] {
+/** Sessions matching the filter, most recently updated first, then by id: one page. */
+export function listDialecticSessions(model: DialecticSessionsModel, filter: DialecticSessionFilter & PageRequest = {}): Page<DialecticSessionSummary> {
   const out: DialecticSessionView[] = [];
   for (const s of model.values()) {
     if (filter.agentId !== undefined && s.agentId !== filter.agentId) continue;
@@ -61,10 +60,7 @@ export function listDialecticSessions(model: DialecticSessionsModel, filter: Dia
     if (filter.status !== undefined && s.status !== filter.status) continue;
     out.push(s);
   }
-  return out
-    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
-    .slice(0, filter.limit ?? 100)
-    .map(dialecticSessionSummary);
+  return pageOf(out, { key: (s) => [s.updatedAt, s.sessionId], directions: ['desc', 'asc'] }, filter, dialecticSessionSummary);
 }
 
 /**

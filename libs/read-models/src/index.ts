@@ -4,3 +4,4 @@ export * from './voting.js';
 export * from './aggregate-views.js';
 export * from './chamber.js';
 export * from './debate.js';
+export * from './paging.js';

@@ -1,7 +1,8 @@
-import type { ProposalView, ReviewAssignmentView } from '@agora/contracts';
+import type { PageRequest, ProposalView, ReviewAssignmentView } from '@agora/contracts';
 import { evolveProposal, latestRound, proposalStreamId, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readAggregateView } from './aggregate-views.js';
+import { pageOf, type Page } from './paging.js';
 
 /** Every proposal with its whole review history, by proposal id. */
 export type ProposalsModel = Map<string, ProposalView>;
@@ -33,6 +34,21 @@ export function proposalSummary(p: ProposalView) {
   };
 }
 
+export interface ProposalFilter {
+  status?: ProposalView['status'];
+  proposer?: string;
+  proposalClass?: ProposalView['proposalClass'];
+}
+
+/** Proposals matching the filter, most recently updated first, then by id (ListProposals): one page. */
+export function listProposals(model: ProposalsModel, filter: ProposalFilter & PageRequest = {}): Page<ReturnType<typeof proposalSummary>> {
+  const matching: ProposalView[] = [];
+  for (const p of model.values()) {
+    if ((filter.status === undefined || p.status === filter.status) && (filter.proposer === undefined || p.proposer === filter.proposer) && (filter.proposalClass === undefined || p.proposalClass === filter.proposalClass)) matching.push(p);
+  }
+  return pageOf(matching, { key: (p) => [p.updatedAt, p.proposalId], directions: ['desc', 'asc'] }, filter, proposalSummary);
+}
+
 /**
  * One proposal read straight from its stream: what a query answers right after a command (the
  * live model trails the log a little). Undefined when there is no such proposal.
@@ -41,8 +57,8 @@ export function readProposal(store: EventStore, proposalId: string): Promise<Pro
   return readAggregateView(store, proposalsProjection, proposalStreamId(proposalId), proposalId);
 }
 
-/** A reviewer's assignments, newest round first: the open ones it has not answered (`pending`), or all of them. */
-export function assignmentsOf(model: ProposalsModel, reviewer: string, include: 'pending' | 'all'): ReviewAssignmentView[] {
+/** A reviewer's assignments, latest deadline first (then by proposal, round and constitution): the open ones it has not answered (`pending`), or all of them; one page. */
+export function assignmentsOf(model: ProposalsModel, reviewer: string, include: 'pending' | 'all', request: PageRequest = {}): Page<ReviewAssignmentView> {
   const out: ReviewAssignmentView[] = [];
   for (const p of model.values()) {
     for (const round of p.rounds) {
@@ -55,5 +71,5 @@ export function assignmentsOf(model: ProposalsModel, reviewer: string, include: 
       }
     }
   }
-  return out.sort((a, b) => (a.deadlineAt < b.deadlineAt ? 1 : a.deadlineAt > b.deadlineAt ? -1 : 0));
+  return pageOf(out, { key: (a) => [a.deadlineAt, a.proposalId, a.round, a.constitution], directions: ['desc', 'asc', 'asc', 'asc'] }, request, (a) => a);
 }

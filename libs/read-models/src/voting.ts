@@ -1,7 +1,8 @@
-import type { VotingSessionStatus, VotingSessionSummary, VotingSessionView } from '@agora/contracts';
+import type { PageRequest, VotingSessionStatus, VotingSessionSummary, VotingSessionView } from '@agora/contracts';
 import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
 import type { EventStore } from '@agora/eventstore';
 import { aggregateViews, readAggregateView, readEvents } from './aggregate-views.js';
+import { pageOf, type Page } from './paging.js';
 
 /** Every voting session with its votes and outcome, by session id. */
 export type VotingSessionsModel = Map<string, VotingSessionView>;
@@ -42,36 +43,31 @@ export interface PendingFilter {
   validator?: string;
 }
 
-/** The seed's getPendingSessions(): sessions collecting votes (or waiting for an operator), oldest first. */
-export function pendingVotingSessions(model: VotingSessionsModel, filter: PendingFilter = {}): VotingSessionSummary[] {
+/** The seed's getPendingSessions(): sessions collecting votes (or waiting for an operator), oldest first, then by id: one page. */
+export function pendingVotingSessions(model: VotingSessionsModel, filter: PendingFilter & PageRequest = {}): Page<VotingSessionSummary> {
   const out: VotingSessionView[] = [];
   for (const s of model.values()) {
     if (filter.awaitingOperator ? !s.awaitingOperator : !isOpenForVotes(s.status)) continue;
     if (filter.validator !== undefined && (!s.validators.some((v) => v.agentId === filter.validator) || s.votes.some((v) => v.validator === filter.validator))) continue;
     out.push(s);
   }
-  return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.sessionId < b.sessionId ? -1 : 1)).map(votingSessionSummary);
+  return pageOf(out, { key: (s) => [s.createdAt, s.sessionId], directions: ['asc', 'asc'] }, filter, votingSessionSummary);
 }
 
 export interface VotingSessionFilter {
   status?: VotingSessionStatus;
   requestingAgent?: string;
-  /** Default 100. */
-  limit?: number;
 }
 
-/** Sessions matching the filter, most recently updated first (ListVotingSessions). */
-export function listVotingSessions(model: VotingSessionsModel, filter: VotingSessionFilter = {}): VotingSessionSummary[] {
+/** Sessions matching the filter, most recently updated first, then by id (ListVotingSessions): one page. */
+export function listVotingSessions(model: VotingSessionsModel, filter: VotingSessionFilter & PageRequest = {}): Page<VotingSessionSummary> {
   const out: VotingSessionView[] = [];
   for (const s of model.values()) {
     if (filter.status !== undefined && s.status !== filter.status) continue;
     if (filter.requestingAgent !== undefined && s.requestingAgent !== filter.requestingAgent) continue;
     out.push(s);
   }
-  return out
-    .sort((a, b) => (a.updatedAt > b.updatedAt ? -1 : a.updatedAt < b.updatedAt ? 1 : a.sessionId < b.sessionId ? -1 : 1))
-    .slice(0, filter.limit ?? 100)
-    .map(votingSessionSummary);
+  return pageOf(out, { key: (s) => [s.updatedAt, s.sessionId], directions: ['desc', 'asc'] }, filter, votingSessionSummary);
 }
 
 /**

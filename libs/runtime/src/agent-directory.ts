@@ -113,6 +113,11 @@ export class RegistryDirectory implements AgentDirectory {
     return this.runner.stop();
   }
 
+  /** Every agent the model knows, in no particular order (page with pageOf rather than sorting them all). */
+  all(): IterableIterator<KnownAgent> {
+    return this.runner.model.values();
+  }
+
   /** Every agent the model knows, in id order. */
   list(): KnownAgent[] {
     return [...this.runner.model.values()].sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));

@@ -1,6 +1,6 @@
-import { DisableAgent, RegisterAgent, type AgentView } from '@agora/contracts';
+import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView } from '@agora/contracts';
 import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestAllPages, resultOf, sendCommand } from '../gateway-client.js';
 
 const SIGNING_OPTIONS: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: "the operator's key file: signs the command" },
@@ -104,11 +104,12 @@ export function agentsTable(agents: readonly (Pick<AgentView, 'agentId' | 'displ
 export const agentsList: CommandSpec = {
   name: 'agents list',
   brief: 'list registered agents',
-  summary: 'List registered agents (GET /v1/registry/agents).',
-  usage: '[--role <role>] [--all] [--json]',
+  summary: `List registered agents in id order (GET /v1/registry/agents), every page of them: it follows nextCursor, ${PAGE_LIMIT_MAX} agents a request.`,
+  usage: '[--role <role>] [--all] [--page-size <n>] [--json]',
   options: {
     role: { type: 'string', value: '<role>', description: 'only agents with this role' },
     all: { type: 'boolean', description: 'include disabled agents' },
+    'page-size': { type: 'string', value: '<n>', description: `agents a request, 1 to ${PAGE_LIMIT_MAX} (default ${PAGE_LIMIT_MAX})` },
     json: { type: 'boolean', description: 'print the result as JSON' },
   },
   positionals: [],
@@ -118,10 +119,10 @@ export const agentsList: CommandSpec = {
     const role = stringOption(args, 'role');
     if (role !== undefined) url.searchParams.set('role', role);
     if (flag(args, 'all')) url.searchParams.set('includeDisabled', 'true');
-    const result = resultOf(await requestReply<{ agents: AgentView[] }>(url.href));
-    if (flag(args, 'json')) printJson(io, result);
-    else if (result.agents.length === 0) io.stdout('no agents\n');
-    else io.stdout(agentsTable(result.agents));
+    const agents = await requestAllPages<AgentView>(url, 'agents', integerOption(args, 'page-size', 'agents list', { min: 1, max: PAGE_LIMIT_MAX }));
+    if (flag(args, 'json')) printJson(io, { agents });
+    else if (agents.length === 0) io.stdout('no agents\n');
+    else io.stdout(agentsTable(agents));
     return EXIT.ok;
   },
 };

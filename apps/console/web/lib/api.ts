@@ -66,20 +66,68 @@ export interface QueryState<T> {
  */
 export function useQuery<T>(path: string | undefined, params: QueryParams = {}, live: readonly string[] = []): QueryState<T> {
   const url = path === undefined ? undefined : queryUrl(path, params);
-  const [state, setState] = useState<{ data: T | undefined; error: Error | undefined; loading: boolean; url: string | undefined }>({ data: undefined, error: undefined, loading: url !== undefined, url });
+  const fetcher = useCallback(() => {
+    const [p, ...rest] = (url as string).split('?');
+    return query<T>(p as string, Object.fromEntries(new URLSearchParams(rest.join('?'))));
+  }, [url]);
+  return useFetched(url, fetcher, live);
+}
+
+/** What `fetcher` resolves to, as component state: fetched when `key` (undefined: nothing) or `fetcher` changes, and on `live` events. */
+function useFetched<T>(key: string | undefined, fetcher: () => Promise<T>, live: readonly string[]): QueryState<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: Error | undefined; loading: boolean; key: string | undefined }>({ data: undefined, error: undefined, loading: key !== undefined, key });
   const generation = useRef(0);
   const load = useCallback(() => {
-    if (url === undefined) return;
+    if (key === undefined) return;
     const mine = ++generation.current;
-    const [p, ...rest] = url.split('?');
-    void query<T>(p as string, Object.fromEntries(new URLSearchParams(rest.join('?'))))
-      .then((data) => mine === generation.current && setState({ data, error: undefined, loading: false, url }))
-      .catch((error: Error) => mine === generation.current && setState((s) => ({ data: s.url === url ? s.data : undefined, error, loading: false, url })));
-  }, [url]);
+    void fetcher()
+      .then((data) => mine === generation.current && setState({ data, error: undefined, loading: false, key }))
+      .catch((error: Error) => mine === generation.current && setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key })));
+  }, [key, fetcher]);
   useEffect(() => {
-    setState((s) => (s.url === url ? s : { data: undefined, error: undefined, loading: url !== undefined, url }));
+    setState((s) => (s.key === key ? s : { data: undefined, error: undefined, loading: key !== undefined, key }));
     load();
   }, [load]);
   useLive(live, load);
-  return { data: state.url === url ? state.data : undefined, error: state.url === url ? state.error : undefined, loading: state.loading, refresh: load };
+  return { data: state.key === key ? state.data : undefined, error: state.key === key ? state.error : undefined, loading: state.loading, refresh: load };
+}
+
+/** The items of a paged list query shown so far, and whether more follow. */
+export interface PagedList<T> {
+  items: T[];
+  /** More items follow the ones shown. */
+  more: boolean;
+}
+
+/** The largest page a list query gives (PAGE_LIMIT_MAX in the contracts). */
+const PAGE_LIMIT_MAX = 1000;
+
+/**
+ * The first items of a paged list query (a result `{<field>: T[], nextCursor?}`, see the
+ * contracts' paging): `pageSize` of them at first and `pageSize` more at each `showMore()`, so a
+ * fleet of 100,000 agents shows its first page at once instead of freezing the page. A refresh
+ * (live events) fetches again as many items as are shown, following `nextCursor` (up to 1,000 a
+ * request). The items shown stay while more load.
+ */
+export function usePagedQuery<T>(path: string | undefined, field: string, params: QueryParams = {}, live: readonly string[] = [], pageSize = 100): QueryState<PagedList<T>> & { showMore(): void } {
+  const url = path === undefined ? undefined : queryUrl(path, params);
+  const [wanted, setWanted] = useState({ url, count: pageSize });
+  const count = wanted.url === url ? wanted.count : pageSize;
+  const fetcher = useCallback(async (): Promise<PagedList<T>> => {
+    const [p, ...rest] = (url as string).split('?');
+    const search = Object.fromEntries(new URLSearchParams(rest.join('?')));
+    const items: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await query<Record<string, unknown> & { nextCursor?: string }>(p as string, { ...search, limit: Math.min(PAGE_LIMIT_MAX, count - items.length), cursor });
+      items.push(...((page[field] as T[] | undefined) ?? []));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && items.length < count);
+    return { items, more: cursor !== undefined };
+  }, [url, field, count]);
+  const state = useFetched(url === undefined ? undefined : `${url}#${count}`, fetcher, live);
+  const shown = useRef<{ url: string | undefined; data: PagedList<T> } | undefined>(undefined);
+  if (state.data) shown.current = { url, data: state.data };
+  const kept = shown.current !== undefined && shown.current.url === url ? shown.current.data : undefined;
+  return { ...state, data: state.data ?? kept, showMore: () => setWanted({ url, count: count + pageSize }) };
 }

@@ -8,9 +8,9 @@
  */
 import type { ArbiterVerdict, ChamberBudgetView as BudgetSchema, ChamberSessionSummary, ChamberSessionView, ChamberStats as StatsSchema, CrossExamAnswer, Divergence, PanelAnswer, ProviderErrorRecord } from '@agora/contracts';
 import type { z } from 'zod';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, percent, Section, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
+import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, percent, Section, ShowMore, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
 
 const LIVE = ['chamber_session', 'chamber_budget'];
 type ChamberBudgetView = z.infer<typeof BudgetSchema>;
@@ -567,8 +567,8 @@ function Figures() {
 }
 
 function Chamber(props: PageProps) {
-  const list = useQuery<{ sessions: ChamberSessionSummary[] }>('/v1/chamber/sessions', { limit: 200 }, LIVE);
-  const sessions = list.data?.sessions ?? [];
+  const list = usePagedQuery<ChamberSessionSummary>('/v1/chamber/sessions', 'sessions', {}, LIVE);
+  const sessions = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
   const selected = props.rest[0] ?? sessions[0]?.sessionId;
   return (
@@ -579,6 +579,7 @@ function Chamber(props: PageProps) {
           <ErrorNote error={list.error} what="the chamber sessions" />
           {list.loading && !list.data ? <Loading what="sessions" /> : null}
           {list.data && sessions.length === 0 ? <Empty>No session yet. A pipeline agent or an operator proposes one with ProposeChamberSession (npm run demo:chamber runs one).</Empty> : <SessionList sessions={sessions} selected={selected} />}
+          <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="sessions" />
         </Section>
         <section class="card" ref={detailRef} aria-labelledby="chamber-title">
           {selected ? <SessionDetail key={selected} sessionId={selected} /> : <Empty>Select a session.</Empty>}

@@ -6,10 +6,10 @@
  */
 import type { DebateSummary, DebateView, MessageView, SteelmanView, ThreadCrux, ThreadView } from '@agora/contracts';
 import { useEffect, useState } from 'preact/hooks';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import { openEventStream, type StreamStatus } from '../lib/sse';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, Section, Status, Time, type Tone } from '../ui';
+import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, Section, ShowMore, Status, Time, type Tone } from '../ui';
 
 const STAGES = ['DISCOVERY', 'CRUX_LOCK', 'EVIDENCE', 'CONVERGED'] as const;
 const STAGE_LABEL: Record<string, string> = { DISCOVERY: 'Discovery', CRUX_LOCK: 'Crux lock', EVIDENCE: 'Evidence', CONVERGED: 'Converged', UNRESOLVED: 'Unresolved' };
@@ -341,17 +341,17 @@ function DebateDetail(props: { debateId: string }) {
 }
 
 function DebateList() {
-  const list = useQuery<{ debates: DebateSummary[] }>('/v1/debate/debates', {}, ['debate']);
+  const list = usePagedQuery<DebateSummary>('/v1/debate/debates', 'debates', {}, ['debate']);
   return (
     <Section title="Debates">
       <ErrorNote error={list.error} what="the debates" />
       {!list.data ? (
         <Loading what="the debates" />
-      ) : list.data.debates.length === 0 ? (
+      ) : list.data.items.length === 0 ? (
         <Empty>No debate yet. Debaters open one with OpenDebate (npm run demo:debate plays the seed's).</Empty>
       ) : (
         <ul class="plain debate-list">
-          {list.data.debates.map((d) => (
+          {list.data.items.map((d) => (
             <li key={d.debateId}>
               <a href={`/debate/${encodeURIComponent(d.debateId)}`}>{d.topic}</a>{' '}
               {d.stages.map((s) => (
@@ -364,6 +364,7 @@ function DebateList() {
           ))}
         </ul>
       )}
+      <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="debates" />
     </Section>
   );
 }

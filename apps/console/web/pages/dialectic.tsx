@@ -5,10 +5,10 @@
  */
 import type { Condition, DialecticMessageView, DialecticSessionSummary, DialecticSessionView, DialecticStats, EscalationView, HardLimitViolation, ResolutionPayload, ResolutionSignatureView } from '@agora/contracts';
 import { useEffect, useState } from 'preact/hooks';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import { verifyResolutionSignature } from '../lib/signing';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, percent, Section, Status, Tile, Time, useScrollIntoViewOnChange } from '../ui';
+import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, percent, Section, ShowMore, Status, Tile, Time, useScrollIntoViewOnChange } from '../ui';
 
 const LIVE = ['dialectic_session', 'agent'];
 
@@ -316,8 +316,8 @@ function SessionList(props: { sessions: DialecticSessionSummary[]; selected: str
 
 function Dialectic(props: PageProps) {
   const stats = useQuery<DialecticStats>('/v1/dialectic/stats', {}, LIVE);
-  const list = useQuery<{ sessions: DialecticSessionSummary[] }>('/v1/dialectic/sessions', { limit: 200 }, LIVE);
-  const sessions = list.data?.sessions ?? [];
+  const list = usePagedQuery<DialecticSessionSummary>('/v1/dialectic/sessions', 'sessions', {}, LIVE);
+  const sessions = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
   const selected = props.rest[0] ?? sessions[0]?.sessionId;
   const st = stats.data;
@@ -339,6 +339,7 @@ function Dialectic(props: PageProps) {
           <ErrorNote error={list.error} what="the recoveries" />
           {list.loading && !list.data ? <Loading what="recoveries" /> : null}
           {list.data && sessions.length === 0 ? <Empty>No agent has been paused yet.</Empty> : <SessionList sessions={sessions} selected={selected} />}
+          <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="recoveries" />
         </Section>
         <section class="card" ref={detailRef} aria-labelledby="recovery-title">
           {selected ? <SessionDetail key={selected} sessionId={selected} /> : <Empty>Select a recovery.</Empty>}

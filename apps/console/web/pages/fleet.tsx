@@ -1,8 +1,8 @@
 /** Fleet: every agent with its roles, trust, health and risk, and whether it is paused (with its recovery) or disabled. */
 import type { AgentView } from '@agora/contracts';
-import { useQuery } from '../lib/api';
+import { usePagedQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
-import { Badge, Empty, ErrorNote, Loading, Meter, Section, Time } from '../ui';
+import { Badge, Empty, ErrorNote, Loading, Meter, Section, ShowMore, Time } from '../ui';
 
 function StatusCell(props: { agent: AgentView }) {
   const { agent } = props;
@@ -18,15 +18,17 @@ function StatusCell(props: { agent: AgentView }) {
 }
 
 function Fleet(props: PageProps) {
-  const agents = useQuery<{ agents: AgentView[] }>('/v1/registry/agents', { includeDisabled: true }, ['agent']);
+  // The first 100 agents in id order, 100 more at each "Show more": a fleet of 100,000 shows at once.
+  const agents = usePagedQuery<AgentView>('/v1/registry/agents', 'agents', { includeDisabled: true }, ['agent']);
   const selected = props.search.get('agent');
-  const list = agents.data?.agents ?? [];
+  const list = agents.data?.items ?? [];
+  const more = agents.data?.more ?? false;
   const paused = list.filter((a) => a.breaker.state === 'open').length;
   const disabled = list.filter((a) => a.status === 'disabled').length;
   return (
     <>
       <p class="lede">
-        {list.length} agents · {paused} paused · {disabled} disabled
+        {more ? `first ${list.length}` : list.length} agents · {paused} paused · {disabled} disabled{more ? ' among them' : ''}
       </p>
       <Section title="Agents">
         <ErrorNote error={agents.error} what="the agents" />
@@ -85,6 +87,7 @@ function Fleet(props: PageProps) {
             </table>
           </div>
         ) : null}
+        <ShowMore list={agents.data} loading={agents.loading} onMore={agents.showMore} what="agents" />
       </Section>
     </>
   );

@@ -8,12 +8,12 @@ import type { ChamberSessionSummary, ChamberSessionView, Condition, DialecticSes
 import { resolutionPayload } from '@agora/domain-dialectic/browser';
 import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
-import { postCommand, useQuery } from '../lib/api';
+import { postCommand, usePagedQuery, useQuery, type PagedList } from '../lib/api';
 import { eventLog } from '../lib/event-log';
 import { setOperatorKey, useOperatorKey } from '../lib/operator';
 import { loadOperatorKey, type OperatorKey } from '../lib/signing';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Section, Time } from '../ui';
+import { AgentName, Badge, Empty, ErrorNote, Section, ShowMore, Time } from '../ui';
 import { SignatureBadge } from './events';
 
 function KeyPanel() {
@@ -396,44 +396,53 @@ function ChamberItem(props: { summary: ChamberSessionSummary }) {
   );
 }
 
-/** Everything waiting for a person, as four queries (shared by the page and its navigation badge). */
+/** Everything waiting for a person, as four paged queries (shared by the page and its navigation badge). */
 function useWaiting() {
-  const tribunal = useQuery<{ proposals: ProposalSummary[] }>('/v1/proposal/proposals', { status: 'escalated' }, ['proposal']);
-  const voting = useQuery<{ sessions: VotingSessionSummary[] }>('/v1/voting/pending-sessions', { awaitingOperator: true }, ['voting_session']);
-  const dialectic = useQuery<{ sessions: DialecticSessionSummary[] }>('/v1/dialectic/sessions', { status: 'awaiting_operator' }, ['dialectic_session']);
-  const chamber = useQuery<{ sessions: ChamberSessionSummary[] }>('/v1/chamber/sessions', { status: 'awaiting_approval' }, ['chamber_session']);
+  const tribunal = usePagedQuery<ProposalSummary>('/v1/proposal/proposals', 'proposals', { status: 'escalated' }, ['proposal']);
+  const voting = usePagedQuery<VotingSessionSummary>('/v1/voting/pending-sessions', 'sessions', { awaitingOperator: true }, ['voting_session']);
+  const dialectic = usePagedQuery<DialecticSessionSummary>('/v1/dialectic/sessions', 'sessions', { status: 'awaiting_operator' }, ['dialectic_session']);
+  const chamber = usePagedQuery<ChamberSessionSummary>('/v1/chamber/sessions', 'sessions', { status: 'awaiting_approval' }, ['chamber_session']);
   return { tribunal, voting, dialectic, chamber };
 }
+
+/** How many a list shows: `…` while loading, `100+` when more follow. */
+const countOf = (list: PagedList<unknown> | undefined): string => (list ? `${list.items.length}${list.more ? '+' : ''}` : '…');
 
 function Inbox(_props: PageProps) {
   const { tribunal, voting, dialectic, chamber } = useWaiting();
   // Items stay on the page once decided (their outcome is shown) until the page is left.
   const seen = useRef({ tribunal: new Map<string, ProposalSummary>(), voting: new Map<string, VotingSessionSummary>(), dialectic: new Map<string, DialecticSessionSummary>(), chamber: new Map<string, ChamberSessionSummary>() });
-  for (const p of tribunal.data?.proposals ?? []) seen.current.tribunal.set(p.proposalId, p);
-  for (const s of voting.data?.sessions ?? []) seen.current.voting.set(s.sessionId, s);
-  for (const s of dialectic.data?.sessions ?? []) seen.current.dialectic.set(s.sessionId, s);
-  for (const s of chamber.data?.sessions ?? []) seen.current.chamber.set(s.sessionId, s);
-  const waiting = (tribunal.data?.proposals.length ?? 0) + (voting.data?.sessions.length ?? 0) + (dialectic.data?.sessions.length ?? 0) + (chamber.data?.sessions.length ?? 0);
+  for (const p of tribunal.data?.items ?? []) seen.current.tribunal.set(p.proposalId, p);
+  for (const s of voting.data?.items ?? []) seen.current.voting.set(s.sessionId, s);
+  for (const s of dialectic.data?.items ?? []) seen.current.dialectic.set(s.sessionId, s);
+  for (const s of chamber.data?.items ?? []) seen.current.chamber.set(s.sessionId, s);
+  const lists = [tribunal, voting, dialectic, chamber];
+  const waiting = lists.reduce((n, l) => n + (l.data?.items.length ?? 0), 0);
   return (
     <>
       <p class="lede">
-        {waiting} waiting for a person. Each decision is a command signed here with your operator key and recorded in the log.
+        {waiting}
+        {lists.some((l) => l.data?.more) ? '+' : ''} waiting for a person. Each decision is a command signed here with your operator key and recorded in the log.
       </p>
       <Section title="Your key">
         <KeyPanel />
       </Section>
       <ErrorNote error={tribunal.error ?? voting.error ?? dialectic.error ?? chamber.error} what="what is waiting" />
-      <Section title={`Tribunal escalations (${tribunal.data?.proposals.length ?? '…'})`} id="inbox-tribunal">
+      <Section title={`Tribunal escalations (${countOf(tribunal.data)})`} id="inbox-tribunal">
         {seen.current.tribunal.size === 0 ? <Empty>No escalated proposal.</Empty> : [...seen.current.tribunal.values()].map((p) => <TribunalItem key={p.proposalId} summary={p} />)}
+        <ShowMore list={tribunal.data} loading={tribunal.loading} onMore={tribunal.showMore} what="escalations" />
       </Section>
-      <Section title={`Votes that need a human (${voting.data?.sessions.length ?? '…'})`} id="inbox-voting">
+      <Section title={`Votes that need a human (${countOf(voting.data)})`} id="inbox-voting">
         {seen.current.voting.size === 0 ? <Empty>No voting session waits for a human.</Empty> : [...seen.current.voting.values()].map((s) => <VotingItem key={s.sessionId} summary={s} />)}
+        <ShowMore list={voting.data} loading={voting.loading} onMore={voting.showMore} what="sessions" />
       </Section>
-      <Section title={`Recoveries at tier 3 (${dialectic.data?.sessions.length ?? '…'})`} id="inbox-dialectic">
+      <Section title={`Recoveries at tier 3 (${countOf(dialectic.data)})`} id="inbox-dialectic">
         {seen.current.dialectic.size === 0 ? <Empty>No recovery waits for an operator.</Empty> : [...seen.current.dialectic.values()].map((s) => <DialecticItem key={s.sessionId} summary={s} />)}
+        <ShowMore list={dialectic.data} loading={dialectic.loading} onMore={dialectic.showMore} what="recoveries" />
       </Section>
-      <Section title={`Chamber sessions to approve (${chamber.data?.sessions.length ?? '…'})`} id="inbox-chamber">
+      <Section title={`Chamber sessions to approve (${countOf(chamber.data)})`} id="inbox-chamber">
         {seen.current.chamber.size === 0 ? <Empty>No chamber session waits for approval.</Empty> : [...seen.current.chamber.values()].map((s) => <ChamberItem key={s.sessionId} summary={s} />)}
+        <ShowMore list={chamber.data} loading={chamber.loading} onMore={chamber.showMore} what="sessions" />
       </Section>
     </>
   );
@@ -441,7 +450,7 @@ function Inbox(_props: PageProps) {
 
 function useInboxBadge(): number | undefined {
   const { tribunal, voting, dialectic, chamber } = useWaiting();
-  const total = (tribunal.data?.proposals.length ?? 0) + (voting.data?.sessions.length ?? 0) + (dialectic.data?.sessions.length ?? 0) + (chamber.data?.sessions.length ?? 0);
+  const total = [tribunal, voting, dialectic, chamber].reduce((n, l) => n + (l.data?.items.length ?? 0), 0);
   return total || undefined;
 }
 

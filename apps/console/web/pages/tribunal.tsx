@@ -5,9 +5,9 @@
  */
 import type { ObjectionView, ProposalEscalationView, ProposalSummary, ProposalView, ReviewRoundView, TribunalStats } from '@agora/contracts';
 import { healthBand, OVERHEAD_ABOVE, RUBBER_STAMPING_BELOW } from '@agora/domain-tribunal/browser';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, plural, Empty, ErrorNote, Facts, Loading, percent, Section, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
+import { AgentName, Badge, plural, Empty, ErrorNote, Facts, Loading, percent, Section, ShowMore, Status, Tile, Time, useScrollIntoViewOnChange, type Tone } from '../ui';
 
 /** The seed's bands, as the projections compute them (healthBand): rubber-stamping, healthy (the target is 20 to 40 %; to 60 % is tolerated), overhead. */
 export function challengeBand(rate: number | null): { label: string; tone: Tone } {
@@ -24,7 +24,7 @@ export function challengeBand(rate: number | null): { label: string; tone: Tone 
   }
 }
 
-function StatsTiles(props: { stats: TribunalStats; underCovered: number | undefined }) {
+function StatsTiles(props: { stats: TribunalStats; underCovered: string | undefined }) {
   const { stats } = props;
   const band = challengeBand(stats.challengeRate);
   return (
@@ -227,20 +227,22 @@ function ProposalDetail(props: { proposalId: string }) {
 
 function Tribunal(props: PageProps) {
   const stats = useQuery<TribunalStats>('/v1/tribunal/stats', {}, ['proposal']);
-  const coverage = useQuery<{ proposals: unknown[] }>('/v1/tribunal/coverage', {}, ['proposal']);
-  const list = useQuery<{ proposals: ProposalSummary[] }>('/v1/proposal/proposals', { limit: 200 }, ['proposal']);
-  const proposals = list.data?.proposals ?? [];
+  // A count (1,000 at most: a page; more shows as "1000+").
+  const coverage = useQuery<{ proposals: unknown[]; nextCursor?: string }>('/v1/tribunal/coverage', { limit: 1000 }, ['proposal']);
+  const list = usePagedQuery<ProposalSummary>('/v1/proposal/proposals', 'proposals', {}, ['proposal']);
+  const proposals = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
   const selected = props.rest[0] ?? proposals[0]?.proposalId;
   return (
     <>
       <ErrorNote error={stats.error} what="the tribunal figures" />
-      {stats.data ? <StatsTiles stats={stats.data} underCovered={coverage.data?.proposals.length} /> : null}
+      {stats.data ? <StatsTiles stats={stats.data} underCovered={coverage.data && `${coverage.data.proposals.length}${coverage.data.nextCursor ? '+' : ''}`} /> : null}
       <div class="split">
         <Section title="Proposals">
           <ErrorNote error={list.error} what="the proposals" />
           {list.loading && !list.data ? <Loading what="proposals" /> : null}
           {list.data && proposals.length === 0 ? <Empty>No proposals yet.</Empty> : <ProposalList proposals={proposals} selected={selected} />}
+          <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="proposals" />
         </Section>
         <section class="card" ref={detailRef} aria-labelledby="proposal-title">
           {selected ? <ProposalDetail key={selected} proposalId={selected} /> : <Empty>Select a proposal.</Empty>}

@@ -3,9 +3,9 @@
  * the consensus, the recommendation and whether a human must decide (HITL).
  */
 import type { VotingSessionSummary, VotingSessionView, VotingStats } from '@agora/contracts';
-import { useQuery } from '../lib/api';
+import { usePagedQuery, useQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, percent, Section, Status, Tile, Time, useScrollIntoViewOnChange } from '../ui';
+import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, percent, Section, ShowMore, Status, Tile, Time, useScrollIntoViewOnChange } from '../ui';
 
 const LIVE = ['voting_session', 'voting_config'];
 
@@ -162,8 +162,8 @@ function SessionDetail(props: { sessionId: string }) {
 
 function Voting(props: PageProps) {
   const stats = useQuery<VotingStats>('/v1/voting/stats', {}, LIVE);
-  const list = useQuery<{ sessions: VotingSessionSummary[] }>('/v1/voting/sessions', { limit: 200 }, LIVE);
-  const sessions = list.data?.sessions ?? [];
+  const list = usePagedQuery<VotingSessionSummary>('/v1/voting/sessions', 'sessions', {}, LIVE);
+  const sessions = list.data?.items ?? [];
   const detailRef = useScrollIntoViewOnChange(props.rest[0]);
   const selected = props.rest[0] ?? sessions[0]?.sessionId;
   const st = stats.data;
@@ -185,6 +185,7 @@ function Voting(props: PageProps) {
           <ErrorNote error={list.error} what="the sessions" />
           {list.loading && !list.data ? <Loading what="sessions" /> : null}
           {list.data && sessions.length === 0 ? <Empty>No voting sessions yet.</Empty> : <SessionList sessions={sessions} selected={selected} />}
+          <ShowMore list={list.data} loading={list.loading} onMore={list.showMore} what="sessions" />
         </Section>
         <section class="card" ref={detailRef} aria-labelledby="session-title">
           {selected ? <SessionDetail key={selected} sessionId={selected} /> : <Empty>Select a session.</Empty>}
