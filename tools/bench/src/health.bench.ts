@@ -30,6 +30,7 @@ import { NatsAgoraClient } from '@agora/messaging';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { clientCpuMs, fmt, replicasCpuMs, startReplica, stopReplica, type Replica } from './replicas.js';
 import { measure, percentile, type Run } from './store.bench.js';
+import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:health -- [options]
 
@@ -57,14 +58,7 @@ if (values.help) {
   console.log(HELP);
   process.exit(0);
 }
-function positiveInt(v: string, name: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    console.error(`--${name} must be a positive integer, got ${JSON.stringify(v)}\n\n${HELP}`);
-    process.exit(2);
-  }
-  return n;
-}
+const positiveInt = positiveIntOption(HELP);
 const AGENTS = positiveInt(values.agents, 'agents');
 const INTERVAL_MS = positiveInt(values['interval-ms'], 'interval-ms');
 const SECONDS = positiveInt(values.seconds, 'seconds');

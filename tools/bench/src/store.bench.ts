@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore, type ExpectedRevision } from '@agora/eventstore';
+import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:store -- [options]
 
@@ -44,19 +45,12 @@ if (isMain && values.help) {
   console.log(HELP);
   process.exit(0);
 }
+const positiveInt = positiveIntOption(HELP);
 const APPENDS = positiveInt(values.appends, 'appends');
 const REPLAY = positiveInt(values.replay, 'replay');
 const CONCURRENCY = positiveInt(values.concurrency, 'concurrency');
 const NATS = values.nats;
 
-function positiveInt(v: string, name: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    console.error(`--${name} must be a positive integer, got ${JSON.stringify(v)}\n\n${HELP}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 /** A realistic small event: what a command handler appends. */
 function payload(i: number) {
