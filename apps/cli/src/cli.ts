@@ -5,6 +5,7 @@
  */
 import { columns, commandHelp, CommandFailed, EXIT, parseCommandArgs, UsageError, wantsHelp, type CommandSpec, type Io } from './command.js';
 import { chamberCommands } from './commands/chamber.js';
+import { debateCommands } from './commands/debate.js';
 import { audit } from './commands/audit.js';
 import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
 import { eventsTail } from './commands/events.js';
@@ -25,6 +26,7 @@ const GROUPS: Group[] = [
   { name: 'agents', summary: 'Register, list and disable agents', commands: [agentsRegister, agentsList, agentsDisable] },
   { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
+  { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
 ];
 const TOP_LEVEL: CommandSpec[] = [send, verifyReadModels, audit];
 

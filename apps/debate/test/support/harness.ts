@@ -20,6 +20,8 @@ import type { DebateClient } from '../../src/scripted.js';
 
 export interface Harness {
   gateway: Gateway;
+  /** The operator's (root) and the debaters' keys. */
+  keys: Record<string, KeyPair>;
   context: ServiceContext;
   client: DebateClient;
   open(debateId: string): Promise<void>;
@@ -64,6 +66,7 @@ export async function startHarness(options: { console?: boolean } = {}): Promise
   };
   return {
     gateway: gateway!,
+    keys,
     context,
     client,
     async open(debateId) {
