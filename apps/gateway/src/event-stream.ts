@@ -112,7 +112,7 @@ export class EventStreamSession {
     void this.closed.then(() => this.stop());
   }
 
-  /** Whether this client takes every event with the default frame: it can then be sent the chunks shared by all such clients. */
+  /** Whether this client asked for no category, type or stream, with the default frame: it can then be sent the chunks shared by all such clients (sharedFrame). */
   private get takesEverything(): boolean {
     const { categories, types, streamId } = this.request;
     return this.options.frame === undefined && categories.size === 0 && types.size === 0 && streamId === undefined;
@@ -148,7 +148,7 @@ export class EventStreamSession {
         await feed.waitForEvents(IDLE_RECHECK_MS, signal);
         continue;
       }
-      const chunks = this.takesEverything ? (page.chunks ??= chunkFrames(page.entries, defaultFrame)) : chunkFrames(page.entries, (entry) => this.frameOf(entry));
+      const chunks = this.takesEverything ? (page.chunks ??= chunkFrames(page.entries, sharedFrame)) : chunkFrames(page.entries, (entry) => this.frameOf(entry));
       if (!(await this.send(chunks))) return;
       position = page.entries[page.entries.length - 1]!.event.position;
     }
@@ -230,6 +230,11 @@ const IDLE_RECHECK_MS = 1_000;
 /** The shared default frame of an entry, made once. */
 function defaultFrame(entry: FeedEntry): Buffer {
   return (entry.frame ??= Buffer.from(sseFrame(entry.event)));
+}
+
+/** What a client that asked for no category or type gets of an entry: everything but command id reservations. */
+function sharedFrame(entry: FeedEntry): Buffer | undefined {
+  return categoryOf(entry.event.streamId) === COMMAND_ID_CATEGORY ? undefined : defaultFrame(entry);
 }
 
 /** Checks that a position names a place in this store before the stream starts, so a typo gets a 400 rather than an empty stream that retries for ever. */
