@@ -28,10 +28,12 @@ export interface EventFeedOptions {
   pageEvents: number;
   /** History pages kept after they were read, for the clients replaying behind the first. */
   cachedPages: number;
+  /** History pages read from the store at once (more wait their turn). */
+  concurrentReads: number;
   logger: Pick<LoggerService, 'warn'>;
 }
 
-export const DEFAULT_FEED_OPTIONS: Omit<EventFeedOptions, 'logger'> = { liveEvents: 4_096, pageEvents: 512, cachedPages: 32 };
+export const DEFAULT_FEED_OPTIONS: Omit<EventFeedOptions, 'logger'> = { liveEvents: 4_096, pageEvents: 512, cachedPages: 32, concurrentReads: 4 };
 
 /** Bytes of frames written to a socket at once, before its backpressure is looked at again. */
 export const CHUNK_BYTES = 64 * 1024;
@@ -39,14 +41,15 @@ export const CHUNK_BYTES = 64 * 1024;
 /** Key of the position "before the first event" in the maps below (no position is empty). */
 const START = '';
 
-/** Groups frames into chunks of about CHUNK_BYTES, each naming its last event's position. */
-export function chunkFrames(entries: readonly FeedEntry[], frameOf: (entry: FeedEntry) => Buffer | undefined): FeedChunk[] {
+/** Groups frames (bytes, or text made for this one use) into chunks of about CHUNK_BYTES, each naming its last event's position. */
+export function chunkFrames(entries: readonly FeedEntry[], frameOf: (entry: FeedEntry) => Buffer | string | undefined): FeedChunk[] {
   const chunks: FeedChunk[] = [];
-  let pending: Buffer[] = [];
+  let pending: (Buffer | string)[] = [];
   let size = 0;
   let last: Position | undefined;
   const flush = () => {
-    if (pending.length > 0) chunks.push({ bytes: pending.length === 1 ? pending[0]! : Buffer.concat(pending, size), last: last! });
+    if (pending.length === 1 && typeof pending[0] !== 'string') chunks.push({ bytes: pending[0]!, last: last! });
+    else if (pending.length > 0) chunks.push({ bytes: Buffer.from(pending.join('')), last: last! });
     pending = [];
     size = 0;
   };
@@ -82,15 +85,27 @@ export class EventFeed {
   private starting: Promise<void> | undefined;
   private waiters = new Set<() => void>();
   private readonly pages = new Map<Position, Promise<FeedPage>>();
+  private reads = 0;
+  private readonly readQueue: (() => void)[] = [];
+  private headAsked: Promise<Position | undefined> | undefined;
 
   constructor(
     private readonly store: EventStore,
     private readonly options: EventFeedOptions,
   ) {}
 
-  /** The log's head now (undefined: empty log), for `from=end`. */
+  /**
+   * The log's head (undefined: empty log), for `from=end`. Callers who ask while a request is on
+   * its way share its answer: a thousand clients connecting at once cost one request, and an event
+   * committed while it was on its way may reach them as new.
+   */
   head(): Promise<Position | undefined> {
-    return this.store.headPosition();
+    if (this.headAsked) return this.headAsked;
+    const asked = this.store.headPosition().finally(() => {
+      if (this.headAsked === asked) this.headAsked = undefined;
+    });
+    this.headAsked = asked;
+    return asked;
   }
 
   /** Starts following the log from its head, once; rejects (and is tried again next time) when the store cannot say where its head is. */
@@ -180,9 +195,16 @@ export class EventFeed {
   }
 
   private async readPage(after: Position | undefined): Promise<FeedPage> {
-    const entries: FeedEntry[] = [];
-    for await (const event of this.store.readAll({ ...(after === undefined ? {} : { after }), maxCount: this.options.pageEvents })) entries.push({ event });
-    return { entries };
+    if (this.reads >= this.options.concurrentReads) await new Promise<void>((resolve) => this.readQueue.push(resolve));
+    this.reads++;
+    try {
+      const entries: FeedEntry[] = [];
+      for await (const event of this.store.readAll({ ...(after === undefined ? {} : { after }), maxCount: this.options.pageEvents })) entries.push({ event });
+      return { entries };
+    } finally {
+      this.reads--;
+      this.readQueue.shift()?.();
+    }
   }
 
   private push(event: RecordedEvent): void {

@@ -232,9 +232,9 @@ function defaultFrame(entry: FeedEntry): Buffer {
   return (entry.frame ??= Buffer.from(sseFrame(entry.event)));
 }
 
-/** What a client that asked for no category or type gets of an entry: everything but command id reservations. */
-function sharedFrame(entry: FeedEntry): Buffer | undefined {
-  return categoryOf(entry.event.streamId) === COMMAND_ID_CATEGORY ? undefined : defaultFrame(entry);
+/** What a client that asked for no category or type gets of a history page's entry: everything but command id reservations (as text: the page's chunks are its only copy). */
+function sharedFrame(entry: FeedEntry): string | undefined {
+  return categoryOf(entry.event.streamId) === COMMAND_ID_CATEGORY ? undefined : sseFrame(entry.event);
 }
 
 /** Checks that a position names a place in this store before the stream starts, so a typo gets a 400 rather than an empty stream that retries for ever. */
