@@ -17,7 +17,7 @@ npm run bench:sse builds first), opens SSE clients on GET /v1/events (half repla
 half live with from=end) while signed commands go through the gateway and /health is asked every
 second; checks every client's events against the log and prints the figures.
   --events N        events in the log before the clients connect (default 100000, or $SSE_BENCH_EVENTS)
-  --event-bytes N   bytes of filler in each event (default 0: events of about 330 bytes as SSE)
+  --event-bytes N   bytes of filler in each event (default 0: events of about 320 bytes as SSE)
   --clients N       SSE clients, half replaying and half live (default 1000, or $SSE_BENCH_CLIENTS)
   --commands N      signed commands sent meanwhile, 4 in flight (default 200)
   --slow N          replaying clients that stop reading for twice the gateway's slow-client limit (default 5)
