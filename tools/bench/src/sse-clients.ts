@@ -6,6 +6,7 @@ import { type Agent, get, type IncomingMessage } from 'node:http';
 
 const ID_LINE = Buffer.from('\nid: ');
 const DROPPED = Buffer.from('\nevent: dropped\ndata: ');
+const FRAME_END = Buffer.from('\n\n');
 const NEWLINE = 10;
 
 export interface ClientResult {
@@ -20,6 +21,8 @@ export interface ClientResult {
   mismatch: { index: number; expected: string; got: string } | undefined;
   /** Times the gateway dropped it as slow (each time it resumed from the position named). */
   drops: number;
+  /** Times its connection closed otherwise and it reconnected after the last id received, as EventSource does. */
+  reconnects: number;
   /** A drop whose `resumeAfter` was not the last id received. */
   badResume: string | undefined;
   error: string | undefined;
@@ -48,7 +51,7 @@ export class SseClient {
     /** Stop reading for this long once the headers are in (a slow client, which the gateway should drop). */
     private readonly pauseMs = 0,
   ) {
-    this.result = { kind, headersMs: undefined, historyMs: kind === 'replay' && history.length === 0 ? 0 : undefined, received: 0, mismatch: undefined, drops: 0, badResume: undefined, error: undefined };
+    this.result = { kind, headersMs: undefined, historyMs: kind === 'replay' && history.length === 0 ? 0 : undefined, received: 0, mismatch: undefined, drops: 0, reconnects: 0, badResume: undefined, error: undefined };
   }
 
   /** Resolves when the response headers arrived (or the request failed). */
@@ -81,10 +84,13 @@ export class SseClient {
         res.on('data', (chunk: Buffer) => {
           if (current()) this.onData(chunk);
         });
-        res.on('end', () => {
-          if (current()) this.result.error ??= 'the stream ended';
+        // The stream ended or was cut (a dropped client not read to its end in time is cut off): reconnect after the last id, as EventSource does.
+        res.on('close', () => {
+          if (!current()) return;
+          this.result.reconnects++;
+          this.reconnect();
         });
-        if (this.pauseMs > 0) {
+        if (this.pauseMs > 0 && generation === 1) {
           res.pause();
           setTimeout(() => res.resume(), this.pauseMs).unref();
         }
@@ -99,25 +105,34 @@ export class SseClient {
 
   private generation = 0;
 
+  /** Reads the whole frames received so far (up to the last blank line); the rest waits for the next chunk, from the newline before it. */
   private onData(chunk: Buffer): void {
     const buf = this.carry === undefined ? chunk : Buffer.concat([this.carry, chunk]);
+    const boundary = buf.lastIndexOf(FRAME_END);
+    if (boundary < 0) {
+      this.carry = buf;
+      return;
+    }
     let at = 0;
     for (;;) {
       const id = buf.indexOf(ID_LINE, at);
-      if (id < 0) break;
+      if (id < 0 || id > boundary) break;
       const end = buf.indexOf(NEWLINE, id + ID_LINE.length);
-      if (end < 0) break;
       this.onId(buf.toString('latin1', id + ID_LINE.length, end));
       at = end;
     }
     const dropped = buf.indexOf(DROPPED, at);
-    if (dropped >= 0) {
-      const end = buf.indexOf(NEWLINE, dropped + DROPPED.length);
-      if (end >= 0) return this.onDropped(buf.toString('utf8', dropped + DROPPED.length, end));
-    }
-    // Keep what may be the start of a line cut by the chunk's end.
-    const lastNewline = buf.lastIndexOf(NEWLINE);
-    this.carry = lastNewline < 0 ? buf.subarray(at) : buf.subarray(Math.max(at, lastNewline));
+    if (dropped >= 0 && dropped < boundary) return this.onDropped(buf.toString('utf8', dropped + DROPPED.length, buf.indexOf(NEWLINE, dropped + DROPPED.length)));
+    this.carry = buf.subarray(boundary + 1);
+  }
+
+  private reconnect(): void {
+    this.generation++;
+    this.response?.destroy();
+    this.carry = undefined;
+    setTimeout(() => {
+      if (!this.closed) void this.connect(this.lastId === undefined && this.kind === 'live' ? '/v1/events?from=end' : '/v1/events', this.lastId);
+    }, 100).unref();
   }
 
   private onId(position: string): void {
@@ -138,10 +153,7 @@ export class SseClient {
     this.result.drops++;
     const { resumeAfter } = JSON.parse(json) as { resumeAfter: string | null };
     if ((resumeAfter ?? undefined) !== this.lastId) this.result.badResume ??= `resumeAfter ${resumeAfter}, last id received ${this.lastId}`;
-    this.generation++;
-    this.response?.destroy();
-    this.carry = undefined;
-    void this.connect(resumeAfter === null && this.kind === 'live' ? '/v1/events?from=end' : '/v1/events', resumeAfter ?? undefined);
+    this.reconnect();
   }
 }
 

@@ -61,7 +61,9 @@ export interface SseLoadReport {
   mismatches: { client: number; kind: string; what: string }[];
   errors: string[];
   /** Paused clients and how many were dropped; other clients dropped (read too slowly by a busy client thread); drops whose resume position was wrong. */
-  slow: { clients: number; dropped: number; othersDropped: number; badResumes: number };
+  slow: { clients: number; dropped: number; othersDropped: number; badResumes: number; reconnects: number };
+  /** The gateway's warnings (slow clients dropped, failed reads), the last 20. */
+  gatewayWarnings: string[];
   health: { ok: number; failed: number; failures: string[] };
   commands: { sent: number; ok: number; timeouts: number; failed: number; ms: Percentiles };
   /** Of the gateway process: before the clients, the highest sampled, and the kernel's high-water mark. */
@@ -402,7 +404,13 @@ export async function runSseLoad(options: SseLoadOptions): Promise<SseLoadReport
         dropped: results.filter((r, i) => r.drops > 0 && pauses[i]! > 0).length,
         othersDropped: results.filter((r, i) => r.drops > 0 && pauses[i] === 0).length,
         badResumes: results.filter((r) => r.badResume !== undefined).length,
+        reconnects: results.reduce((n, r) => n + r.reconnects, 0),
       },
+      gatewayWarnings: gateway
+        .output()
+        .split('\n')
+        .filter((line) => /warn/i.test(line))
+        .slice(-20),
       health,
       commands: { ...commands, ms: percentiles(commandTimes) },
       memory: { idleRssMiB, peakRssMiB, hwmMiB },
@@ -436,7 +444,7 @@ export function formatReport(r: SseLoadReport, memoryBoundMiB: number): string {
     `replaying clients: ${r.replay.complete}/${r.replay.clients} got every event in order; history in ${pct(r.replay.ms)}`,
     `live clients:      ${r.live.complete}/${r.live.clients} got every event in order; response headers in ${pct(r.live.headersMs)}`,
     `mismatches:        ${r.mismatches.length}${r.mismatches.length ? ` (first: client ${r.mismatches[0]!.client}, ${r.mismatches[0]!.kind}: ${r.mismatches[0]!.what})` : ''}`,
-    `slow clients:      ${r.slow.dropped}/${r.slow.clients} paused clients dropped with a resume position, ${r.slow.othersDropped} other clients dropped (read too slowly), ${r.slow.badResumes} resume positions wrong; each resumed and was checked like the others`,
+    `slow clients:      ${r.slow.dropped}/${r.slow.clients} paused clients dropped with a resume position, ${r.slow.othersDropped} other clients dropped (read too slowly), ${r.slow.badResumes} resume positions wrong; each resumed and was checked like the others; ${r.slow.reconnects} reconnections after a connection closed otherwise`,
     `/health:           ${r.health.ok} ok, ${r.health.failed} failed${r.health.failures.length ? ` (${r.health.failures.join('; ')})` : ''}`,
     `commands:          ${r.commands.ok}/${r.commands.sent} ok, ${r.commands.timeouts} timed out (504), ${r.commands.failed} failed otherwise; ${pct(r.commands.ms)}`,
     `relay:             ${r.relayed.received}/${r.relayed.expected} command events relayed on agora.evt.*`,

@@ -77,7 +77,10 @@ try {
   console.log(`\n${formatReport(report, memoryBound)}\n`);
   const met = targetsMet(report, memoryBound);
   console.log(met ? 'all targets met' : 'NOT all targets met (see above)');
-  if (!met) process.exitCode = 1;
+  if (!met) {
+    if (report.gatewayWarnings.length > 0) console.log(`\nthe gateway's last warnings:\n${report.gatewayWarnings.join('\n')}`);
+    process.exitCode = 1;
+  }
 } finally {
   await nats?.stop();
 }
