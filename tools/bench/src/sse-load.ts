@@ -60,8 +60,13 @@ export interface SseLoadReport {
   /** Clients whose events were not exactly the log's, in order (with the first difference). */
   mismatches: { client: number; kind: string; what: string }[];
   errors: string[];
-  /** Paused clients and how many were dropped; other clients dropped (read too slowly by a busy client thread); drops whose resume position was wrong. */
-  slow: { clients: number; dropped: number; othersDropped: number; badResumes: number; reconnects: number };
+  /**
+   * Paused clients; how many of them the gateway let go (`dropped`: each read the `dropped` event,
+   * or was cut off before reading that far, and reconnected after the last id it had); other
+   * clients dropped (read too slowly by a busy client thread); drops whose resume position was not
+   * the last id received; reconnections after a connection closed without a `dropped` event read.
+   */
+  slow: { clients: number; dropped: number; sawDropped: number; othersDropped: number; badResumes: number; reconnects: number };
   /** The gateway's warnings (slow clients dropped, failed reads), the last 20. */
   gatewayWarnings: string[];
   health: { ok: number; failed: number; failures: string[] };
@@ -401,8 +406,9 @@ export async function runSseLoad(options: SseLoadOptions): Promise<SseLoadReport
       errors: [...errors, ...failures.map((f) => `command: ${f}`)],
       slow: {
         clients: slow,
-        dropped: results.filter((r, i) => r.drops > 0 && pauses[i]! > 0).length,
-        othersDropped: results.filter((r, i) => r.drops > 0 && pauses[i] === 0).length,
+        dropped: results.filter((r, i) => r.drops + r.reconnects > 0 && pauses[i]! > 0).length,
+        sawDropped: results.filter((r, i) => r.drops > 0 && pauses[i]! > 0).length,
+        othersDropped: results.filter((r, i) => r.drops + r.reconnects > 0 && pauses[i] === 0).length,
         badResumes: results.filter((r) => r.badResume !== undefined).length,
         reconnects: results.reduce((n, r) => n + r.reconnects, 0),
       },
@@ -444,7 +450,7 @@ export function formatReport(r: SseLoadReport, memoryBoundMiB: number): string {
     `replaying clients: ${r.replay.complete}/${r.replay.clients} got every event in order; history in ${pct(r.replay.ms)}`,
     `live clients:      ${r.live.complete}/${r.live.clients} got every event in order; response headers in ${pct(r.live.headersMs)}`,
     `mismatches:        ${r.mismatches.length}${r.mismatches.length ? ` (first: client ${r.mismatches[0]!.client}, ${r.mismatches[0]!.kind}: ${r.mismatches[0]!.what})` : ''}`,
-    `slow clients:      ${r.slow.dropped}/${r.slow.clients} paused clients dropped with a resume position, ${r.slow.othersDropped} other clients dropped (read too slowly), ${r.slow.badResumes} resume positions wrong; each resumed and was checked like the others; ${r.slow.reconnects} reconnections after a connection closed otherwise`,
+    `slow clients:      ${r.slow.dropped}/${r.slow.clients} paused clients let go (${r.slow.sawDropped} read the dropped event with its resume position, the others were cut off before reading that far), ${r.slow.othersDropped} other clients let go (read too slowly), ${r.slow.badResumes} resume positions wrong, ${r.slow.reconnects} reconnections after a cut; each resumed after its last id and was checked like the others`,
     `/health:           ${r.health.ok} ok, ${r.health.failed} failed${r.health.failures.length ? ` (${r.health.failures.join('; ')})` : ''}`,
     `commands:          ${r.commands.ok}/${r.commands.sent} ok, ${r.commands.timeouts} timed out (504), ${r.commands.failed} failed otherwise; ${pct(r.commands.ms)}`,
     `relay:             ${r.relayed.received}/${r.relayed.expected} command events relayed on agora.evt.*`,
