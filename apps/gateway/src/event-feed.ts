@@ -181,11 +181,6 @@ export class EventFeed {
     });
   }
 
-  /** Figures for /metrics and the benchmark. */
-  get stats(): { liveEvents: number; cachedPages: number } {
-    return { liveEvents: this.entries.length, cachedPages: this.pages.size };
-  }
-
   async stop(): Promise<void> {
     const subscription = this.subscription;
     this.subscription = undefined;
