@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { COMMAND_ID_CATEGORY } from '@agora/runtime';
-import { categoryOf, InvalidPosition, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import { backoffDelay, categoryOf, InvalidPosition, sleep, type EventStore, type Position, type RecordedEvent } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
 import { DEBATE_SSE_TYPES } from '@agora/contracts';
+import { chunkFrames, type EventFeed, type FeedChunk, type FeedEntry, type FeedPage } from './event-feed.js';
 import { GatewayError } from './http-reply.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -66,38 +67,21 @@ export function debateSseFrame(event: RecordedEvent): string | undefined {
 }
 
 /**
- * The position of the newest event, for `from=end`. The port has no "last position" call, so one
- * subscription per gateway follows the log (reading history once, then only what is appended)
- * and remembers the position it reached. Started on the first `from=end` request.
- */
-export class StoreHead {
-  private subscription: Subscription | undefined;
-
-  constructor(private readonly store: EventStore) {}
-
-  async position(): Promise<Position | undefined> {
-    this.subscription ??= this.store.subscribe({ name: 'gateway-head', handler: () => undefined });
-    await this.subscription.caughtUp;
-    return this.subscription.position;
-  }
-
-  async stop(): Promise<void> {
-    await this.subscription?.stop();
-    this.subscription = undefined;
-  }
-}
-
-/**
- * One client's event stream: a catch-up subscription on the store from the requested position,
- * written as SSE with backpressure (the next event waits until the socket drains), a heartbeat
- * comment while idle, and everything stopped when the client goes away.
+ * One client's event stream, fed by the gateway's EventFeed: history pages shared with the other
+ * clients replaying, then the live events the feed keeps, written as SSE with backpressure (the
+ * next chunk waits until the socket drains), a heartbeat comment while idle, and everything
+ * stopped when the client goes away. A client that falls behind the live events the feed keeps
+ * continues from history pages; one that reads nothing for slowClientMs is dropped with the
+ * position to resume after.
  */
 export class EventStreamSession {
-  private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly abort = new AbortController();
   private lastPosition: Position | undefined;
+  private running: Promise<void> | undefined;
   private readonly closed: Promise<void>;
+  private readonly aborted = new Promise<void>((resolve) => this.abort.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   constructor(
     private readonly res: ServerResponse,
@@ -108,7 +92,7 @@ export class EventStreamSession {
   }
 
   /** Writes the headers and starts delivering after `after` (already checked by the caller). */
-  start(store: EventStore, after: Position | undefined): void {
+  start(feed: EventFeed, after: Position | undefined): void {
     this.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -120,13 +104,61 @@ export class EventStreamSession {
     this.res.write('retry: 2000\n\n');
     this.heartbeat = setInterval(() => this.res.write(': heartbeat\n\n'), this.options.heartbeatMs);
     this.heartbeat.unref();
-    this.subscription = store.subscribe({
-      name: 'gateway-sse',
-      ...(after === undefined ? {} : { after }),
-      handler: (event) => this.deliver(event),
-      onError: (error, { attempt }) => this.options.logger.warn(`SSE subscription: ${error instanceof Error ? error.message : String(error)} (attempt ${attempt})`),
+    this.lastPosition = after;
+    this.running = this.run(feed, after).catch((error: unknown) => {
+      this.options.logger.warn(`SSE stream ended: ${error instanceof Error ? error.message : String(error)}`);
+      void this.stop();
     });
     void this.closed.then(() => this.stop());
+  }
+
+  /** Whether this client asked for no category, type or stream, with the default frame: it can then be sent the chunks shared by all such clients (sharedFrame). */
+  private get takesEverything(): boolean {
+    const { categories, types, streamId } = this.request;
+    return this.options.frame === undefined && categories.size === 0 && types.size === 0 && streamId === undefined;
+  }
+
+  private async run(feed: EventFeed, after: Position | undefined): Promise<void> {
+    const { signal } = this.abort;
+    let position = after;
+    let failures = 0;
+    while (!signal.aborted) {
+      const live = feed.liveAfter(position, LIVE_BATCH);
+      if (live !== undefined) {
+        if (live.length === 0) {
+          await feed.waitForEvents(IDLE_RECHECK_MS, signal);
+          continue;
+        }
+        if (!(await this.send(chunkFrames(live, (entry) => this.frameOf(entry))))) return;
+        position = live[live.length - 1]!.event.position;
+        continue;
+      }
+      let page: FeedPage;
+      try {
+        page = await feed.page(position);
+        failures = 0;
+      } catch (error) {
+        failures++;
+        this.options.logger.warn(`SSE stream: reading history after ${position ?? 'the start'}: ${error instanceof Error ? error.message : String(error)} (attempt ${failures})`);
+        await sleep(backoffDelay(failures, undefined), signal);
+        continue;
+      }
+      if (page.entries.length === 0) {
+        // The store has nothing after this position yet, or the feed has not caught up with it.
+        await feed.waitForEvents(IDLE_RECHECK_MS, signal);
+        continue;
+      }
+      const chunks = this.takesEverything ? (page.chunks ??= chunkFrames(page.entries, sharedFrame)) : chunkFrames(page.entries, (entry) => this.frameOf(entry));
+      if (!(await this.send(chunks))) return;
+      position = page.entries[page.entries.length - 1]!.event.position;
+    }
+  }
+
+  private frameOf(entry: FeedEntry): Buffer | undefined {
+    if (!this.wanted(entry.event)) return undefined;
+    if (this.options.frame === undefined) return defaultFrame(entry);
+    const frame = this.options.frame(entry.event);
+    return frame === undefined ? undefined : Buffer.from(frame);
   }
 
   private wanted(event: RecordedEvent): boolean {
@@ -138,33 +170,37 @@ export class EventStreamSession {
     return (categories.size === 0 || categories.has(category)) && (types.size === 0 || types.has(event.type));
   }
 
-  private async deliver(event: RecordedEvent): Promise<void> {
-    if (this.stopped || !this.wanted(event)) return;
-    const frame = this.options.frame ? this.options.frame(event) : sseFrame(event);
-    if (frame === undefined) return;
-    const written = this.res.write(frame);
-    this.lastPosition = event.position;
-    if (!written) {
-      // Backpressure: hold the subscription until the client has read, or has gone; a client that
-      // reads nothing for slowClientMs is dropped with its resume position instead.
-      let timer: NodeJS.Timeout | undefined;
-      const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), this.options.slowClientMs ?? 30_000)));
-      const outcome = await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed, slow]);
-      clearTimeout(timer);
-      if (outcome === 'slow') this.dropSlowClient();
+  /** Writes the chunks in order, waiting for the socket to drain between them; false when the stream ended (client gone, or dropped as slow). */
+  private async send(chunks: readonly FeedChunk[]): Promise<boolean> {
+    for (const chunk of chunks) {
+      if (this.stopped) return false;
+      const written = this.res.write(chunk.bytes);
+      this.lastPosition = chunk.last;
+      if (!written) {
+        // Backpressure: wait until the client has read, or has gone; a client that reads nothing
+        // for slowClientMs is dropped with its resume position instead.
+        let timer: NodeJS.Timeout | undefined;
+        const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(() => resolve('slow'), this.options.slowClientMs ?? 30_000)));
+        const outcome = await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed, this.aborted, slow]);
+        clearTimeout(timer);
+        if (outcome === 'slow') {
+          this.dropSlowClient();
+          return false;
+        }
+      }
     }
+    return !this.stopped;
   }
 
   /**
    * Ends the stream of a client that stopped reading: a last `dropped` event names the position to
    * resume after (the `id` of the last event written, which EventSource sends back as
-   * Last-Event-ID when it reconnects), and the subscription stops, so it costs nothing more.
+   * Last-Event-ID when it reconnects), and its reading stops, so it costs nothing more.
    */
   private dropSlowClient(): void {
     const resumeAfter = this.lastPosition ?? null;
     this.options.logger.warn(`SSE client dropped: it read nothing for ${this.options.slowClientMs ?? 30_000} ms (resume after ${resumeAfter ?? 'the start'})`);
     this.res.write(`event: dropped\ndata: ${JSON.stringify({ reason: 'slow_client', resumeAfter })}\n\n`);
-    // Not awaited: stopping the subscription waits for this handler to return.
     void this.stop();
     // What is still buffered goes out if the client reads again; a client that never does is cut off.
     setTimeout(
@@ -175,14 +211,30 @@ export class EventStreamSession {
     ).unref();
   }
 
-  /** Stops the subscription and ends the response. Safe to call twice. */
+  /** Stops reading and ends the response. Safe to call twice. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.heartbeat);
-    await this.subscription?.stop();
+    this.abort.abort();
+    await this.running;
     if (!this.res.writableEnded) this.res.end();
   }
+}
+
+/** Live events written to a client per round (its backpressure is looked at every CHUNK_BYTES). */
+const LIVE_BATCH = 1_024;
+/** A client waiting for events looks again this often even when nothing woke it. */
+const IDLE_RECHECK_MS = 1_000;
+
+/** The shared default frame of an entry, made once. */
+function defaultFrame(entry: FeedEntry): Buffer {
+  return (entry.frame ??= Buffer.from(sseFrame(entry.event)));
+}
+
+/** What a client that asked for no category or type gets of a history page's entry: everything but command id reservations (as text: the page's chunks are its only copy). */
+function sharedFrame(entry: FeedEntry): string | undefined {
+  return categoryOf(entry.event.streamId) === COMMAND_ID_CATEGORY ? undefined : sseFrame(entry.event);
 }
 
 /** Checks that a position names a place in this store before the stream starts, so a typo gets a 400 rather than an empty stream that retries for ever. */

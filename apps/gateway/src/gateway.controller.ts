@@ -1,26 +1,49 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEBATE_CATEGORY, EntityId, openApiDocument, type CommandDefinition } from '@agora/contracts';
-import { StreamNotFound } from '@agora/eventstore';
+import { StreamNotFound, type Position } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
-import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, StoreHead } from './event-stream.js';
+import { EventFeed } from './event-feed.js';
+import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, type EventStreamRequest } from './event-stream.js';
 import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
 import { GatewayMetrics, markRoute } from './metrics.js';
 import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
 
-/** Open event streams and the store head, shared by the controller and `Gateway.close()`. */
+/** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
 export class EventStreams {
   readonly sessions = new Set<EventStreamSession>();
-  readonly head: StoreHead;
+  readonly feed: EventFeed;
 
   constructor(options: ResolvedGatewayOptions) {
-    this.head = new StoreHead(options.store);
+    this.feed = new EventFeed(options.store, { ...options.sseFeed, logger: new Logger('agora:gateway') });
+  }
+
+  /**
+   * Where a stream starts: after Last-Event-ID / ?after= (checked), after the log's head now for
+   * `from=end`, else from the first event. Starts the shared feed on first use.
+   */
+  async startPosition(store: ResolvedGatewayOptions['store'], request: EventStreamRequest): Promise<Position | undefined> {
+    try {
+      await this.feed.start();
+    } catch (error) {
+      throw new GatewayError('unavailable', `the event store cannot say where its log ends: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (request.after !== undefined) {
+      await checkPosition(store, request.after);
+      return request.after;
+    }
+    if (!request.fromEnd) return undefined;
+    try {
+      return await this.feed.head();
+    } catch (error) {
+      throw new GatewayError('unavailable', `the event store cannot say where its log ends: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.sessions].map((s) => s.stop()));
-    await this.head.stop();
+    await this.feed.stop();
   }
 }
 
@@ -73,15 +96,13 @@ export class GatewayController {
   async events(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/events', { streaming: true });
     const request = parseEventStreamRequest(req);
-    let after = request.after;
-    if (after !== undefined) await checkPosition(this.options.store, after);
-    else if (request.fromEnd) after = await this.streams.head.position();
+    const after = await this.streams.startPosition(this.options.store, request);
     // The client may have left while the position was being checked.
     if (res.destroyed) return;
     const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger });
     this.streams.sessions.add(session);
     res.once('close', () => this.streams.sessions.delete(session));
-    session.start(this.options.store, after);
+    session.start(this.streams.feed, after);
   }
 
   /**
@@ -97,14 +118,12 @@ export class GatewayController {
     const streamId = `${DEBATE_CATEGORY}-${debateId}`;
     const request = { ...parseEventStreamRequest(req), categories: new Set([DEBATE_CATEGORY]), types: new Set<string>(), streamId };
     if (!(await streamExists(this.options.store, streamId))) throw new GatewayError('not_found', `debate ${debateId} does not exist`, { debateId });
-    let after = request.after;
-    if (after !== undefined) await checkPosition(this.options.store, after);
-    else if (request.fromEnd) after = await this.streams.head.position();
+    const after = await this.streams.startPosition(this.options.store, request);
     if (res.destroyed) return;
-    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, logger: this.logger, frame: debateSseFrame });
+    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, frame: debateSseFrame });
     this.streams.sessions.add(session);
     res.once('close', () => this.streams.sessions.delete(session));
-    session.start(this.options.store, after);
+    session.start(this.streams.feed, after);
   }
 
   @Get('health')
@@ -174,12 +193,10 @@ async function streamExists(store: ResolvedGatewayOptions['store'], streamId: st
 
 const HEALTH_TIMEOUT_MS = 2_000;
 
-/** Reads (at most) one event: throws when the store is closed or unreachable, or takes over 2 s. */
+/** Asks the store for its head (one request, whatever the log's length): throws when the store is closed or unreachable, or takes over 2 s. */
 async function storeAnswers(store: ResolvedGatewayOptions['store']): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const read = (async () => {
-    for await (const _event of store.readAll({ maxCount: 1 })) break;
-  })();
+  const read = store.headPosition();
   // After a timeout nobody awaits `read` any more: a late failure must not go unhandled.
   read.catch(() => undefined);
   const timeout = new Promise<never>((_resolve, reject) => {

@@ -3,7 +3,10 @@ import type { EventStore } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
 import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
+import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
+
+export type SseFeedOptions = Omit<EventFeedOptions, 'logger'>;
 
 /** The commands and queries a gateway serves (default: every one in @agora/contracts). */
 export interface GatewayCatalog {
@@ -38,6 +41,8 @@ export interface GatewayOptions {
    * ever. Default 30 s.
    */
   sseSlowClientMs?: number;
+  /** What the SSE clients share: live events kept in memory, events per history page, history pages kept (defaults in DEFAULT_FEED_OPTIONS). */
+  sseFeed?: Partial<SseFeedOptions>;
   /** The process's Prometheus registry (`context.metrics.registry`): GET /metrics serves it, with the gateway's metrics added. Default: a registry of the gateway's own. */
   registry?: Registry;
   /**
@@ -70,6 +75,7 @@ export interface ResolvedGatewayOptions {
   requestTimeoutMs: number;
   sseHeartbeatMs: number;
   sseSlowClientMs: number;
+  sseFeed: SseFeedOptions;
   catalog: GatewayCatalog;
 }
 
@@ -83,6 +89,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     sseHeartbeatMs: options.sseHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     sseSlowClientMs: options.sseSlowClientMs ?? DEFAULT_SSE_SLOW_CLIENT_MS,
+    sseFeed: { ...DEFAULT_FEED_OPTIONS, ...options.sseFeed },
     catalog: options.catalog ?? { commands, queries, events },
   };
 }

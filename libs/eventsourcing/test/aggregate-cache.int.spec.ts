@@ -76,6 +76,7 @@ class Replica {
         return inner.readStream(streamId, options);
       },
       readAll: (options) => inner.readAll(options),
+      headPosition: () => inner.headPosition(),
       subscribe: (options) => inner.subscribe(options),
       close: () => inner.close(),
     };

@@ -123,6 +123,13 @@ export interface EventStore {
   /** Every event of every stream in the one global order. */
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
 
+  /**
+   * Position of the newest event of $all (undefined while the log is empty), at the cost of one
+   * request whatever the log's length: `readAll` or `subscribe` after it gives only what is
+   * appended from then on. Concurrent appends may land just before or just after it.
+   */
+  headPosition(): Promise<Position | undefined>;
+
   /** Catch-up subscription to all events: history first, then live, resuming after drops. */
   subscribe(options: SubscribeOptions): Subscription;
 

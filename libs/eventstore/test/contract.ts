@@ -456,6 +456,21 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         expect(new Set(all.map((e) => e.position)).size).toBe(all.length);
       });
 
+      it('names its head: reading after it gives only what was appended since, down to the last event of a commit', async () => {
+        const cat = freshCategory();
+        await store.append(`${cat}-a`, [ev('First'), ev('Second'), ev('Third')], 'no_stream');
+        const head = await store.headPosition();
+        expect(head).toBeDefined();
+        expect(await readAllOf(store, cat, head)).toEqual([]);
+        const later = [ev('Later'), ev('Later')];
+        await store.append(`${cat}-b`, [later[0]!], 'no_stream');
+        await store.append(`${cat}-a`, [later[1]!], 2);
+        expect((await readAllOf(store, cat, head)).map((e) => e.id)).toEqual(later.map((e) => e.id));
+        const newHead = await store.headPosition();
+        expect(newHead).not.toEqual(head);
+        expect(await readAllOf(store, cat, newHead)).toEqual([]);
+      });
+
       it('continues strictly after a position, and stops at maxCount', async () => {
         const cat = freshCategory();
         const start = await checkpointNow(store);

@@ -252,6 +252,21 @@ describe('jetstream adapter', () => {
       expect(later).toEqual([]);
     });
 
+    it('names no head on an empty log, and steps over foreign messages after the last commit to find it', async () => {
+      const ownNames = uniqueNames();
+      const own = await openShared(ownNames);
+      try {
+        expect(await own.headPosition()).toBeUndefined();
+        const { position } = await own.append(`${freshCategory()}-1`, [ev('Mine'), ev('Mine')], 'no_stream');
+        const nc = await connect({ servers: NATS_URL });
+        await jetstream(nc).publish(`${ownNames.subjectPrefix}.${freshCategory()}-foreign`, 'not a commit');
+        await nc.close();
+        expect(await own.headPosition()).toBe(position);
+      } finally {
+        await own.close();
+      }
+    });
+
     it('brings an existing stream up to what it needs', async () => {
       const own = uniqueNames();
       const nc = await connect({ servers: NATS_URL });

@@ -16,6 +16,7 @@ function recordingReads(inner: EventStore): { store: EventStore; reads: string[]
       return inner.readStream(streamId, options);
     },
     readAll: (options) => inner.readAll(options),
+    headPosition: () => inner.headPosition(),
     subscribe: (options) => inner.subscribe(options),
     close: () => inner.close(),
   };

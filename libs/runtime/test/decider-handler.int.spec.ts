@@ -60,6 +60,7 @@ describe('deciderHandler', () => {
         return inner.readStream(streamId, options);
       },
       readAll: (options) => inner.readAll(options),
+      headPosition: () => inner.headPosition(),
       subscribe: (options) => inner.subscribe(options),
       close: () => inner.close(),
     };

@@ -160,6 +160,11 @@ export class EmbeddedEventStore implements EventStore {
     }
   }
 
+  async headPosition(): Promise<Position | undefined> {
+    if (this.closed) throw new StoreUnavailable('event store is closed');
+    return this.eventCount === 0 ? undefined : String(this.eventCount);
+  }
+
   subscribe(options: SubscribeOptions): Subscription {
     if (options.after !== undefined) this.indexAfter(options.after);
     if (this.closed) throw new StoreUnavailable('event store is closed');

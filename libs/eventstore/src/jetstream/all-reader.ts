@@ -11,6 +11,8 @@ export interface AllReaderContext extends PullReaderContext {
 
 /** Batches of events that may wait decoded in a pager's buffer before it stops fetching ahead. */
 const PREFETCH_BATCHES = 2;
+/** Messages of a pager's first pull, before it knows how many events a message holds. */
+const FIRST_PULL_MESSAGES = 64;
 
 interface InflightPull {
   batch: number;
@@ -29,6 +31,9 @@ export class AllPager {
   /** Pulls in progress, oldest first: their messages are decoded into the buffer as they arrive. */
   private readonly inflight: InflightPull[] = [];
   private readonly streamIdStart: number;
+  /** Messages and events decoded so far: a pull asks for about as many messages as the events wanted need (commits may hold many). */
+  private messagesSeen = 0;
+  private eventsSeen = 0;
 
   private constructor(
     private readonly ctx: AllReaderContext,
@@ -58,11 +63,12 @@ export class AllPager {
   /** Up to `maxEvents` next events; none when everything stored so far was read. */
   async next(maxEvents: number): Promise<RecordedEvent[]> {
     while (this.buffer.length < maxEvents) {
-      const pull = this.inflight[0] ?? this.startPull(maxEvents - this.buffer.length, false);
+      const pull = this.inflight[0] ?? this.startPull(this.messagesFor(maxEvents - this.buffer.length), false);
       const received = await pull.received;
       this.inflight.shift();
       if (received === pull.batch) {
-        if (this.inflight.length === 0) this.startPull(pull.batch, true);
+        const wanted = maxEvents - this.buffer.length;
+        if (this.inflight.length === 0) this.startPull(this.messagesFor(wanted > 0 ? wanted : maxEvents), true);
         continue;
       }
       // An empty answer to a pull sent ahead may be old news (a subscription relies on
@@ -84,6 +90,16 @@ export class AllPager {
 
   close(): void {
     this.reader.close();
+  }
+
+  /**
+   * Messages to pull for `events` more events, by the events per message seen so far; before any,
+   * at most FIRST_PULL_MESSAGES, so that a short read of a log of large commits does not fetch
+   * (and decode) many times what it needs.
+   */
+  private messagesFor(events: number): number {
+    if (this.messagesSeen === 0) return Math.max(1, Math.min(events, FIRST_PULL_MESSAGES));
+    return Math.max(1, Math.ceil(events / (this.eventsSeen / this.messagesSeen)));
   }
 
   /**
@@ -110,6 +126,8 @@ export class AllPager {
     const commit = decodeCommit(message.data);
     const streamId = message.subject.slice(this.streamIdStart);
     if (!commit || streamId.length === 0) return this.ctx.onForeignMessage(message);
+    this.messagesSeen++;
+    this.eventsSeen += commit.e.length;
     let fromIndex = 0;
     if (this.skipThrough) {
       if (message.seq === this.skipThrough.seq) fromIndex = this.skipThrough.index + 1;

@@ -362,6 +362,27 @@ export class JetStreamEventStore implements EventStore {
     }
   }
 
+  /**
+   * The stream's last sequence (stream info: one request, whatever the log's length) and the
+   * commit stored there, whose last event is the head. Foreign messages after the last commit are
+   * stepped over one get at a time.
+   */
+  async headPosition(): Promise<Position | undefined> {
+    this.assertOpen();
+    try {
+      const { state } = await this.jsm.streams.info(this.config.streamName);
+      for (let seq = state.last_seq; seq >= Math.max(1, state.first_seq); seq--) {
+        // null: a message deleted from the middle of the stream.
+        const msg = await this.jsm.streams.getMessage(this.config.streamName, { seq });
+        const commit = msg && msg.subject.startsWith(`${this.config.subjectPrefix}.`) ? decodeCommit(msg.data) : undefined;
+        if (commit) return formatPosition(seq, commit.e.length - 1);
+      }
+      return undefined;
+    } catch (error) {
+      throw unavailable('head position', error);
+    }
+  }
+
   subscribe(options: SubscribeOptions): Subscription {
     if (options.after !== undefined) parsePosition(options.after);
     this.assertOpen();

@@ -11,7 +11,7 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { backoffDelay, sleep } from '../catch-up.js';
 import { InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
-import type { AppendResult, EventData, EventStore, ExpectedRevision, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
+import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
 import { assertValidStreamId, prepareAppend, type PreparedEvent } from '../validation.js';
 import {
   commitPlaceOf,
@@ -289,6 +289,29 @@ class KurrentDbEventStore implements EventStore {
 
   readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     return this.readAllAfter(options);
+  }
+
+  /** One backwards read of $all from its end, system events filtered out by the server. */
+  async headPosition(): Promise<Position | undefined> {
+    this.assertOpen();
+    let head: ClientPosition | undefined;
+    try {
+      head = await this.track(
+        this.withReadRetries(async () => {
+          for await (const resolved of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 16, filter: excludeSystemEvents(), ...ON_LEADER })) {
+            const event = resolved.event;
+            if (event && isUsablePosition(event.position) && !isSystemEvent(event)) return event.position;
+          }
+          return undefined;
+        }),
+      );
+    } catch (error) {
+      throw mapReadAllError(error);
+    }
+    if (head === undefined) return undefined;
+    const position = encodePosition(head);
+    this.rememberPosition(position);
+    return position;
   }
 
   /** An async generator, so a bad `after` is thrown from iteration, as callers expect of an AsyncIterable. */
