@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { EventStore, Position, RecordedEvent, Subscription } from '@agora/eventstore';
+import { AppendNotifier, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
 
 /** Events held for SSE clients, written once as SSE text and shared by every client that wants them. */
 export interface FeedEntry {
@@ -83,7 +83,8 @@ export class EventFeed {
   private readonly seqOf = new Map<Position, number>();
   private subscription: Subscription | undefined;
   private starting: Promise<void> | undefined;
-  private waiters = new Set<() => void>();
+  /** Wakes the streams waiting for live events. */
+  private readonly arrivals = new AppendNotifier();
   private readonly pages = new Map<Position, Promise<FeedPage>>();
   private reads = 0;
   private readonly readQueue: (() => void)[] = [];
@@ -167,18 +168,7 @@ export class EventFeed {
 
   /** Resolves when a live event arrives, after `timeoutMs`, or when `signal` aborts. */
   waitForEvents(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      signal.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
-    });
+    return this.arrivals.wait(this.arrivals.version, timeoutMs, signal);
   }
 
   async stop(): Promise<void> {
@@ -186,7 +176,7 @@ export class EventFeed {
     this.subscription = undefined;
     this.starting = undefined;
     await subscription?.stop();
-    for (const wake of this.waiters) wake();
+    this.arrivals.notify();
   }
 
   private async readPage(after: Position | undefined): Promise<FeedPage> {
@@ -217,8 +207,6 @@ export class EventFeed {
       this.entries = this.entries.slice(drop);
       this.firstSeq += drop;
     }
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const wake of waiters) wake();
+    this.arrivals.notify();
   }
 }
