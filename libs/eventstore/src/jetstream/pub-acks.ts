@@ -32,7 +32,10 @@ export class PubAcks {
   private statuses: AsyncIterable<unknown> | undefined;
   private next = 0;
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(private readonly nc: NatsConnection) {
+    // A closed connection answers nothing more: fail what waits now rather than at its timeout.
+    void nc.closed().then(() => this.failAll(new Error('the NATS connection is closed')));
+  }
 
   publish(subject: string, body: string | Uint8Array, expecting: PublishExpecting): Promise<PubAck> {
     this.subscription ??= this.nc.subscribe(`${this.inbox}*`, { callback: (error, msg) => this.onReply(error, msg) });
