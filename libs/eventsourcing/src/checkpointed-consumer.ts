@@ -23,6 +23,10 @@ export interface CheckpointedConsumerOptions {
   /**
    * Save the checkpoint once this many events were handled since the last save (default 100) or
    * this many ms passed with unsaved progress (default 1000), whichever comes first; and on stop.
+   * Only events handed to `handle` count: events of other categories move the position too, but
+   * are saved by the time rule (a crash makes a restart scan at most a second of them again,
+   * which has no effect), so a consumer of a quiet category costs one synced save a second while
+   * the rest of the log is busy, not one every 100 events.
    * While catching up on history only the time rule applies, and the checkpoint is saved once
    * caught up: replaying a long log after a lost checkpoint costs one synced save a second, not
    * one every 100 events (a crash then redelivers at most a second of history, which `handle`
@@ -46,7 +50,7 @@ export class CheckpointedConsumer {
   private subscription: Subscription | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private resolveCaughtUp!: () => void;
-  /** Last event handled (or skipped) and the last position saved. */
+  /** Last event handled (or skipped), how many were handed to `handle`, and the last position saved. */
   private handled: { position: Position | undefined; count: number } = { position: undefined, count: 0 };
   private saved: { position: Position | undefined; count: number; atMs: number } = { position: undefined, count: 0, atMs: 0 };
   /** Saves run one after another, so an older position never overwrites a newer one. */
@@ -127,8 +131,9 @@ export class CheckpointedConsumer {
   }
 
   private async onEvent(event: RecordedEvent): Promise<void> {
-    if (this.accepts(event.streamId)) await this.options.consumer.handle(event);
-    this.handled = { position: event.position, count: this.handled.count + 1 };
+    const accepted = this.accepts(event.streamId);
+    if (accepted) await this.options.consumer.handle(event);
+    this.handled = { position: event.position, count: this.handled.count + (accepted ? 1 : 0) };
     if ((this.live && this.handled.count - this.saved.count >= this.everyEvents) || Date.now() - this.saved.atMs >= this.everyMs) await this.flush();
   }
 

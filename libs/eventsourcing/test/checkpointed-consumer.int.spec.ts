@@ -94,6 +94,26 @@ describe('CheckpointedConsumer', () => {
     expect(await checkpoints.load('relay.test')).toBe(live[6]);
   });
 
+  it('counts only the events it handles towards a save: the other categories wait for the time rule or the stop', async () => {
+    const { store } = await freshStore();
+    const checkpoints = new MemoryCheckpointStore();
+    const saves: string[] = [];
+    const counting = { load: (name: string) => checkpoints.load(name), save: async (name: string, position: string) => (saves.push(position), checkpoints.save(name, position)) };
+    const { consumer, handled } = consumerOn(store, counting, { checkpointEvery: { events: 3, ms: 60_000 } });
+    await consumer.start();
+    // relay, noise, relay, noise, relay, noise: the third relay event is the third handled.
+    const relay = await appendRelayEvents(store, 0, 3);
+    await eventually(() => handled.length === 3, 2_000, 'live events');
+    const afterLastRelay = String(Number(relay.at(-1)) + 1);
+    await eventually(() => consumer.position === afterLastRelay, 2_000, 'the unrelated event after the last relay event');
+    let lastNoise = afterLastRelay;
+    for (let n = 0; n < 6; n++) lastNoise = (await store.append(`noise-x${n}`, [{ type: 'Noise', data: {} }], 'no_stream')).position;
+    await eventually(() => consumer.position === lastNoise, 2_000, 'the unrelated events');
+    expect(saves).toEqual([relay[2]]);
+    await consumer.stop();
+    expect(saves).toEqual([relay[2], lastNoise]);
+  });
+
   it('saves progress after a quiet interval without a stop', async () => {
     const { store } = await freshStore();
     const checkpoints = new MemoryCheckpointStore();

@@ -291,6 +291,24 @@ describe('jetstream adapter', () => {
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(50);
     });
 
+    it('fails an append with StoreUnavailable, quickly, when no JetStream stream takes its subject', async () => {
+      const own = uniqueNames();
+      const orphan = await openJetStreamEventStore({ servers: NATS_URL, ...own, logger: quiet, requestTimeoutMs: 5_000 });
+      try {
+        const nc = await connect({ servers: NATS_URL });
+        await (await jetstreamManager(nc)).streams.delete(own.streamName);
+        await nc.close();
+        const started = Date.now();
+        // A new stream: the append publishes without reading first, and the server answers "no responders".
+        const failed = await orphan.append(`${freshCategory()}-1`, [ev('Lost')], 'no_stream').catch((error: unknown) => error);
+        expect(failed).toBeInstanceOf(StoreUnavailable);
+        expect((failed as Error).message).toMatch(/no responders/);
+        expect(Date.now() - started).toBeLessThan(4_000);
+      } finally {
+        await orphan.close();
+      }
+    });
+
     it('leaves a lent connection open on close', async () => {
       const nc = await connect({ servers: NATS_URL });
       const lent = await openJetStreamEventStore({ connection: nc, ...names, logger: quiet });

@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { StoreUnavailable } from '../errors.js';
@@ -90,7 +90,7 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
   try {
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
     await ensureStream(jsm, config);
-    return new JetStreamEventStore(nc, jsm, jetstream(nc, { timeout: config.requestTimeoutMs }), config, ownsConnection);
+    return new JetStreamEventStore(nc, jsm, config, ownsConnection);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
     throw new StoreUnavailable(`jetstream: cannot set up stream ${config.streamName}: ${messageOf(error)}`, undefined, { cause: error });

@@ -1,4 +1,4 @@
-import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
+import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
 import { EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
@@ -28,6 +28,7 @@ import {
   pushRecordedEvents,
   type StoredCommit,
 } from './codec.js';
+import { PubAcks } from './pub-acks.js';
 import { PullReader, type RawMessage } from './pull-reader.js';
 import { KeyedQueue, NEW_STREAM, type StreamState, StreamStateCache } from './stream-state.js';
 
@@ -96,17 +97,18 @@ export class JetStreamEventStore implements EventStore {
   /** Appends in progress: `close()` lets them finish (each is bounded by the request timeout). */
   private readonly appending = new Set<Promise<AppendResult>>();
   private readonly readerContext: AllReaderContext;
+  private readonly acks: PubAcks;
   private notifierSubscription: NatsSubscription | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
-    private readonly js: JetStreamClient,
     private readonly config: JetStreamStoreConfig,
     /** Whether `close()` closes the connection (false when the caller lent it). */
     private readonly ownsConnection: boolean,
   ) {
+    this.acks = new PubAcks(nc);
     this.readerContext = {
       nc,
       jsm,
@@ -183,13 +185,10 @@ export class JetStreamEventStore implements EventStore {
   }
 
   private async publish(subject: string, body: string | Uint8Array, msgID: string, expectedSeq: number): Promise<PublishOutcome> {
-    try {
-      const ack = await this.js.publish(subject, body, { msgID, expect: { lastSubjectSequence: expectedSeq }, timeout: this.config.requestTimeoutMs });
-      return ack.duplicate ? { kind: 'duplicate', seq: ack.seq } : { kind: 'stored', seq: ack.seq };
-    } catch (error) {
-      if (error instanceof JetStreamApiError && WRONG_LAST_SEQUENCE.has(error.code)) return { kind: 'moved' };
-      throw error;
-    }
+    const ack = await this.acks.publish(subject, body, { msgId: msgID, lastSubjectSequence: expectedSeq, timeoutMs: this.config.requestTimeoutMs });
+    if (ack.kind === 'ack') return ack.duplicate ? { kind: 'duplicate', seq: ack.seq } : { kind: 'stored', seq: ack.seq };
+    if (WRONG_LAST_SEQUENCE.has(ack.errCode)) return { kind: 'moved' };
+    throw new Error(`JetStream refused a publish on ${subject}: ${ack.description} (error ${ack.errCode})`);
   }
 
   /**
@@ -437,6 +436,7 @@ export class JetStreamEventStore implements EventStore {
   private async shutdown(): Promise<void> {
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     await Promise.allSettled([...this.appending]);
+    this.acks.close();
     if (this.ownsConnection && !this.nc.isClosed()) await this.nc.close();
   }
 
