@@ -37,6 +37,7 @@ import { NatsAgoraClient } from '@agora/messaging';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { clientCpuMs, fmt, REGISTRY_MAIN, replicasCpuMs, startReplica, stopReplica, type Replica } from './replicas.js';
 import { measure, rawJetStream, type Run } from './store.bench.js';
+import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:commands -- [options]
 
@@ -70,19 +71,12 @@ if (values.help) {
   console.log(HELP);
   process.exit(0);
 }
+const positiveInt = positiveIntOption(HELP);
 const COUNT = positiveInt(values.count, 'count');
 const INFLIGHT = positiveInt(values.inflight, 'inflight');
 const REPLICAS = positiveInt(values.replicas, 'replicas');
 const NATS = values.nats.includes('://') ? values.nats : `nats://${values.nats}`;
 
-function positiveInt(v: string, name: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    console.error(`--${name} must be a positive integer, got ${JSON.stringify(v)}\n\n${HELP}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 interface Phase extends Run {
   errors: Map<string, number>;
