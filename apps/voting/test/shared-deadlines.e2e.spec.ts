@@ -5,7 +5,7 @@
 // one replica fires them: one command per expiry. Then the lease holder is killed (SIGKILL) with
 // deadlines pending: a standby takes its lease over within a ttl (and a look), and every session
 // still expires exactly once in the log. Commands are counted by each replica's
-// agora_internal_commands_total{source="deadlines.voting"}.
+// agora_commands_issued_total{source="deadlines.voting"}.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ describe('replicas share the voting deadlines (e2e)', () => {
   let log: ReturnType<typeof uniqueJetStreamLog>;
   const keys = generateKeys();
   const dirs: string[] = [];
-  let replicas: VotingProcess[] = [];
+  const replicas: VotingProcess[] = [];
   let client: NatsAgoraClient;
   let store: EventStore;
 
@@ -37,7 +37,7 @@ describe('replicas share the voting deadlines (e2e)', () => {
     Promise.all(
       of.map(async (r) => {
         const text = await metricsOf(r);
-        const count = (outcome: string) => sample(text, `agora_internal_commands_total{source="deadlines.voting",outcome="${outcome}"}`);
+        const count = (outcome: string) => sample(text, `agora_commands_issued_total{source="deadlines.voting",outcome="${outcome}"}`);
         return { appended: count('appended'), duplicate: count('duplicate'), unchanged: count('unchanged'), refused: count('refused') };
       }),
     );

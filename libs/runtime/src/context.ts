@@ -84,14 +84,10 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       closers.push(() => nats.close());
       const ttlMs = config.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
       if (ttlMs > 0) {
-        try {
-          leases = new Leases(await JetStreamLeaseRegister.open(nats.connection, { timeoutMs: config.requestTimeoutMs }), { ttlMs });
-          metrics.watchLeases(leases);
-          leasesLine.push(`leases: reactors and deadline schedulers run on one replica at a time (holder ${leases.holder}, ttl ${ttlMs} ms)`);
-        } catch (error) {
-          // Correct without them (command ids derived from causes), only every replica does the work.
-          leasesLine.push(`leases: none (${(error as Error).message}): every replica runs every reactor and deadline scheduler`);
-        }
+        // Correct without them too (command ids derived from causes), only every replica then does the work.
+        leases = new Leases(() => JetStreamLeaseRegister.open(nats.connection, { timeoutMs: config.requestTimeoutMs }), { ttlMs });
+        metrics.watchLeases(leases);
+        leasesLine.push(`leases: reactors and deadline schedulers run on one replica at a time (this one ${leases.holder}, ttl ${ttlMs} ms)`);
       } else {
         leasesLine.push('leases: off (AGORA_LEASE_TTL_MS=0): every replica runs every reactor and deadline scheduler');
       }

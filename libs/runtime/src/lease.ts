@@ -143,9 +143,18 @@ export class Leases {
   private readonly log: (line: string) => void;
   private readonly logger: { warn(message: string, ...details: unknown[]): void };
   private readonly running = new Map<string, LeaseLoop>();
+  /** Work run without a lease, the register being unavailable. */
+  private readonly unleased = new Set<string>();
+  private opened: Promise<LeaseRegister | undefined> | undefined;
 
+  /**
+   * @param register the register, or how to open it: opened on the first `run`, so a process that
+   * runs nothing under a lease (the gateway) never touches it. When it cannot be opened (no
+   * JetStream on that NATS, no permission), the work runs on this replica without a lease, as it
+   * would with no replicas, and a warning says so.
+   */
   constructor(
-    private readonly register: LeaseRegister,
+    private readonly register: LeaseRegister | (() => Promise<LeaseRegister>),
     options: LeasesOptions,
   ) {
     if (!Number.isSafeInteger(options.ttlMs) || options.ttlMs < 1) throw new RangeError(`a lease ttl must be a positive whole number of ms, got ${String(options.ttlMs)}`);
@@ -158,7 +167,16 @@ export class Leases {
 
   /** Each lease name and whether this replica holds it (agora_lease_held). */
   held(): Array<{ name: string; held: boolean }> {
-    return [...this.running].map(([name, loop]) => ({ name, held: loop.held }));
+    return [...[...this.running].map(([name, loop]) => ({ name, held: loop.held })), ...[...this.unleased].map((name) => ({ name, held: true }))];
+  }
+
+  private openRegister(): Promise<LeaseRegister | undefined> {
+    const register = this.register;
+    this.opened ??= (typeof register === 'function' ? register() : Promise.resolve(register)).catch((error: unknown) => {
+      this.logger.warn(`leases: cannot open the lease register (${(error as Error).message}); this replica runs its reactors and deadline schedulers without a lease, as every replica would without leases`);
+      return undefined;
+    });
+    return this.opened;
   }
 
   /**
@@ -166,8 +184,20 @@ export class Leases {
    * work started (and its start awaited) when the lease was free, or standing by.
    */
   async run(name: string, work: LeasedWork): Promise<HeldLease> {
-    if (this.running.has(name)) throw new Error(`lease ${name} is already run by this process`);
-    const loop = new LeaseLoop(name, work, this.register, { ttlMs: this.ttlMs, holder: this.holder, now: this.now, log: this.log, logger: this.logger });
+    if (this.running.has(name) || this.unleased.has(name)) throw new Error(`lease ${name} is already run by this process`);
+    const register = await this.openRegister();
+    if (!register) {
+      await work.start();
+      this.unleased.add(name);
+      return {
+        held: true,
+        close: async () => {
+          await work.stop();
+          this.unleased.delete(name);
+        },
+      };
+    }
+    const loop = new LeaseLoop(name, work, register, { ttlMs: this.ttlMs, holder: this.holder, now: this.now, log: this.log, logger: this.logger });
     this.running.set(name, loop);
     await loop.begin();
     return {

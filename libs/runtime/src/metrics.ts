@@ -72,12 +72,12 @@ export interface DeadlineTracker {
  * - agora_reactor_delay_seconds{reactor}                       histogram: commit of an event to its handling
  * - agora_deadline_overdue_seconds{scheduler}                  gauge: how late the most overdue pending deadline is (0 when none)
  * - agora_deadline_lateness_seconds{scheduler}                 histogram: due time to firing
- * - agora_internal_commands_total{source,outcome}              counter: commands a service issued on its own behalf, by source
+ * - agora_commands_issued_total{source,outcome}                counter: commands a service issued on its own behalf, by source
  *                                                              (reactor.<name>, deadlines.<name>) and outcome: appended (its result
  *                                                              lists events: appended by it, or by a copy issued at the same instant),
  *                                                              unchanged (already satisfied), duplicate (its command id was handled before:
  *                                                              by a redelivery, a restart or another replica), refused
- * - agora_lease_held{lease}                                     gauge: 1 while this replica holds the lease (runs that reactor or scheduler), 0 standing by
+ * - agora_lease_held{lease}                                    gauge: 1 while this replica holds the lease (runs that reactor or scheduler), 0 standing by
  * - agora_nats_reconnects_total{connection}                    counter
  * - agora_nats_disconnects_total{connection}                   counter
  * - agora_nats_slow_consumer_events_total{connection}          counter: the client dropped messages of a subscription that fell behind
@@ -133,7 +133,7 @@ export class ProcessMetrics {
       },
     });
     this.internalCommands = new Counter({
-      name: 'agora_internal_commands_total',
+      name: 'agora_commands_issued_total',
       help: 'Commands the services of this process issued on their own behalf, by source (reactor.<name>, deadlines.<name>) and outcome: appended (its result lists events: appended by it, or by a copy issued at the same instant), unchanged (already satisfied), duplicate (its command id was handled before: a redelivery, a restart or another replica), refused',
       labelNames: ['source', 'outcome'],
       registers,
@@ -234,7 +234,7 @@ export class ProcessMetrics {
     });
   }
 
-  /** Counts a command issued on a service's own behalf (agora_internal_commands_total). */
+  /** Counts a command issued on a service's own behalf (agora_commands_issued_total). */
   internalCommand(source: string, outcome: InternalCommandOutcome): void {
     this.internalCommands.inc({ source, outcome });
   }

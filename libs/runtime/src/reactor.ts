@@ -86,7 +86,7 @@ export async function issueInternalCommand(command: InternalCommand, options: Is
   });
 }
 
-/** How an issued command ended, for agora_internal_commands_total. */
+/** How an issued command ended, for agora_commands_issued_total. */
 export function outcomeOfIssued(result: CommandResult): InternalCommandOutcome {
   return result.duplicate ? 'duplicate' : result.events.length > 0 ? 'appended' : 'unchanged';
 }

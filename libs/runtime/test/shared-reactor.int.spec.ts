@@ -72,7 +72,7 @@ describe('a reactor shared by replicas (leases)', () => {
     return replica;
   };
   const issued = async (r: Replica) => {
-    const values = (await r.metrics.registry.getSingleMetric('agora_internal_commands_total')!.get()).values;
+    const values = (await r.metrics.registry.getSingleMetric('agora_commands_issued_total')!.get()).values;
     const of = (outcome: string) => values.find((v) => v.labels['outcome'] === outcome && v.labels['source'] === 'reactor.answers')?.value ?? 0;
     return { appended: of('appended'), duplicate: of('duplicate'), unchanged: of('unchanged'), refused: of('refused') };
   };
