@@ -1,7 +1,7 @@
 import { AUDIT_LOG_STREAM, type LogCheckpointRecorded, type DataOf } from '@agora/contracts';
 import { COMMAND_ID_CATEGORY, LOG_HASH_ALGORITHM, LogHasher, logCheckpointDecider, reactionCommandId, type EventSourcingLogger, type LogHead } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type Subscription } from '@agora/eventstore';
-import { issueInternalCommand, type Leases, type Running, type ServiceActor } from '@agora/runtime';
+import { issueInternalCommand, type HeldLease, type Leases, type Running, type ServiceActor } from '@agora/runtime';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1_000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -57,8 +57,9 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
   const intervalMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
   const { as } = options;
   const now = options.now ?? Date.now;
-  const lease = await options.leases?.run('log-checkpoints', { start: async () => undefined, stop: async () => undefined });
-  const recording = () => lease?.held ?? true;
+  let lease: HeldLease | undefined;
+  /** Whether this replica records checkpoints: always alone, else while it holds the lease (taken once it hashes). */
+  const recording = () => (options.leases === undefined ? true : (lease?.held ?? false));
   const resumed = await lastCheckpoint(store);
   const hasher = new LogHasher(resumed);
   let lastCommit: string | undefined;
@@ -111,6 +112,7 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
   const checkpoint = (): Promise<void> => (commitsSince > 0 ? checkpointAt(hasher.current) : (running ?? Promise.resolve()));
   const timer = setInterval(() => recording() && checkpoint().catch(warn), intervalMs);
   timer.unref();
+  lease = await options.leases?.run('log-checkpoints', { start: async () => undefined, stop: async () => undefined });
 
   return {
     get head() {
