@@ -57,7 +57,7 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
   const intervalMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
   const { as } = options;
   const now = options.now ?? Date.now;
-  let lease: HeldLease | undefined;
+  let lease: HeldLease | undefined = undefined;
   /** Whether this replica records checkpoints: always alone, else while it holds the lease (taken once it hashes). */
   const recording = () => (options.leases === undefined ? true : (lease?.held ?? false));
   const resumed = await lastCheckpoint(store);
