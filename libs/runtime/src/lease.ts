@@ -131,10 +131,10 @@ export interface LeasesOptions {
  * Leases of one process: for each name (a reactor's, a scheduler's), one replica at a time holds
  * the lease and runs the work; the others stand by. A holder renews every ttl/3; a standby looks
  * every ttl/4 and takes the lease once it has seen the same revision for a whole ttl (by its own
- * clock: no clocks are compared across machines), or at once when it is free or released. A holder
- * that finds the lease taken stops its work; one that cannot reach the register keeps it. Two replicas may both run
- * the work for a moment around a takeover; work under a lease must tolerate that (derived command
- * ids make a repeat append nothing).
+ * clock: no clocks are compared across machines), or at once when it is free or released. A
+ * holder that finds the lease taken stops its work; one that cannot reach the register keeps it.
+ * Two replicas may both run the work for a moment around a takeover: work under a lease must
+ * tolerate that (derived command ids make a repeat append nothing).
  */
 export class Leases {
   readonly holder: string;
