@@ -40,7 +40,8 @@ export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Part
   const logger = spec.logger ?? console;
   const clock = spec.now ?? Date.now;
   // How late each deadline fires (agora_deadline_lateness_seconds); pending ones are read at scrape time, once the scheduler exists.
-  const lateness = context.metrics?.deadlines(spec.name, () => scheduler.pending());
+  // A standby's pending set is not its to fire: only the firing scheduler reports what is overdue.
+  const lateness = context.metrics?.deadlines(spec.name, () => (scheduler.isActive ? scheduler.pending() : []));
   const scheduler = new Scheduler({
     store: context.store,
     name: spec.name,
