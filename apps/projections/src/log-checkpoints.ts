@@ -1,7 +1,7 @@
 import { AUDIT_LOG_STREAM, type LogCheckpointRecorded, type DataOf } from '@agora/contracts';
 import { COMMAND_ID_CATEGORY, LOG_HASH_ALGORITHM, LogHasher, logCheckpointDecider, reactionCommandId, type EventSourcingLogger, type LogHead } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type Subscription } from '@agora/eventstore';
-import { issueInternalCommand, type Running, type ServiceActor } from '@agora/runtime';
+import { issueInternalCommand, type HeldLease, type Leases, type Running, type ServiceActor } from '@agora/runtime';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1_000;
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -16,6 +16,8 @@ export interface LogCheckpointsOptions {
   as: ServiceActor;
   now?: () => number;
   logger?: EventSourcingLogger;
+  /** With replicas (`context.leases`): only the holder of the lease `log-checkpoints` records them on its own. */
+  leases?: Leases | undefined;
 }
 
 export interface RunningLogCheckpoints extends Running {
@@ -45,7 +47,9 @@ async function lastCheckpoint(store: EventStore): Promise<LogHead | undefined> {
  * Records signed checkpoints of the whole log in the `audit-log` stream (tamper evidence): hashes
  * every event in log order (LogHasher) from the last checkpoint on, and records the running hash
  * every `every` commits or `intervalMs` milliseconds, whichever comes first, when there is
- * anything new. Replicas may each record checkpoints; they agree, since each hashes the one log.
+ * anything new. With replicas, every one hashes the log but only the lease's holder records
+ * (a takeover may record one the old holder did: the command id is derived from the count, so
+ * that appends nothing).
  */
 export async function startLogCheckpoints(options: LogCheckpointsOptions): Promise<RunningLogCheckpoints> {
   const { store } = options;
@@ -53,6 +57,9 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
   const intervalMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
   const { as } = options;
   const now = options.now ?? Date.now;
+  let lease: HeldLease | undefined = undefined;
+  /** Whether this replica records checkpoints: always alone, else while it holds the lease (taken once it hashes). */
+  const recording = () => (options.leases === undefined ? true : (lease?.held ?? false));
   const resumed = await lastCheckpoint(store);
   const hasher = new LogHasher(resumed);
   let lastCommit: string | undefined;
@@ -93,7 +100,7 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
       if (commit !== lastCommit) {
         // A new commit begins: the head is the end of the last one. Not awaited: the append must
         // not wait on this subscription.
-        if (commitsSince >= every) checkpointAt(hasher.current).catch(warn);
+        if (commitsSince >= every && recording()) checkpointAt(hasher.current).catch(warn);
         lastCommit = commit;
         // Its own checkpoints do not count, nor a command's commandId reservation (its commit counts).
         if (event.streamId !== AUDIT_LOG_STREAM && categoryOf(event.streamId) !== COMMAND_ID_CATEGORY) commitsSince++;
@@ -103,8 +110,9 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
     onError: (error) => options.logger?.warn(`log checkpoints: ${(error as Error).message}`),
   });
   const checkpoint = (): Promise<void> => (commitsSince > 0 ? checkpointAt(hasher.current) : (running ?? Promise.resolve()));
-  const timer = setInterval(() => checkpoint().catch(warn), intervalMs);
+  const timer = setInterval(() => recording() && checkpoint().catch(warn), intervalMs);
   timer.unref();
+  lease = await options.leases?.run('log-checkpoints', { start: async () => undefined, stop: async () => undefined });
 
   return {
     get head() {
@@ -115,6 +123,7 @@ export async function startLogCheckpoints(options: LogCheckpointsOptions): Promi
     lines: [`log checkpoints: every ${every} commits or ${intervalMs} ms in stream ${AUDIT_LOG_STREAM}${resumed ? `, resumed after event ${resumed.count}` : ''}`],
     async close() {
       clearInterval(timer);
+      await lease?.close();
       await subscription.stop();
       await running?.catch(() => undefined);
     },

@@ -104,6 +104,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       store: context.store,
       as: context.serviceIdentity('projections'),
       logger,
+      leases: context.leases,
       ...(options.checkpointEvery === undefined ? {} : { every: options.checkpointEvery }),
       ...(options.checkpointIntervalMs === undefined ? {} : { intervalMs: options.checkpointIntervalMs }),
     });

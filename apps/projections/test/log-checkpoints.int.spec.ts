@@ -5,7 +5,9 @@ import { AUDIT_LOG_STREAM, type DataOf, type LogCheckpointRecorded } from '@agor
 import { checkpointMismatch, LogHasher } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
-import { waitFor } from '@agora/testing';
+import { JetStreamLeaseRegister, Leases } from '@agora/runtime';
+import { startNatsServer, waitFor } from '@agora/testing';
+import { connect } from '@nats-io/transport-node';
 import { startLogCheckpoints } from '../src/log-checkpoints.js';
 
 let dir: string;
@@ -89,4 +91,50 @@ describe('log checkpoints recorded by the projections service', () => {
       await running.close();
     }
   });
+});
+
+describe('log checkpoints with replicas (leases)', () => {
+  it('only the lease holder records them; a standby hashes the log and records once its holder is gone', async () => {
+    const nats = await startNatsServer();
+    const connections = await Promise.all([0, 1].map(() => connect({ servers: nats.url })));
+    const quiet = { log: () => undefined, logger: { warn: () => undefined } };
+    const [holderLeases, standbyLeases] = connections.map((c, i) => new Leases(() => JetStreamLeaseRegister.open(c), { ttlMs: 600, holder: `replica-${i}`, ...quiet })) as [Leases, Leases];
+    const holder = await startLogCheckpoints({ store, as, every: 2, intervalMs: 60_000, leases: holderLeases });
+    // What the standby asks of the store once started: recording a checkpoint reads (and appends), hashing only follows the log.
+    let standbyCalls = 0;
+    const counted = new Proxy(store, {
+      get: (target, property, receiver) => {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (property !== 'readStream' && property !== 'append') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return (...args: unknown[]) => {
+          standbyCalls++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const standby = await startLogCheckpoints({ store: counted, as, every: 2, intervalMs: 60_000, leases: standbyLeases });
+    standbyCalls = 0;
+    const byStandby = async () => standbyCalls;
+    try {
+      for (let i = 0; i < 6; i++) await commit(`thing-${i}`);
+      await waitFor(async () => (await checkpoints()).length >= 2, 'the holder to record checkpoints');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await byStandby()).toBe(0);
+      expect(standbyLeases.held()).toEqual([{ name: 'log-checkpoints', held: false }]);
+      const before = (await checkpoints()).length;
+
+      // The holder goes away (released on close): the standby takes the lease and records what follows.
+      await holder.close();
+      await waitFor(() => standbyLeases.held()[0]?.held === true, 'the standby to take the lease', 5_000);
+      for (let i = 6; i < 10; i++) await commit(`thing-${i}`);
+      await waitFor(async () => (await checkpoints()).length > before, 'the standby to record a checkpoint');
+      expect(await byStandby()).toBeGreaterThan(0);
+      expect((await verify()).every((m) => m === 'ok')).toBe(true);
+    } finally {
+      await standby.close();
+      await holder.close().catch(() => undefined);
+      for (const c of connections) await c.close();
+      await nats.stop();
+    }
+  }, 30_000);
 });

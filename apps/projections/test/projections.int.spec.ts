@@ -131,7 +131,7 @@ describe('projections service (in-process transport, embedded store)', () => {
     const families = [...m.types.entries()].filter(([name]) => name.startsWith('agora_'));
     expect(families.length).toBeGreaterThanOrEqual(15);
     for (const [name, type] of families) {
-      expect(name).toMatch(/^agora_(tribunal|voting|dialectic|chamber|debate|commands|store|reactor|deadline|nats)_[a-z_]+$/);
+      expect(name).toMatch(/^agora_(tribunal|voting|dialectic|chamber|debate|commands|store|reactor|deadline|lease|nats)_[a-z_]+$/);
       if (type === 'counter') expect(name).toMatch(/_total$/);
       expect(m.help.get(name)?.length ?? 0).toBeGreaterThan(30);
     }

@@ -15,7 +15,7 @@ import { GetAgent, RegisterAgent, type AgentView, type CommandResult } from '@ag
 import { openEventStore, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
-import { openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
+import { JetStreamLeaseRegister, openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
@@ -143,6 +143,19 @@ describe('deploy/nats users and permissions', () => {
       }
       const [event] = await context.store.readStream('agent-alice');
       expect(event).toMatchObject({ type: 'AgentRegistered', metadata: expect.objectContaining({ actor: 'root', signature: expect.any(String) }) });
+    }, 30_000);
+
+    it('the registry (service user) holds the leases of its reactors in AGORA_LEASES; an agent can neither read nor write a lease', async () => {
+      const service = await connect({ servers: nats.url, ...as('service') });
+      const agent = await connect({ servers: nats.url, ...as('agent') });
+      try {
+        const register = await JetStreamLeaseRegister.open(service);
+        for (const name of ['reactor.registry-trust', 'reactor.registry-breaker']) expect((await register.read(name))?.holder).toBe(context.leases!.holder);
+        await expect(JetStreamLeaseRegister.open(agent, { timeoutMs: 2_000 })).rejects.toThrow();
+      } finally {
+        await service.close();
+        await agent.close();
+      }
     }, 30_000);
 
     it('the gateway and auditor users read the log and cannot append to it', async () => {

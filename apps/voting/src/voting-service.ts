@@ -75,9 +75,9 @@ export function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): 
  * - Votes, cancellations, operator decisions and configuration changes are decided as they come
  *   (load, fold, decide, append at the expected revision, retry on conflict); commands on one
  *   session queue up in a replica, and replicas in other processes meet optimistic concurrency.
- * - Timeouts are durable: every replica rebuilds the pending ones from the log at start and issues
- *   ExpireVotingSession when one is due, with a command id derived from the deadline, so it lands
- *   once whichever replica or restart fires it.
+ * - Timeouts are durable: every replica rebuilds the pending ones from the log at start; the one
+ *   holding the lease `deadlines.voting` issues ExpireVotingSession when one is due, with a command
+ *   id derived from the deadline, so it lands once whichever replica or restart fires it.
  * - Queries: one session (read from its stream, so it reflects a command just answered), by
  *   request, pending sessions (from a live read model), and the validators the registry offers.
  */

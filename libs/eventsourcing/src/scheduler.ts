@@ -27,7 +27,7 @@ export interface SchedulerOptions {
   /**
    * Acts on a due deadline, normally by issuing an expiry command through `handleCommand` with
    * `deadlineCommandId(key, dueAt)` as its command id. It MUST be idempotent: a deadline can fire
-   * more than once (several replicas run a scheduler; a crash between firing and the expiry event
+   * more than once (two replicas around a lease takeover; a crash between firing and the expiry event
    * reaching the log fires it again at restart). With the deterministic command id, the repeats
    * are duplicates and write nothing. A rejection is logged and retried with backoff; give the
    * command a timeout, since deadlines fire one at a time.
@@ -43,6 +43,11 @@ export interface SchedulerOptions {
    * start, so a restart reads only the log's new events. Default: none (the whole log at every start).
    */
   snapshots?: SnapshotStore;
+  /**
+   * Whether it fires due deadlines (see `setActive`). Default true. An inactive scheduler keeps
+   * its pending set up to date from the log, so it can take over firing at once.
+   */
+  active?: boolean;
   /** Bump it when `deadlineOf` changes: a snapshot of another version is discarded and the set rebuilt from the log. Default 1. */
   snapshotVersion?: number;
 }
@@ -76,6 +81,7 @@ export class Scheduler {
   private firing: Promise<void> | undefined;
   private caughtUp = false;
   private stopped = false;
+  private active: boolean;
   private snapshotWriter: SnapshotWriter<Map<string, Deadline>> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
@@ -83,6 +89,25 @@ export class Scheduler {
     this.clock = options.clock ?? Date;
     this.logger = options.logger ?? console;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.active = options.active ?? true;
+  }
+
+  /**
+   * Starts or stops firing (another replica fires them meanwhile: a lease). Deactivating lets a
+   * deadline firing now finish; activating fires what is due at once.
+   */
+  setActive(active: boolean): void {
+    this.active = active;
+    if (active) {
+      this.arm();
+    } else {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  get isActive(): boolean {
+    return this.active;
   }
 
   /** Subscribes to the log from the beginning; resolves once the pending set is rebuilt (timers armed). */
@@ -151,7 +176,7 @@ export class Scheduler {
 
   /** Sets one timer for the earliest deadline. Does nothing before catch-up or while deadlines are firing (they re-arm when done). */
   private arm(): void {
-    if (this.stopped || !this.caughtUp || this.firing) return;
+    if (this.stopped || !this.caughtUp || !this.active || this.firing) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     const next = this.next();
@@ -170,7 +195,7 @@ export class Scheduler {
 
   /** Fires every deadline that is due, earliest first, one at a time. Never rejects. */
   private async fireDue(): Promise<void> {
-    for (let next = this.next(); next && !this.stopped && next.nextTryMs <= this.clock.now(); next = this.next()) {
+    for (let next = this.next(); next && !this.stopped && this.active && next.nextTryMs <= this.clock.now(); next = this.next()) {
       await this.fireOne(next);
     }
   }

@@ -63,6 +63,28 @@ afterEach(async () => {
 afterAll(removeTempDirs);
 
 describe('Scheduler', () => {
+  it('an inactive scheduler (a standby replica) keeps its pending set from the log but fires nothing until activated', async () => {
+    const store = await freshStore();
+    const dueAt = inMs(20);
+    await setDeadline(store, 'a', dueAt);
+    await setDeadline(store, 'b', inMs(30));
+    const { scheduler, fired } = schedulerOn(store, { active: false });
+    await scheduler.start();
+    // The holder fires b: its expiry reaches the log, and the standby's set follows.
+    await store.append(`${CATEGORY}-b`, [{ type: 'Expired', data: { key: 'b' } }], 'any');
+    await delay(100);
+    expect(fired).toEqual([]);
+    expect(scheduler.pending()).toEqual([{ key: 'a', dueAt }]);
+    scheduler.setActive(true);
+    await eventually(() => fired.length === 1, 2_000, 'the overdue deadline to fire once active');
+    expect(fired[0]).toMatchObject({ key: 'a', dueAt });
+    scheduler.setActive(false);
+    await setDeadline(store, 'c', inMs(10));
+    await delay(100);
+    expect(fired).toHaveLength(1);
+    expect(scheduler.pending().map((d) => d.key)).toEqual(['c']);
+  });
+
   it('fires a deadline when it is due, not before, and forgets it', async () => {
     const store = await freshStore();
     const dueAt = inMs(60);

@@ -5,6 +5,7 @@ import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreCon
 import { InvalidKey, parseKeyFile, parseServiceKeyring, publicKeyObject, type ServiceKeyring } from '@agora/identity';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_NATS_URL, DEFAULT_REQUEST_TIMEOUT_MS } from '@agora/messaging';
 import type { BootstrapAgent } from './agent-directory.js';
+import { DEFAULT_LEASE_TTL_MS } from './lease.js';
 import { DEFAULT_NATS_WAIT_MS, STARTUP_ENV_HELP } from './startup.js';
 import { serviceSecretKeysFromEnv } from './service-identity.js';
 
@@ -37,6 +38,8 @@ export interface RuntimeConfig {
   logLevels?: LogLevelName[];
   /** How long a starting process waits for NATS (AGORA_NATS_WAIT_MS); undefined = the default. */
   natsWaitMs?: number;
+  /** AGORA_LEASE_TTL_MS: how long a replica's lease on a reactor or scheduler outlives its last renewal; 0 = no leases. Default DEFAULT_LEASE_TTL_MS. */
+  leaseTtlMs?: number;
   /** Where the process serves /metrics (METRICS_PORT, METRICS_HOST); unset: not served by runProcess (tests). */
   metrics?: { port: number; host: string };
 }
@@ -96,6 +99,10 @@ AGORA_SERVICE_PUBLIC_KEYS  the services' public keys, JSON or @<file>: {"tribuna
                            its key in force here refuses to start; auditors verify with it
 AGORA_MAX_CLOCK_SKEW_MS    how far issuedAt may be from the service clock (default ${DEFAULT_MAX_CLOCK_SKEW_MS})
 AGORA_REQUEST_TIMEOUT_MS   timeout of every request a process makes (default ${DEFAULT_REQUEST_TIMEOUT_MS})
+AGORA_LEASE_TTL_MS         on NATS, the replicas of a service share its reactors and deadline schedulers:
+                           one replica holds a lease on each and renews it every third of this, another
+                           takes it over after this long without renewal (default ${DEFAULT_LEASE_TTL_MS}; 0 = no
+                           leases, every replica runs every reactor and scheduler)
 AGORA_LOG_LEVEL            framework log detail: error, warn, log, debug or verbose (default warn)
 ${STARTUP_ENV_HELP}`;
 
@@ -236,6 +243,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),
     requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
     logLevels: logLevels(env),
+    leaseTtlMs: intSetting(env, 'AGORA_LEASE_TTL_MS', DEFAULT_LEASE_TTL_MS, { min: 0, what: 'a whole number of milliseconds (0 = no leases)' }),
     natsWaitMs: intSetting(env, 'AGORA_NATS_WAIT_MS', DEFAULT_NATS_WAIT_MS, { min: 0, what: 'a whole number of milliseconds (0 = do not wait)' }),
     ...(options.metricsPort === undefined ? {} : { metrics: { port: portSetting(env, 'METRICS_PORT', options.metricsPort), host: env['METRICS_HOST']?.trim() || DEFAULT_METRICS_HOST } }),
     serviceKeysDir: resolve(env['AGORA_SERVICE_KEYS_DIR']?.trim() || join(env['AGORA_DATA_DIR'] ?? './data', 'service-keys')),

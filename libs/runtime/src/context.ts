@@ -3,6 +3,7 @@ import { FileCheckpointStore, FileSnapshotStore } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
+import { DEFAULT_LEASE_TTL_MS, JetStreamLeaseRegister, Leases } from './lease.js';
 import type { RuntimeConfig } from './config.js';
 import { ProcessMetrics } from './metrics.js';
 import { loadServiceIdentity, type ServiceIdentity } from './service-identity.js';
@@ -25,6 +26,12 @@ export interface ServiceContext {
   readonly directory: AgentDirectory;
   /** The process's metrics (one registry per process): commands, store, reactors, deadlines, NATS; parts add theirs. */
   readonly metrics: ProcessMetrics;
+  /**
+   * On NATS, the leases by which the replicas of a service share its reactors and deadline
+   * schedulers (runReactor, runDeadlines): one replica runs each. Undefined when the process is
+   * alone (in-process transport) or AGORA_LEASE_TTL_MS=0: it runs them all.
+   */
+  readonly leases: Leases | undefined;
   /** `<dataDir>/checkpoints`, for consumers with effects outside the process. */
   readonly checkpoints: FileCheckpointStore;
   /**
@@ -59,6 +66,8 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
     let transport: ServiceTransport;
     let client: AgoraClient;
     let publisher: EventPublisher;
+    let leases: Leases | undefined;
+    const leasesLine: string[] = [];
     if (config.natsUrl === undefined) {
       const bus = new InProcessBus();
       transport = { transport: 'in-process', bus, observer: metrics.observer };
@@ -73,6 +82,15 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       client = nats;
       publisher = EventPublisher.overNats(nats.connection);
       closers.push(() => nats.close());
+      const ttlMs = config.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+      if (ttlMs > 0) {
+        // Correct without them too (command ids derived from causes), only every replica then does the work.
+        leases = new Leases(() => JetStreamLeaseRegister.open(nats.connection, { timeoutMs: config.requestTimeoutMs }), { ttlMs });
+        metrics.watchLeases(leases);
+        leasesLine.push(`leases: reactors and deadline schedulers run on one replica at a time (this one ${leases.holder}, ttl ${ttlMs} ms)`);
+      } else {
+        leasesLine.push('leases: off (AGORA_LEASE_TTL_MS=0): every replica runs every reactor and deadline scheduler');
+      }
     }
     const identities = new Map<ServiceName, ServiceIdentity>();
     const serviceIdentity = (service: ServiceName): ServiceIdentity => {
@@ -96,6 +114,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       publisher,
       registry,
       metrics,
+      leases,
       directory: commandDirectory(registry, config.operators),
       checkpoints: new FileCheckpointStore(join(config.dataDir, 'checkpoints')),
       serviceIdentity,
@@ -105,6 +124,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
         `event store: ${describeStore(config.store)}`,
         `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,
         `bootstrap operators: ${config.operators.map((o) => o.agentId).join(', ') || 'none'}`,
+        ...leasesLine,
       ],
       close: closeAll,
     };

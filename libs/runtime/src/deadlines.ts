@@ -3,7 +3,7 @@ import { deadlineCommandId, Scheduler, type DeadlineChange } from '@agora/events
 import type { RecordedEvent } from '@agora/eventstore';
 import type { ServiceContext } from './context.js';
 import type { Running } from './process.js';
-import { issueInternalCommand, type InternalCommand, type ServiceActor } from './reactor.js';
+import { issueInternalCommand, outcomeOfIssued, type InternalCommand, type ServiceActor } from './reactor.js';
 
 export interface DeadlinesSpec {
   /** For logs. */
@@ -25,7 +25,9 @@ export const LATE_DEADLINE_LOG_MS = 5_000;
 /**
  * Durable deadlines of a service (DESIGN.md decision 5): the pending set is rebuilt from the log at
  * start, and each due deadline fires its expiry command with a command id derived from the
- * deadline, so every replica and every restart that fires it again appends nothing more. A
+ * deadline, so a restart (or a second replica around a lease takeover) that fires it again appends
+ * nothing more. With replicas (context.leases), only the holder of the lease `deadlines.<name>`
+ * fires; the others keep the pending set and take over when its holder's lease lapses. A
  * refusal is final (logged); a store outage is retried with backoff.
  *
  * The expiry is decided at the time it fires (`context.now` = the service clock, never before the
@@ -34,17 +36,20 @@ export const LATE_DEADLINE_LOG_MS = 5_000;
  * then. Had it run "as of" the due time, a deadline that fired after an outage would start the next
  * phase in the past, and that phase would expire at once, unseen.
  */
-export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Partial<Pick<ServiceContext, 'metrics' | 'snapshots'>>, spec: DeadlinesSpec): Promise<Running & { scheduler: Scheduler }> {
+export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Partial<Pick<ServiceContext, 'metrics' | 'snapshots' | 'leases'>>, spec: DeadlinesSpec): Promise<Running & { scheduler: Scheduler }> {
   const logger = spec.logger ?? console;
   const clock = spec.now ?? Date.now;
   // How late each deadline fires (agora_deadline_lateness_seconds); pending ones are read at scrape time, once the scheduler exists.
-  const lateness = context.metrics?.deadlines(spec.name, () => scheduler.pending());
+  // A standby's pending set is not its to fire: only the firing scheduler reports what is overdue.
+  const lateness = context.metrics?.deadlines(spec.name, () => (scheduler.isActive ? scheduler.pending() : []));
   const scheduler = new Scheduler({
     store: context.store,
     name: spec.name,
     categories: spec.categories,
     deadlineOf: spec.deadlineOf,
     ...(context.snapshots ? { snapshots: context.snapshots } : {}),
+    // With replicas, only the lease's holder fires; every replica keeps the pending set, to take over at once.
+    active: context.leases === undefined,
     logger,
     async fire(key, dueAt) {
       lateness?.fired(dueAt);
@@ -58,18 +63,25 @@ export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Part
       const lateMs = firedAt - due;
       if (lateMs >= LATE_DEADLINE_LOG_MS) logger.warn(`[deadlines ${spec.name}] ${key} due at ${dueAt} fires ${(lateMs / 1000).toFixed(1)} s late; what follows it gets its full time from now`);
       try {
-        await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: new Date(firedAt).toISOString(), causationId: key });
+        const result = await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: new Date(firedAt).toISOString(), causationId: key });
+        context.metrics?.internalCommand(`deadlines.${spec.name}`, outcomeOfIssued(result));
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
+        context.metrics?.internalCommand(`deadlines.${spec.name}`, 'refused');
         logger.warn(`[deadlines ${spec.name}] ${command.type} for ${key} refused (${error.code}): ${error.message}; dropped`);
       }
     },
   });
   await scheduler.start();
+  const lease = await context.leases?.run(`deadlines.${spec.name}`, {
+    start: async () => scheduler.setActive(true),
+    stop: async () => scheduler.setActive(false),
+  });
   return {
     scheduler,
-    lines: [`deadlines ${spec.name}: ${scheduler.pending().length} pending`],
+    lines: [`deadlines ${spec.name}: ${scheduler.pending().length} pending${lease && !lease.held ? '; standing by, another replica holds its lease' : ''}`],
     async close() {
+      await lease?.close();
       await scheduler.stop();
       lateness?.stop();
     },

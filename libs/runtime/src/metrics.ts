@@ -45,6 +45,8 @@ export function withLag(tracker: ReactorTracker | undefined, consumer: Consumer)
   };
 }
 
+export type InternalCommandOutcome = 'appended' | 'unchanged' | 'duplicate' | 'refused';
+
 /** What a deadline scheduler reports: its pending deadlines (read at scrape time) and each firing. */
 export interface DeadlineTracker {
   fired(dueAt: string): void;
@@ -70,6 +72,12 @@ export interface DeadlineTracker {
  * - agora_reactor_delay_seconds{reactor}                       histogram: commit of an event to its handling
  * - agora_deadline_overdue_seconds{scheduler}                  gauge: how late the most overdue pending deadline is (0 when none)
  * - agora_deadline_lateness_seconds{scheduler}                 histogram: due time to firing
+ * - agora_commands_issued_total{source,outcome}                counter: commands a service issued on its own behalf, by source
+ *                                                              (reactor.<name>, deadlines.<name>) and outcome: appended (its result
+ *                                                              lists events: appended by it, or by a copy issued at the same instant),
+ *                                                              unchanged (already satisfied), duplicate (its command id was handled before:
+ *                                                              by a redelivery, a restart or another replica), refused
+ * - agora_lease_held{lease}                                    gauge: 1 while this replica holds the lease (runs that reactor or scheduler), 0 standing by
  * - agora_nats_reconnects_total{connection}                    counter
  * - agora_nats_disconnects_total{connection}                   counter
  * - agora_nats_slow_consumer_events_total{connection}          counter: the client dropped messages of a subscription that fell behind
@@ -82,6 +90,7 @@ export class ProcessMetrics {
   private readonly appends: Counter<'adapter' | 'outcome'>;
   private readonly readSeconds: Histogram<'adapter'>;
   private readonly reactorDelay: Histogram<'reactor'>;
+  private readonly internalCommands: Counter<'source' | 'outcome'>;
   private readonly deadlineLateness: Histogram<'scheduler'>;
   private readonly natsEvents: Record<'reconnect' | 'disconnect' | 'slowConsumer', Counter<'connection'>>;
   /** The event each reactor has in hand, by reactor name. */
@@ -89,6 +98,7 @@ export class ProcessMetrics {
   /** Pending deadlines of each scheduler, read at scrape time. */
   private readonly schedulers = new Map<string, () => readonly { dueAt: string }[]>();
   private readonly watched = new WeakSet<NatsConnection>();
+  private leases: { held(): ReadonlyArray<{ name: string; held: boolean }> } | undefined;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean; now?: () => number } = {}) {
     const now = options.now ?? Date.now;
@@ -120,6 +130,23 @@ export class ProcessMetrics {
       collect() {
         this.reset();
         for (const [reactor, event] of inHand) this.set({ reactor }, event ? Math.max(0, (now() - Date.parse(event.recordedAt)) / 1000) : 0);
+      },
+    });
+    this.internalCommands = new Counter({
+      name: 'agora_commands_issued_total',
+      help: 'Commands the services of this process issued on their own behalf, by source (reactor.<name>, deadlines.<name>) and outcome: appended (its result lists events: appended by it, or by a copy issued at the same instant), unchanged (already satisfied), duplicate (its command id was handled before: a redelivery, a restart or another replica), refused',
+      labelNames: ['source', 'outcome'],
+      registers,
+    });
+    const leasesOf = () => this.leases;
+    new Gauge({
+      name: 'agora_lease_held',
+      help: 'Whether this replica holds a lease, by lease (reactor.<name>, deadlines.<name>): 1 = it runs that reactor or deadline scheduler, 0 = it stands by',
+      labelNames: ['lease'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { name, held } of leasesOf()?.held() ?? []) this.set({ lease: name }, held ? 1 : 0);
       },
     });
     this.reactorDelay = new Histogram({ name: 'agora_reactor_delay_seconds', help: 'Seconds from the commit of an event to a reactor (or the relay) handling it, by reactor', labelNames: ['reactor'], buckets: LAG_BUCKETS, registers });
@@ -205,6 +232,16 @@ export class ProcessMetrics {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
+  }
+
+  /** Counts a command issued on a service's own behalf (agora_commands_issued_total). */
+  internalCommand(source: string, outcome: InternalCommandOutcome): void {
+    this.internalCommands.inc({ source, outcome });
+  }
+
+  /** Reports the process's leases (agora_lease_held). */
+  watchLeases(leases: { held(): ReadonlyArray<{ name: string; held: boolean }> }): void {
+    this.leases = leases;
   }
 
   /** A reactor's lag: `begin` when it takes an event, `end` when done with it. */

@@ -4,7 +4,7 @@ import { DomainError, type Command, type Decider, type DomainEvent } from '@agor
 import { CheckpointedConsumer, handleCommand, reactionCommandId, type CommandMetadata } from '@agora/eventsourcing';
 import type { EventStore, RecordedEvent } from '@agora/eventstore';
 import type { ServiceContext } from './context.js';
-import { withLag } from './metrics.js';
+import { withLag, type InternalCommandOutcome } from './metrics.js';
 import type { Running } from './process.js';
 import type { ServiceIdentity } from './service-identity.js';
 
@@ -86,6 +86,11 @@ export async function issueInternalCommand(command: InternalCommand, options: Is
   });
 }
 
+/** How an issued command ended, for agora_commands_issued_total. */
+export function outcomeOfIssued(result: CommandResult): InternalCommandOutcome {
+  return result.duplicate ? 'duplicate' : result.events.length > 0 ? 'appended' : 'unchanged';
+}
+
 export interface ReactorSpec {
   /** Names the checkpoint and the derived command ids: never rename a reactor that has run. */
   name: string;
@@ -109,38 +114,65 @@ export interface ReactorSpec {
  * beside the first. Each reaction's command id is derived from the event, so a redelivered event
  * finds its earlier result and appends nothing. A reaction the decider refuses is logged and
  * skipped: the refusal is final, and retrying it would stall every later event.
+ *
+ * With replicas (context.leases, on NATS), only the replica holding the lease `reactor.<name>`
+ * runs the consumer; the others stand by and take over when its lease lapses, resuming from their
+ * own checkpoint (what the old holder did is handled again and appends nothing).
  */
-export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics'>>, spec: ReactorSpec): Promise<Running> {
+export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics' | 'leases'>>, spec: ReactorSpec): Promise<Running> {
   const logger = spec.logger ?? console;
   const now = spec.now ?? Date.now;
   const lag = context.metrics?.reactor(spec.name);
-  const consumer = new CheckpointedConsumer({
-    store: context.store,
-    checkpoints: context.checkpoints,
-    logger,
-    consumer: withLag(lag, {
-      name: spec.name,
-      ...(spec.categories ? { categories: spec.categories } : {}),
-      async handle(event) {
-        for (const [index, command] of (await spec.react(event)).entries()) {
-          const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
-          try {
-            await issueInternalCommand(command, {
-              store: context.store,
-              as: spec.as,
-              commandId: reactionCommandId(spec.name, event.id, index),
-              now: new Date(now()).toISOString(),
-              correlationId,
-              causationId: event.id,
-            });
-          } catch (error) {
-            if (!(error instanceof DomainError)) throw error;
-            logger.warn(`[reactor ${spec.name}] ${command.type} on ${command.streamId} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
+  const source = `reactor.${spec.name}`;
+  const newConsumer = () =>
+    new CheckpointedConsumer({
+      store: context.store,
+      checkpoints: context.checkpoints,
+      logger,
+      consumer: withLag(lag, {
+        name: spec.name,
+        ...(spec.categories ? { categories: spec.categories } : {}),
+        async handle(event) {
+          for (const [index, command] of (await spec.react(event)).entries()) {
+            const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
+            try {
+              const result = await issueInternalCommand(command, {
+                store: context.store,
+                as: spec.as,
+                commandId: reactionCommandId(spec.name, event.id, index),
+                now: new Date(now()).toISOString(),
+                correlationId,
+                causationId: event.id,
+              });
+              context.metrics?.internalCommand(source, outcomeOfIssued(result));
+            } catch (error) {
+              if (!(error instanceof DomainError)) throw error;
+              context.metrics?.internalCommand(source, 'refused');
+              logger.warn(`[reactor ${spec.name}] ${command.type} on ${command.streamId} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
+            }
           }
-        }
-      },
-    }),
+        },
+      }),
+    });
+  const line = `reactor ${spec.name} (checkpoint "${spec.name}")`;
+  if (!context.leases) {
+    const consumer = newConsumer();
+    await consumer.start();
+    return { lines: [line], close: () => consumer.stop().finally(() => lag?.stop()) };
+  }
+  // With replicas: only the lease's holder runs the consumer. A standby's checkpoint stays where
+  // its own handling left it, so a takeover handles again (appending nothing) what the holder did.
+  let consumer: CheckpointedConsumer | undefined;
+  const lease = await context.leases.run(source, {
+    async start() {
+      consumer = newConsumer();
+      await consumer.start();
+    },
+    async stop() {
+      const stopping = consumer;
+      consumer = undefined;
+      await stopping?.stop();
+    },
   });
-  await consumer.start();
-  return { lines: [`reactor ${spec.name} (checkpoint "${spec.name}")`], close: () => consumer.stop().finally(() => lag?.stop()) };
+  return { lines: [`${line}${lease.held ? '' : ': standing by, another replica holds its lease'}`], close: () => lease.close().finally(() => lag?.stop()) };
 }

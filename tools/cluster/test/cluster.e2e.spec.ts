@@ -4,7 +4,7 @@
 // processes (`npm run build` first, as `npm test` does).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
@@ -49,6 +49,12 @@ describe('npm run cluster (e2e)', () => {
       const envelope = createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'alice', publicKey: alice.publicKey, displayName: 'Alice', roles: ['executive'] }, secretKey: root.secretKey });
       const res = await fetch(`http://127.0.0.1:${gatewayPort}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
       expect(await res.json()).toMatchObject({ ok: true, result: { streamId: 'agent-alice', duplicate: false } });
+
+      // The services, as the NATS user service, keep leases in the AGORA_LEASES stream (replicas share their reactors).
+      const logs = await readdir(join(dir, 'logs'));
+      const registryLog = await readFile(join(dir, 'logs', logs.find((name) => name.startsWith('registry'))!), 'utf8');
+      expect(registryLog).toMatch(/lease reactor\.registry-trust: taken by/);
+      expect(registryLog).not.toContain('cannot open the lease register');
 
       child.kill('SIGINT');
       expect(await exited).toBe(0);
