@@ -15,7 +15,7 @@ import { GetAgent, RegisterAgent, type AgentView, type CommandResult } from '@ag
 import { openEventStore, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
-import { JetStreamLeaseRegister, openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
+import { JetStreamLeaseRegister, leaseScope, openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
@@ -150,7 +150,9 @@ describe('deploy/nats users and permissions', () => {
       const agent = await connect({ servers: nats.url, ...as('agent') });
       try {
         const register = await JetStreamLeaseRegister.open(service);
-        for (const name of ['reactor.registry-trust', 'reactor.registry-breaker']) expect((await register.read(name))?.holder).toBe(context.leases!.holder);
+        // Kept under the log's scope: the default stream AGORA_EVENTS here.
+        expect(leaseScope(jetstream('service'))).toBe('AGORA_EVENTS');
+        for (const name of ['reactor.registry-trust', 'reactor.registry-breaker']) expect((await register.read(`AGORA_EVENTS.${name}`))?.holder).toBe(context.leases!.holder);
         await expect(JetStreamLeaseRegister.open(agent, { timeoutMs: 2_000 })).rejects.toThrow();
       } finally {
         await service.close();

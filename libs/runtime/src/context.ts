@@ -3,7 +3,7 @@ import { FileCheckpointStore, FileSnapshotStore } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
-import { DEFAULT_LEASE_TTL_MS, JetStreamLeaseRegister, Leases } from './lease.js';
+import { DEFAULT_LEASE_TTL_MS, JetStreamLeaseRegister, leaseScope, Leases } from './lease.js';
 import type { RuntimeConfig } from './config.js';
 import { ProcessMetrics } from './metrics.js';
 import { loadServiceIdentity, type ServiceIdentity } from './service-identity.js';
@@ -85,7 +85,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       const ttlMs = config.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
       if (ttlMs > 0) {
         // Correct without them too (command ids derived from causes), only every replica then does the work.
-        leases = new Leases(() => JetStreamLeaseRegister.open(nats.connection, { timeoutMs: config.requestTimeoutMs }), { ttlMs });
+        leases = new Leases(() => JetStreamLeaseRegister.open(nats.connection, { timeoutMs: config.requestTimeoutMs }), { ttlMs, scope: leaseScope(config.store) });
         metrics.watchLeases(leases);
         leasesLine.push(`leases: reactors and deadline schedulers run on one replica at a time (this one ${leases.holder}, ttl ${ttlMs} ms)`);
       } else {

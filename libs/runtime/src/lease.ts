@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -103,6 +103,17 @@ function leaseSubject(name: string): string {
   return `${LEASE_SUBJECT_PREFIX}.${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
+/**
+ * The scope of a system's leases: the log its replicas share. A JetStream log is named by its
+ * stream (one system per stream); another store by a short hash of where it is (an embedded log's
+ * directory, a KurrentDB connection string).
+ */
+export function leaseScope(store: { kind: string; streamName?: string; directory?: string; connectionString?: string }): string {
+  if (store.kind === 'jetstream') return store.streamName ?? 'AGORA_EVENTS';
+  const where = store.kind === 'embedded' ? store.directory : store.connectionString;
+  return `${store.kind}-${createHash('sha256').update(where ?? '').digest('base64url').slice(0, 12)}`;
+}
+
 /** What runs only while its lease is held: started on take, stopped on loss (each may be called again after the other). */
 export interface LeasedWork {
   start(): Promise<void>;
@@ -121,6 +132,11 @@ export interface LeasesOptions {
   ttlMs: number;
   /** Names this replica in the register and the logs. Default `<host>:<pid>:<random>`. */
   holder?: string;
+  /**
+   * The log the leases are for (`leaseScope`): the register keeps lease `name` as `<scope>.<name>`,
+   * so that systems sharing one NATS server, each with its own log, each have their own leases.
+   */
+  scope?: string;
   /** A line for each take and loss. */
   log?: (line: string) => void;
   logger?: { warn(message: string, ...details: unknown[]): void };
@@ -146,6 +162,7 @@ export class Leases {
   /** Work run without a lease, the register being unavailable. */
   private readonly unleased = new Set<string>();
   private opened: Promise<LeaseRegister | undefined> | undefined;
+  private readonly scope: string | undefined;
 
   /**
    * @param register the register, or how to open it: opened on the first `run`, so a process that
@@ -160,6 +177,7 @@ export class Leases {
     if (!Number.isSafeInteger(options.ttlMs) || options.ttlMs < 1) throw new RangeError(`a lease ttl must be a positive whole number of ms, got ${String(options.ttlMs)}`);
     this.ttlMs = options.ttlMs;
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.scope = options.scope;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((line) => process.stdout.write(`${line}\n`));
     this.logger = options.logger ?? console;
@@ -197,7 +215,8 @@ export class Leases {
         },
       };
     }
-    const loop = new LeaseLoop(name, work, register, { ttlMs: this.ttlMs, holder: this.holder, now: this.now, log: this.log, logger: this.logger });
+    const key = this.scope === undefined ? name : `${this.scope}.${name}`;
+    const loop = new LeaseLoop(name, key, work, register, { ttlMs: this.ttlMs, holder: this.holder, now: this.now, log: this.log, logger: this.logger });
     this.running.set(name, loop);
     await loop.begin();
     return {
@@ -226,6 +245,8 @@ class LeaseLoop {
 
   constructor(
     private readonly name: string,
+    /** The lease's key in the register (its name under the leases' scope). */
+    private readonly key: string,
     private readonly work: LeasedWork,
     private readonly register: LeaseRegister,
     private readonly options: Required<Pick<LeasesOptions, 'ttlMs' | 'holder' | 'now' | 'log' | 'logger'>>,
@@ -244,7 +265,7 @@ class LeaseLoop {
     this.held = false;
     this.transition('stop');
     await this.transitions;
-    await this.register.write(this.name, undefined, this.revision).catch(() => undefined);
+    await this.register.write(this.key, undefined, this.revision).catch(() => undefined);
     this.options.log(`lease ${this.name}: released by ${this.options.holder}`);
   }
 
@@ -274,7 +295,7 @@ class LeaseLoop {
   }
 
   private async renew(): Promise<void> {
-    const revision = await this.register.write(this.name, this.options.holder, this.revision);
+    const revision = await this.register.write(this.key, this.options.holder, this.revision);
     if (revision === 'conflict') return this.lose('taken by another replica');
     this.revision = revision;
   }
@@ -282,7 +303,7 @@ class LeaseLoop {
   private async look(): Promise<void> {
     if (this.closed) return;
     const now = this.options.now();
-    const record = await this.register.read(this.name);
+    const record = await this.register.read(this.key);
     if (record && record.holder !== undefined && record.holder !== this.options.holder) {
       if (this.seen?.revision !== record.revision) {
         this.seen = { revision: record.revision, sinceMs: now };
@@ -290,7 +311,7 @@ class LeaseLoop {
       }
       if (now - this.seen.sinceMs < this.options.ttlMs) return;
     }
-    const revision = await this.register.write(this.name, this.options.holder, record?.revision ?? 0);
+    const revision = await this.register.write(this.key, this.options.holder, record?.revision ?? 0);
     if (revision === 'conflict') return;
     const previous = record?.holder;
     this.held = true;
@@ -317,7 +338,7 @@ class LeaseLoop {
         // Work that would not start gives the lease back, for this replica or another to try again.
         if (to === 'start' && this.held) {
           this.held = false;
-          await this.register.write(this.name, undefined, this.revision).catch(() => undefined);
+          await this.register.write(this.key, undefined, this.revision).catch(() => undefined);
           await this.work.stop().catch(() => undefined);
         }
       }

@@ -4,7 +4,7 @@
 // taken when it comes back.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
-import { JetStreamLeaseRegister, Leases, ProcessMetrics, type HeldLease } from '../src/index.js';
+import { JetStreamLeaseRegister, leaseScope, Leases, ProcessMetrics, type HeldLease } from '../src/index.js';
 
 const TTL_MS = 800;
 
@@ -109,5 +109,30 @@ describe('leases (JetStream register)', () => {
     expect(await register.write('deadlines.other', 'f', record!.revision)).toBe('conflict');
     await waitFor(() => !d.lease.held && !d.running, 'd stopping its work', TTL_MS * 2);
     expect(lines).toContain('lease deadlines.other: lost by d (taken by another replica); standing by');
+  });
+  it('systems sharing one NATS server, each with its own log, each have their own leases (the scope)', async () => {
+    const work = () => ({ start: async () => undefined, stop: async () => undefined });
+    const opened: Array<{ connection: NatsConnection; lease: HeldLease }> = [];
+    const replicaOf = async (holder: string, store: Parameters<typeof leaseScope>[0]) => {
+      const connection = await connect({ servers: nats.url });
+      const leases = new Leases(await JetStreamLeaseRegister.open(connection), { ttlMs: TTL_MS, holder, scope: leaseScope(store), log: () => undefined, logger: { warn: () => undefined } });
+      const lease = await leases.run('reactor.shared-name', work());
+      opened.push({ connection, lease });
+      return lease;
+    };
+    try {
+      const staging = await replicaOf('staging-1', { kind: 'jetstream', streamName: 'AGORA_STAGING' });
+      const production = await replicaOf('production-1', { kind: 'jetstream' });
+      const production2 = await replicaOf('production-2', { kind: 'jetstream', streamName: 'AGORA_EVENTS' });
+      const embedded = await replicaOf('embedded-1', { kind: 'embedded', directory: '/srv/agora/events' });
+      expect([staging.held, production.held, production2.held, embedded.held]).toEqual([true, true, false, true]);
+      expect(leaseScope({ kind: 'embedded', directory: '/a' })).not.toBe(leaseScope({ kind: 'embedded', directory: '/b' }));
+      expect(leaseScope({ kind: 'kurrentdb', connectionString: 'kurrentdb://a:2113' })).toMatch(/^kurrentdb-[A-Za-z0-9_-]{12}$/);
+    } finally {
+      for (const o of opened) {
+        await o.lease.close().catch(() => undefined);
+        await o.connection.close().catch(() => undefined);
+      }
+    }
   });
 });
