@@ -16,13 +16,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
+import { freePort } from '@agora/testing';
 
 const HELP = `Usage: npm run bench:startup -- [options]
 
@@ -74,17 +74,6 @@ function positiveInt(v: string, name: string): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n <= 0) usage(`--${name} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** A private nats-server with JetStream storing under `storeDir` (kept between runs). */
