@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProposalView, Reply, VotingSessionView } from '@agora/contracts';
+import { eventByType, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { createSignedCommand, parseKeyFile, type KeyPair } from '@agora/identity';
 import { REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 
@@ -91,6 +91,17 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
       expect({ path, view: await query(path) }).toMatchObject({ path, view: fields });
     }
   }, 150_000);
+
+  it('every event it delivers names its schema version, the one this release reads (agora events tail over SSE)', async () => {
+    const count = Object.values(expected.audit).reduce((a, b) => a + b, 0) - expected.audit['other']!;
+    const run = await runToCompletion('apps/cli/src/main.ts', ['events', 'tail', '--count', String(count), '--json'], { AGORA_URL: url }, 60_000);
+    expect(run.stderr).toBe('');
+    const delivered = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string; metadata: Record<string, unknown> });
+    expect(delivered).toHaveLength(count);
+    const versions = delivered.filter((e) => eventByType(e.type) !== undefined).map((e) => ({ type: e.type, schemaVersion: e.metadata['schemaVersion'] }));
+    expect(versions.length).toBeGreaterThan(count / 2);
+    expect(versions).toEqual(versions.map(({ type }) => ({ type, schemaVersion: eventByType(type)!.version })));
+  }, 90_000);
 
   it('the old fleet acts on top of it with its own keys: a proposal submitted, objected to, revised and approved; a deploy voted through', async () => {
     const { executive, reviewers, requester } = expected.fleet;
