@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { COMMANDS, runCli } from '../src/cli.js';
 import type { Io } from '../src/command.js';
 import { agentsTable } from '../src/commands/agents.js';
-import { eventLine } from '../src/commands/events.js';
+import { eventLine, unknownVersion } from '../src/commands/events.js';
 import { readPayload } from '../src/commands/send.js';
 import { describeCommandResult } from '../src/gateway-client.js';
 import { SseParser } from '../src/sse.js';
@@ -113,6 +113,16 @@ describe('command parts', () => {
     const { code, stderr } = await cli(['send', 'UpdateAgent', '{}', '--key', join(dir, 'bad.key.json'), '--url', 'http://127.0.0.1:9']);
     expect(code).toBe(1);
     expect(stderr).toMatch(/^error: .*bad\.key\.json: the key file has no "secretKey"/);
+  });
+
+  it('events tail says when an event arrives at a schema version this agora does not know, and only then', () => {
+    const event = (metadata?: Record<string, unknown>, type = 'AgentRegistered') => ({ id: 'e', type, streamId: 'agent-alice', revision: 0, position: '17', data: { agentId: 'alice' }, ...(metadata ? { metadata } : {}) });
+    expect(unknownVersion(event({ actor: 'root', schemaVersion: 1 }))).toBeUndefined();
+    expect(unknownVersion(event({ actor: 'root', schemaVersion: 2 }))).toBe(
+      "AgentRegistered arrives at schema version 2, this agora knows version 1: its data is printed as received, not as version 1 (an agora from the gateway's release reads it)",
+    );
+    expect(unknownVersion(event({ actor: 'root' }))).toMatch(/^AgentRegistered arrives at schema version none, this agora knows version 1/);
+    expect(unknownVersion(event({ actor: 'root' }, 'CommandIdReserved'))).toBeUndefined();
   });
 
   it('formats events, agents and command results for people', () => {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { COMMAND_ID_CATEGORY } from '@agora/runtime';
 import { backoffDelay, categoryOf, InvalidPosition, sleep, type EventStore, type Position, type RecordedEvent } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
-import { DEBATE_SSE_TYPES } from '@agora/contracts';
+import { DEBATE_SSE_TYPES, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { chunkFrames, type EventFeed, type FeedChunk, type FeedEntry, type FeedPage } from './event-feed.js';
 import { GatewayError } from './http-reply.js';
 
@@ -56,14 +56,14 @@ export function sseFrame(event: RecordedEvent): string {
  * SSE event name (message_posted, stage_transition, steelman_attempt, steelman_graded,
  * commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed,
  * debate_complete, and moderator_intervened, thread_crystallized, debate_opened), the position as
- * id (so Last-Event-ID resumes), and the event's data with its log type, position and time.
+ * id (so Last-Event-ID resumes), and the event's data with its log type, that type's schema version, position and time.
  * Undefined for a debate event the stream does not carry.
  */
 export function debateSseFrame(event: RecordedEvent): string | undefined {
   const name = DEBATE_SSE_TYPES[event.type];
   if (name === undefined) return undefined;
-  const { type, position, recordedAt, data } = event;
-  return `id: ${position}\nevent: ${name}\ndata: ${JSON.stringify({ type: name, logType: type, position, recordedAt, ...(data as Record<string, unknown>) })}\n\n`;
+  const { type, position, recordedAt, data, metadata } = event;
+  return `id: ${position}\nevent: ${name}\ndata: ${JSON.stringify({ type: name, logType: type, logSchemaVersion: metadata[SCHEMA_VERSION_FIELD], position, recordedAt, ...(data as Record<string, unknown>) })}\n\n`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Role } from './common.js';
+import { checkVersioning, type EventUpcaster } from './versions.js';
 
 /** Subjects: lowercase, dot-separated, no wildcards. */
 const TOKEN = /^[a-z][a-z0-9_]*$/;
@@ -42,6 +43,14 @@ export interface EventDefinition<D extends z.ZodType = z.ZodType> {
   subject: string;
   data: D;
   summary: string;
+  /**
+   * The schema version of `data`: 1 until the shape changes otherwise than by a new optional field
+   * (a rename, a removal, a change of meaning), then one more, with an upcaster from the version
+   * before (docs/event-versions.md). Stored with every event (metadata `schemaVersion`).
+   */
+  version: number;
+  /** `upcasters[n - 1]` turns the data of version n into version n + 1 (pure): one for every version before `version`. */
+  upcasters: readonly EventUpcaster[];
 }
 
 export interface QueryDefinition<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
@@ -70,8 +79,11 @@ export function defineCommand<P extends z.ZodType>(def: Omit<CommandDefinition<P
   return { kind: 'command', subject, ...def };
 }
 
-export function defineEvent<D extends z.ZodType>(def: Omit<EventDefinition<D>, 'kind' | 'subject'>): EventDefinition<D> {
-  return { kind: 'event', subject: eventSubject(def.category, def.type), ...def };
+/** An event's contract; `version` defaults to 1 (with no upcasters). */
+export function defineEvent<D extends z.ZodType>(def: Omit<EventDefinition<D>, 'kind' | 'subject' | 'version' | 'upcasters'> & Partial<Pick<EventDefinition<D>, 'version' | 'upcasters'>>): EventDefinition<D> {
+  const defined: EventDefinition<D> = { kind: 'event', subject: eventSubject(def.category, def.type), ...def, version: def.version ?? 1, upcasters: def.upcasters ?? [] };
+  checkVersioning(defined);
+  return defined;
 }
 
 export function defineQuery<P extends z.ZodType, R extends z.ZodType>(def: Omit<QueryDefinition<P, R>, 'kind' | 'subject'>): QueryDefinition<P, R> {

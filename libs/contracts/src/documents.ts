@@ -42,7 +42,11 @@ export function publishedEventOf(e: EventDefinition): z.ZodType {
     position: z.string().describe('Opaque global position; resume an SSE stream after it with Last-Event-ID'),
     recordedAt: z.string(),
     data: e.data,
-    metadata: EventMetadata,
+    metadata: EventMetadata.extend({
+      schemaVersion: z
+        .literal(e.version)
+        .describe(`The schema version of \`data\`: this document describes ${e.type} version ${e.version}. Any other version is not this shape: a reader that does not know it must not read the data as this one (docs/event-versions.md)`),
+    }),
   });
 }
 
@@ -62,6 +66,8 @@ export const EVENT_HEADERS = {
   position: 'Agora-Position',
   /** Lets a JetStream stream that captures `agora.evt.>` drop the copies an at-least-once relay resends. */
   natsMsgId: 'Nats-Msg-Id',
+  /** The schema version of the body's `data` (as `metadata.schemaVersion`): a listener can skip a version it does not know without parsing the body. */
+  schemaVersion: 'Agora-Schema-Version',
 } as const;
 
 /** JSON Schema of the headers of a relayed event. */
@@ -75,6 +81,7 @@ export function eventHeadersSchema(e: EventDefinition): JsonSchema {
       [EVENT_HEADERS.revision]: { type: 'string', pattern: '^[0-9]+$', description: 'Revision of the event in its stream, in decimal' },
       [EVENT_HEADERS.position]: { type: 'string', description: 'Opaque global position' },
       [EVENT_HEADERS.natsMsgId]: { type: 'string', format: 'uuid', description: 'The event id again, for JetStream deduplication' },
+      [EVENT_HEADERS.schemaVersion]: { const: String(e.version), description: `The schema version of the body's data, in decimal (as metadata.schemaVersion): ${e.version} for the shape described here` },
     },
     required: Object.values(EVENT_HEADERS),
   };
@@ -99,7 +106,7 @@ export function buildDocuments(version = '0.1.0'): GeneratedDocuments {
   files['json-schema/CommandEnvelope.json'] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Command envelope', ...schemaOf(CommandEnvelope) });
   files['json-schema/Reply.json'] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Reply', ...schemaOf(replyOf(z.unknown()), 'output') });
   for (const c of commands) files[`json-schema/commands/${c.type}.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...envelopeOf(c) });
-  for (const e of events) files[`json-schema/events/${e.type}.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${e.type} event`, description: e.summary, ...schemaOf(publishedEventOf(e), 'output') });
+  for (const e of events) files[`json-schema/events/${e.type}.json`] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: `${e.type} event, version ${e.version}`, description: e.summary, ...schemaOf(publishedEventOf(e), 'output') });
   for (const q of queries) {
     // Query names are unique within a service only: `<service>.<name>` is unique (it is the subject's tail).
     const id = `${q.service}.${q.name}`;
@@ -171,8 +178,9 @@ function asyncApi(version: string): JsonSchema {
     const id = channelId(e.subject);
     messages[e.type] = {
       name: e.type,
-      title: e.type,
+      title: `${e.type} (version ${e.version})`,
       summary: e.summary,
+      'x-agora-schema-version': e.version,
       contentType: 'application/json',
       headers: multiFormat(eventHeadersSchema(e)),
       payload: multiFormat(schemaOf(publishedEventOf(e), 'output')),
@@ -191,7 +199,8 @@ function asyncApi(version: string): JsonSchema {
         'queries are requests on agora.qry.<service>.<name>; committed events are published on agora.evt.<category>.<EventType>.',
         'Every reply is {ok:true,result} or {ok:false,error:{code,message,details}}. Error codes:',
         ...Object.entries(ERROR_CODES).map(([code, { meaning }]) => `${code}: ${meaning}.`),
-        'Every schema is JSON Schema 2020-12 (schemaFormat). Events carry the headers Agora-Event-Id (dedupe on it), Agora-Event-Type, Agora-Stream, Agora-Revision, Agora-Position and Nats-Msg-Id.',
+        'Every schema is JSON Schema 2020-12 (schemaFormat). Events carry the headers Agora-Event-Id (dedupe on it), Agora-Event-Type, Agora-Stream, Agora-Revision, Agora-Position, Nats-Msg-Id and Agora-Schema-Version.',
+        "Every event names the schema version of its data (metadata.schemaVersion and the Agora-Schema-Version header; each event message's x-agora-schema-version is the version it describes). Agora upcasts older events before delivering them, so the version is today's; a listener that meets a version it does not know must not read the data as one it knows (docs/event-versions.md).",
         'The same commands and queries over HTTP: POST /v1/commands and the GET routes in x-agora-http (openapi.json beside this document).',
       ].join(' ') + `\n\n${SIGNING_SPEC}`,
     },

@@ -3,6 +3,7 @@ export * from './paging.js';
 export * from './errors.js';
 export * from './envelope.js';
 export * from './define.js';
+export * from './versions.js';
 export * from './registry.js';
 export * from './tribunal.js';
 export * from './voting.js';

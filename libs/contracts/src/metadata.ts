@@ -38,6 +38,14 @@ export const EventMetadata = z
       .strict()
       .optional()
       .describe('On the first event of a commit: the context its decider saw, so an audit can decide the command again and compare'),
+    schemaVersion: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "The schema version of the event's `data` (its type's `version` in the contracts; docs/event-versions.md). Every event Agora delivers carries it, upcast to today's version; an event stored without it was written before versions existed and is version 1. A reader that does not know the version must not read the data as a version it knows",
+      ),
     prevCommitHash: z
       .string()
       .regex(/^[0-9a-f]{64}$/)

@@ -164,7 +164,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         summary: "One debate's events as Server-Sent Events, with seed 004's event names: history, then live",
         description: [
           'Each message has `id: <position>`, `event: <name>` (message_posted, stage_transition, steelman_attempt, steelman_graded, commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed, debate_complete, and debate_opened, moderator_intervened, thread_crystallized)',
-          'and `data: {type, logType, position, recordedAt, ...the event data}`. Reconnect with `Last-Event-ID` to continue strictly after the last event received.',
+          'and `data: {type, logType, logSchemaVersion, position, recordedAt, ...the event data}` (logSchemaVersion: the schema version of the log event\'s data, as its metadata.schemaVersion). Reconnect with `Last-Event-ID` to continue strictly after the last event received.',
         ].join(' '),
         parameters: [
           { name: 'debateId', in: 'path', required: true, schema: { type: 'string' } },

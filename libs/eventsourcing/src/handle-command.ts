@@ -1,4 +1,4 @@
-import { AgoraError, type CommandResult } from '@agora/contracts';
+import { AgoraError, eventByType, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
@@ -309,8 +309,9 @@ export function recordedDecision(command: Command, signedPayload: unknown): Reco
 /**
  * The events to append, with deterministic ids and the command's metadata (undefined fields left
  * out: metadata must be JSON), each carrying `prevCommitHash`: the link to the stream's previous
- * commit (`nextCommitLink` of @agora/identity). With the decided `command`, the first event also
- * records the decision (RecordedDecision).
+ * commit (`nextCommitLink` of @agora/identity), and `schemaVersion`: its type's version in the
+ * contracts (docs/event-versions.md). With the decided `command`, the first event also records the
+ * decision (RecordedDecision).
  */
 export function toEventData(events: readonly DomainEvent[], metadata: CommandMetadata, prevCommitHash: string, command?: Command): EventData[] {
   const common: Record<string, unknown> = {
@@ -326,12 +327,11 @@ export function toEventData(events: readonly DomainEvent[], metadata: CommandMet
   const first: Record<string, unknown> = { ...common };
   if (metadata.payload !== undefined) first['commandPayload'] = metadata.payload;
   if (command !== undefined) first['decision'] = recordedDecision(command, metadata.payload);
-  return events.map((e, index) => ({
-    id: eventIdFor(metadata.commandId, index),
-    type: e.type,
-    data: e.data,
-    metadata: index === 0 ? first : { ...common },
-  }));
+  return events.map((e, index) => {
+    const version = eventByType(e.type)?.version;
+    const own = index === 0 ? first : { ...common };
+    return { id: eventIdFor(metadata.commandId, index), type: e.type, data: e.data, metadata: version === undefined ? own : { ...own, [SCHEMA_VERSION_FIELD]: version } };
+  });
 }
 
 /** The store refused an append because one of its event ids is already stored in another commit. */

@@ -8,17 +8,18 @@ import type { RecordedEvent } from '@agora/eventstore';
  * its one global order, recorded now and then, signed, in the `audit-log` stream. An event edited,
  * removed or cut off the end of the log before a checkpoint changes every hash from there on, so
  * the auditor, hashing the log again with these same functions, finds the checkpoint that no
- * longer matches. The hash covers what the store returns for each event (id, type, stream,
- * revision, data, metadata), which is what the writer saw too.
+ * longer matches. The hash covers what the store holds of each event (id, type, stream,
+ * revision, data and metadata as written), which is what the writer saw too.
  */
 
 export const LOG_HASH_ALGORITHM = 'sha256-chain-v1' as const;
 /** The hash of the empty log. */
 export const LOG_HASH_GENESIS = '0'.repeat(64);
 
-/** What of an event the log hash covers. */
+/** What of an event the log hash covers: its data and metadata as written (an upcast event carries them in `written`). */
 export function logHashInput(event: RecordedEvent): string {
-  return JSON.stringify([event.id, event.type, event.streamId, event.revision, event.data, event.metadata]);
+  const { data, metadata } = event.written ?? event;
+  return JSON.stringify([event.id, event.type, event.streamId, event.revision, data, metadata]);
 }
 
 /** The running hash after `event`, from the hash before it. */

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { openEmbeddedEventStore } from './embedded/embedded-store.js';
 import { natsCredentials, type NatsCredentials } from './nats-credentials.js';
 import type { EventStore } from './port.js';
+import { upcastingStore } from './upcasting.js';
 
 export interface StoreConfig {
   kind: 'embedded' | 'jetstream' | 'kurrentdb';
@@ -53,8 +54,15 @@ function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
   return config;
 }
 
-/** Opens the store a config names. Network adapters load only when chosen (the gRPC client is heavy). */
+/**
+ * Opens the store a config names, its events read in today's shape (upcastingStore: every older
+ * schema version upcast by its contract). Network adapters load only when chosen (the gRPC client is heavy).
+ */
 export async function openEventStore(config: StoreConfig): Promise<EventStore> {
+  return upcastingStore(await openAdapter(config));
+}
+
+async function openAdapter(config: StoreConfig): Promise<EventStore> {
   switch (config.kind) {
     case 'embedded':
       return openEmbeddedEventStore({ directory: config.directory ?? resolve('data', 'events') });

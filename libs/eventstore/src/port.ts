@@ -49,6 +49,12 @@ export interface RecordedEvent<T = unknown> {
   position: Position;
   /** ISO-8601 time the store recorded the commit. */
   recordedAt: string;
+  /**
+   * The data and metadata exactly as stored, present only when reading changed them (an upcaster
+   * turned an older schema version into today's, or the version was filled in: see upcasting.ts).
+   * Hashes and signatures cover what was written: the commit chain and the log hash use this.
+   */
+  written?: { data: unknown; metadata: Record<string, unknown> };
 }
 
 export interface AppendResult {

@@ -11,6 +11,8 @@ import { canonicalJson } from './canonical-json.js';
  *   commitHash(commit)          = hex(SHA-256("agora.commit-chain.v1\n" +
  *                                   canonicalJson([{id, type, data, metadata} of each event, in order])))
  *
+ * with data and metadata as written (an upcast event carries them in `written`).
+ *
  * The metadata hashed includes the commit's own `prevCommitHash`, so each link covers every commit
  * before it: an edited, removed or reordered commit breaks the link of the commit after it (the
  * log's tail is covered by the signed checkpoints, not by this chain).
@@ -24,6 +26,8 @@ export interface ChainEvent {
   type: string;
   data: unknown;
   metadata: Readonly<Record<string, unknown>>;
+  /** The data and metadata as stored, when reading changed them (an upcast event): the chain hashes these. */
+  written?: { data: unknown; metadata: Readonly<Record<string, unknown>> } | undefined;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -36,7 +40,7 @@ export function genesisCommitHash(streamId: string): string {
 /** The hash of one commit (its events in order), which the next commit of the stream carries. */
 export function commitHash(commit: readonly ChainEvent[]): string {
   if (commit.length === 0) throw new RangeError('a commit has at least one event');
-  return sha256(DOMAIN + canonicalJson(commit.map(({ id, type, data, metadata }) => ({ id, type, data, metadata }))));
+  return sha256(DOMAIN + canonicalJson(commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) }))));
 }
 
 /** The `prevCommitHash` a new commit carries: the genesis value on an empty stream, else the hash of the stream's last commit. */

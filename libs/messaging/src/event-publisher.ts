@@ -1,4 +1,4 @@
-import { EVENT_HEADERS, eventSubject } from '@agora/contracts';
+import { EVENT_HEADERS, eventSubject, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { InProcessBus } from './in-process-bus.js';
 import { NatsWire } from './nats-wire.js';
@@ -38,6 +38,8 @@ export function eventHeaders(event: RelayedEvent): WireHeaders {
     [EVENT_HEADERS.revision]: String(event.revision),
     [EVENT_HEADERS.position]: event.position,
     [EVENT_HEADERS.natsMsgId]: event.id,
+    // Every event of a contracted type comes out of the store with its schema version (upcasting.ts in @agora/eventstore).
+    ...(typeof event.metadata[SCHEMA_VERSION_FIELD] === 'number' ? { [EVENT_HEADERS.schemaVersion]: String(event.metadata[SCHEMA_VERSION_FIELD]) } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Reply } from '@agora/contracts';
+import { eventByType, SCHEMA_VERSION_FIELD, type Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
 import { gatewayUrl, unreachable } from '../gateway-client.js';
 import { SseParser, type SseMessage } from '../sse.js';
@@ -10,6 +10,19 @@ interface StreamedEvent {
   revision: number;
   position: string;
   data: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Why this build cannot take `event`'s data for the shape its contracts describe (a schema version
+ * it does not know, docs/event-versions.md), or undefined when it can. A type it does not know at
+ * all is not its business: printed as received.
+ */
+export function unknownVersion(event: StreamedEvent): string | undefined {
+  const known = eventByType(event.type)?.version;
+  const version = event.metadata?.[SCHEMA_VERSION_FIELD];
+  if (known === undefined || version === known) return undefined;
+  return `${event.type} arrives at schema version ${String(version ?? 'none')}, this agora knows version ${known}: its data is printed as received, not as version ${known} (an agora from the gateway's release reads it)`;
 }
 
 /** `<position> <streamId>@<revision> <type> <data JSON>` */
@@ -30,7 +43,8 @@ export const eventsTail: CommandSpec = {
   brief: 'print committed events as they happen',
   summary: 'Print committed events as they happen (GET /v1/events), one line each: <position> <streamId>@<revision> <type> <data>.',
   usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--count <N>] [--json]',
-  description: 'History first (from the first event, or after --after), then live. Ctrl-C ends it; a dropped connection is resumed after the last event printed.',
+  description:
+    "History first (from the first event, or after --after), then live. Ctrl-C ends it; a dropped connection is resumed after the last event printed. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
   options: {
     after: { type: 'string', value: '<position>', description: 'start after this position (the first column of a line)' },
     'from-end': { type: 'boolean', description: 'skip history: only events committed from now on' },
@@ -58,6 +72,7 @@ export const eventsTail: CommandSpec = {
     let last = stringOption(args, 'after');
     let printed = 0;
     let connected = false;
+    const warned = new Set<string>();
 
     const print = (message: SseMessage): boolean => {
       let event: StreamedEvent;
@@ -65,6 +80,11 @@ export const eventsTail: CommandSpec = {
         event = JSON.parse(message.data) as StreamedEvent;
       } catch {
         return false;
+      }
+      const why = unknownVersion(event);
+      if (why !== undefined && !warned.has(why)) {
+        warned.add(why);
+        io.stderr(`agora: ${why}\n`);
       }
       io.stdout(`${json ? JSON.stringify(event) : eventLine(event)}\n`);
       last = message.id ?? event.position;
