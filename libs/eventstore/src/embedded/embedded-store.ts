@@ -378,7 +378,7 @@ export class EmbeddedEventStore implements EventStore {
           if (!found) continue;
           if (n === 0 && found.k === 0) {
             const stored = found.commit.record;
-            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve(found.commit.result);
+            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve({ ...found.commit.result, alreadyStored: true });
             else p.reject(alreadyStored(p, 0, stored.s));
             settled = true;
             break;
@@ -423,7 +423,7 @@ export class EmbeddedEventStore implements EventStore {
       this.remember(this.commitFirst.length - 1, record, bytes);
       offset += bytes;
       pending.resolve(result);
-      for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve(result);
+      for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve({ ...result, alreadyStored: true });
     }
     this.notifier.notify();
   }
