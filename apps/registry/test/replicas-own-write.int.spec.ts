@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, type KeyPair, type SignedCommand } from '@agora/identity';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, type PrivateNatsServer } from '@agora/testing';
+import { sharedLogReplica, startNatsServer, uniqueJetStreamLog, type PrivateNatsServer } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
 let nats: PrivateNatsServer;
@@ -22,16 +22,9 @@ beforeAll(async () => {
   nats = await startNatsServer();
   dir = await mkdtemp(join(tmpdir(), 'agora-replicas-'));
   root = generateKeyPair();
-  const { streamName, subjectPrefix } = uniqueJetStreamLog('replicas', nats.url);
+  const log = uniqueJetStreamLog('replicas', nats.url);
   for (const name of ['a', 'b']) {
-    const context = await openServiceContext({
-      store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix },
-      natsUrl: nats.url,
-      dataDir: join(dir, name),
-      operators: [{ agentId: 'root', publicKey: root.publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 5_000,
-    });
+    const context = await openServiceContext(sharedLogReplica(nats.url, log, { agentId: 'root', publicKey: root.publicKey }, join(dir, name)));
     const running = await startRegistryService(context, { logger: false });
     replicas.push({ context, close: () => running.close() });
   }

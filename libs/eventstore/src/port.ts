@@ -138,6 +138,14 @@ export interface EventStore {
    */
   headPosition(): Promise<Position | undefined>;
 
+  /**
+   * The order of two positions in $all: negative when `a` comes first, 0 when they are one, positive
+   * after. Synchronous, no request: for a reader that must wait until it has seen a position (read
+   * your writes). Throws InvalidPosition for a string that is not in the form of this store's
+   * positions (a position not reached yet is fine).
+   */
+  comparePositions(a: Position, b: Position): number;
+
   /** Catch-up subscription to all events: history first, then live, resuming after drops. */
   subscribe(options: SubscribeOptions): Subscription;
 

@@ -490,6 +490,20 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         expect(await readAllOf(store, cat, newHead)).toEqual([]);
       });
 
+      it('orders its positions as the events were appended, and refuses a string that is not one of its positions', async () => {
+        const cat = freshCategory();
+        const a = await store.append(`${cat}-a`, [ev('One'), ev('Two')], 'no_stream');
+        const b = await store.append(`${cat}-b`, [ev('Three')], 'no_stream');
+        const read = await readAllOf(store, cat);
+        const positions = read.map((e) => e.position);
+        expect(positions.at(-1)).toBe(b.position);
+        expect(positions[1]).toBe(a.position);
+        for (let i = 0; i < positions.length; i++) {
+          for (let j = 0; j < positions.length; j++) expect(Math.sign(store.comparePositions(positions[i]!, positions[j]!))).toBe(Math.sign(i - j));
+        }
+        for (const bad of ['', 'not a position', '-1']) expect(() => store.comparePositions(bad, a.position)).toThrow(InvalidPosition);
+      });
+
       it('continues strictly after a position, and stops at maxCount', async () => {
         const cat = freshCategory();
         const start = await checkpointNow(store);

@@ -367,6 +367,11 @@ export class JetStreamEventStore implements EventStore {
    * commit stored there, whose last event is the head. Foreign messages after the last commit are
    * stepped over one get at a time.
    */
+  comparePositions(a: Position, b: Position): number {
+    const [x, y] = [parsePosition(a), parsePosition(b)];
+    return x.seq !== y.seq ? x.seq - y.seq : x.index - y.index;
+  }
+
   async headPosition(): Promise<Position | undefined> {
     this.assertOpen();
     try {

@@ -297,6 +297,10 @@ class KurrentDbEventStore implements EventStore {
   }
 
   /** One backwards read of $all from its end, system events filtered out by the server. */
+  comparePositions(a: Position, b: Position): number {
+    return comparePositions(decodePosition(a), decodePosition(b));
+  }
+
   async headPosition(): Promise<Position | undefined> {
     this.assertOpen();
     let head: ClientPosition | undefined;
