@@ -16,4 +16,5 @@ alice = generate_key_pair("alice")
 agora.command("RegisterAgent", {"agentId": "alice", "publicKey": alice.public_key, "displayName": "Alice", "roles": ["executive"]}, operator)
 result = agora.command("SubmitProposal", {"proposalId": "p1", "title": "Onboarding", "body": "Add tutorial tooltips", "problem": "Users drop off"}, alice)
 print("events:", ", ".join(result["events"]))
-print("proposal p1 is", agora.query("proposal", "proposals/p1")["status"])
+# Read your writes: the query answers once it has seen the proposal (the command's log position).
+print("proposal p1 is", agora.query("proposal", "proposals/p1", min_position=result["position"])["status"])

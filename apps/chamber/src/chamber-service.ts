@@ -166,7 +166,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
   let interruptedAtStart = 0;
   const running = await startAll([
     async () => {
-      const projection = new ProjectionRunner(store, chamberSessionsProjection, { logger, snapshots: context.snapshots });
+      const projection = new ProjectionRunner(store, chamberSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
       await projection.start();
       sessions = projection;
       return { close: () => projection.stop() };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
+import { MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
 import { createSignedCommand, InvalidKey, parseKeyFile, type KeyPair } from '@agora/identity';
-import { CommandFailed, stringOption, UsageError, type Io, type Parsed } from './command.js';
+import { CommandFailed, stringOption, UsageError, type Io, type OptionSpec, type Parsed } from './command.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
@@ -105,12 +105,31 @@ export async function sendCommand(baseUrl: string, input: { type: string; actor:
   return requestReply(`${baseUrl}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
 }
 
-/** What a command reply's result says, in one line (`RegisterAgent: agent-alice@0 [AgentRegistered]`). */
+/**
+ * What a command reply's result says, in one line (`RegisterAgent: agent-alice@0 [AgentRegistered] at 12`):
+ * the log position ends the line when the reply has one, to give to a query as `--min-position`.
+ */
 export function describeCommandResult(type: string, result: unknown): string {
-  const r = result as { streamId?: unknown; revision?: unknown; events?: unknown; duplicate?: unknown } | null;
+  const r = result as { streamId?: unknown; revision?: unknown; events?: unknown; duplicate?: unknown; position?: unknown } | null;
   if (!r || typeof r.streamId !== 'string' || !Array.isArray(r.events)) return `${type}: ${JSON.stringify(result)}`;
   const what = r.events.length === 0 ? 'nothing to change' : `[${r.events.join(', ')}]`;
-  return `${type}: ${r.streamId}@${String(r.revision)} ${what}${r.duplicate === true ? ' (already handled: nothing new written)' : ''}`;
+  return `${type}: ${r.streamId}@${String(r.revision)} ${what}${typeof r.position === 'string' ? ` at ${r.position}` : ''}${r.duplicate === true ? ' (already handled: nothing new written)' : ''}`;
+}
+
+/** The option of every command that reads (queries, event streams): read your writes. */
+export const MIN_POSITION_OPTION: Record<string, OptionSpec> = {
+  'min-position': {
+    type: 'string',
+    value: '<position>',
+    description: "answer only once the gateway's read models have reached this log position (the one a command printed after `at`); else read_model_behind",
+  },
+};
+
+/** `url` with `minPosition` set from --min-position, when given. */
+export function withMinPosition(url: URL, args: Parsed): URL {
+  const minPosition = stringOption(args, 'min-position');
+  if (minPosition !== undefined) url.searchParams.set(MIN_POSITION_FIELD, minPosition);
+  return url;
 }
 
 export function printJson(io: Io, value: unknown): void {

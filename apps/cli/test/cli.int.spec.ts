@@ -73,6 +73,7 @@ describe('the agora command against a gateway', () => {
       operators: [{ agentId: 'root', publicKey: root.publicKey }],
       maxClockSkewMs: 300_000,
       requestTimeoutMs: 5_000,
+      readModelWaitMs: 300,
     });
     registry = await startRegistryService(context, { logger: false });
     projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
@@ -131,7 +132,8 @@ describe('the agora command against a gateway', () => {
     const carol = generateKeyPair();
     const carolFile = writeKey('carol.key.json', { agentId: 'carol', ...carol });
     const registered = await agora(['agents', 'register', '--key', rootKeyFile, '--agent-key', carolFile, '--roles', 'executive,reviewer', '--name', 'Carol', '--constitutions', 'risk', '--trust', '700']);
-    expect(registered).toMatchObject({ code: 0, stdout: 'RegisterAgent: agent-carol@0 [AgentRegistered]\n' });
+    expect(registered).toMatchObject({ code: 0, stdout: expect.stringMatching(/^RegisterAgent: agent-carol@0 \[AgentRegistered\] at \d+\n$/) });
+    const position = /at (\d+)\n$/.exec(registered.stdout)![1]!;
     const dave = await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'dave', '--public-key', generateKeyPair().publicKey, '--roles', 'observer']);
     expect(dave.code).toBe(0);
 
@@ -147,6 +149,13 @@ describe('the agora command against a gateway', () => {
     const ids = (JSON.parse(reviewers.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId);
     expect(ids).toContain('carol');
     expect(ids).not.toContain('dave');
+
+    // Read your writes: --min-position with the position the command printed; one the log has not reached is refused after the wait.
+    const after = await agora(['agents', 'list', '--min-position', position, '--json']);
+    expect(after.code).toBe(0);
+    expect((JSON.parse(after.stdout) as { agents: { agentId: string }[] }).agents.map((a) => a.agentId)).toContain('carol');
+    const ahead = await agora(['agents', 'list', '--min-position', '999999999']);
+    expect(ahead).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error read_model_behind: /) });
 
     // One agent a request: it follows nextCursor to the end, every agent once, in id order.
     const paged = await agora(['agents', 'list', '--page-size', '1', '--json']);
@@ -191,7 +200,7 @@ describe('the agora command against a gateway', () => {
     const frankFile = writeKey('frank.key.json', { agentId: 'frank', ...frank });
     expect((await agora(['agents', 'register', '--key', rootKeyFile, '--agent-key', frankFile, '--roles', 'operator'])).code).toBe(0);
     const disabled = await agora(['agents', 'disable', 'frank', '--reason', 'key leaked', '--key', rootKeyFile]);
-    expect(disabled).toMatchObject({ code: 0, stdout: 'DisableAgent: agent-frank@1 [AgentDisabled]\n' });
+    expect(disabled).toMatchObject({ code: 0, stdout: expect.stringMatching(/^DisableAgent: agent-frank@1 \[AgentDisabled\] at \d+\n$/) });
     const refused = await agora(['send', 'UpdateAgent', '{"agentId":"erin","trustScore":2}', '--key', frankFile]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error actor_disabled: /);

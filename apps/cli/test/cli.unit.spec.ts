@@ -147,6 +147,9 @@ describe('command parts', () => {
       ].join('\n'),
     );
     expect(describeCommandResult('RegisterAgent', { streamId: 'agent-alice', revision: 0, events: ['AgentRegistered'], duplicate: false })).toBe('RegisterAgent: agent-alice@0 [AgentRegistered]');
+    expect(describeCommandResult('RegisterAgent', { streamId: 'agent-alice', revision: 0, events: ['AgentRegistered'], position: '0000000000000007:000000', duplicate: false })).toBe(
+      'RegisterAgent: agent-alice@0 [AgentRegistered] at 0000000000000007:000000',
+    );
     expect(describeCommandResult('UpdateAgent', { streamId: 'agent-alice', revision: 3, events: [], duplicate: true })).toBe(
       'UpdateAgent: agent-alice@3 nothing to change (already handled: nothing new written)',
     );

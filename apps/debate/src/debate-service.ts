@@ -83,7 +83,7 @@ export async function startDebateService(context: ServiceContext, options: Debat
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
-      const runner = new ProjectionRunner(store, debatesProjection, { logger, snapshots: context.snapshots });
+      const runner = new ProjectionRunner(store, debatesProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
       await runner.start();
       debates = runner;
       return { close: () => runner.stop() };

@@ -241,7 +241,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
-      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots });
+      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
       await runner.start();
       sessions = runner;
       return { close: () => runner.stop() };

@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import type { ReadModelPositions, TrackedReadModel } from '@agora/eventsourcing';
 import { AppendNotifier, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
 
 /** Events held for SSE clients, written once as SSE text and shared by every client that wants them. */
@@ -31,6 +32,8 @@ export interface EventFeedOptions {
   /** History pages read from the store at once (more wait their turn). */
   concurrentReads: number;
   logger: Pick<LoggerService, 'warn'>;
+  /** Read your writes: the feed counts itself in while it runs, as the read model SSE streams are served from. */
+  positions?: ReadModelPositions;
 }
 
 export const DEFAULT_FEED_OPTIONS: Omit<EventFeedOptions, 'logger'> = { liveEvents: 4_096, pageEvents: 512, cachedPages: 32, concurrentReads: 4 };
@@ -76,8 +79,12 @@ export function chunkFrames(entries: readonly FeedEntry[], frameOf: (entry: Feed
  *   so that clients replaying the log together share the reads and the SSE text.
  * Memory is bounded by those two numbers, whatever the number of clients and the log's length.
  */
-export class EventFeed {
+export class EventFeed implements TrackedReadModel {
+  readonly name = 'gateway-sse-feed';
   private entries: FeedEntry[] = [];
+  /** The log's head when the feed started (its position until the first live event). */
+  private startedAt: Position | undefined;
+  private untrack: (() => void) | undefined;
   /** Sequence number (in this feed) of entries[0]; the entry at position p is entries[seqOf(p) - firstSeq]. */
   private firstSeq = 1;
   private readonly seqOf = new Map<Position, number>();
@@ -109,11 +116,18 @@ export class EventFeed {
     return asked;
   }
 
+  /** Position of the last event of the log the feed has taken in (the head it started at, until the first). */
+  get position(): Position | undefined {
+    return this.entries.at(-1)?.event.position ?? this.startedAt;
+  }
+
   /** Starts following the log from its head, once; rejects (and is tried again next time) when the store cannot say where its head is. */
   start(): Promise<void> {
     this.starting ??= (async () => {
       const head = await this.store.headPosition();
       this.seqOf.set(head ?? START, 0);
+      this.startedAt = head;
+      this.untrack ??= this.options.positions?.track(this);
       this.subscription = this.store.subscribe({
         name: 'gateway-sse-feed',
         ...(head === undefined ? {} : { after: head }),
@@ -172,6 +186,8 @@ export class EventFeed {
   }
 
   async stop(): Promise<void> {
+    this.untrack?.();
+    this.untrack = undefined;
     const subscription = this.subscription;
     this.subscription = undefined;
     this.starting = undefined;
@@ -208,5 +224,6 @@ export class EventFeed {
       this.firstSeq += drop;
     }
     this.arrivals.notify();
+    this.options.positions?.advanced();
   }
 }

@@ -20,6 +20,8 @@ export interface EventStreamRequest {
   types: ReadonlySet<string>;
   /** Only the events of this stream (a debate's). */
   streamId?: string;
+  /** Read your writes (`?minPosition=`): the stream starts only once the gateway's feed has taken in this position. */
+  minPosition?: Position;
 }
 
 /**
@@ -36,9 +38,11 @@ export function parseEventStreamRequest(req: IncomingMessage): EventStreamReques
   if (from !== null && from !== 'end' && from !== 'start') {
     throw new GatewayError('invalid_command', `from=${from} is not understood: use from=end for new events only, or after=<position>`);
   }
+  const minPosition = url.searchParams.get('minPosition') || undefined;
   return {
     after,
     fromEnd: from === 'end',
+    ...(minPosition === undefined ? {} : { minPosition }),
     categories: new Set(url.searchParams.getAll('category').filter((c) => c !== '')),
     types: new Set(url.searchParams.getAll('type').filter((t) => t !== '')),
   };

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEBATE_CATEGORY, EntityId, openApiDocument, type CommandDefinition } from '@agora/contracts';
+import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument, type CommandDefinition } from '@agora/contracts';
+import { ReadModelPositions } from '@agora/eventsourcing';
 import { StreamNotFound, type Position } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
@@ -14,20 +15,32 @@ import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js
 export class EventStreams {
   readonly sessions = new Set<EventStreamSession>();
   readonly feed: EventFeed;
+  /** The feed's place in the log, for streams given `minPosition` (read your writes). */
+  private readonly positions: ReadModelPositions;
 
   constructor(options: ResolvedGatewayOptions) {
-    this.feed = new EventFeed(options.store, { ...options.sseFeed, logger: new Logger('agora:gateway') });
+    this.positions = new ReadModelPositions(options.store, options.readModelWaitMs);
+    this.feed = new EventFeed(options.store, { ...options.sseFeed, logger: new Logger('agora:gateway'), positions: this.positions });
   }
 
   /**
    * Where a stream starts: after Last-Event-ID / ?after= (checked), after the log's head now for
-   * `from=end`, else from the first event. Starts the shared feed on first use.
+   * `from=end`, else from the first event. Starts the shared feed on first use. With
+   * `minPosition`, only once the feed has taken in that position (else `read_model_behind`).
    */
   async startPosition(store: ResolvedGatewayOptions['store'], request: EventStreamRequest): Promise<Position | undefined> {
     try {
       await this.feed.start();
     } catch (error) {
       throw new GatewayError('unavailable', `the event store cannot say where its log ends: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (request.minPosition !== undefined) {
+      try {
+        await this.positions.waitFor(request.minPosition);
+      } catch (error) {
+        if (error instanceof AgoraError) throw new GatewayError(error.code, error.message, error.details);
+        throw error;
+      }
     }
     if (request.after !== undefined) {
       await checkPosition(store, request.after);

@@ -40,7 +40,7 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
     const { port, maxBodyBytes, relay, sseSlowClientMs } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, sseSlowClientMs, registry: context.metrics.registry });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, registry: context.metrics.registry });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

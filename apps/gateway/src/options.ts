@@ -1,4 +1,5 @@
 import { commands, events, queries, type CommandDefinition, type EventDefinition, type QueryDefinition } from '@agora/contracts';
+import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
 import type { LoggerService } from '@nestjs/common';
@@ -43,6 +44,8 @@ export interface GatewayOptions {
   sseSlowClientMs?: number;
   /** What the SSE clients share: live events kept in memory, events per history page, history pages kept (defaults in DEFAULT_FEED_OPTIONS). */
   sseFeed?: Partial<SseFeedOptions>;
+  /** Read your writes: how long an event stream given `minPosition` waits for the gateway's feed to reach it before `read_model_behind`. Default DEFAULT_READ_MODEL_WAIT_MS (AGORA_READ_MODEL_WAIT_MS). */
+  readModelWaitMs?: number;
   /** The process's Prometheus registry (`context.metrics.registry`): GET /metrics serves it, with the gateway's metrics added. Default: a registry of the gateway's own. */
   registry?: Registry;
   /**
@@ -76,6 +79,7 @@ export interface ResolvedGatewayOptions {
   sseHeartbeatMs: number;
   sseSlowClientMs: number;
   sseFeed: SseFeedOptions;
+  readModelWaitMs: number;
   catalog: GatewayCatalog;
 }
 
@@ -90,6 +94,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     sseHeartbeatMs: options.sseHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     sseSlowClientMs: options.sseSlowClientMs ?? DEFAULT_SSE_SLOW_CLIENT_MS,
     sseFeed: { ...DEFAULT_FEED_OPTIONS, ...options.sseFeed },
+    readModelWaitMs: options.readModelWaitMs ?? DEFAULT_READ_MODEL_WAIT_MS,
     catalog: options.catalog ?? { commands, queries, events },
   };
 }

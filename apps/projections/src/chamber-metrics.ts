@@ -1,6 +1,6 @@
 import { GetChamberStats } from '@agora/contracts';
 import { chamberStats, type ChamberRecord, type MonthLedger } from '@agora/domain-chamber';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
+import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { chamberFiguresProjection, type ChamberFiguresModel } from '@agora/read-models';
@@ -146,8 +146,8 @@ export interface ChamberProjections {
 }
 
 /** Starts the chamber figures read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startChamberProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore): Promise<ChamberProjections> {
-  const runner = new ProjectionRunner(store, chamberFiguresProjection, { logger, ...(snapshots ? { snapshots } : {}) });
+export async function startChamberProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<ChamberProjections> {
+  const runner = new ProjectionRunner(store, chamberFiguresProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
   await runner.start();
   return {
     runner,

@@ -1,6 +1,6 @@
 import type { DebateView } from '@agora/contracts';
 import { debateFigures } from '@agora/domain-debate';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
+import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { debatesProjection, type DebatesModel } from '@agora/read-models';
 import { Gauge, type Registry } from 'prom-client';
@@ -74,8 +74,8 @@ export interface DebateProjections {
   close(): Promise<void>;
 }
 
-export async function startDebateProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore): Promise<DebateProjections> {
-  const runner = new ProjectionRunner(store, debatesProjection, { logger, ...(snapshots ? { snapshots } : {}) });
+export async function startDebateProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<DebateProjections> {
+  const runner = new ProjectionRunner(store, debatesProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
   await runner.start();
   return { runner, records: () => runner.model.values(), close: () => runner.stop() };
 }

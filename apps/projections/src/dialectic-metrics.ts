@@ -1,6 +1,6 @@
 import { GetDialecticStats, ListCollusionFlags, type DialecticSessionRecord, type DialecticStats } from '@agora/contracts';
 import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, verifyResolutionSignature } from '@agora/domain-dialectic';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
+import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { dialecticSessionsProjection, pageOf, type DialecticSessionsModel } from '@agora/read-models';
@@ -168,8 +168,8 @@ export interface DialecticProjections {
 }
 
 /** Starts the recovery sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number, snapshots?: SnapshotStore): Promise<DialecticProjections> {
-  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}) });
+export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<DialecticProjections> {
+  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
   await runner.start();
   const records = () => runner.model.values();
   return {

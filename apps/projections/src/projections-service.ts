@@ -82,7 +82,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
   if (!Number.isSafeInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) throw new RangeError(`metricsPort must be a port number (0 to 65535), got ${String(metricsPort)}`);
 
   const logger = options.logger === false ? silent : new Logger('agora:projections');
-  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger, snapshots: context.snapshots });
+  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
   const records = () => runner.model.values();
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
@@ -92,13 +92,13 @@ export async function startProjectionsService(context: ServiceContext, options: 
   try {
     await runner.start();
     closers.push(() => runner.stop());
-    const voting = await startVotingProjections(context.store, logger, context.snapshots);
+    const voting = await startVotingProjections(context.store, logger, context.snapshots, context.readModels);
     closers.push(() => voting.close());
-    const dialectic = await startDialecticProjections(context.store, logger, windowDays, context.snapshots);
+    const dialectic = await startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels);
     closers.push(() => dialectic.close());
-    const chamber = await startChamberProjections(context.store, logger, context.snapshots);
+    const chamber = await startChamberProjections(context.store, logger, context.snapshots, context.readModels);
     closers.push(() => chamber.close());
-    const debate = await startDebateProjections(context.store, logger, context.snapshots);
+    const debate = await startDebateProjections(context.store, logger, context.snapshots, context.readModels);
     closers.push(() => debate.close());
     const checkpoints = await startLogCheckpoints({
       store: context.store,

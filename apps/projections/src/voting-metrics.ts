@@ -1,6 +1,6 @@
 import { CONSENSUS_TYPES, GetValidatorAgreement, GetVotingStats, type VotingSessionRecord } from '@agora/contracts';
 import { validatorAgreement, votingStats, votingTotals } from '@agora/domain-voting';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore } from '@agora/eventsourcing';
+import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { onQuery, type QueryHandler } from '@agora/messaging';
 import { pageOf, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
@@ -105,8 +105,8 @@ export interface VotingProjections {
 }
 
 /** Starts the voting sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startVotingProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore): Promise<VotingProjections> {
-  const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}) });
+export async function startVotingProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<VotingProjections> {
+  const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
   await runner.start();
   const records = () => runner.model.values();
   return {

@@ -34,7 +34,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
     streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId),
     locks: new KeyedLock(),
   });
-  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots });
+  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots, positions: context.readModels });
   await proposals.start();
   try {
     const service = await createServiceMicroservice({

@@ -98,6 +98,7 @@ ${CHAMBER_ENV_HELP}`,
           requestTimeoutMs: context.config.requestTimeoutMs,
           maxBodyBytes: maxBodyBytes(env),
           registry: context.metrics.registry,
+          ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
         });
         const operator = context.config.operators[0];
         return {

@@ -37,7 +37,7 @@ export async function startTribunalService(context: ServiceContext, options: Tri
   // Opening and expiring rounds are the tribunal's own commands, signed with its service key.
   const identity = context.serviceIdentity('tribunal');
   const decide = deciderHandler({ store: context.store, decider: proposalDecider, streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId), locks: new KeyedLock() });
-  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots });
+  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots, positions: context.readModels });
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {

@@ -124,7 +124,7 @@ export async function startVotingService(context: ServiceContext, options: Votin
   let service: ServiceMicroservice | undefined;
   const running = await startAll([
     async () => {
-      const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots });
+      const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
       await runner.start();
       sessions = runner;
       return { close: () => runner.stop() };

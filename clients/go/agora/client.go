@@ -84,6 +84,35 @@ func (c *HTTPClient) Command(commandType string, payload map[string]interface{},
 	return c.Send(envelope, out)
 }
 
+// CommandResult is what an accepted command answers with (CommandResult in the contracts).
+type CommandResult struct {
+	CommandID string   `json:"commandId"`
+	StreamID  string   `json:"streamId"`
+	Events    []string `json:"events"`
+	Revision  int      `json:"revision"`
+	// Position of the command's last event in the log: give it to a query as MinPositionParam to read your own write.
+	Position  string `json:"position,omitempty"`
+	Duplicate bool   `json:"duplicate"`
+}
+
+// MinPositionParam is the query parameter (and the field of a NATS query's body) that makes a query
+// answer only once its read model has reached a log position; else the error code ReadModelBehind.
+const MinPositionParam = "minPosition"
+
+// ReadModelBehind is the error code (HTTP 503) of a query whose read model had not reached
+// MinPositionParam within the bounded wait; Details has minPosition and position.
+const ReadModelBehind = "read_model_behind"
+
+// WithMinPosition returns a copy of params with MinPositionParam set to position (read your writes).
+func WithMinPosition(params url.Values, position string) url.Values {
+	out := url.Values{}
+	for k, v := range params {
+		out[k] = v
+	}
+	out.Set(MinPositionParam, position)
+	return out
+}
+
 // Query GETs /v1/<service>/<path> with params in the query string.
 func (c *HTTPClient) Query(service, path string, params url.Values, out interface{}) error {
 	u := c.BaseURL + "/v1/" + service + "/" + path

@@ -32,8 +32,9 @@ func TestTribunalRound(t *testing.T) {
 	}
 
 	// Commands over NATS when a server is given, else over HTTP.
+	var last CommandResult
 	command := func(commandType string, payload map[string]interface{}, key *KeyPair) error {
-		return httpClient.Command(commandType, payload, key, nil)
+		return httpClient.Command(commandType, payload, key, &last)
 	}
 	if natsURL := os.Getenv("AGORA_NATS_URL"); natsURL != "" {
 		conn, err := nats.Connect(natsURL)
@@ -47,7 +48,7 @@ func TestTribunalRound(t *testing.T) {
 		}
 		natsClient := &NATSClient{Conn: conn, Timeout: 10 * time.Second, Subjects: subjects}
 		command = func(commandType string, payload map[string]interface{}, key *KeyPair) error {
-			return natsClient.Command(commandType, payload, key, nil)
+			return natsClient.Command(commandType, payload, key, &last)
 		}
 		// A query over NATS too.
 		var agents struct{ Agents []interface{} }
@@ -66,25 +67,29 @@ func TestTribunalRound(t *testing.T) {
 	for _, c := range constitutions {
 		must(command("RegisterAgent", map[string]interface{}{"agentId": reviewers[c].AgentID, "publicKey": reviewers[c].PublicKey, "displayName": "Go " + c, "roles": []string{"reviewer"}, "constitutions": []string{c}, "trustScore": 500}, operator))
 	}
-	waitFor(t, "the reviewers to be listed", func() bool {
-		agents, err := httpClient.QueryAll("registry", "agents", "agents", url.Values{"role": {"reviewer"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := 0
-		for _, raw := range agents {
-			var a struct{ AgentID string }
-			if err := json.Unmarshal(raw, &a); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range reviewers {
-				if a.AgentID == r.AgentID {
-					seen++
-				}
+	// Read your writes: listed at once when asked with the last registration's position.
+	if last.Position == "" {
+		t.Fatalf("RegisterAgent answered without a position: %+v", last)
+	}
+	agents, err := httpClient.QueryAll("registry", "agents", "agents", WithMinPosition(url.Values{"role": {"reviewer"}}, last.Position))
+	must(err)
+	seen := 0
+	for _, raw := range agents {
+		var a struct{ AgentID string }
+		must(json.Unmarshal(raw, &a))
+		for _, r := range reviewers {
+			if a.AgentID == r.AgentID {
+				seen++
 			}
 		}
-		return seen == len(reviewers)
-	})
+	}
+	if seen != len(reviewers) {
+		t.Fatalf("%d of %d reviewers listed at position %s", seen, len(reviewers), last.Position)
+	}
+	behind := httpClient.Query("registry", "agents", WithMinPosition(nil, "999999999999"), nil)
+	if e, ok := behind.(*Error); !ok || e.Code != ReadModelBehind || e.Status != 503 {
+		t.Fatalf("a position the log has not reached: want %s (503), got %v", ReadModelBehind, behind)
+	}
 
 	proposalID := "go-" + run
 	must(command("SubmitProposal", map[string]interface{}{"proposalId": proposalID, "title": "Tutorial tooltips", "body": "Tooltips on the first three screens — 検証", "problem": "Users drop off at step 2"}, executive))

@@ -47,14 +47,15 @@ func main() {
 		log.Fatal(err)
 	}
 	client := &agora.NATSClient{Conn: conn, Timeout: 5 * time.Second, Subjects: subjects}
-	var result struct{ Events []string }
+	var result agora.CommandResult
 	proposal := map[string]interface{}{"proposalId": "p2", "title": "Onboarding", "body": "Add tutorial tooltips", "problem": "Users drop off"}
 	if err := client.Command("SubmitProposal", proposal, bob, &result); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("events:", result.Events)
 	var p struct{ Status string }
-	if err := gateway.Query("proposal", "proposals/p2", nil, &p); err != nil {
+	// Read your writes: the query answers once it has seen the proposal (the command's log position).
+	if err := gateway.Query("proposal", "proposals/p2", agora.WithMinPosition(nil, result.Position), &p); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("proposal p2 is", p.Status)

@@ -42,16 +42,22 @@ class AgoraHttpClient:
     def command(self, command_type, payload, key_pair, actor=None, **options):
         return self.send(sign_command(command_type, actor or key_pair.agent_id, payload, key_pair, **options))
 
-    def query(self, service, path, **params):
-        """GET /v1/<service>/<path> (path parameters already in `path`), other params in the query string."""
+    def query(self, service, path, min_position=None, **params):
+        """GET /v1/<service>/<path> (path parameters already in `path`), other params in the query string.
+
+        Read your writes: with `min_position` (the "position" of a command's result) the answer
+        includes that write, or AgoraError with code "read_model_behind" after the gateway's bounded wait.
+        """
+        if min_position is not None:
+            params["minPosition"] = min_position
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         return self._call("GET", "/v1/%s/%s%s" % (service, path, "?" + query if query else ""))
 
-    def query_all(self, service, path, field, **params):
-        """Every item of a list query, in its order: follows `nextCursor` page by page (1,000 a request), yielding the items of `field` (e.g. "agents")."""
+    def query_all(self, service, path, field, min_position=None, **params):
+        """Every item of a list query, in its order: follows `nextCursor` page by page (1,000 a request), yielding the items of `field` (e.g. "agents"); `min_position` as in `query`."""
         cursor = None
         while True:
-            page = self.query(service, path, limit=1000, cursor=cursor, **params)
+            page = self.query(service, path, min_position=min_position, limit=1000, cursor=cursor, **params)
             for item in page[field]:
                 yield item
             cursor = page.get("nextCursor")

@@ -33,8 +33,14 @@ class TestTribunalRound(unittest.TestCase):
 
         agora.command("RegisterAgent", {"agentId": executive.agent_id, "publicKey": executive.public_key, "displayName": "Python executive", "roles": ["executive"], "trustScore": 500}, operator)
         for constitution, key in reviewers.items():
-            agora.command("RegisterAgent", {"agentId": key.agent_id, "publicKey": key.public_key, "displayName": "Python " + constitution, "roles": ["reviewer"], "constitutions": [constitution], "trustScore": 500}, operator)
-        wait_for(lambda: {k.agent_id for k in reviewers.values()} <= {a["agentId"] for a in agora.query_all("registry", "agents", "agents", role="reviewer")}, "the reviewers to be listed")
+            registered = agora.command("RegisterAgent", {"agentId": key.agent_id, "publicKey": key.public_key, "displayName": "Python " + constitution, "roles": ["reviewer"], "constitutions": [constitution], "trustScore": 500}, operator)
+        # Read your writes: listed at once when asked with the last registration's position.
+        listed = {a["agentId"] for a in agora.query_all("registry", "agents", "agents", role="reviewer", min_position=registered["position"])}
+        self.assertLessEqual({k.agent_id for k in reviewers.values()}, listed)
+        with self.assertRaises(AgoraError) as behind:
+            agora.query("registry", "agents", min_position="999999999999")
+        self.assertEqual((behind.exception.status, behind.exception.code), (503, "read_model_behind"))
+        self.assertEqual(behind.exception.details["minPosition"], "999999999999")
 
         proposal_id = "py-" + run
         result = agora.command("SubmitProposal", {"proposalId": proposal_id, "title": "Tutorial tooltips", "body": "Add tooltips to the first three screens — für alle Nutzer", "problem": "Users drop off at step 2"}, executive)

@@ -8,7 +8,7 @@ import { authorizationTableMarkdown } from './authorization.js';
 import { z } from 'zod';
 import { commands, events, queries } from './catalog.js';
 import { queryOwner, type CommandDefinition, type EventDefinition, type QueryDefinition } from './define.js';
-import { CommandEnvelope, CommandResult, CommandSignature, ErrorReply } from './envelope.js';
+import { CommandEnvelope, CommandResult, CommandSignature, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES } from './errors.js';
 import { EventMetadata } from './metadata.js';
 import { openApiDocument } from './openapi.js';
@@ -120,6 +120,12 @@ export function buildDocuments(version = '0.1.0'): GeneratedDocuments {
   return { files };
 }
 
+/** A query's request body on NATS: its params, and `minPosition` (read your writes), which every query takes. */
+export function queryRequestSchema(q: QueryDefinition): JsonSchema {
+  const params = schemaOf(q.params);
+  return { ...params, properties: { ...((params['properties'] ?? {}) as JsonSchema), [MIN_POSITION_FIELD]: schemaOf(MinPosition) } };
+}
+
 const channelId = (subject: string) => subject.replace(/^agora\./, '').replace(/\./g, '_');
 
 function asyncApi(version: string): JsonSchema {
@@ -168,7 +174,7 @@ function asyncApi(version: string): JsonSchema {
       q.subject,
       `Query_${q.service}_${q.name.replace(/\./g, '_')}`,
       q.summary,
-      schemaOf(q.params),
+      queryRequestSchema(q),
       schemaOf(replyOf(q.result), 'output'),
       `Request/reply, served by the \`${queryOwner(q)}\` queue group; also ${route.method} ${route.path} on the gateway (x-agora-http).`,
       { 'x-agora-queue-group': queryOwner(q), 'x-agora-http': route },

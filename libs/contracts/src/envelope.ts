@@ -50,8 +50,18 @@ export const CommandResult = z
     streamId: z.string().describe('The aggregate stream the command was decided on'),
     events: z.array(z.string()).describe('Types of the events appended, in order; empty when the command was already satisfied'),
     revision: z.number().int().min(-1).describe('Revision of the stream after the command (-1: the stream has no events)'),
-    position: z.string().optional().describe('Global position of the last event appended'),
+    position: z.string().optional().describe('Global position of the last event of the command in the log; give it as `minPosition` to a query to read your own write'),
     duplicate: z.boolean().describe('true when this commandId had been handled before: nothing new was written'),
   })
   .strict();
 export type CommandResult = z.infer<typeof CommandResult>;
+
+/** Read your writes: the field of every query request on NATS, and the query parameter of every GET (query and event stream) on the gateway. */
+export const MIN_POSITION_FIELD = 'minPosition';
+export const MinPosition = z
+  .string()
+  .min(1)
+  .max(100)
+  .describe(
+    "Read your writes: answer only once the read model serving this request has taken in this log position (the `position` of a command's reply); after a bounded wait (AGORA_READ_MODEL_WAIT_MS, default 2 s) the answer is `read_model_behind` (503, details {minPosition, position})",
+  );

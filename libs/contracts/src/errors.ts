@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   command_id_reused: { status: 409, meaning: 'the commandId was used before by another command (another stream, type, actor or payload); nothing was written: a new command needs a new commandId' },
   payload_too_large: { status: 413, meaning: 'the message exceeds the size limit' },
   unavailable: { status: 503, meaning: 'a service or the event store is unreachable' },
+  read_model_behind: { status: 503, meaning: 'the read model answering the query had not reached the minPosition asked for within the bounded wait; details: {minPosition, position} (how far it has got); retry later' },
   timeout: { status: 504, meaning: 'no reply within the request timeout' },
   internal: { status: 500, meaning: 'an unexpected error; the log has the details' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

@@ -7,7 +7,7 @@
 import { commands as catalogCommands, events as catalogEvents, queries as catalogQueries } from './catalog.js';
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
 import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './documents.js';
-import { CommandEnvelope, CommandResult, ErrorReply } from './envelope.js';
+import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { SIGNING_SPEC } from './signing-spec.js';
 
@@ -52,7 +52,13 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, JsonSchema>
 }
 
 const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
-const QUERY_CODES: ErrorCode[] = ['invalid_command', 'not_found', 'forbidden', 'unavailable', 'timeout', 'internal'];
+const QUERY_CODES: ErrorCode[] = ['invalid_command', 'not_found', 'forbidden', 'unavailable', 'read_model_behind', 'timeout', 'internal'];
+
+/** The `minPosition` query parameter every query and event stream takes (read your writes). */
+const minPositionParameter = (): JsonSchema => {
+  const schema = schemaOf(MinPosition);
+  return { name: MIN_POSITION_FIELD, in: 'query', required: false, description: schema['description'], schema };
+};
 
 /** Path and query-string parameters of a query route, from its params schema. */
 function queryParameters(q: QueryDefinition): JsonSchema[] {
@@ -66,6 +72,7 @@ function queryParameters(q: QueryDefinition): JsonSchema[] {
     if (inPath.has(name)) continue;
     parameters.push({ name, in: 'query', required: required.has(name), schema: property, ...(typeof property['description'] === 'string' ? { description: property['description'] } : {}) });
   }
+  parameters.push(minPositionParameter());
   return parameters;
 }
 
@@ -142,6 +149,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         { name: 'from', in: 'query', required: false, description: '`end`: skip history, send only events committed from now on', schema: { type: 'string', enum: ['end'] } },
         { name: 'category', in: 'query', required: false, description: 'Only streams of this category (`agent` for `agent-<id>`); repeat for several', schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true },
         { name: 'type', in: 'query', required: false, description: 'Only events of this type; repeat for several', schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true },
+        minPositionParameter(),
       ],
       responses: {
         '200': {
@@ -153,7 +161,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
             },
           },
         },
-        ...errorResponses(['invalid_command', 'unavailable']),
+        ...errorResponses(['invalid_command', 'unavailable', 'read_model_behind']),
       },
     },
   };
@@ -170,10 +178,11 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
           { name: 'debateId', in: 'path', required: true, schema: { type: 'string' } },
           { name: 'Last-Event-ID', in: 'header', required: false, description: 'Continue after this position; wins over `after`', schema: { type: 'string' } },
           { name: 'after', in: 'query', required: false, description: 'Continue after this position (default: the debate from its first event)', schema: { type: 'string' } },
+          minPositionParameter(),
         ],
         responses: {
           '200': { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-          ...errorResponses(['invalid_command', 'not_found', 'unavailable']),
+          ...errorResponses(['invalid_command', 'not_found', 'unavailable', 'read_model_behind']),
         },
       },
     };

@@ -57,8 +57,9 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  *   stream's own record without a read). (A command that was satisfied with `[]` left no trace;
  *   repeating it decides again, and the decider answers `[]` again.)
  * - Event ids are derived from the commandId (eventIdFor), so two replicas racing on the same
- *   command cannot both write: the store refuses or absorbs the second copy. When the store absorbs
- *   it, both callers get `duplicate: false` and the same revision; the events are stored once.
+ *   command cannot both write: the store refuses or absorbs the second copy. The store says which
+ *   append stored the commit (AppendResult.alreadyStored): that one answers `duplicate: false`,
+ *   every copy `duplicate: true` with the same revision; the events are stored once.
  * - DomainError (and any error) thrown by `decide` propagates unchanged; nothing is written.
  * - StoreUnavailable becomes AgoraError('unavailable'); a stream that keeps moving under us becomes
  *   AgoraError('conflict') after `maxAttempts` rounds. Other errors propagate.
@@ -73,11 +74,8 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  *   refuses the copy decided on the kept state (conflict, or ids taken), or absorbs it (a commit
  *   whose event ids it holds, e.g. JetStream within its dedup window) and answers with the first
  *   copy's revision, which is not the one ours would have got. Either way the new events are
- *   read, and the command is answered from them as a duplicate. The exception: the first copy
- *   sits right after the kept revision, so it was decided on the same state, and the answer
- *   cannot be told from a fresh append: the revision and position are the first copy's, with
- *   `duplicate: false` as in a race (see above), and the cache folds the events decided here,
- *   which differ from the stored ones only in what they take from the context (`now`, roles);
+ *   read, and the command is answered from them as a duplicate (also when the first copy sits
+ *   right after the kept revision: the store says it absorbed ours);
  * - a decision that appends nothing (a refusal, or `[]` for "already satisfied") is not checked by
  *   any append, so when it was made on a kept state the stream is read from the kept revision on
  *   first: when it moved, the command is decided again on the new state, and only an answer made
@@ -191,17 +189,17 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
     }
 
     const result: CommandResult = { commandId, streamId, events: events.map((e) => e.type), revision: appended.nextExpectedRevision, position: appended.position, duplicate: false };
-    if (appended.nextExpectedRevision === view.revision + events.length) {
+    if (!appended.alreadyStored && appended.nextExpectedRevision === view.revision + events.length) {
       cache?.keep(streamId, withOwnCommit(decider, view, events, result, commitHash(toAppend as ChainEvent[]), identity));
       return result;
     }
-    // Appended at the expected revision, these events would have got exactly the revisions after
-    // it: the store answered for a copy of this command stored earlier and further on (it absorbs
-    // a commit whose ids it holds), decided on a later state than ours. Answer from the log.
+    // The store absorbed our append: a copy of this command (another replica's, or one racing
+    // here) stored it first, decided on our state or, further on, on a later one. Only the append
+    // that stored it answers `duplicate: false`; this one answers from the log.
     const first = (await catchUp(options, view)).commands.get(commandId);
     if (first) return { ...first, events: [...first.events] };
     cache?.forget(streamId);
-    return result;
+    return { ...result, duplicate: appended.alreadyStored === true };
   }
 }
 

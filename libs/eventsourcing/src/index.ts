@@ -10,3 +10,4 @@ export * from './checkpointed-consumer.js';
 export * from './command-ids.js';
 export * from './log-checkpoint.js';
 export * from './snapshot-store.js';
+export * from './read-model-positions.js';

@@ -1,4 +1,5 @@
 import type { EventStore, Position, RecordedEvent, Subscription } from '@agora/eventstore';
+import type { ReadModelPositions } from './read-model-positions.js';
 import { restoreSnapshot, SnapshotWriter, type SnapshotCodec, type SnapshotSchedule, type SnapshotStore } from './snapshot-store.js';
 import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
 
@@ -28,6 +29,8 @@ export interface ProjectionRunnerOptions {
    */
   snapshots?: SnapshotStore;
   snapshotEvery?: SnapshotSchedule;
+  /** The process's read models, for read-your-writes waits (queries given `minPosition`): the runner counts itself in while it runs. */
+  positions?: ReadModelPositions;
 }
 
 /** Folds one event into the model the way both the live runner and `rebuild` do, so they cannot disagree. */
@@ -52,6 +55,9 @@ export class ProjectionRunner<M> {
   private snapshotWriter: SnapshotWriter<M> | undefined;
   /** Position of the snapshot the model was restored from, until the subscription handles an event. */
   private restoredAt: Position | undefined;
+  /** Position of the last event folded (or skipped), set as soon as the model holds it. */
+  private handledAt: Position | undefined;
+  private untrack: (() => void) | undefined;
   /** Resolves once every event that existed at start has been applied (also if stopped before). */
   readonly caughtUp: Promise<void>;
 
@@ -72,7 +78,11 @@ export class ProjectionRunner<M> {
 
   /** Position of the last event handled (applied or skipped), if any. */
   get position(): Position | undefined {
-    return this.subscription?.position ?? this.restoredAt;
+    return this.handledAt ?? this.subscription?.position ?? this.restoredAt;
+  }
+
+  get name(): string {
+    return this.projection.name;
   }
 
   /** Restores the saved model if there is a usable one, subscribes after it (else from the beginning); resolves once caught up. */
@@ -90,12 +100,16 @@ export class ProjectionRunner<M> {
       this.snapshotWriter = new SnapshotWriter(snapshots, this.projection.name, codec, logger, this.options.snapshotEvery, restored?.snapshot);
     }
     const writer = this.snapshotWriter;
+    const { positions } = this.options;
+    this.untrack = positions?.track(this);
     this.subscription = this.store.subscribe({
       name: `projection:${this.projection.name}`,
       ...(this.restoredAt === undefined ? {} : { after: this.restoredAt }),
       handler: (event) => {
         this.current = fold(this.projection, this.accepts, this.current, event);
         writer?.folded(event, this.current);
+        this.handledAt = event.position;
+        positions?.advanced();
       },
       onError: (error, { event, attempt }) =>
         logger.warn(`[projection ${this.projection.name}] ${event ? `apply failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
@@ -107,6 +121,8 @@ export class ProjectionRunner<M> {
 
   /** Stops the subscription and saves the model (when it has a snapshot store). */
   async stop(): Promise<void> {
+    this.untrack?.();
+    this.untrack = undefined;
     await this.subscription?.stop();
     await this.snapshotWriter?.save(this.current);
     this.resolveCaughtUp();

@@ -77,6 +77,7 @@ class Replica {
       },
       readAll: (options) => inner.readAll(options),
       headPosition: () => inner.headPosition(),
+      comparePositions: (a, b) => inner.comparePositions(a, b),
       subscribe: (options) => inner.subscribe(options),
       close: () => inner.close(),
     };

@@ -62,6 +62,14 @@ export interface AppendResult {
   nextExpectedRevision: number;
   /** Position of the last event of the commit. */
   position: Position;
+  /**
+   * true when this append wrote nothing because the commit was already stored (the same event
+   * ids, appended earlier or by a copy racing this one: another replica handling the same
+   * command). Of the appends of one commit, however many race and however they are spread in
+   * time, exactly one stores it and leaves this out, unless that one failed with StoreUnavailable
+   * after the server stored the commit (then every later copy says true).
+   */
+  alreadyStored?: true;
 }
 
 export interface ReadStreamOptions {
@@ -115,8 +123,8 @@ export interface EventStore {
   /**
    * Appends `events` to `streamId` as one commit, if the stream is at `expectedRevision`.
    * Throws WrongExpectedRevision (nothing written) when it is not. An append whose event ids are
-   * already stored in the stream as one commit returns that commit's result and writes nothing
-   * (also after the store restarted); ids stored otherwise, as part of a commit, are refused
+   * already stored in the stream as one commit returns that commit's result, marked
+   * `alreadyStored`, and writes nothing (also after the store restarted); ids stored otherwise, as part of a commit, are refused
    * (InvalidEventData or WrongExpectedRevision), never answered with a revision inside a commit.
    * StoreUnavailable leaves it open whether the commit was written: sending it again is safe.
    * StoreRefused and the Invalid* errors mean nothing was written and no retry will help.
@@ -135,6 +143,14 @@ export interface EventStore {
    * appended from then on. Concurrent appends may land just before or just after it.
    */
   headPosition(): Promise<Position | undefined>;
+
+  /**
+   * The order of two positions in $all: negative when `a` comes first, 0 when they are one, positive
+   * after. Synchronous, no request: for a reader that must wait until it has seen a position (read
+   * your writes). Throws InvalidPosition for a string that is not in the form of this store's
+   * positions (a position not reached yet is fine).
+   */
+  comparePositions(a: Position, b: Position): number;
 
   /** Catch-up subscription to all events: history first, then live, resuming after drops. */
   subscribe(options: SubscribeOptions): Subscription;

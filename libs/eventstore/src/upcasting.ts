@@ -36,6 +36,7 @@ export function upcastingStore(store: EventStore, versions: EventVersions = even
     readStream: async (streamId: string, options?: ReadStreamOptions) => (await store.readStream(streamId, options)).map(upcast),
     readAll: (options?: ReadAllOptions) => upcastAll(store.readAll(options), upcast),
     headPosition: () => store.headPosition(),
+    comparePositions: (a, b) => store.comparePositions(a, b),
     // An event this build cannot read fails the handler like any other error: retried, reported through onError, never skipped.
     subscribe: (options: SubscribeOptions): Subscription => store.subscribe({ ...options, handler: (event) => options.handler(upcast(event)) }),
     close: () => store.close(),

@@ -249,7 +249,8 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         const events = [ev('Retried', { k: 1 }), ev('Retried', { k: 2 })];
         const r1 = await store.append(s, events, 0);
         const r2 = await store.append(s, events, 0);
-        expect(r2).toEqual(r1);
+        expect(r1.alreadyStored).toBeUndefined();
+        expect(r2).toEqual({ ...r1, alreadyStored: true });
         const read = await store.readStream(s);
         expect(read.map((e) => e.type)).toEqual(['First', 'Retried', 'Retried']);
         const all = await readAllOf(store, s.split('-')[0]!);
@@ -261,11 +262,12 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         const events = [ev('Only')];
         const r1 = await store.append(s, events, 'no_stream');
         const r2 = await store.append(s, events, 'no_stream');
-        expect(r2).toEqual(r1);
+        expect(r1.alreadyStored).toBeUndefined();
+        expect(r2).toEqual({ ...r1, alreadyStored: true });
         expect(await store.readStream(s)).toHaveLength(1);
       });
 
-      it('two identical appends racing store the commit once and both get its result', async () => {
+      it('two identical appends racing store the commit once, both get its result, and exactly one says it stored it', async () => {
         const s = `${freshCategory()}-1`;
         await store.append(s, [ev('First')], 'no_stream');
         for (const expected of ['revision', 'any', 'stream_exists'] as const) {
@@ -273,12 +275,29 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
           const before = (await store.readStream(s)).length;
           const at: ExpectedRevision = expected === 'revision' ? before - 1 : expected;
           const [a, b] = await Promise.all([store.append(s, events, at), store.append(s, events, at)]);
-          expect(b).toEqual(a);
+          expect([a, b].filter((r) => r.alreadyStored === undefined)).toHaveLength(1);
+          expect([a, b].filter((r) => r.alreadyStored === true)).toHaveLength(1);
+          const { alreadyStored: _a, ...resultA } = a;
+          const { alreadyStored: _b, ...resultB } = b;
+          expect(resultB).toEqual(resultA);
           expect(a.nextExpectedRevision).toBe(before + 1);
           const read = await store.readStream(s);
           expect(read.map((e) => e.id).slice(before)).toEqual(events.map((e) => e.id));
           expect(read).toHaveLength(before + 2);
         }
+      }, 60_000);
+
+      it('ten copies of one commit at once, then one more: stored once, exactly one append says it stored it', async () => {
+        const s = `${freshCategory()}-1`;
+        await store.append(s, [ev('First')], 'no_stream');
+        const events = [ev('Copied', { n: 1 }), ev('Copied', { n: 2 })];
+        const racing = await Promise.all(Array.from({ length: 10 }, () => store.append(s, events, 0)));
+        const later = await store.append(s, events, 0);
+        const all = [...racing, later];
+        expect(all.filter((r) => r.alreadyStored === undefined)).toHaveLength(1);
+        expect(later.alreadyStored).toBe(true);
+        for (const r of all) expect(r).toMatchObject({ nextExpectedRevision: 2, position: racing[0]!.position });
+        expect((await store.readStream(s)).map((e) => e.type)).toEqual(['First', 'Copied', 'Copied']);
       }, 60_000);
 
       it('refuses a retry of part of a commit, writing nothing, rather than answer with a revision inside the commit', async () => {
@@ -319,7 +338,7 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         await store.close();
         store = await open();
         for (const [i, c] of cases.entries()) {
-          expect(await store.append(c.stream, c.events, c.expected)).toEqual(first[i]);
+          expect(await store.append(c.stream, c.events, c.expected)).toEqual({ ...first[i], alreadyStored: true });
           const read = await store.readStream(c.stream);
           expect(read.map((e) => e.id).slice(c.before)).toEqual(c.events.map((e) => e.id));
           expect(read).toHaveLength(c.before + c.events.length);
@@ -469,6 +488,20 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         const newHead = await store.headPosition();
         expect(newHead).not.toEqual(head);
         expect(await readAllOf(store, cat, newHead)).toEqual([]);
+      });
+
+      it('orders its positions as the events were appended, and refuses a string that is not one of its positions', async () => {
+        const cat = freshCategory();
+        const a = await store.append(`${cat}-a`, [ev('One'), ev('Two')], 'no_stream');
+        const b = await store.append(`${cat}-b`, [ev('Three')], 'no_stream');
+        const read = await readAllOf(store, cat);
+        const positions = read.map((e) => e.position);
+        expect(positions.at(-1)).toBe(b.position);
+        expect(positions[1]).toBe(a.position);
+        for (let i = 0; i < positions.length; i++) {
+          for (let j = 0; j < positions.length; j++) expect(Math.sign(store.comparePositions(positions[i]!, positions[j]!))).toBe(Math.sign(i - j));
+        }
+        for (const bad of ['', 'not a position', '-1']) expect(() => store.comparePositions(bad, a.position)).toThrow(InvalidPosition);
       });
 
       it('continues strictly after a position, and stops at maxCount', async () => {

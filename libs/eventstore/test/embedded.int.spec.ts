@@ -197,7 +197,7 @@ describe('embedded store memory: an index in memory, events read back from the f
     // A retried commit from the middle of the log is recognised from the index and the file.
     const commit = before.filter((e) => e.streamId === 'big-3').slice(20, 30);
     const retry = commit.map((e) => ({ id: e.id, type: e.type, data: e.data }));
-    await expect(reopened.append('big-3', retry, 'any')).resolves.toEqual({ nextExpectedRevision: commit[9]!.revision, position: commit[9]!.position });
+    await expect(reopened.append('big-3', retry, 'any')).resolves.toEqual({ nextExpectedRevision: commit[9]!.revision, position: commit[9]!.position, alreadyStored: true });
     await expect(reopened.append('big-4', retry, 'any')).rejects.toMatchObject({ code: 'invalid_event_data' });
     await expect(reopened.append('big-3', [ev('New'), retry[4]!], 'any')).rejects.toMatchObject({ code: 'invalid_event_data' });
     expect(reopened.stats.events).toBe(24_000);
@@ -229,7 +229,7 @@ describe('embedded store index file', () => {
     expect(read).toEqual(all);
     expect(all).toHaveLength(50);
     expect((await reopened.readStream('idx-1')).map((e) => (e.data as { i: number }).i)).toEqual([...all.filter((e) => e.streamId === 'idx-1').map((e) => (e.data as { i: number }).i)]);
-    await expect(reopened.append('idx-1', [{ id: all[4]!.id, type: 'Filled', data: { i: 4 } }], 'any')).resolves.toEqual({ nextExpectedRevision: all[4]!.revision, position: '5' });
+    await expect(reopened.append('idx-1', [{ id: all[4]!.id, type: 'Filled', data: { i: 4 } }], 'any')).resolves.toEqual({ nextExpectedRevision: all[4]!.revision, position: '5', alreadyStored: true });
     await reopened.close();
     expect(messages).toEqual([]);
 

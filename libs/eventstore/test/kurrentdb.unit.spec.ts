@@ -263,6 +263,17 @@ describe('kurrentdb recorded events', () => {
     }
   });
 
+  it('name the append call on the first event of a commit only, so that a copy absorbed by the server is told from the append that stored it', () => {
+    const first = withCommitPlace({ actor: 'a1' }, 0, 2, 'call-1');
+    const second = withCommitPlace({ actor: 'a1' }, 1, 2, 'call-1');
+    expect(first).toEqual({ actor: 'a1', [COMMIT_KEY]: [0, 2, 'call-1'] });
+    expect(second).toEqual({ actor: 'a1', [COMMIT_KEY]: [1, 2] });
+    expect(commitPlaceOf(first)).toEqual({ index: 0, size: 2, appendId: 'call-1' });
+    expect(commitPlaceOf({ [COMMIT_KEY]: [0, 2] })).toEqual({ index: 0, size: 2 });
+    const e = recorded({ metadata: first });
+    expect(toRecordedEvent(e, e.position!).metadata).toEqual({ actor: 'a1' });
+  });
+
   it('get empty metadata when there is none or it is not a JSON object', () => {
     const position = { commit: 1n, prepare: 1n };
     expect(toRecordedEvent(recorded({ metadata: undefined }), position).metadata).toEqual({});

@@ -1,4 +1,4 @@
-import { commandsOf, isServiceOnly, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
+import { commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { z } from 'zod';
 import type { IncomingRequest } from './codec.js';
@@ -38,6 +38,16 @@ export interface DispatchObserver {
   natsConnection?(connection: NatsConnection, name: string): void;
 }
 
+/**
+ * Read your writes: where the read models that answer a service's queries have got to in the log
+ * (ReadModelPositions of @agora/eventsourcing). A query whose body carries `minPosition` (the
+ * `position` of a command's reply) is answered only once they have reached it.
+ */
+export interface ReadModelProgress {
+  /** Resolves once every read model has reached `minPosition`; throws AgoraError `read_model_behind` after a bounded wait, `invalid_command` for something that is not a position of the log. */
+  waitFor(minPosition: unknown): Promise<void>;
+}
+
 export interface ServiceCatalog {
   commands: readonly CommandDefinition[];
   queries: readonly QueryDefinition[];
@@ -58,6 +68,8 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Replies kept to answer a retried command without running it again. Default 1000. */
   replyCacheSize?: number;
+  /** Read models for queries given `minPosition`. Absent: the service's queries read no log-fed model (answered at once). */
+  readModels?: ReadModelProgress;
   /** Reported in `$SRV.INFO`. Default 0.1.0. */
   version?: string;
   description?: string;
@@ -173,10 +185,16 @@ export class MessageDispatcher {
   }
 
   private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined): Promise<Reply> {
-    const params = definition.params.safeParse(body ?? {});
+    // `minPosition` belongs to every query, not to its params: taken out before they are checked.
+    const { [MIN_POSITION_FIELD]: minPosition, ...rest } = body ?? {};
+    const params = definition.params.safeParse(rest);
     if (!params.success) return replyForError(invalidCommand(`invalid ${definition.name} parameters`, params.error.issues), this.logger, definition.subject);
     const handler = this.options.queries?.get(definition.subject) as QueryHandler;
-    return this.settle(() => handler(params.data), `query ${definition.subject}`);
+    const { readModels } = this.options;
+    return this.settle(async () => {
+      if (minPosition !== undefined) await readModels?.waitFor(minPosition);
+      return handler(params.data);
+    }, `query ${definition.subject}`);
   }
 
   /** Runs a handler; its result, or the error it throws, becomes the reply. */

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AgoraReplySerializer, AgoraRequestDeserializer, DEFAULT_MAX_PAYLOAD } from './codec.js';
-import { MessageDispatcher, type DispatcherOptions, type DispatchObserver } from './dispatcher.js';
+import { MessageDispatcher, type DispatcherOptions, type DispatchObserver, type ReadModelProgress } from './dispatcher.js';
 import type { InProcessBus } from './in-process-bus.js';
 import { ServerInProcess } from './in-process-server.js';
 import { MessagingModule } from './messaging.module.js';
@@ -15,7 +15,11 @@ import type { WireConnection } from './wire.js';
  * How a service serves its subjects: over NATS or the in-process bus, and who watches it (the
  * process's metrics). A process hands the same value to each of its services.
  */
-export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]; credentials?: { user: string; pass: string } } | { transport: 'in-process'; bus: InProcessBus }) & { observer?: DispatchObserver };
+export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]; credentials?: { user: string; pass: string } } | { transport: 'in-process'; bus: InProcessBus }) & {
+  observer?: DispatchObserver;
+  /** The process's read models: queries given `minPosition` wait for them (read your writes). */
+  readModels?: ReadModelProgress;
+};
 
 export type ServiceMicroserviceOptions = Omit<DispatcherOptions, 'logger'> &
   ServiceTransport & {
@@ -43,8 +47,8 @@ function messagingLogger(context: string): MessagingLogger {
 }
 
 function dispatcherOptionsOf(options: ServiceMicroserviceOptions, logger: MessagingLogger): DispatcherOptions {
-  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer } = options;
-  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer };
+  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels } = options;
+  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }) };
 }
 
 function transportOptions(options: ServiceMicroserviceOptions, logger: MessagingLogger): MicroserviceOptions {

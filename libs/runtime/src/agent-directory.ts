@@ -1,6 +1,6 @@
 import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-dialectic';
 import { agentDecider, agentStreamId, type Agent, type AgentEvent } from '@agora/domain-registry';
-import { LruMap, mapSnapshotCodec, ProjectionRunner, type Projection, type SnapshotStore } from '@agora/eventsourcing';
+import { LruMap, mapSnapshotCodec, ProjectionRunner, type Projection, type ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { CompositeAgentDirectory, StaticAgentDirectory, type AgentDirectory, type AgentRecord } from '@agora/messaging';
 
@@ -61,6 +61,8 @@ export interface RegistryDirectoryOptions {
   now?: () => number;
   /** Where the model is saved and restored from, so a restart folds only the log's new events. Default: none (the whole log at every start). */
   snapshots?: SnapshotStore;
+  /** The process's read models (read your writes): the directory counts itself in. */
+  positions?: ReadModelPositions;
 }
 
 export const DEFAULT_UNKNOWN_TTL_MS = 5_000;
@@ -97,7 +99,7 @@ export class RegistryDirectory implements AgentDirectory {
     private readonly store: EventStore,
     options: RegistryDirectoryOptions = {},
   ) {
-    this.runner = new ProjectionRunner(store, agentsProjection, options.snapshots ? { snapshots: options.snapshots } : {});
+    this.runner = new ProjectionRunner(store, agentsProjection, { ...(options.snapshots ? { snapshots: options.snapshots } : {}), ...(options.positions ? { positions: options.positions } : {}) });
     this.unknownTtlMs = options.unknownTtlMs ?? DEFAULT_UNKNOWN_TTL_MS;
     if (!Number.isFinite(this.unknownTtlMs) || this.unknownTtlMs < 0) throw new RangeError(`unknownTtlMs must be a non-negative number, got ${String(options.unknownTtlMs)}`);
     this.unknown = new LruMap(options.maxUnknown ?? DEFAULT_MAX_UNKNOWN);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentId, PublicKeyText } from '@agora/contracts';
+import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreConfig, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { InvalidKey, parseKeyFile, parseServiceKeyring, publicKeyObject, type ServiceKeyring } from '@agora/identity';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_NATS_URL, DEFAULT_REQUEST_TIMEOUT_MS } from '@agora/messaging';
@@ -38,6 +39,8 @@ export interface RuntimeConfig {
   logLevels?: LogLevelName[];
   /** How long a starting process waits for NATS (AGORA_NATS_WAIT_MS); undefined = the default. */
   natsWaitMs?: number;
+  /** AGORA_READ_MODEL_WAIT_MS: how long a query given `minPosition` waits for the read models to reach it before `read_model_behind`. Default DEFAULT_READ_MODEL_WAIT_MS. */
+  readModelWaitMs?: number;
   /** AGORA_LEASE_TTL_MS: how long a replica's lease on a reactor or scheduler outlives its last renewal; 0 = no leases. Default DEFAULT_LEASE_TTL_MS. */
   leaseTtlMs?: number;
   /** Where the process serves /metrics (METRICS_PORT, METRICS_HOST); unset: not served by runProcess (tests). */
@@ -103,6 +106,8 @@ AGORA_LEASE_TTL_MS         on NATS, the replicas of a service share its reactors
                            one replica holds a lease on each and renews it every third of this, another
                            takes it over after this long without renewal (default ${DEFAULT_LEASE_TTL_MS}; 0 = no
                            leases, every replica runs every reactor and scheduler)
+AGORA_READ_MODEL_WAIT_MS   read your writes: how long a query or event stream given minPosition waits for
+                           the read models to reach it before read_model_behind (default ${DEFAULT_READ_MODEL_WAIT_MS})
 AGORA_LOG_LEVEL            framework log detail: error, warn, log, debug or verbose (default warn)
 ${STARTUP_ENV_HELP}`;
 
@@ -244,6 +249,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
     logLevels: logLevels(env),
     leaseTtlMs: intSetting(env, 'AGORA_LEASE_TTL_MS', DEFAULT_LEASE_TTL_MS, { min: 0, what: 'a whole number of milliseconds (0 = no leases)' }),
+    readModelWaitMs: intSetting(env, 'AGORA_READ_MODEL_WAIT_MS', DEFAULT_READ_MODEL_WAIT_MS, { min: 0, what: 'a whole number of milliseconds (0 = answer at once or refuse)' }),
     natsWaitMs: intSetting(env, 'AGORA_NATS_WAIT_MS', DEFAULT_NATS_WAIT_MS, { min: 0, what: 'a whole number of milliseconds (0 = do not wait)' }),
     ...(options.metricsPort === undefined ? {} : { metrics: { port: portSetting(env, 'METRICS_PORT', options.metricsPort), host: env['METRICS_HOST']?.trim() || DEFAULT_METRICS_HOST } }),
     serviceKeysDir: resolve(env['AGORA_SERVICE_KEYS_DIR']?.trim() || join(env['AGORA_DATA_DIR'] ?? './data', 'service-keys')),

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { FileCheckpointStore, FileSnapshotStore } from '@agora/eventsourcing';
+import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
@@ -48,6 +48,12 @@ export interface ServiceContext {
   serviceKeys(): ServiceKeyring;
   /** `<dataDir>/snapshots`, where read models are saved so a restart folds only the log's new events. */
   readonly snapshots: FileSnapshotStore;
+  /**
+   * The process's read models, for read your writes: give it to every ProjectionRunner that
+   * answers queries (`positions`); a query given `minPosition` waits for all of them (the
+   * services get it through `transport`).
+   */
+  readonly readModels: ReadModelPositions;
   /** Human-readable description of the store and transport, for the start-up log. */
   describe(): string[];
   close(): Promise<void>;
@@ -59,6 +65,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
   const opened = await openEventStore(config.store);
   const store = metrics.instrumentStore(opened, config.store.kind);
   const closers: (() => Promise<void>)[] = [() => store.close()];
+  const readModels = new ReadModelPositions(store, config.readModelWaitMs ?? DEFAULT_READ_MODEL_WAIT_MS);
   const closeAll = async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
   };
@@ -70,13 +77,13 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
     const leasesLine: string[] = [];
     if (config.natsUrl === undefined) {
       const bus = new InProcessBus();
-      transport = { transport: 'in-process', bus, observer: metrics.observer };
+      transport = { transport: 'in-process', bus, observer: metrics.observer, readModels };
       client = new InProcessAgoraClient(bus);
       publisher = EventPublisher.inProcess(bus);
       closers.push(async () => bus.close());
     } else {
       const credentials = config.natsCredentials === undefined ? {} : { credentials: config.natsCredentials };
-      transport = { transport: 'nats', natsUrl: config.natsUrl, observer: metrics.observer, ...credentials };
+      transport = { transport: 'nats', natsUrl: config.natsUrl, observer: metrics.observer, readModels, ...credentials };
       const nats = await NatsAgoraClient.connect({ servers: config.natsUrl, name: 'agora-process', ...credentials });
       metrics.watchNats(nats.connection, 'client');
       client = nats;
@@ -103,7 +110,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       return identity;
     };
     const snapshots = new FileSnapshotStore(join(config.dataDir, 'snapshots'));
-    const registry = new RegistryDirectory(store, { snapshots });
+    const registry = new RegistryDirectory(store, { snapshots, positions: readModels });
     await registry.start();
     closers.push(() => registry.stop());
     return {
@@ -120,6 +127,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       serviceIdentity,
       serviceKeys: () => config.serviceKeyring ?? Object.fromEntries([...identities].map(([service, identity]) => [service, [{ publicKey: identity.publicKey }]])),
       snapshots,
+      readModels,
       describe: () => [
         `event store: ${describeStore(config.store)}`,
         `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,

@@ -17,6 +17,7 @@ function recordingReads(inner: EventStore): { store: EventStore; reads: string[]
     },
     readAll: (options) => inner.readAll(options),
     headPosition: () => inner.headPosition(),
+    comparePositions: (a, b) => inner.comparePositions(a, b),
     subscribe: (options) => inner.subscribe(options),
     close: () => inner.close(),
   };

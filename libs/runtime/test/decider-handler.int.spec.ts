@@ -61,6 +61,7 @@ describe('deciderHandler', () => {
       },
       readAll: (options) => inner.readAll(options),
       headPosition: () => inner.headPosition(),
+      comparePositions: (a, b) => inner.comparePositions(a, b),
       subscribe: (options) => inner.subscribe(options),
       close: () => inner.close(),
     };

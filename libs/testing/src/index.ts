@@ -20,6 +20,22 @@ export function uniqueJetStreamLog(label = 'test', natsUrl = TEST_NATS_URL): { s
   return { streamName, subjectPrefix, eventStore: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}` };
 }
 
+/**
+ * The settings (for openServiceContext) of one replica process on a JetStream log it shares with
+ * others: the log and the transport on `natsUrl`, `operator` as the bootstrap operator, a wide clock
+ * window and a 5 s request timeout; each replica gets a `dataDir` of its own.
+ */
+export function sharedLogReplica(natsUrl: string, log: { streamName: string; subjectPrefix: string }, operator: { agentId: string; publicKey: string }, dataDir: string) {
+  return {
+    store: { kind: 'jetstream' as const, servers: natsUrl, streamName: log.streamName, subjectPrefix: log.subjectPrefix },
+    natsUrl,
+    dataDir,
+    operators: [operator],
+    maxClockSkewMs: 300_000,
+    requestTimeoutMs: 5_000,
+  };
+}
+
 /** Deletes the JetStream logs `uniqueJetStreamLog` handed out in this test file (call in afterAll). */
 export async function deleteJetStreamLogs(): Promise<void> {
   if (created.size === 0) return;

@@ -1,6 +1,6 @@
 import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView } from '@agora/contracts';
 import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestAllPages, resultOf, sendCommand } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readKeyFile, requestAllPages, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
 const SIGNING_OPTIONS: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: "the operator's key file: signs the command" },
@@ -105,8 +105,9 @@ export const agentsList: CommandSpec = {
   name: 'agents list',
   brief: 'list registered agents',
   summary: `List registered agents in id order (GET /v1/registry/agents), every page of them: it follows nextCursor, ${PAGE_LIMIT_MAX} agents a request.`,
-  usage: '[--role <role>] [--all] [--page-size <n>] [--json]',
+  usage: '[--role <role>] [--all] [--page-size <n>] [--min-position <position>] [--json]',
   options: {
+    ...MIN_POSITION_OPTION,
     role: { type: 'string', value: '<role>', description: 'only agents with this role' },
     all: { type: 'boolean', description: 'include disabled agents' },
     'page-size': { type: 'string', value: '<n>', description: `agents a request, 1 to ${PAGE_LIMIT_MAX} (default ${PAGE_LIMIT_MAX})` },
@@ -115,7 +116,7 @@ export const agentsList: CommandSpec = {
   positionals: [],
   examples: ['agora agents list --role reviewer'],
   async run(args, io) {
-    const url = new URL(`${gatewayUrl(args, io, 'agents list')}/v1/registry/agents`);
+    const url = withMinPosition(new URL(`${gatewayUrl(args, io, 'agents list')}/v1/registry/agents`), args);
     const role = stringOption(args, 'role');
     if (role !== undefined) url.searchParams.set('role', role);
     if (flag(args, 'all')) url.searchParams.set('includeDisabled', 'true');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ApproveChamberSession, ProposeChamberSession, RejectChamberSession, type ChamberSessionView } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
 const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
@@ -80,8 +80,10 @@ export function describeSession(view: ChamberSessionView, full = false): string 
 
 const FINAL = new Set(['rejected', 'expired', 'consensus', 'no_consensus', 'failed', 'cancelled']);
 
-async function fetchSession(url: string, sessionId: string): Promise<ChamberSessionView> {
-  return resultOf(await requestReply<ChamberSessionView>(`${url}/v1/chamber/sessions/${encodeURIComponent(sessionId)}`));
+/** The session's view; with `args` (a command's), read only once the gateway has reached --min-position. */
+async function fetchSession(url: string, sessionId: string, args?: Parsed): Promise<ChamberSessionView> {
+  const target = new URL(`${url}/v1/chamber/sessions/${encodeURIComponent(sessionId)}`);
+  return resultOf(await requestReply<ChamberSessionView>((args ? withMinPosition(target, args) : target).href));
 }
 
 async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
@@ -179,12 +181,12 @@ export const chamberShow: CommandSpec = {
   name: 'chamber show',
   brief: 'the transcript of a session, readable',
   summary: 'Show a chamber session: every event in log order (prompts, responses, errors verbatim with --full), the outcome and its cost.',
-  usage: '<sessionId> [--full] [--json]',
-  options: { full: { type: 'boolean', description: 'every prompt and response in full' }, json: { type: 'boolean', description: 'the query result as JSON' } },
+  usage: '<sessionId> [--full] [--min-position <position>] [--json]',
+  options: { full: { type: 'boolean', description: 'every prompt and response in full' }, ...MIN_POSITION_OPTION, json: { type: 'boolean', description: 'the query result as JSON' } },
   positionals: [{ name: 'sessionId', required: true, description: 'the session' }],
   examples: ['agora chamber show 3f0c... --full'],
   async run(args, io) {
-    const view = await fetchSession(gatewayUrl(args, io, 'chamber show'), args.positionals[0]!);
+    const view = await fetchSession(gatewayUrl(args, io, 'chamber show'), args.positionals[0]!, args);
     if (flag(args, 'json')) printJson(io, view);
     else io.stdout(`${describeSession(view, flag(args, 'full'))}\n`);
     return EXIT.ok;

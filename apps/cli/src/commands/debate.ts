@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OpenDebate, type DebateSummary, type DebateView, type MessageView, type ThreadView } from '@agora/contracts';
-import { EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
+import { EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
+import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
 const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
@@ -9,8 +9,10 @@ const SIGNING: Record<string, OptionSpec> = {
   json: { type: 'boolean', description: 'print the whole reply as JSON' },
 };
 
-async function fetchDebate(url: string, debateId: string): Promise<DebateView> {
-  return resultOf(await requestReply<DebateView>(`${url}/v1/debate/debates/${encodeURIComponent(debateId)}`));
+/** The debate's view; with `args` (a command's), read only once the gateway has reached --min-position. */
+async function fetchDebate(url: string, debateId: string, args?: Parsed): Promise<DebateView> {
+  const target = new URL(`${url}/v1/debate/debates/${encodeURIComponent(debateId)}`);
+  return resultOf(await requestReply<DebateView>((args ? withMinPosition(target, args) : target).href));
 }
 
 const clip = (text: string, full: boolean, at = 300) => (full || text.length <= at ? text : `${text.slice(0, at)}… (--full shows all)`);
@@ -81,14 +83,14 @@ export const debateList: CommandSpec = {
   name: 'debate list',
   brief: 'debates, newest first, with their stages and outcome',
   summary: 'List debates (GET /v1/debate/debates): the most recently updated first, one page (--limit, default 20; the reply names the next page).',
-  usage: '[--limit <n>] [--json]',
-  options: { limit: { type: 'string', value: '<n>', description: 'how many (default 20, at most 1000)' }, json: { type: 'boolean', description: 'the query result as JSON' } },
+  usage: '[--limit <n>] [--min-position <position>] [--json]',
+  options: { limit: { type: 'string', value: '<n>', description: 'how many (default 20, at most 1000)' }, ...MIN_POSITION_OPTION, json: { type: 'boolean', description: 'the query result as JSON' } },
   positionals: [],
   examples: ['agora debate list'],
   async run(args, io) {
     const limit = Number(stringOption(args, 'limit') ?? 20);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a whole number from 1', 'debate list');
-    const page = resultOf(await requestReply<{ debates: DebateSummary[]; nextCursor?: string }>(`${gatewayUrl(args, io, 'debate list')}/v1/debate/debates?limit=${limit}`));
+    const page = resultOf(await requestReply<{ debates: DebateSummary[]; nextCursor?: string }>(withMinPosition(new URL(`${gatewayUrl(args, io, 'debate list')}/v1/debate/debates?limit=${limit}`), args).href));
     if (flag(args, 'json')) {
       printJson(io, page);
       return EXIT.ok;
@@ -104,12 +106,12 @@ export const debateShow: CommandSpec = {
   name: 'debate show',
   brief: 'a debate, readable: threads, stages, commitments, crux, every message',
   summary: 'Show a debate: where each thread stands (stage, question, commitments, steelmans, lock attempts, crux) and every message in order.',
-  usage: '<debateId> [--full] [--json]',
-  options: { full: { type: 'boolean', description: 'every message in full' }, json: { type: 'boolean', description: 'the query result as JSON' } },
+  usage: '<debateId> [--full] [--min-position <position>] [--json]',
+  options: { full: { type: 'boolean', description: 'every message in full' }, ...MIN_POSITION_OPTION, json: { type: 'boolean', description: 'the query result as JSON' } },
   positionals: [{ name: 'debateId', required: true, description: 'the debate' }],
   examples: ['agora debate show 7c1e...'],
   async run(args, io) {
-    const view = await fetchDebate(gatewayUrl(args, io, 'debate show'), args.positionals[0]!);
+    const view = await fetchDebate(gatewayUrl(args, io, 'debate show'), args.positionals[0]!, args);
     if (flag(args, 'json')) printJson(io, view);
     else io.stdout(`${describeDebate(view, flag(args, 'full'))}\n`);
     return EXIT.ok;

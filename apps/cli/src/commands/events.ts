@@ -1,6 +1,6 @@
 import { eventByType, SCHEMA_VERSION_FIELD, type Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
-import { gatewayUrl, unreachable } from '../gateway-client.js';
+import { gatewayUrl, MIN_POSITION_OPTION, unreachable, withMinPosition } from '../gateway-client.js';
 import { SseParser, type SseMessage } from '../sse.js';
 
 interface StreamedEvent {
@@ -42,7 +42,7 @@ export const eventsTail: CommandSpec = {
   name: 'events tail',
   brief: 'print committed events as they happen',
   summary: 'Print committed events as they happen (GET /v1/events), one line each: <position> <streamId>@<revision> <type> <data>.',
-  usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--count <N>] [--json]',
+  usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--count <N>] [--min-position <position>] [--json]',
   description:
     "History first (from the first event, or after --after), then live. Ctrl-C ends it; a dropped connection is resumed after the last event printed. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
   options: {
@@ -51,6 +51,7 @@ export const eventsTail: CommandSpec = {
     category: { type: 'string', multiple: true, value: '<category>', description: 'only streams of this category, e.g. agent' },
     type: { type: 'string', multiple: true, value: '<EventType>', description: 'only events of this type, e.g. AgentRegistered' },
     count: { type: 'string', short: 'n', value: '<N>', description: 'stop after N events' },
+    ...MIN_POSITION_OPTION,
     json: { type: 'boolean', description: 'print each event as one line of JSON' },
   },
   positionals: [],
@@ -60,7 +61,7 @@ export const eventsTail: CommandSpec = {
     const base = gatewayUrl(args, io, command);
     const count = integerOption(args, 'count', command, { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (flag(args, 'from-end') && stringOption(args, 'after') !== undefined) throw new UsageError('give --after or --from-end, not both', command);
-    const url = new URL(`${base}/v1/events`);
+    const url = withMinPosition(new URL(`${base}/v1/events`), args);
     for (const c of listOption(args, 'category') ?? []) url.searchParams.append('category', c);
     for (const t of listOption(args, 'type') ?? []) url.searchParams.append('type', t);
     if (flag(args, 'from-end')) url.searchParams.set('from', 'end');

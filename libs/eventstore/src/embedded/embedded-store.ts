@@ -270,11 +270,14 @@ export class EmbeddedEventStore implements EventStore {
     rmSync(this.indexFile, { force: true });
   }
 
+  comparePositions(a: Position, b: Position): number {
+    return embeddedPositionIndex(a) - embeddedPositionIndex(b);
+  }
+
   /** Global index of the first event strictly after `position`. */
   private indexAfter(position: Position | undefined): number {
     if (position === undefined) return 0;
-    if (!/^[1-9][0-9]{0,15}$/.test(position)) throw new InvalidPosition(position);
-    const n = Number(position);
+    const n = embeddedPositionIndex(position);
     if (n > this.eventCount) throw new InvalidPosition(position);
     return n;
   }
@@ -378,7 +381,7 @@ export class EmbeddedEventStore implements EventStore {
           if (!found) continue;
           if (n === 0 && found.k === 0) {
             const stored = found.commit.record;
-            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve(found.commit.result);
+            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve({ ...found.commit.result, alreadyStored: true });
             else p.reject(alreadyStored(p, 0, stored.s));
             settled = true;
             break;
@@ -423,7 +426,7 @@ export class EmbeddedEventStore implements EventStore {
       this.remember(this.commitFirst.length - 1, record, bytes);
       offset += bytes;
       pending.resolve(result);
-      for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve(result);
+      for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve({ ...result, alreadyStored: true });
     }
     this.notifier.notify();
   }
@@ -442,6 +445,12 @@ export class EmbeddedEventStore implements EventStore {
     }
     return { nextExpectedRevision: indexes.length - 1, position: String(this.eventCount) };
   }
+}
+
+/** A position's number (the count of events up to it), or InvalidPosition for a string not of that form. */
+function embeddedPositionIndex(position: Position): number {
+  if (typeof position !== 'string' || !/^[1-9][0-9]{0,15}$/.test(position)) throw new InvalidPosition(String(position));
+  return Number(position);
 }
 
 function toEvent(record: CommitRecord, k: number, globalIndex: number): RecordedEvent {

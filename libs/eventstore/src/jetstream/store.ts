@@ -158,7 +158,8 @@ export class JetStreamEventStore implements EventStore {
     let confirmed = false;
     for (let attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
       // The same events retried after they were stored (even beyond the dedup window) as the last commit.
-      if (state.commitId === commitId) return resultOf(state);
+      // Stored by another append: this call publishes only once, and stops when it was stored.
+      if (state.commitId === commitId) return { ...resultOf(state), alreadyStored: true };
       const conflict = conflictWith(streamId, expected, state.lastRevision);
       if (conflict) {
         if (!confirmed) {
@@ -204,12 +205,12 @@ export class JetStreamEventStore implements EventStore {
     throw conflict;
   }
 
-  /** The append result of the commit stored at `seq` (the original of a duplicate). */
+  /** The append result of the commit stored at `seq` (the original of a duplicate: another append's, as this call publishes a commit once). */
   private async resultOfStoredCommit(streamId: string, seq: number): Promise<AppendResult> {
     const msg = await this.jsm.streams.getMessage(this.config.streamName, { seq });
     const commit = msg && msg.subject === this.subjectOf(streamId) ? decodeCommit(msg.data) : undefined;
     if (!commit) throw new StoreUnavailable(`jetstream: append to ${streamId}: JetStream called it a duplicate of message ${seq}, which is not a commit of this stream`, streamId);
-    return appendResultOf(commit, seq);
+    return { ...appendResultOf(commit, seq), alreadyStored: true };
   }
 
   /**
@@ -366,6 +367,11 @@ export class JetStreamEventStore implements EventStore {
    * commit stored there, whose last event is the head. Foreign messages after the last commit are
    * stepped over one get at a time.
    */
+  comparePositions(a: Position, b: Position): number {
+    const [x, y] = [parsePosition(a), parsePosition(b)];
+    return x.seq !== y.seq ? x.seq - y.seq : x.index - y.index;
+  }
+
   async headPosition(): Promise<Position | undefined> {
     this.assertOpen();
     try {

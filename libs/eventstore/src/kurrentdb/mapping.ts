@@ -210,22 +210,25 @@ export function mapPositionCheckError(position: ClientPosition, error: unknown):
 /**
  * Where an event sits in its commit, kept in its metadata under this key as `[index, size]`:
  * KurrentDB does not say which events were appended together, and the adapter needs to know to
- * tell a retry of a whole commit from a retry of part of one. Removed from what reads return.
+ * tell a retry of a whole commit from a retry of part of one. The first event of a commit also
+ * names the append call that wrote it (`[0, size, appendId]`, a random id per call): the server
+ * answers a copy of a stored commit as if it had written it, and only that id tells the call
+ * that stored it from the copies (`alreadyStored`). Removed from what reads return.
  */
 export const COMMIT_KEY = 'agora.commit';
 
-export function withCommitPlace(metadata: Record<string, unknown>, index: number, size: number): Record<string, unknown> {
-  return { ...metadata, [COMMIT_KEY]: [index, size] };
+export function withCommitPlace(metadata: Record<string, unknown>, index: number, size: number, appendId?: string): Record<string, unknown> {
+  return { ...metadata, [COMMIT_KEY]: index === 0 && appendId !== undefined ? [index, size, appendId] : [index, size] };
 }
 
-/** The `[index, size]` an event was written with, or undefined for an event written otherwise. */
-export function commitPlaceOf(metadata: unknown): { index: number; size: number } | undefined {
+/** The `[index, size]` an event was written with (and the append call's id, on a first event that has one), or undefined for an event written otherwise. */
+export function commitPlaceOf(metadata: unknown): { index: number; size: number; appendId?: string } | undefined {
   if (!isPlainObject(metadata)) return undefined;
   const place = metadata[COMMIT_KEY];
-  if (!Array.isArray(place) || place.length !== 2) return undefined;
-  const [index, size] = place as unknown[];
+  if (!Array.isArray(place) || (place.length !== 2 && place.length !== 3)) return undefined;
+  const [index, size, appendId] = place as unknown[];
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || (index as number) < 0 || (index as number) >= (size as number)) return undefined;
-  return { index: index as number, size: size as number };
+  return { index: index as number, size: size as number, ...(typeof appendId === 'string' ? { appendId } : {}) };
 }
 
 /** The part of the client's recorded event we use; both its read paths (Rust bridge and gRPC) produce it. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   BACKWARDS,
   END,
@@ -150,14 +151,15 @@ class KurrentDbEventStore implements EventStore {
   }
 
   private async appendCommit(streamId: string, prepared: PreparedEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const appendId = randomUUID();
     const proposed = prepared.map((e, i) =>
-      jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: withCommitPlace(e.metadata, i, prepared.length) as JSONType }),
+      jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: withCommitPlace(e.metadata, i, prepared.length, appendId) as JSONType }),
     );
     const weak = expected === 'any' || expected === 'stream_exists';
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(streamId);
       if (weak) {
-        const stored = await this.lastCommitIfSame(streamId, prepared);
+        const stored = await this.lastCommitIfSame(streamId, prepared, appendId);
         if (stored) return stored;
       }
       let result: ClientAppendResult;
@@ -177,7 +179,7 @@ class KurrentDbEventStore implements EventStore {
         // Only with `throwOnAppendFailure=false` in the connection string, and then the revision the client reports is unreliable.
         throw new WrongExpectedRevision(streamId, expected, await this.lastRevision(streamId));
       }
-      const stored = await this.storedCommit(streamId, prepared, result.nextExpectedRevision);
+      const stored = await this.storedCommit(streamId, prepared, result.nextExpectedRevision, appendId);
       if (stored === 'not stored') throw new StoreUnavailable(`kurrentdb: ${streamId}@${result.nextExpectedRevision} was reported appended but cannot be read back`, streamId);
       return stored;
     }
@@ -187,9 +189,11 @@ class KurrentDbEventStore implements EventStore {
    * The result of the commit of `prepared` if it ends at `lastRevision`: its events, read from the
    * leader, carry exactly these ids in this order, and their marks (when they have them) say they
    * are one whole commit. 'not stored' when nothing is there; InvalidEventData when the ids are
-   * stored as part of another commit (a caller retrying part of a commit).
+   * stored as part of another commit (a caller retrying part of a commit). `alreadyStored` unless
+   * the commit's first event names `appendId` (the call that stored it: this one, on an attempt
+   * that failed in transit).
    */
-  private async storedCommit(streamId: string, prepared: PreparedEvent[], lastRevision: bigint): Promise<AppendResult | 'not stored'> {
+  private async storedCommit(streamId: string, prepared: PreparedEvent[], lastRevision: bigint, appendId: string): Promise<AppendResult | 'not stored'> {
     const size = prepared.length;
     const first = lastRevision - BigInt(size - 1);
     const read = first < 0n ? [] : await this.readRange(streamId, first, size);
@@ -208,18 +212,19 @@ class KurrentDbEventStore implements EventStore {
     if (!isUsablePosition(last.position)) throw positionMissing(streamId, last.revision);
     const position = encodePosition(last.position);
     this.rememberPosition(position);
-    return { nextExpectedRevision: revisionToNumber(lastRevision), position };
+    const own = commitPlaceOf(read[0]!.metadata)?.appendId === appendId;
+    return { nextExpectedRevision: revisionToNumber(lastRevision), position, ...(own ? {} : { alreadyStored: true as const }) };
   }
 
   /**
    * The stored commit's result when the stream's last event is the last of `prepared`: how an
    * `any` or `stream_exists` append recognises its own retry once the server no longer does.
    */
-  private async lastCommitIfSame(streamId: string, prepared: PreparedEvent[]): Promise<AppendResult | undefined> {
+  private async lastCommitIfSame(streamId: string, prepared: PreparedEvent[], appendId: string): Promise<AppendResult | undefined> {
     const last = await this.readEvents(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
     const event = last[0];
     if (!event || event.id.toLowerCase() !== prepared[prepared.length - 1]!.id) return undefined;
-    const stored = await this.storedCommit(streamId, prepared, event.revision);
+    const stored = await this.storedCommit(streamId, prepared, event.revision, appendId);
     return stored === 'not stored' ? undefined : stored;
   }
 
@@ -292,6 +297,10 @@ class KurrentDbEventStore implements EventStore {
   }
 
   /** One backwards read of $all from its end, system events filtered out by the server. */
+  comparePositions(a: Position, b: Position): number {
+    return comparePositions(decodePosition(a), decodePosition(b));
+  }
+
   async headPosition(): Promise<Position | undefined> {
     this.assertOpen();
     let head: ClientPosition | undefined;
