@@ -62,13 +62,16 @@ describe('the OpenAPI document of the gateway', () => {
     const list = doc.paths['/v1/registry/agents']!['get']!;
     expect(list.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'role', in: 'query', required: false })]));
     const get = doc.paths['/v1/registry/agents/{agentId}']!['get']!;
-    expect(get.parameters).toEqual([expect.objectContaining({ name: 'agentId', in: 'path', required: true })]);
+    expect(get.parameters).toEqual([
+      expect.objectContaining({ name: 'agentId', in: 'path', required: true }),
+      expect.objectContaining({ name: 'minPosition', in: 'query', required: false }),
+    ]);
   });
 
   it('describes the event stream, health, metrics and itself, and every event', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/events', '/health', '/metrics', '/docs', '/docs/openapi.json']));
     const params = doc.paths['/v1/events']!['get']!.parameters!.map((p) => `${p.in}:${p.name}`);
-    expect(params).toEqual(['header:Last-Event-ID', 'query:after', 'query:from', 'query:category', 'query:type']);
+    expect(params).toEqual(['header:Last-Event-ID', 'query:after', 'query:from', 'query:category', 'query:type', 'query:minPosition']);
     for (const e of events) expect(doc.components.schemas[`${e.type}Event`]).toBeDefined();
   });
 
@@ -80,6 +83,6 @@ describe('the OpenAPI document of the gateway', () => {
     expect(Object.keys(other.components.schemas)).toContain('MakeThingCommand');
     expect(Object.keys(other.components.schemas)).not.toContain('RegisterAgentCommand');
     const route = other.paths['/v1/things/things/{id}/parts/{part}']!['get']!;
-    expect(route.parameters!.map((p) => `${p.in}:${p.name}:${p.required}`)).toEqual(['path:id:true', 'path:part:true', 'query:deep:false']);
+    expect(route.parameters!.map((p) => `${p.in}:${p.name}:${p.required}`)).toEqual(['path:id:true', 'path:part:true', 'query:deep:false', 'query:minPosition:false']);
   });
 });
