@@ -30,7 +30,9 @@ export function categoryOf(streamId: string): string {
   return streamId.slice(0, dash);
 }
 
+/** The event's headers, and the W3C `traceparent` of the command that appended it when its metadata has one (a listener's work continues that trace). */
 export function eventHeaders(event: RelayedEvent): WireHeaders {
+  const traceparent = event.metadata['traceparent'];
   return {
     [EVENT_HEADERS.id]: event.id,
     [EVENT_HEADERS.type]: event.type,
@@ -38,6 +40,7 @@ export function eventHeaders(event: RelayedEvent): WireHeaders {
     [EVENT_HEADERS.revision]: String(event.revision),
     [EVENT_HEADERS.position]: event.position,
     [EVENT_HEADERS.natsMsgId]: event.id,
+    ...(typeof traceparent === 'string' ? { traceparent } : {}),
   };
 }
 
