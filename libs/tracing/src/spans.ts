@@ -80,6 +80,11 @@ export function startSpan<T>(name: string, options: SpanOptions, within: (span: 
   return context.with(trace.setSpan(options.parent ?? context.active(), span), () => within(span));
 }
 
+/** Runs `work` in `parent` (a context from contextFrom / contextOfEvent): work started later, e.g. a model call launched by a reaction, continues that trace. */
+export function inContext<T>(parent: Context, work: () => T): T {
+  return provider ? context.with(parent, work) : work();
+}
+
 /** Marks a span as failed, with a low-cardinality `error.type` (an error code or class). */
 export function failed(span: Span | undefined, errorType: string): void {
   span?.setAttribute('error.type', errorType);
