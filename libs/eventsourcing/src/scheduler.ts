@@ -155,7 +155,7 @@ export class Scheduler {
 
   /** The deadlines not fired yet, earliest first. */
   pending(): PendingDeadline[] {
-    return [...this.deadlines.values()].sort(byDueTime).map(({ key, dueAt }) => ({ key, dueAt }));
+    return [...this.deadlines.values()].sort(byDueTime).map(({ key, dueAt, traceparent }) => (traceparent === undefined ? { key, dueAt } : { key, dueAt, traceparent }));
   }
 
   private onEvent(event: RecordedEvent): void {
