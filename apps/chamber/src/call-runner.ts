@@ -5,6 +5,7 @@ import type { EventStore } from '@agora/eventstore';
 import type { CallOutcome, ProviderLayer } from '@agora/providers';
 import type { z } from 'zod';
 import { issueInternalCommand, type KeyedLock, type ServiceIdentity } from '@agora/runtime';
+import { contextOfEvent, inContext } from '@agora/tracing';
 
 type Request = DataOf<typeof ChamberCallRequested>;
 
@@ -78,13 +79,17 @@ export class CallRunner {
     return settled;
   }
 
-  /** Starts a requested call unless it is already in flight here. */
-  launch(request: Request): void {
+  /**
+   * Starts a requested call unless it is already in flight here. With the metadata of the event
+   * that requested it, the call (its GenAI span) and the recording of its outcome continue that
+   * event's trace.
+   */
+  launch(request: Request, cause?: Readonly<Record<string, unknown>>): void {
     const key = `${request.sessionId}/${request.callId}`;
     if (this.closed || this.inflight.has(key)) return;
     const abort = new AbortController();
     this.inflight.set(key, abort);
-    void this.perform(request, abort.signal).finally(() => this.inflight.delete(key));
+    void inContext(contextOfEvent(cause ?? {}), () => this.perform(request, abort.signal)).finally(() => this.inflight.delete(key));
   }
 
   /** Records that a call was never made (the session was cancelled before it started). */

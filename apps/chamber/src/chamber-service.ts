@@ -150,7 +150,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
       const call = state.calls.find((c) => c.request.callId === request.callId);
       if (!call || call.status !== 'pending') return [];
       if (state.status === 'cancelled') await runner.skip(call.request, 'the session was cancelled before this call was made');
-      else runner.launch(call.request);
+      else runner.launch(call.request, event.metadata);
       return [];
     }
     if (!isFinal(state) || pendingCalls(state).length > 0) return [];

@@ -4,6 +4,7 @@ import { ReadModelPositions } from '@agora/eventsourcing';
 import { StreamNotFound, type Position } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
+import { DocsSite } from './docs-site.js';
 import { EventFeed } from './event-feed.js';
 import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, type EventStreamRequest } from './event-stream.js';
 import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
@@ -70,8 +71,9 @@ const pathOf = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0] 
 export class GatewayController {
   private readonly logger = new Logger('agora:gateway');
   private readonly commandsByType: ReadonlyMap<string, CommandDefinition>;
-  /** Generated on first request: it is the same until the catalog changes, i.e. a restart. */
+  /** The OpenAPI document is generated on first request: it is the same until the catalog changes, i.e. a restart. */
   private document: unknown;
+  private readonly docsSite = new DocsSite(() => (this.document ??= openApiDocument({ catalog: this.options.catalog })));
 
   constructor(
     @Inject(GATEWAY_OPTIONS) private readonly options: ResolvedGatewayOptions,
@@ -159,12 +161,10 @@ export class GatewayController {
     res.end(text);
   }
 
-  @Get(['docs', 'docs/openapi.json'])
+  /** The API reference (DocsSite): the page for browsers, the OpenAPI JSON for API clients, and the documents it links. */
+  @Get(['docs', 'docs/*path'])
   docs(@Req() req: IncomingMessage, @Res() res: ServerResponse): void {
-    const path = pathOf(req).replace(/\/+$/, '');
-    markRoute(req, path === '/docs' ? '/docs' : '/docs/openapi.json');
-    this.document ??= openApiDocument({ catalog: this.options.catalog });
-    sendJson(res, 200, this.document, { 'cache-control': 'public, max-age=60' });
+    this.docsSite.serve(req, res, pathOf(req).replace(/\/+$/, ''));
   }
 }
 

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { consoleAssetsDir, consoleBuilt } from '@agora/console';
 import { consoleAssets } from './console-assets.js';
+import { tracingMiddleware } from './tracing.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
 import { GatewayMetrics } from './metrics.js';
@@ -62,6 +63,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   app.disable('x-powered-by');
   app.use(metrics.middleware);
+  app.use(tracingMiddleware);
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();
     app.use(consoleAssets(consoleBuilt(dir) ? dir : undefined));

@@ -17,6 +17,11 @@ export function markRoute(req: IncomingMessage, route: string, options: { stream
   marks.set(req, { route, streaming: options.streaming ?? false });
 }
 
+/** The route pattern a request was marked with (UNMATCHED_ROUTE when none), and whether it streams. */
+export function routeOf(req: IncomingMessage): RouteMark {
+  return marks.get(req) ?? { route: UNMATCHED_ROUTE, streaming: false };
+}
+
 /**
  * The gateway's metrics: requests by route, method and status, in the registry of its process
  * (`context.metrics.registry`, given by the gateway's process and the standalone one), or else in

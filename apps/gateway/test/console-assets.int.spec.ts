@@ -77,7 +77,9 @@ describe('the web console served by the gateway', () => {
       expect(res.headers.get('content-type')).toContain('application/json');
     }
     expect((await get('/metrics', page)).headers.get('content-type')).toContain('text/plain');
-    expect((await get('/docs', page)).headers.get('content-type')).toContain('application/json');
+    const docs = await get('/docs', page);
+    expect(docs.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await docs.text()).toContain('Agora API reference');
     const missingFile = await get('/app-MISSING0.js', page);
     expect([missingFile.status, missingFile.headers.get('content-type')]).toEqual([404, 'application/json; charset=utf-8']);
     const apiClient = await get('/fleet', { accept: 'application/json' });

@@ -51,6 +51,11 @@ export const EventMetadata = z
       .regex(/^[0-9a-f]{64}$/)
       .optional()
       .describe('The link to the previous commit of the same stream (hex SHA-256; see commitHash and genesisCommitHash in libs/identity): the hash of that commit, or the genesis value of the stream for its first commit'),
+    traceparent: z
+      .string()
+      .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/)
+      .optional()
+      .describe('The W3C trace context of the command that appended the event, when tracing was on (OTEL_*): a reaction or a deadline the event causes continues that trace. Not signed, and not part of the decision'),
   })
   .strict()
   .describe('What an event carries besides its data: who decided it, and enough to re-verify the signature of the command behind it');

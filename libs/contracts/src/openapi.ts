@@ -208,7 +208,6 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
 
   return {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Agora gateway',
       version: options.version ?? '0.1.0',

@@ -1,9 +1,10 @@
 import { AgoraError, eventByType, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
-import { InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { categoryOf, InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
 import { assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reserveCommandId, type CommandIdentity } from './command-ids.js';
 import { eventIdFor } from './ids.js';
+import { currentTraceparent, inSpan, inSpanSync, tracingOn } from '@agora/tracing';
 import { COMMIT_CHAIN_FIELD, commitHash, genesisCommitHash, lastCommitOf, type ChainEvent } from '@agora/identity';
 
 /**
@@ -24,6 +25,8 @@ export interface CommandMetadata {
    * so that an audit can rebuild the envelope and re-verify the signature from the log alone.
    */
   payload?: Record<string, unknown>;
+  /** The W3C trace context of the append, when tracing is on (set by handleCommand): a reaction or deadline the events cause continues the trace. */
+  traceparent?: string;
 }
 
 export interface HandleCommandOptions<C extends Command, E extends DomainEvent, S> {
@@ -132,7 +135,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
 
     let events: E[];
     try {
-      events = decider.decide(command, view.state);
+      events = tracingOn() ? decideTraced(decider, command, view.state) : decider.decide(command, view.state);
     } catch (error) {
       if (checked) throw error;
       // Refused on a kept state: final only if the stream has not moved since.
@@ -163,8 +166,25 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
 
     let appended: AppendResult;
     let toAppend: EventData[] = [];
+    const expected = view.revision < 0 ? 'no_stream' : view.revision;
     try {
-      appended = await store.append(streamId, (toAppend = toEventData(events, metadata, view.nextLink, command)), view.revision < 0 ? 'no_stream' : view.revision);
+      if (tracingOn()) {
+        const link = view.nextLink;
+        appended = await inSpan('agora.append', { attributes: { 'agora.stream.category': categoryOf(streamId), 'agora.stream.id': streamId, 'agora.events': events.length, 'agora.append.attempt': attempt } }, async (span) => {
+          // The append span's context rides in the events' metadata (traceparent), for what they cause.
+          toAppend = toEventData(events, { ...metadata, ...withTraceparent() }, link, command);
+          try {
+            const result = await store.append(streamId, toAppend, expected);
+            span?.setAttribute('agora.append.revision', result.nextExpectedRevision);
+            return result;
+          } catch (error) {
+            span?.setAttribute('agora.outcome', error instanceof WrongExpectedRevision ? 'conflict' : isIdCollision(error) ? 'ids_taken' : 'error');
+            throw error;
+          }
+        });
+      } else {
+        appended = await store.append(streamId, (toAppend = toEventData(events, metadata, view.nextLink, command)), expected);
+      }
     } catch (error) {
       if (isIdCollision(error)) {
         // Another replica stored this command first with a different number of events (it saw an
@@ -322,6 +342,7 @@ export function toEventData(events: readonly DomainEvent[], metadata: CommandMet
   if (metadata.signature !== undefined) common['signature'] = metadata.signature;
   if (metadata.correlationId !== undefined) common['correlationId'] = metadata.correlationId;
   if (metadata.causationId !== undefined) common['causationId'] = metadata.causationId;
+  if (metadata.traceparent !== undefined) common['traceparent'] = metadata.traceparent;
   const first: Record<string, unknown> = { ...common };
   if (metadata.payload !== undefined) first['commandPayload'] = metadata.payload;
   if (command !== undefined) first['decision'] = recordedDecision(command, metadata.payload);
@@ -330,6 +351,32 @@ export function toEventData(events: readonly DomainEvent[], metadata: CommandMet
     const own = index === 0 ? first : { ...common };
     return { id: eventIdFor(metadata.commandId, index), type: e.type, data: e.data, metadata: version === undefined ? own : { ...own, [SCHEMA_VERSION_FIELD]: version } };
   });
+}
+
+/**
+ * The decider's call in a span `agora.decide`, with the events it decided (their count and types)
+ * or the code it refused with (a refusal is the command's, not a fault: the span is not an error).
+ */
+function decideTraced<C extends Command, E extends DomainEvent, S>(decider: Decider<C, E, S>, command: C, state: S): E[] {
+  const outcome = inSpanSync('agora.decide', { attributes: { 'agora.command.type': command.type } }, (span) => {
+    try {
+      const events = decider.decide(command, state);
+      span?.setAttributes({ 'agora.events': events.length, 'agora.event.types': events.map((e) => e.type), 'agora.outcome': events.length > 0 ? 'ok' : 'unchanged' });
+      return { events };
+    } catch (error) {
+      const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'error';
+      span?.setAttributes({ 'agora.outcome': code, 'agora.error.code': code });
+      return { error };
+    }
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.events;
+}
+
+/** `{traceparent}` of the active span, or nothing. */
+function withTraceparent(): { traceparent?: string } {
+  const traceparent = currentTraceparent();
+  return traceparent === undefined ? {} : { traceparent };
 }
 
 /** The store refused an append because one of its event ids is already stored in another commit. */

@@ -9,6 +9,8 @@ export interface PendingDeadline {
   key: string;
   /** ISO-8601 time the deadline is due. */
   dueAt: string;
+  /** The W3C trace context of the event that set the deadline (its `traceparent` metadata), when it has one. */
+  traceparent?: string;
 }
 
 export interface SchedulerOptions {
@@ -32,7 +34,7 @@ export interface SchedulerOptions {
    * are duplicates and write nothing. A rejection is logged and retried with backoff; give the
    * command a timeout, since deadlines fire one at a time.
    */
-  fire(key: string, dueAt: string): Promise<void>;
+  fire(key: string, dueAt: string, cause?: { traceparent?: string }): Promise<void>;
   /** Time source for "is it due"; timers still run on real time. Default Date. */
   clock?: { now(): number };
   logger?: EventSourcingLogger;
@@ -153,7 +155,7 @@ export class Scheduler {
 
   /** The deadlines not fired yet, earliest first. */
   pending(): PendingDeadline[] {
-    return [...this.deadlines.values()].sort(byDueTime).map(({ key, dueAt }) => ({ key, dueAt }));
+    return [...this.deadlines.values()].sort(byDueTime).map(({ key, dueAt, traceparent }) => (traceparent === undefined ? { key, dueAt } : { key, dueAt, traceparent }));
   }
 
   private onEvent(event: RecordedEvent): void {
@@ -169,7 +171,8 @@ export class Scheduler {
         return;
       }
       // A new entry object: a fire in progress for the old one will see it was replaced and keep this one.
-      this.deadlines.set(change.key, { key: change.key, dueAt: change.dueAt, dueMs, nextTryMs: dueMs, failures: 0 });
+      const traceparent = event.metadata['traceparent'];
+      this.deadlines.set(change.key, { key: change.key, dueAt: change.dueAt, dueMs, nextTryMs: dueMs, failures: 0, ...(typeof traceparent === 'string' ? { traceparent } : {}) });
     }
     this.arm();
   }
@@ -202,7 +205,7 @@ export class Scheduler {
 
   private async fireOne(deadline: Deadline): Promise<void> {
     try {
-      await this.options.fire(deadline.key, deadline.dueAt);
+      await this.options.fire(deadline.key, deadline.dueAt, deadline.traceparent === undefined ? {} : { traceparent: deadline.traceparent });
       // Done, unless an event moved the deadline while it was firing: then the new one stays.
       if (this.deadlines.get(deadline.key) === deadline) this.deadlines.delete(deadline.key);
     } catch (error) {
@@ -221,18 +224,18 @@ export class Scheduler {
   }
 }
 
-/** The pending set as saved: [key, dueAt] pairs (retry state starts afresh). */
+/** The pending set as saved: [key, dueAt] pairs, with the traceparent third when there is one (retry state starts afresh). */
 function deadlinesCodec(version: number): SnapshotCodec<Map<string, Deadline>> {
   return {
     version,
-    encode: (deadlines) => [...deadlines.values()].map((d) => [d.key, d.dueAt]),
+    encode: (deadlines) => [...deadlines.values()].map((d) => (d.traceparent === undefined ? [d.key, d.dueAt] : [d.key, d.dueAt, d.traceparent])),
     decode: (saved) => {
       if (!Array.isArray(saved)) throw new TypeError('a deadlines snapshot is an array of [key, dueAt] pairs');
       return new Map(
-        (saved as Array<[string, string]>).map(([key, dueAt]) => {
+        (saved as Array<[string, string, string?]>).map(([key, dueAt, traceparent]) => {
           const dueMs = Date.parse(dueAt);
           if (typeof key !== 'string' || Number.isNaN(dueMs)) throw new TypeError(`bad deadline ${JSON.stringify([key, dueAt])}`);
-          return [key, { key, dueAt, dueMs, nextTryMs: dueMs, failures: 0 }];
+          return [key, { key, dueAt, dueMs, nextTryMs: dueMs, failures: 0, ...(typeof traceparent === 'string' ? { traceparent } : {}) }];
         }),
       );
     },

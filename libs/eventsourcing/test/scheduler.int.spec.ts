@@ -189,6 +189,31 @@ describe('Scheduler', () => {
     expect(other.scheduler.pending().map((p) => p.key)).toEqual(expect.arrayContaining(['kept', 'later']));
   });
 
+  it("fires a deadline with the traceparent of the event that set it, from the log and from its snapshot", async () => {
+    const { store: first, directory } = await openTempStore();
+    const snapshots = new FileSnapshotStore(tempDir());
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await first.append(`${CATEGORY}-traced`, [{ type: 'DeadlineSet', data: { key: 'traced', dueAt: inMs(1_500) }, metadata: { traceparent } }], 'any');
+    await setDeadline(first, 'untraced', inMs(1_500));
+    const causes = new Map<string, unknown>();
+    const fire = async (key: string, _dueAt: string, cause?: { traceparent?: string }) => void causes.set(key, cause);
+    const before = schedulerOn(first, { snapshots, fire });
+    await before.scheduler.start();
+    expect(before.scheduler.pending()).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'traced', traceparent })]));
+    await before.scheduler.stop();
+    await first.close();
+
+    const reopened = await openEmbeddedEventStore({ directory });
+    stores.push(reopened);
+    const seen: string[] = [];
+    const after = schedulerOn(reopened, { snapshots, fire, deadlineOf: (event) => (seen.push(event.id), deadlineOf(event)) });
+    await after.scheduler.start();
+    expect(seen).toHaveLength(0);
+    await eventually(() => causes.size === 2, 5_000, 'both deadlines to fire');
+    expect(causes.get('traced')).toEqual({ traceparent });
+    expect(causes.get('untraced')).toEqual({});
+  });
+
   it('fires a deadline already past at start right after catch-up', async () => {
     const store = await freshStore();
     const dueAt = inMs(-60_000);

@@ -1,5 +1,6 @@
 import { Reply as ReplySchema, type Reply } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { inSpan, SpanKind, traceHeaders, tracingOn } from '@agora/tracing';
 import type { InProcessBus } from './in-process-bus.js';
 import { connectNats, NatsWire, type NatsConnectOptions } from './nats-wire.js';
 import { errorReply } from './reply.js';
@@ -40,11 +41,22 @@ abstract class WireAgoraClient implements AgoraClient {
 
   protected constructor(protected readonly wire: WireConnection) {}
 
-  async request<T = unknown>(subject: string, body: unknown, options: RequestOptions = {}): Promise<Reply<T>> {
+  request<T = unknown>(subject: string, body: unknown, options: RequestOptions = {}): Promise<Reply<T>> {
+    if (!tracingOn()) return this.send<T>(subject, body, options);
+    // A client span; the request carries its trace context in its headers (W3C traceparent).
+    return inSpan(`agora.request ${subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async (span) => {
+      const reply = await this.send<T>(subject, body, options, traceHeaders());
+      span?.setAttribute('agora.outcome', reply.ok ? 'ok' : reply.error.code);
+      if (!reply.ok) span?.setAttribute('agora.error.code', reply.error.code);
+      return reply;
+    });
+  }
+
+  private async send<T>(subject: string, body: unknown, options: RequestOptions, headers?: WireHeaders): Promise<Reply<T>> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const data = encodeJson(body);
     try {
-      const reply = await this.wire.request(subject, data, { timeoutMs });
+      const reply = await this.wire.request(subject, data, { timeoutMs, ...(headers ? { headers } : {}) });
       return parseReply<T>(reply.data, subject);
     } catch (error) {
       return failureReply(error, subject, timeoutMs);

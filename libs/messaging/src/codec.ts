@@ -1,5 +1,6 @@
 import type { ErrorBody, Reply } from '@agora/contracts';
 import type { ConsumerDeserializer, ConsumerSerializer, IncomingRequest as NestIncomingRequest, OutgoingResponse } from '@nestjs/microservices';
+import { tracingOn } from '@agora/tracing';
 import { errorBody, errorReply, type MessagingLogger } from './reply.js';
 import { decodeJson, encodeJson, isPlainObject, jsonDepthExceeds, MAX_JSON_DEPTH, tooDeepMessage } from './wire.js';
 
@@ -17,14 +18,31 @@ export type IncomingRequest =
       /** The JSON object sent; undefined for an empty body (queries take that as `{}`). */
       body: Record<string, unknown> | undefined;
       rejection?: undefined;
+      /** The W3C trace context the request carried (`traceparent`, `tracestate` headers); only read while tracing is on. */
+      trace?: Record<string, string>;
     }
-  | { subject: string; rejection: ErrorBody; body?: undefined };
+  | { subject: string; rejection: ErrorBody; body?: undefined; trace?: Record<string, string> };
 
 /** What both transports hand the deserializer: a NATS `Msg` has this shape, and so does a bus message. */
 export interface RawRequest {
   subject: string;
   data: Uint8Array;
   reply?: string;
+  /** NATS headers (`MsgHdrs`) or the bus's plain record. */
+  headers?: { get(key: string): string } | Readonly<Record<string, string>>;
+}
+
+const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/** The trace context headers of a request, when it has any. */
+function traceOf(headers: RawRequest['headers']): Record<string, string> | undefined {
+  if (!headers) return undefined;
+  const trace: Record<string, string> = {};
+  for (const key of TRACE_HEADERS) {
+    const value = typeof headers.get === 'function' ? (headers as { get(key: string): string }).get(key) : (headers as Readonly<Record<string, string>>)[key];
+    if (value) trace[key] = value;
+  }
+  return trace['traceparent'] ? trace : undefined;
 }
 
 /**
@@ -38,7 +56,9 @@ export class AgoraRequestDeserializer implements ConsumerDeserializer {
 
   deserialize(message: RawRequest): NestIncomingRequest & { data: IncomingRequest } {
     const id = String(++this.sequence);
-    return { id, pattern: message.subject, data: this.decode(message) };
+    const data = this.decode(message);
+    const trace = tracingOn() ? traceOf(message.headers) : undefined;
+    return { id, pattern: message.subject, data: trace ? { ...data, trace } : data };
   }
 
   private decode({ subject, data, reply }: RawRequest): IncomingRequest {

@@ -1,5 +1,6 @@
-import { commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
+import { AgoraError, commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { contextFrom, failed, inSpan, SpanKind, tracingOn, type Attributes } from '@agora/tracing';
 import type { z } from 'zod';
 import type { IncomingRequest } from './codec.js';
 import { CommandGate, invalidCommand, type VerifiedCommand } from './command-gate.js';
@@ -78,6 +79,9 @@ export interface DispatcherOptions {
   observer?: DispatchObserver;
 }
 
+/** Codes that say the service failed, not the caller: only these mark a span as an error. */
+const SERVER_FAULTS: ReadonlySet<ErrorCode> = new Set(['internal', 'unavailable', 'timeout']);
+
 const consoleLogger: MessagingLogger = {
   error: (message, error) => console.error(message, error),
   warn: (message) => console.warn(message),
@@ -145,13 +149,40 @@ export class MessageDispatcher {
 
   async dispatch(request: IncomingRequest): Promise<Reply> {
     const started = process.hrtime.bigint();
-    const reply = await this.route(request);
+    const command = this.commandsBySubject.get(request.subject);
+    const reply = tracingOn() ? await this.traced(request, command) : await this.route(request);
     const elapsed = process.hrtime.bigint() - started;
     this.serviceApi.record(request.subject, elapsed, reply.ok ? undefined : `${reply.error.code}: ${reply.error.message}`);
     const { observer } = this.options;
-    const command = observer?.command ? this.commandsBySubject.get(request.subject) : undefined;
     if (observer && command) observer.command?.({ service: this.service, type: command.type, code: reply.ok ? undefined : reply.error.code, seconds: Number(elapsed) / 1e9 });
     return reply;
+  }
+
+  /**
+   * `route` in a server span continuing the caller's trace (the request's traceparent header):
+   * `agora.command <Type>` or `agora.query <name>`, with the service, the command type and its
+   * outcome (`ok`, or the error code), never the payload.
+   */
+  private traced(request: IncomingRequest, command: CommandDefinition | undefined): Promise<Reply> {
+    const query = command ? undefined : this.queriesBySubject.get(request.subject);
+    const name = command ? `agora.command ${command.type}` : query ? `agora.query ${query.service}.${query.name}` : `agora.request ${request.subject}`;
+    const attributes: Attributes = { 'agora.service': this.service, 'messaging.system': 'nats', 'messaging.destination.name': request.subject };
+    if (command) attributes['agora.command.type'] = command.type;
+    if (query) attributes['agora.query.name'] = `${query.service}.${query.name}`;
+    return inSpan(name, { kind: SpanKind.SERVER, attributes, parent: contextFrom(request.trace) }, async (span) => {
+      const reply = await this.route(request);
+      if (reply.ok) {
+        span?.setAttribute('agora.outcome', 'ok');
+        const result = reply.result as { duplicate?: unknown; events?: unknown } | null;
+        if (command && result && typeof result.duplicate === 'boolean') span?.setAttribute('agora.command.duplicate', result.duplicate);
+        if (command && result && Array.isArray(result.events)) span?.setAttribute('agora.events', result.events.length);
+      } else {
+        span?.setAttribute('agora.outcome', reply.error.code);
+        span?.setAttribute('agora.error.code', reply.error.code);
+        if (SERVER_FAULTS.has(reply.error.code)) failed(span, reply.error.code);
+      }
+      return reply;
+    });
   }
 
   private async route(request: IncomingRequest): Promise<Reply> {
@@ -174,7 +205,7 @@ export class MessageDispatcher {
     if (body === undefined) return errorReply('invalid_command', 'the body is empty; a command is a signed JSON envelope');
     let verified: VerifiedCommand;
     try {
-      verified = await this.gate.verify(definition.subject, body);
+      verified = tracingOn() ? await this.verifyTraced(definition, body) : await this.gate.verify(definition.subject, body);
     } catch (error) {
       return replyForError(error, this.logger, `verifying a command on ${definition.subject}`);
     }
@@ -182,6 +213,26 @@ export class MessageDispatcher {
     return this.cache.getOrRun(replyCacheKey(verified.envelope), () =>
       this.settle(() => handler(verified), `${verified.definition.type} ${verified.envelope.commandId}`),
     );
+  }
+
+  /**
+   * The gate's checks in a span `agora.gate`, naming the actor they admitted or the code they
+   * refused with (a refusal is the caller's fault: the span is not marked as an error).
+   */
+  private async verifyTraced(definition: CommandDefinition, body: Record<string, unknown>): Promise<VerifiedCommand> {
+    const outcome = await inSpan('agora.gate', { attributes: { 'agora.command.type': definition.type } }, async (span) => {
+      try {
+        const verified = await this.gate.verify(definition.subject, body);
+        span?.setAttributes({ 'agora.actor': verified.actor.agentId, 'agora.command.id': verified.envelope.commandId, 'agora.outcome': 'ok' });
+        return { verified };
+      } catch (error) {
+        const code = error instanceof AgoraError ? error.code : 'internal';
+        span?.setAttributes({ 'agora.outcome': code, 'agora.error.code': code });
+        return { error };
+      }
+    });
+    if ('error' in outcome) throw outcome.error;
+    return outcome.verified;
   }
 
   private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined): Promise<Reply> {

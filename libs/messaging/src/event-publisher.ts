@@ -30,7 +30,9 @@ export function categoryOf(streamId: string): string {
   return streamId.slice(0, dash);
 }
 
+/** The event's headers, and the W3C `traceparent` of the command that appended it when its metadata has one (a listener's work continues that trace). */
 export function eventHeaders(event: RelayedEvent): WireHeaders {
+  const traceparent = event.metadata['traceparent'];
   return {
     [EVENT_HEADERS.id]: event.id,
     [EVENT_HEADERS.type]: event.type,
@@ -40,6 +42,7 @@ export function eventHeaders(event: RelayedEvent): WireHeaders {
     [EVENT_HEADERS.natsMsgId]: event.id,
     // Every event of a contracted type comes out of the store with its schema version (upcasting.ts in @agora/eventstore).
     ...(typeof event.metadata[SCHEMA_VERSION_FIELD] === 'number' ? { [EVENT_HEADERS.schemaVersion]: String(event.metadata[SCHEMA_VERSION_FIELD]) } : {}),
+    ...(typeof traceparent === 'string' ? { traceparent } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ConfigError } from '@agora/runtime';
+import { failed, inSpan, SpanKind, tracingOn } from '@agora/tracing';
 import { APICallError, generateText, NoObjectGeneratedError, Output, type LanguageModel, type LanguageModelUsage } from 'ai';
 import type { z } from 'zod';
 import { modelRefText, parseModelRef, type ModelPrice, type ModelRef, type ProviderEndpoint, type ProvidersConfig } from './config.js';
@@ -181,8 +182,40 @@ export class ProviderLayer {
     }
   }
 
-  /** Calls a model once (with retries on transient errors) and returns its outcome; never throws for a provider's failure. */
-  async generate<T = string>(request: CallRequest<T>): Promise<CallOutcome<T>> {
+  /**
+   * Calls a model once (with retries on transient errors) and returns its outcome; never throws for
+   * a provider's failure. With tracing on, the call is a GenAI client span (`chat <model>`, the
+   * gen_ai.* semantic-convention attributes: provider, model asked for and answering, tokens,
+   * finish reason, error type; `agora.gen_ai.cost` in `agora.gen_ai.currency`, attempts): never
+   * the prompt or the answer.
+   */
+  generate<T = string>(request: CallRequest<T>): Promise<CallOutcome<T>> {
+    if (!tracingOn()) return this.call(request);
+    const asked = typeof request.model === 'string' ? request.model : modelRefText(request.model);
+    const model = asked.includes(':') ? asked.slice(asked.indexOf(':') + 1) : asked;
+    const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...(request.maxOutputTokens === undefined ? {} : { 'gen_ai.request.max_tokens': request.maxOutputTokens }), ...(request.temperature === undefined ? {} : { 'gen_ai.request.temperature': request.temperature }) };
+    return inSpan(`chat ${model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const outcome = await this.call(request);
+      span?.setAttributes({
+        'gen_ai.provider.name': outcome.provider,
+        'gen_ai.usage.input_tokens': outcome.usage.inputTokens,
+        'gen_ai.usage.output_tokens': outcome.usage.outputTokens,
+        'agora.gen_ai.cost': outcome.cost,
+        'agora.gen_ai.currency': this.currency,
+        'agora.gen_ai.attempts': outcome.attempts,
+        'agora.gen_ai.latency_ms': outcome.latencyMs,
+      });
+      if (outcome.ok) {
+        span?.setAttribute('gen_ai.response.finish_reasons', [outcome.finishReason]);
+        if (outcome.responseModel !== undefined) span?.setAttribute('gen_ai.response.model', outcome.responseModel);
+      } else {
+        failed(span, outcome.error.status === undefined ? outcome.error.kind : String(outcome.error.status));
+      }
+      return outcome;
+    });
+  }
+
+  private async call<T>(request: CallRequest<T>): Promise<CallOutcome<T>> {
     const started = this.clock.now();
     const refText = typeof request.model === 'string' ? request.model : modelRefText(request.model);
     const zero = { inputTokens: 0, outputTokens: 0 };

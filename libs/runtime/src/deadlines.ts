@@ -1,6 +1,7 @@
 import { DomainError } from '@agora/decider';
 import { deadlineCommandId, Scheduler, type DeadlineChange } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
+import { contextOfEvent, inSpan, tracingOn } from '@agora/tracing';
 import type { ServiceContext } from './context.js';
 import type { Running } from './process.js';
 import { issueInternalCommand, outcomeOfIssued, type InternalCommand, type ServiceActor } from './reactor.js';
@@ -51,27 +52,31 @@ export async function runDeadlines(context: Pick<ServiceContext, 'store'> & Part
     // With replicas, only the lease's holder fires; every replica keeps the pending set, to take over at once.
     active: context.leases === undefined,
     logger,
-    async fire(key, dueAt) {
-      lateness?.fired(dueAt);
-      const command = spec.expire(key, dueAt);
-      if (!command) {
-        logger.warn(`[deadlines ${spec.name}] no expiry command for deadline ${key}; dropped`);
-        return;
-      }
-      const due = Date.parse(dueAt);
-      const firedAt = Math.max(due, clock());
-      const lateMs = firedAt - due;
-      if (lateMs >= LATE_DEADLINE_LOG_MS) logger.warn(`[deadlines ${spec.name}] ${key} due at ${dueAt} fires ${(lateMs / 1000).toFixed(1)} s late; what follows it gets its full time from now`);
-      try {
-        const result = await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: new Date(firedAt).toISOString(), causationId: key });
-        context.metrics?.internalCommand(`deadlines.${spec.name}`, outcomeOfIssued(result));
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        context.metrics?.internalCommand(`deadlines.${spec.name}`, 'refused');
-        logger.warn(`[deadlines ${spec.name}] ${command.type} for ${key} refused (${error.code}): ${error.message}; dropped`);
-      }
-    },
+    fire: (key, dueAt, cause) =>
+      tracingOn()
+        ? inSpan(`agora.deadline ${spec.name}`, { attributes: { 'agora.deadline.key': key, 'agora.deadline.due_at': dueAt }, parent: contextOfEvent(cause ?? {}) }, () => fire(key, dueAt))
+        : fire(key, dueAt),
   });
+  async function fire(key: string, dueAt: string): Promise<void> {
+    lateness?.fired(dueAt);
+    const command = spec.expire(key, dueAt);
+    if (!command) {
+      logger.warn(`[deadlines ${spec.name}] no expiry command for deadline ${key}; dropped`);
+      return;
+    }
+    const due = Date.parse(dueAt);
+    const firedAt = Math.max(due, clock());
+    const lateMs = firedAt - due;
+    if (lateMs >= LATE_DEADLINE_LOG_MS) logger.warn(`[deadlines ${spec.name}] ${key} due at ${dueAt} fires ${(lateMs / 1000).toFixed(1)} s late; what follows it gets its full time from now`);
+    try {
+      const result = await issueInternalCommand(command, { store: context.store, as: spec.as, commandId: deadlineCommandId(key, dueAt), now: new Date(firedAt).toISOString(), causationId: key });
+      context.metrics?.internalCommand(`deadlines.${spec.name}`, outcomeOfIssued(result));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      context.metrics?.internalCommand(`deadlines.${spec.name}`, 'refused');
+      logger.warn(`[deadlines ${spec.name}] ${command.type} for ${key} refused (${error.code}): ${error.message}; dropped`);
+    }
+  }
   await scheduler.start();
   const lease = await context.leases?.run(`deadlines.${spec.name}`, {
     start: async () => scheduler.setActive(true),

@@ -3,6 +3,7 @@ import { ConfigError, metricsEnvHelp, readRuntimeConfig, RUNTIME_ENV_HELP, type 
 import { openServiceContext, type ServiceContext } from './context.js';
 import { DEFAULT_NATS_WAIT_MS, describeStartupFailure, waitForNats, waitForStore } from './startup.js';
 import { serveMetrics } from './metrics-server.js';
+import { startTracing, TRACING_ENV_HELP, TracingConfigError, type Tracing } from '@agora/tracing';
 
 /** What a started process part (a service, the gateway, the relay) hands back. */
 export interface Running {
@@ -33,7 +34,7 @@ export interface ProcessSpec {
 }
 
 function helpOf(spec: ProcessSpec): string {
-  const shared = `${metricsEnvHelp(spec.metricsPort ?? 0)}\n${RUNTIME_ENV_HELP}`;
+  const shared = `${metricsEnvHelp(spec.metricsPort ?? 0)}\n${RUNTIME_ENV_HELP}\n${TRACING_ENV_HELP}`;
   const env = spec.env ? `${spec.env}\n${shared}` : shared;
   return `Usage: ${spec.name} [--help]\n\n${spec.summary}\n\nEnvironment:\n${env.replace(/^/gm, '  ')}\n`;
 }
@@ -66,6 +67,16 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
   }
   Logger.overrideLogger(config.logLevels ?? ['fatal', 'error', 'warn']);
   const log = (line: string) => process.stdout.write(`${spec.name}: ${line}\n`);
+  // Traces (OTEL_*): off unless asked for; then the SDK is loaded before anything that makes spans.
+  let tracing: Tracing | undefined;
+  try {
+    tracing = await startTracing(spec.name, env);
+  } catch (error) {
+    if (!(error instanceof TracingConfigError)) throw error;
+    process.stderr.write(`${spec.name}: ${error.message}\n(see ${spec.name} --help)\n`);
+    process.exitCode = 2;
+    return;
+  }
   let context: ServiceContext | undefined;
   let running: Running;
   try {
@@ -87,12 +98,13 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
     ]);
   } catch (error) {
     await context?.close();
+    await tracing?.shutdown();
     const line = describeStartupFailure(error);
     if (line === undefined) throw error;
     process.stderr.write(`${spec.name}: ${line}\n`);
     process.exit(2);
   }
-  for (const line of [...context.describe(), ...(running.lines ?? [])]) log(line);
+  for (const line of [...context.describe(), ...(running.lines ?? []), ...(tracing ? [tracing.line] : [])]) log(line);
   log('ready');
 
   let stopping = false;
@@ -103,6 +115,8 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
     try {
       await running.close();
       await context.close();
+      // The spans still buffered go out before the process does.
+      await tracing?.shutdown();
     } finally {
       process.exit(0);
     }

@@ -3,6 +3,7 @@ import { signCommand } from '@agora/identity';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { CheckpointedConsumer, handleCommand, reactionCommandId, type CommandMetadata } from '@agora/eventsourcing';
 import type { EventStore, RecordedEvent } from '@agora/eventstore';
+import { contextOfEvent, inSpan, SpanKind, tracingOn } from '@agora/tracing';
 import type { ServiceContext } from './context.js';
 import { withLag, type InternalCommandOutcome } from './metrics.js';
 import type { Running } from './process.js';
@@ -77,13 +78,35 @@ export function signServiceCommand(type: string, payload: Record<string, unknown
 export async function issueInternalCommand(command: InternalCommand, options: IssueOptions): Promise<CommandResult> {
   const { store, as, commandId, now } = options;
   const payload = command.payload as Record<string, unknown>;
-  return handleCommand({
-    store,
-    decider: command.decider,
-    streamId: command.streamId,
-    command: { type: command.type, payload, context: { now, actor: as.actor, actorRoles: as.roles, commandId } },
-    metadata: signServiceCommand(command.type, payload, options),
+  const handle = () =>
+    handleCommand({
+      store,
+      decider: command.decider,
+      streamId: command.streamId,
+      command: { type: command.type, payload, context: { now, actor: as.actor, actorRoles: as.roles, commandId } },
+      metadata: signServiceCommand(command.type, payload, options),
+    });
+  if (!tracingOn()) return handle();
+  return inSpan(`agora.command ${command.type}`, { attributes: { 'agora.command.type': command.type, 'agora.actor': as.actor, 'agora.command.id': commandId, 'agora.command.internal': true } }, async (span) => {
+    try {
+      const result = await handle();
+      span?.setAttributes({ 'agora.outcome': outcomeOfIssued(result), 'agora.events': result.events.length });
+      return result;
+    } catch (error) {
+      if (error instanceof DomainError) span?.setAttributes({ 'agora.outcome': 'refused', 'agora.error.code': error.code });
+      throw error;
+    }
   });
+}
+
+/**
+ * The commands a reactor issues in answer to one event, in a span `agora.react <reactor>` that
+ * continues the trace of the command that appended the event (its `traceparent` metadata), across
+ * processes. Events that call for nothing make no span.
+ */
+function reactTraced(reactor: string, event: RecordedEvent, react: () => Promise<void>): Promise<void> {
+  const attributes = { 'agora.reactor': reactor, 'agora.event.type': event.type, 'agora.event.id': event.id, 'agora.stream.id': event.streamId };
+  return inSpan(`agora.react ${reactor}`, { kind: SpanKind.CONSUMER, attributes, parent: contextOfEvent(event.metadata) }, react);
 }
 
 /** How an issued command ended, for agora_commands_issued_total. */
@@ -124,6 +147,31 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
   const now = spec.now ?? Date.now;
   const lag = context.metrics?.reactor(spec.name);
   const source = `reactor.${spec.name}`;
+  const issue = async (event: RecordedEvent, commands: readonly InternalCommand[]): Promise<void> => {
+    for (const [index, command] of commands.entries()) {
+      const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
+      try {
+        const result = await issueInternalCommand(command, {
+          store: context.store,
+          as: spec.as,
+          commandId: reactionCommandId(spec.name, event.id, index),
+          now: new Date(now()).toISOString(),
+          correlationId,
+          causationId: event.id,
+        });
+        context.metrics?.internalCommand(source, outcomeOfIssued(result));
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        context.metrics?.internalCommand(source, 'refused');
+        logger.warn(`[reactor ${spec.name}] ${command.type} on ${command.streamId} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
+      }
+    }
+  };
+  const react = async (event: RecordedEvent): Promise<void> => {
+    const commands = await spec.react(event);
+    if (commands.length === 0) return;
+    await (tracingOn() ? reactTraced(spec.name, event, () => issue(event, commands)) : issue(event, commands));
+  };
   const newConsumer = () =>
     new CheckpointedConsumer({
       store: context.store,
@@ -132,26 +180,7 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
       consumer: withLag(lag, {
         name: spec.name,
         ...(spec.categories ? { categories: spec.categories } : {}),
-        async handle(event) {
-          for (const [index, command] of (await spec.react(event)).entries()) {
-            const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
-            try {
-              const result = await issueInternalCommand(command, {
-                store: context.store,
-                as: spec.as,
-                commandId: reactionCommandId(spec.name, event.id, index),
-                now: new Date(now()).toISOString(),
-                correlationId,
-                causationId: event.id,
-              });
-              context.metrics?.internalCommand(source, outcomeOfIssued(result));
-            } catch (error) {
-              if (!(error instanceof DomainError)) throw error;
-              context.metrics?.internalCommand(source, 'refused');
-              logger.warn(`[reactor ${spec.name}] ${command.type} on ${command.streamId} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
-            }
-          }
-        },
+        handle: react,
       }),
     });
   const line = `reactor ${spec.name} (checkpoint "${spec.name}")`;

@@ -60,3 +60,4 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what = 'c
 export * from './processes.js';
 export * from './nats-server.js';
 export * from './browser.js';
+export * from './otlp-receiver.js';
