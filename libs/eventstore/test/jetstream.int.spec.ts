@@ -41,6 +41,7 @@ const contractNames = uniqueNames();
 describeEventStoreContract('jetstream', () => openShared(contractNames), {
   neverProduced: ['0000099999999999:000000'],
   processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames() }),
+  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet }),
 });
 
 describe('jetstream adapter', () => {
