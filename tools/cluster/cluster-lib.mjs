@@ -4,7 +4,8 @@
 // which also kills and restarts single processes and nodes.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
@@ -373,4 +374,55 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   rest.push(run('gateway', 'gateway', 1, { PORT: String(gatewayPort), HOST: '127.0.0.1', METRICS_PORT: metrics(nextMetrics++) }));
   await Promise.all(rest);
   return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared };
+}
+
+/**
+ * Runs a cluster program's `main` (it resolves to the exit code) and exits with it: Ctrl-C stops
+ * the cluster, and at the end every process is stopped and `dir` removed when `remove`.
+ */
+export async function runClusterProgram(name, group, main, { dir, remove }) {
+  let code = 1;
+  const onSignal = () => {
+    console.error(`\n${name}: interrupted, stopping the cluster`);
+    void group.stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    code = await main();
+  } catch (error) {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await group.stopAll();
+    if (remove) rmSync(dir, { recursive: true, force: true });
+    else console.log(`${name}: state and logs kept in ${dir}`);
+  }
+  process.exit(code);
+}
+
+/**
+ * What a cluster program (`cluster:<name>`) needs before it starts anything: its directory
+ * (AGORA_CLUSTER_DIR, else a new temporary one, `ownDir`), the built `apps` and a nats-server that
+ * runs (else it exits with code 2, saying which), and the process group, whose processes that exit
+ * unasked are named in `unexpected`.
+ */
+export function prepareClusterProgram(name, apps) {
+  const ownDir = !process.env['AGORA_CLUSTER_DIR'];
+  const dir = ownDir ? mkdtempSync(join(tmpdir(), `agora-${name}-`)) : resolve(process.env['AGORA_CLUSTER_DIR']);
+  const missing = missingBuilds(apps);
+  if (missing.length > 0) {
+    console.error(`${name}: apps/${missing[0]}/dist/main.js is missing: run npm run build first (npm run cluster:${name} does)`);
+    process.exit(2);
+  }
+  const nats = natsServer();
+  if (nats.error) {
+    console.error(`${name}: ${nats.error}`);
+    process.exit(2);
+  }
+  const unexpected = [];
+  const group = new ProcessGroup(dir, (child, code, signal, last) => {
+    unexpected.push(child);
+    console.error(`${name}: ${child} exited unasked (code ${code}, signal ${signal}); its log: ${group.logOf(child)}${last ? `, ending:\n${last}` : ''}`);
+  });
+  return { dir, ownDir, nats, group, unexpected };
 }

@@ -8,9 +8,7 @@
 // kills. Then it reads the log: every acknowledged command's event must be there exactly once; and
 // at the end `agora audit` must pass on the whole log.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -27,9 +25,8 @@ import {
   intEnv,
   LOG_STREAM,
   logStreamLeader,
-  missingBuilds,
-  natsServer,
-  ProcessGroup,
+  prepareClusterProgram,
+  runClusterProgram,
   startAgoraApp,
   startNatsNodes,
 } from './cluster-lib.mjs';
@@ -121,25 +118,7 @@ for (const s of scenarios) {
 }
 const natsPort = intEnv('AGORA_CLUSTER_NATS_PORT', 14222, 'faults');
 const replicas = Math.max(1, intEnv('AGORA_CLUSTER_REPLICAS', 2, 'faults'));
-const ownDir = !process.env['AGORA_CLUSTER_DIR'];
-const dir = ownDir ? mkdtempSync(join(tmpdir(), 'agora-faults-')) : resolve(process.env['AGORA_CLUSTER_DIR']);
-
-const missing = missingBuilds(['registry', 'cli']);
-if (missing.length > 0) {
-  console.error(`faults: apps/${missing[0]}/dist/main.js is missing: run npm run build first (npm run cluster:faults does)`);
-  process.exit(2);
-}
-const nats = natsServer();
-if (nats.error) {
-  console.error(`faults: ${nats.error}`);
-  process.exit(2);
-}
-
-const unexpected = [];
-const group = new ProcessGroup(dir, (name, code, signal, last) => {
-  unexpected.push(name);
-  console.error(`faults: ${name} exited unasked (code ${code}, signal ${signal}); its log: ${group.logOf(name)}${last ? `, ending:\n${last}` : ''}`);
-});
+const { dir, ownDir, nats, group, unexpected } = prepareClusterProgram('faults', ['registry', 'cli']);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const secs = (ms) => (ms / 1000).toFixed(1);
 
@@ -414,20 +393,4 @@ async function main() {
   }
 }
 
-let code = 1;
-const onSignal = () => {
-  console.error('\nfaults: interrupted, stopping the cluster');
-  void group.stopAll().finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-try {
-  code = await main();
-} catch (error) {
-  console.error(`faults: ${error instanceof Error ? error.message : String(error)}`);
-} finally {
-  await group.stopAll();
-  if (ownDir && !values.keep) rmSync(dir, { recursive: true, force: true });
-  else console.log(`faults: state and logs kept in ${dir}`);
-}
-process.exit(code);
+await runClusterProgram('faults', group, main, { dir, remove: ownDir && !values.keep });
