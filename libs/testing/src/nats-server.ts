@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { REPO_ROOT } from './processes.js';
+import { processEnvironment, REPO_ROOT } from './processes.js';
 
 /** The nats-server a run uses, where it was found, and the version it reports (undefined when it does not run). */
 export interface NatsServerBinary {
@@ -257,4 +257,25 @@ async function jetStreamAnswers(urls: string[], timeoutMs: number): Promise<void
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * Runs a cluster program (`tools/cluster/<name>.mjs`: it starts three clustered nats-server nodes
+ * and Agora's built processes) to its end, with the NATS nodes on a block of free ports of its own
+ * (client n, routes n+2000, monitoring n+4000, below the ephemeral range) and the `env` given:
+ * its exit code and output (stdout and stderr interleaved). One still running after `timeoutMs`
+ * gets Ctrl-C, which stops what it started, and the returned promise rejects.
+ */
+export async function runClusterProgram(script: string, args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002], { from: 10_000, to: 24_000 });
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: processEnvironment({ AGORA_CLUSTER_NATS_PORT: String(base), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  if (child.signalCode === 'SIGINT' || code === 130) throw new Error(`${script} ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${output}`);
+  return { code, output };
 }

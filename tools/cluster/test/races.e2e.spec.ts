@@ -3,47 +3,29 @@
 // validators vote at once, 4 recoveries whose agent and reviewer sign at once, and 4 envelopes each
 // sent ten times at once: one decision each, agreeing with the inputs, and `agora audit` finds
 // nothing in the log. Runs the built processes (`npm run build` first, as `npm test` does).
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, freePortBlock, processEnvironment, REPO_ROOT, waitFor } from '@agora/testing';
+import { freePort, REPO_ROOT, runClusterProgram } from '@agora/testing';
 
 describe('npm run cluster:races (e2e)', () => {
   it('decides each raced aggregate exactly once, as its inputs say, and the log audits clean', async () => {
     for (const app of ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'gateway', 'projections', 'cli']) {
       if (!existsSync(join(REPO_ROOT, 'apps', app, 'dist', 'main.js'))) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
     }
-    // NATS: client n, route n+2000, monitoring n+4000 for three nodes, below the ephemeral range.
-    const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002], { from: 10_000, to: 24_000 });
-    const child = spawn(process.execPath, ['tools/cluster/races.mjs', '--rounds', '4'], {
-      cwd: REPO_ROOT,
-      env: processEnvironment({ AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '2', PORT: String(await freePort()) }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, output } = await runClusterProgram('tools/cluster/races.mjs', ['--rounds', '4'], { AGORA_CLUSTER_REPLICAS: '2', PORT: String(await freePort()) }, 280_000);
+    const line = /^races: result (.*)$/m.exec(output);
+    if (!line) throw new Error(`the races printed no result (exit code ${code}):\n${output}`);
+    expect(JSON.parse(line[1]!)).toMatchObject({
+      rounds: 4,
+      reviews: { proposals: 4, allFourReviews: 4, roundClosedOnce: 4, approvedOnce: 4, rejectedOrEscalated: 0 },
+      votes: { sessions: 4, decidedOnce: 4, approved: 4 },
+      signatures: { recoveries: 4, bothSignedOnce: 4, resolvedOnce: 4 },
+      envelope: { envelopes: 4, storedOnce: 4, repliesOk: 40 },
+      refusals: 0,
     });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    try {
-      await waitFor(() => child.exitCode !== null, 'the races to finish', 280_000);
-      const code = await exited;
-      const line = /^races: result (.*)$/m.exec(output);
-      if (!line) throw new Error(`the races printed no result (exit code ${code}):\n${output}`);
-      expect(JSON.parse(line[1]!)).toMatchObject({
-        rounds: 4,
-        reviews: { proposals: 4, allFourReviews: 4, roundClosedOnce: 4, approvedOnce: 4, rejectedOrEscalated: 0 },
-        votes: { sessions: 4, decidedOnce: 4, approved: 4 },
-        signatures: { recoveries: 4, bothSignedOnce: 4, resolvedOnce: 4 },
-        envelope: { envelopes: 4, storedOnce: 4, repliesOk: 40 },
-        refusals: 0,
-      });
-      expect(output).toMatch(/^races: nats-server \d+\.\d+\.\d+ \(/m);
-      expect(output).toMatch(/^races: audit exit 0, 0 findings$/m);
-      expect(output).toContain('races: every race decided exactly once, as the inputs say; the audit found nothing');
-      expect(code).toBe(0);
-    } finally {
-      child.kill('SIGINT');
-      await exited;
-    }
+    expect(output).toMatch(/^races: nats-server \d+\.\d+\.\d+ \(/m);
+    expect(output).toMatch(/^races: audit exit 0, 0 findings$/m);
+    expect(output).toContain('races: every race decided exactly once, as the inputs say; the audit found nothing');
+    expect(code).toBe(0);
   }, 300_000);
 });
