@@ -4,13 +4,15 @@
 // which also kills and restarts single processes and nodes.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openJetStreamEventStore } from '@agora/eventstore';
+import { describeNatsServer, resolveNatsServer } from '@agora/testing/nats-server';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'debate'];
@@ -31,13 +33,80 @@ export function intEnv(name, fallback, program) {
   return value;
 }
 
-/** The nats-server binary and its version; whether it supports `sync_interval: always` (2.10+). */
+/**
+ * The nats-server binary (NATS_SERVER_BIN, else ../shared/nats-server, else PATH: libs/testing's
+ * one rule), its version and a line naming both; whether it supports `sync_interval: always` (2.10+).
+ */
 export function natsServer() {
-  const bin = process.env['NATS_SERVER_BIN'] ?? (spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).stdout.trim() || '/usr/sbin/nats-server');
-  const version = spawnSync(bin, ['--version'], { encoding: 'utf8' });
-  if (version.status !== 0) return { bin, error: `cannot run ${bin} (install nats-server, or set NATS_SERVER_BIN)` };
-  const [major = 0, minor = 0] = (/v?(\d+)\.(\d+)/.exec(version.stdout) ?? []).slice(1).map(Number);
-  return { bin, major, minor, syncAlways: major > 2 || (major === 2 && minor >= 10) };
+  const server = resolveNatsServer();
+  if (server.version === undefined) return { bin: server.bin, error: `cannot run ${server.bin} (found through ${server.from}; install nats-server 2.9.21 or newer, or set NATS_SERVER_BIN)` };
+  const [major, minor] = server.version.split('.').map(Number);
+  return { ...server, major, minor, syncAlways: major > 2 || (major === 2 && minor >= 10), description: describeNatsServer(server) };
+}
+
+/**
+ * The user's Agora settings (every AGORA_* variable of this process but the cluster script's own
+ * AGORA_CLUSTER_*), passed on to every process: policies, margins, log level, as for the
+ * standalone system. What the cluster sets per process (data directory, keys) overrides them.
+ */
+export function agoraSettings(env = process.env) {
+  return Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('AGORA_') && !name.startsWith('AGORA_CLUSTER_') && value !== undefined));
+}
+
+/**
+ * The services' keys, provisioned once for the whole cluster (`agora keys services`): one key per
+ * service, shared by its replicas, in <dir>/service-keys, and <dir>/service-keys/public-keys.json,
+ * the AGORA_SERVICE_PUBLIC_KEYS every process and the audit are given. Returns the directory, the
+ * public keys file, the environment for a process, and whether they were made now.
+ */
+export function ensureServiceKeys(dir) {
+  const keysDir = join(dir, 'service-keys');
+  const publicKeys = join(keysDir, 'public-keys.json');
+  const created = !existsSync(publicKeys);
+  if (created) {
+    const made = spawnSync(process.execPath, [join(ROOT, 'apps/cli/dist/main.js'), 'keys', 'services', '--dir', keysDir], { cwd: ROOT, encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`could not create the service keys: ${made.stderr || made.stdout}`);
+  }
+  return { keysDir, publicKeys, created, env: { AGORA_SERVICE_KEYS_DIR: keysDir, AGORA_SERVICE_PUBLIC_KEYS: `@${publicKeys}` } };
+}
+
+/** The environment `agora audit` reads the cluster's log with (as the read-only auditor user when the cluster has NATS users). */
+export function auditEnvironment({ urls, keyFile, serviceKeys, passwords }) {
+  return {
+    ...agoraSettings(),
+    EVENT_STORE: 'jetstream',
+    NATS_URL: urls[0],
+    AGORA_OPERATOR_KEY_FILE: keyFile,
+    AGORA_SERVICE_PUBLIC_KEYS: `@${serviceKeys.publicKeys}`,
+    ...(passwords ? { NATS_USER: 'auditor', NATS_PASSWORD: passwords.auditor } : {}),
+  };
+}
+
+/**
+ * Runs `agora audit --json` on the cluster's log; resolves to its exit code, the report's summary
+ * (undefined when it printed none) and its output's last lines.
+ */
+export function auditLog(shared) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [join(ROOT, 'apps/cli/dist/main.js'), 'audit', '--json'], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...auditEnvironment(shared) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (stderr = (stderr + c).slice(-4000)));
+    child.once('exit', (code) => {
+      let report;
+      try {
+        report = JSON.parse(stdout);
+      } catch {
+        report = undefined;
+      }
+      resolvePromise({ code, report, tail: `${stdout.slice(-2000)}${stderr}`.trim().split('\n').slice(-8).join('\n') });
+    });
+  });
 }
 
 /** The apps whose dist/main.js is missing (the build makes them). */
@@ -216,7 +285,8 @@ export async function ensureLogStream(urls, passwords) {
         await nc.close();
       }
     } catch (error) {
-      if (attempt > 60) throw error;
+      // A refusal (a clustered log on a server that cannot keep it) is final; the rest waits for the meta leader.
+      if (attempt > 60 || error?.code === 'store_refused') throw error;
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -233,16 +303,19 @@ export function ensureOperatorKey(dir) {
 
 /**
  * Starts one Agora process (apps/<app>/dist/main.js) as `name`, on NATS node `index` (mod 3), the
- * shared log, a data directory of its own; resolves once it prints `agora-<app>: ready`.
+ * shared log, a data directory of its own, the user's AGORA_* settings and the cluster's service
+ * keys (ensureServiceKeys); resolves once it prints `agora-<app>: ready`.
  */
-export function startAgoraApp(group, { dir, urls, keyFile, passwords }, name, app, index, extra) {
+export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKeys }, name, app, index, extra) {
   mkdirSync(join(dir, name), { recursive: true });
   const env = {
+    AGORA_LOG_LEVEL: 'warn',
+    ...agoraSettings(),
     NATS_URL: urls[index % urls.length],
     EVENT_STORE: 'jetstream',
     AGORA_DATA_DIR: join(dir, name),
     AGORA_OPERATOR_KEY_FILE: keyFile,
-    AGORA_LOG_LEVEL: 'warn',
+    ...(serviceKeys ? serviceKeys.env : {}),
     METRICS_HOST: '127.0.0.1',
     ...(passwords ? natsUserOf(app, passwords) : {}),
     ...extra,
@@ -254,4 +327,102 @@ export function startAgoraApp(group, { dir, urls, keyFile, passwords }, name, ap
 export async function logStreamLeader(jsm) {
   const info = await jsm.streams.info(LOG_STREAM);
   return info.cluster?.leader;
+}
+
+/**
+ * Starts the whole cluster in `group`: three NATS nodes with Agora's users, the log stream at 3
+ * replicas, the operator key and the services' keys (made on first run), `replicas` processes of
+ * every service (the registry's first), the projections and the gateway. `metricsPort` 0 gives
+ * every process a free metrics port; otherwise the projections take it and the others the ports
+ * after it. `log` hears what was created. Returns what a caller prints or drives.
+ */
+export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log }) {
+  // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
+  const auth = ensureNatsPasswords(dir);
+  if (auth.created) log(`created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
+  const { passwords } = auth;
+  log(nats.description);
+  const passed = Object.keys(agoraSettings());
+  if (passed.length > 0) log(`passing on ${passed.join(', ')}`);
+  const nodes = clusterNodes(natsPort);
+  await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways, passwords });
+  const urls = nodes.map((node) => node.url);
+
+  // 2. The log stream, at 3 replicas, made by the store adapter itself (an existing one is kept).
+  const info = await ensureLogStream(urls, passwords);
+
+  // 3. The operator key, on first run.
+  const { keyFile, created } = ensureOperatorKey(dir);
+  if (created) log(`created the operator key ${keyFile} (agent root)`);
+
+  // 4. The services' keys, one per service shared by its replicas, on first run.
+  const serviceKeys = ensureServiceKeys(dir);
+  if (serviceKeys.created) log(`created the services' keys in ${serviceKeys.keysDir} (public keys: ${serviceKeys.publicKeys})`);
+
+  // 5. The processes: each on NATS, on the shared log, its own data directory and metrics port.
+  let nextMetrics = metricsPort + 1;
+  const metrics = (port) => String(metricsPort === 0 ? 0 : port);
+  const shared = { dir, urls, keyFile, passwords, serviceKeys };
+  const run = (name, app, index, extra) => startAgoraApp(group, shared, name, app, index, extra);
+  // The registry first: every other service checks actors against it.
+  for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: metrics(nextMetrics++) });
+  const rest = [];
+  for (const service of SERVICES.filter((s) => s !== 'registry')) {
+    for (let r = 0; r < replicas; r++) rest.push(run(`${service}-${r + 1}`, service, r, { METRICS_PORT: metrics(nextMetrics++) }));
+  }
+  rest.push(run('projections', 'projections', 0, { METRICS_PORT: metrics(metricsPort) }));
+  rest.push(run('gateway', 'gateway', 1, { PORT: String(gatewayPort), HOST: '127.0.0.1', METRICS_PORT: metrics(nextMetrics++) }));
+  await Promise.all(rest);
+  return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared };
+}
+
+/**
+ * Runs a cluster program's `main` (it resolves to the exit code) and exits with it: Ctrl-C stops
+ * the cluster, and at the end every process is stopped and `dir` removed when `remove`.
+ */
+export async function runClusterProgram(name, group, main, { dir, remove }) {
+  let code = 1;
+  const onSignal = () => {
+    console.error(`\n${name}: interrupted, stopping the cluster`);
+    void group.stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    code = await main();
+  } catch (error) {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await group.stopAll();
+    if (remove) rmSync(dir, { recursive: true, force: true });
+    else console.log(`${name}: state and logs kept in ${dir}`);
+  }
+  process.exit(code);
+}
+
+/**
+ * What a cluster program (`cluster:<name>`) needs before it starts anything: its directory
+ * (AGORA_CLUSTER_DIR, else a new temporary one, `ownDir`), the built `apps` and a nats-server that
+ * runs (else it exits with code 2, saying which), and the process group, whose processes that exit
+ * unasked are named in `unexpected`.
+ */
+export function prepareClusterProgram(name, apps) {
+  const ownDir = !process.env['AGORA_CLUSTER_DIR'];
+  const dir = ownDir ? mkdtempSync(join(tmpdir(), `agora-${name}-`)) : resolve(process.env['AGORA_CLUSTER_DIR']);
+  const missing = missingBuilds(apps);
+  if (missing.length > 0) {
+    console.error(`${name}: apps/${missing[0]}/dist/main.js is missing: run npm run build first (npm run cluster:${name} does)`);
+    process.exit(2);
+  }
+  const nats = natsServer();
+  if (nats.error) {
+    console.error(`${name}: ${nats.error}`);
+    process.exit(2);
+  }
+  const unexpected = [];
+  const group = new ProcessGroup(dir, (child, code, signal, last) => {
+    unexpected.push(child);
+    console.error(`${name}: ${child} exited unasked (code ${code}, signal ${signal}); its log: ${group.logOf(child)}${last ? `, ending:\n${last}` : ''}`);
+  });
+  return { dir, ownDir, nats, group, unexpected };
 }

@@ -3,24 +3,11 @@
 // processes of its own (2 replicas each), the gateway and the projections; the operator key is
 // created on first run. Prints where everything listens; Ctrl-C stops it all.
 //
-// Needs the build (`npm run build`, which `npm run cluster` runs first) and a nats-server binary
-// (Debian's package, or NATS_SERVER_BIN). State lives under AGORA_CLUSTER_DIR (default
+// Needs the build (`npm run build`, which `npm run cluster` runs first) and nats-server 2.9.21 or
+// newer (NATS_SERVER_BIN, else ../shared/nats-server, else PATH). State lives under AGORA_CLUSTER_DIR (default
 // ./data/cluster): the NATS nodes' JetStream stores, each process's checkpoints, logs, the key.
 import { join, resolve } from 'node:path';
-import {
-  ensureLogStream,
-  ensureNatsPasswords,
-  ensureOperatorKey,
-  clusterNodes,
-  intEnv,
-  missingBuilds,
-  natsServer,
-  ProcessGroup,
-  ROOT,
-  SERVICES,
-  startAgoraApp,
-  startNatsNodes,
-} from './cluster-lib.mjs';
+import { intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
 
 const HELP = `Usage: npm run cluster [-- --help]
 
@@ -29,8 +16,11 @@ log stream AGORA_EVENTS at 3 replicas) with Agora's NATS users (deploy/nats/auth
 anonymous client), registry, proposal, tribunal, voting, dialectic, chamber and debate as 2
 processes each, the gateway and the projections, each process over NATS with EVENT_STORE=jetstream
 as its user (services: service, the gateway: gateway). The NATS users' passwords
-(<dir>/nats-passwords.json) and the operator key (agent root) are created on first run. Ctrl-C
-stops everything.
+(<dir>/nats-passwords.json), the operator key (agent root) and the services' keys (one per service,
+shared by its replicas: <dir>/service-keys, with public-keys.json given to every process as
+AGORA_SERVICE_PUBLIC_KEYS) are created on first run. Every AGORA_* setting of this shell (policies,
+margins, AGORA_LOG_LEVEL...) is passed on to every process. Prints the command that audits the
+cluster's log. Ctrl-C stops everything.
 
 Environment:
   AGORA_CLUSTER_DIR          state: NATS stores, checkpoints, logs, keys (default ./data/cluster)
@@ -40,7 +30,9 @@ Environment:
   PORT                       the gateway's HTTP port (default 8080)
   METRICS_PORT               the projections' /metrics (default 9464); the other processes take
                              the ports after it (each process serves its own where it supports it)
-  NATS_SERVER_BIN            the nats-server binary (default: nats-server on PATH, or /usr/sbin/nats-server)`;
+  NATS_SERVER_BIN            the nats-server binary, 2.9.21 or newer (default: ../shared/nats-server/bin/nats-server
+                             next to the repository when it exists, else nats-server on PATH)
+  AGORA_*                    passed on to every process (but AGORA_DATA_DIR and the keys, set per process)`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(HELP);
@@ -80,34 +72,7 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
-  const auth = ensureNatsPasswords(dir);
-  if (auth.created) console.log(`cluster: created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
-  const { passwords } = auth;
-  const nodes = clusterNodes(natsPort);
-  await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways, passwords });
-  const urls = nodes.map((node) => node.url);
-
-  // 2. The log stream, at 3 replicas, made by the store adapter itself (an existing one is kept).
-  const info = await ensureLogStream(urls, passwords);
-
-  // 3. The operator key, on first run.
-  const { keyFile, created } = ensureOperatorKey(dir);
-  if (created) console.log(`cluster: created the operator key ${keyFile} (agent root)`);
-
-  // 4. The processes: each on NATS, on the shared log, its own data directory and metrics port.
-  let nextMetrics = metricsPort + 1;
-  const shared = { dir, urls, keyFile, passwords };
-  const run = (name, app, index, extra) => startAgoraApp(group, shared, name, app, index, extra);
-  // The registry first: every other service checks actors against it.
-  for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: String(nextMetrics++) });
-  const rest = [];
-  for (const service of SERVICES.filter((s) => s !== 'registry')) {
-    for (let r = 0; r < replicas; r++) rest.push(run(`${service}-${r + 1}`, service, r, { METRICS_PORT: String(nextMetrics++) }));
-  }
-  rest.push(run('projections', 'projections', 0, { METRICS_PORT: String(metricsPort) }));
-  rest.push(run('gateway', 'gateway', 1, { PORT: String(gatewayPort), HOST: '127.0.0.1', METRICS_PORT: String(nextMetrics++) }));
-  await Promise.all(rest);
+  const { auth, nodes, urls, info, keyFile, serviceKeys } = await startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log: (line) => console.log(`cluster: ${line}`) });
 
   const lines = [
     '',
@@ -119,12 +84,17 @@ try {
     `  projections       http://127.0.0.1:${metricsPort}/metrics`,
     `  NATS users        ${auth.file}  (deploy/nats/auth.conf; agents speaking NATS: NATS_USER=agent)`,
     `  operator key      ${keyFile}`,
+    `  service keys      ${serviceKeys.keysDir}  (one per service, its replicas share it)`,
     `  logs              ${join(dir, 'logs')}/<process>.log`,
     '',
     'Try, in another terminal:',
     `  npm run agora -- keys new --agent alice --out ${join(dir, 'alice.key.json')}`,
     `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive`,
     '  npm run agora -- agents list',
+    '',
+    "Audit the cluster's log (every commit's signature, chain and decision), as the read-only auditor user:",
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} npm run agora -- audit`,
     '',
     'Ctrl-C stops everything.',
   ];

@@ -3,12 +3,12 @@
 // log). Each scenario sends signed UpdateAgent commands, a fixed number in flight, each retried with
 // the same commandId until acknowledged; a third of the way in it SIGKILLs (a) a NATS node that does
 // not lead the log stream, (b) the node leading it, (c) a node together with the registry replica
-// connected to it; it starts them again after a few seconds and finishes the load. Then it reads the
-// log: every acknowledged command's event must be there exactly once.
+// connected to it; it starts them again after a few seconds and finishes the load. Half the commands
+// go to a few hot agents, so that commands on the same aggregates race on both replicas during the
+// kills. Then it reads the log: every acknowledged command's event must be there exactly once; and
+// at the end `agora audit` must pass on the whole log.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -16,7 +16,20 @@ import { RegisterAgent, UpdateAgent } from '@agora/contracts';
 import { openJetStreamEventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
-import { clusterNodes, ensureLogStream, ensureOperatorKey, intEnv, LOG_STREAM, logStreamLeader, missingBuilds, natsServer, ProcessGroup, startAgoraApp, startNatsNodes } from './cluster-lib.mjs';
+import {
+  auditLog,
+  clusterNodes,
+  ensureLogStream,
+  ensureOperatorKey,
+  ensureServiceKeys,
+  intEnv,
+  LOG_STREAM,
+  logStreamLeader,
+  prepareClusterProgram,
+  runClusterProgram,
+  startAgoraApp,
+  startNatsNodes,
+} from './cluster-lib.mjs';
 
 const HELP = `Usage: npm run cluster:faults -- [options]
 
@@ -28,9 +41,12 @@ replicas, registry replicas on EVENT_STORE=jetstream), then runs each fault scen
 Each scenario sends --count signed UpdateAgent commands, --inflight at a time, each retried with the
 same commandId (per attempt --timeout ms) until acknowledged; the kill comes once a quarter are
 acknowledged, the restart --down seconds later, and the last third of the commands waits for it.
-Then the log is read: lost = acknowledged but no event; duplicated = more than one event for one
-commandId. Exits 1 if any scenario lost, duplicated, or left a command unacknowledged, or a process
-exited unasked.
+Every other command updates one of --hot agents, so that commands on the same aggregates race on
+the replicas while the processes die. Then the log is read: lost = acknowledged but no event;
+duplicated = more than one event for one commandId. At the end \`agora audit\` reads the whole log
+(signatures under the services' shared keys, chains, every decision made again). Exits 1 if any
+scenario lost, duplicated, or left a command unacknowledged, a process exited unasked, or the audit
+found anything.
 
 Options:
   --count N          commands per scenario (default 2000)
@@ -39,6 +55,7 @@ Options:
   --timeout MS       per-attempt request timeout (default 3000)
   --give-up S        a command still unacknowledged after this many seconds is counted so (default 120)
   --agents N         agents the commands update, round robin (default 64)
+  --hot N            agents every other command updates, racing on the same aggregates (default 4)
   --scenarios LIST   comma-separated, from follower, leader, node+replica (default all three)
   --keep             keep the cluster's directory (default: a temporary one, removed at the end)
   --help             this text
@@ -48,7 +65,8 @@ Environment:
   AGORA_CLUSTER_NATS_PORT    client port of the first NATS node (default 14222); routes on this + 2000,
                              monitoring on this + 4000
   AGORA_CLUSTER_REPLICAS     registry processes (default 2)
-  NATS_SERVER_BIN            the nats-server binary (default: nats-server on PATH, or /usr/sbin/nats-server)`;
+  NATS_SERVER_BIN            the nats-server binary, 2.9.21 or newer (default: ../shared/nats-server/bin/nats-server
+                             next to the repository when it exists, else nats-server on PATH)`;
 
 const SCENARIOS = ['follower', 'leader', 'node+replica'];
 /** Reply codes after which the same envelope is sent again: the command may not have been handled. */
@@ -62,6 +80,7 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '3000' },
     'give-up': { type: 'string', default: '120' },
     agents: { type: 'string', default: '64' },
+    hot: { type: 'string', default: '4' },
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -89,6 +108,7 @@ const DOWN_MS = positive('down') * 1000;
 const ATTEMPT_MS = positive('timeout');
 const GIVE_UP_MS = positive('give-up') * 1000;
 const AGENTS = Math.floor(positive('agents'));
+const HOT = Math.min(AGENTS, Math.floor(positive('hot')));
 const scenarios = values.scenarios.split(',').map((s) => s.trim());
 for (const s of scenarios) {
   if (!SCENARIOS.includes(s)) {
@@ -98,25 +118,7 @@ for (const s of scenarios) {
 }
 const natsPort = intEnv('AGORA_CLUSTER_NATS_PORT', 14222, 'faults');
 const replicas = Math.max(1, intEnv('AGORA_CLUSTER_REPLICAS', 2, 'faults'));
-const ownDir = !process.env['AGORA_CLUSTER_DIR'];
-const dir = ownDir ? mkdtempSync(join(tmpdir(), 'agora-faults-')) : resolve(process.env['AGORA_CLUSTER_DIR']);
-
-const missing = missingBuilds(['registry', 'cli']);
-if (missing.length > 0) {
-  console.error(`faults: apps/${missing[0]}/dist/main.js is missing: run npm run build first (npm run cluster:faults does)`);
-  process.exit(2);
-}
-const nats = natsServer();
-if (nats.error) {
-  console.error(`faults: ${nats.error}`);
-  process.exit(2);
-}
-
-const unexpected = [];
-const group = new ProcessGroup(dir, (name, code, signal, last) => {
-  unexpected.push(name);
-  console.error(`faults: ${name} exited unasked (code ${code}, signal ${signal}); its log: ${group.logOf(name)}${last ? `, ending:\n${last}` : ''}`);
-});
+const { dir, ownDir, nats, group, unexpected } = prepareClusterProgram('faults', ['registry', 'cli']);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const secs = (ms) => (ms / 1000).toFixed(1);
 
@@ -260,7 +262,8 @@ async function runScenario(name, ctx) {
     COUNT,
     (i) => ({
       subject: UpdateAgent.subject,
-      envelope: createSignedCommand({ type: 'UpdateAgent', actor: 'faults-op', payload: { agentId: agentIds[i % agentIds.length], displayName: `${name} ${i}` }, secretKey: operator.secretKey, commandId: randomUUID() }),
+      // Odd commands race on the HOT first agents; even ones spread over all of them.
+      envelope: createSignedCommand({ type: 'UpdateAgent', actor: 'faults-op', payload: { agentId: agentIds[i % 2 === 1 ? ((i - 1) / 2) % HOT : i % agentIds.length], displayName: `${name} ${i}` }, secretKey: operator.secretKey, commandId: randomUUID() }),
     }),
     {
       holdFrom: Math.floor((COUNT * 2) / 3),
@@ -338,11 +341,13 @@ async function main() {
   const nodes = clusterNodes(natsPort);
   const urls = nodes.map((n) => n.url);
   console.log(`Cluster faults: ${fmt(COUNT)} signed UpdateAgent commands per scenario, ${INFLIGHT} in flight, per-attempt timeout ${ATTEMPT_MS} ms, down ${secs(DOWN_MS)} s`);
-  console.log(`nats-server ${nats.major}.${nats.minor} (${nats.bin})${nats.syncAlways ? ', sync_interval always' : ': sync_interval always needs 2.10+, not set'}; ${replicas} registry replicas; state in ${dir}`);
+  console.log(`${nats.description}${nats.syncAlways ? ', sync_interval always' : ': sync_interval always needs 2.10+, not set'}; ${replicas} registry replicas; ${HOT} hot agents; state in ${dir}`);
   await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways });
   const info = await ensureLogStream(urls);
   const { keyFile } = ensureOperatorKey(dir);
-  for (let r = 0; r < replicas; r++) await startAgoraApp(group, { dir, urls, keyFile }, `registry-${r + 1}`, 'registry', r, { METRICS_PORT: '0' });
+  const serviceKeys = ensureServiceKeys(dir);
+  const shared = { dir, urls, keyFile, serviceKeys };
+  for (let r = 0; r < replicas; r++) await startAgoraApp(group, shared, `registry-${r + 1}`, 'registry', r, { METRICS_PORT: '0' });
   console.log(`cluster up: ${urls.join(' ')}; ${LOG_STREAM} at ${info.config.num_replicas} replicas, leader ${info.cluster?.leader}`);
 
   const client = await NatsAgoraClient.connect({ servers: urls, name: 'agora-faults' });
@@ -375,28 +380,17 @@ async function main() {
     const bad = all.filter((f) => f.lost > 0 || f.duplicated > 0 || f.unacknowledged > 0);
     if (bad.length > 0) console.log(`faults: FAILED in ${bad.map((f) => f.scenario).join(', ')}`);
     if (unexpected.length > 0) console.log(`faults: FAILED: processes exited unasked: ${unexpected.join(', ')}`);
-    if (bad.length > 0 || unexpected.length > 0) return 1;
-    console.log('faults: every scenario: 0 lost, 0 duplicated, every command acknowledged');
+
+    // The whole log, audited as an operator would after the faults.
+    const audit = await auditLog(shared);
+    const findings = audit.report?.findings?.length;
+    console.log(`faults: audit exit ${audit.code}${audit.report ? `, ${findings} findings` : ''}${audit.code === 0 ? '' : `\n${audit.tail}`}`);
+    if (bad.length > 0 || unexpected.length > 0 || audit.code !== 0) return 1;
+    console.log('faults: every scenario: 0 lost, 0 duplicated, every command acknowledged; the audit found nothing');
     return 0;
   } finally {
     await client.close();
   }
 }
 
-let code = 1;
-const onSignal = () => {
-  console.error('\nfaults: interrupted, stopping the cluster');
-  void group.stopAll().finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-try {
-  code = await main();
-} catch (error) {
-  console.error(`faults: ${error instanceof Error ? error.message : String(error)}`);
-} finally {
-  await group.stopAll();
-  if (ownDir && !values.keep) rmSync(dir, { recursive: true, force: true });
-  else console.log(`faults: state and logs kept in ${dir}`);
-}
-process.exit(code);
+await runClusterProgram('faults', group, main, { dir, remove: ownDir && !values.keep });

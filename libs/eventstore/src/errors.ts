@@ -43,17 +43,41 @@ export class StoreUnavailable extends EventStoreError {
 
 /**
  * The store refused the operation for a reason no retry will fix: the user lacks the right to it,
- * or the stream was deleted for good. Nothing was written (unlike StoreUnavailable, which leaves it open).
+ * the stream was deleted for good, or the server cannot keep the log's promises (a clustered
+ * JetStream log on a nats-server older than 2.9.21). Nothing was written (unlike StoreUnavailable,
+ * which leaves it open).
  */
 export class StoreRefused extends EventStoreError {
   readonly code = 'store_refused';
   constructor(
     message: string,
-    readonly reason: 'access_denied' | 'stream_deleted',
+    readonly reason: 'access_denied' | 'stream_deleted' | 'unsupported_server',
     readonly streamId?: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * A read found two commits of one stream claiming the same revision: the log was written by a
+ * server that let concurrent appends at one expected revision through (a clustered JetStream log
+ * on nats-server before 2.9.21, nats-io/nats-server#4320). The stream is not folded: an aggregate
+ * built from both commits, or from either alone, would decide on a history that never was.
+ */
+export class DuplicateRevision extends EventStoreError {
+  readonly code = 'duplicate_revision';
+  constructor(
+    readonly streamId: string,
+    /** The first revision two commits both claim. */
+    readonly revision: number,
+    /** Where the two commits are in the log (the adapter's sequence numbers), earlier first. */
+    readonly at: readonly [number, number],
+  ) {
+    super(
+      `stream ${streamId}: two commits claim revision ${revision} (log sequences ${at[0]} and ${at[1]}); refusing to fold it. ` +
+        `The log was written by a server that let concurrent appends through (nats-server before 2.9.21 in a cluster, nats-io/nats-server#4320): run agora audit and repair the stream`,
+    );
   }
 }
 

@@ -31,6 +31,12 @@ export interface ContractOptions {
   neverProduced?: Position[];
   /** A store of this kind for a child process (not sharing the suite's files): for the "close lets the process exit" case. */
   processConfig?: () => StoreConfig;
+  /**
+   * Opens another store on the same data through a connection of its own, the `i`-th of several
+   * writers (as replicas of a service are): for the "writers on separate connections" case. Without
+   * it (an adapter whose data one process holds), the writers share the suite's store.
+   */
+  openWriter?: (i: number) => Promise<EventStore>;
 }
 
 /** A category no other test uses: `ctr<8 hex>` (letters and digits only). */
@@ -231,6 +237,28 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         const read = await store.readStream(s);
         expect(read.map((e) => e.type)).toEqual(['Start', 'Racer', 'Racer2']);
         expect((read[1]!.data as { i: number }).i).toBe((read[2]!.data as { i: number }).i);
+      });
+
+      it('writers on separate connections at one expected revision, round after round: exactly one wins each round', async () => {
+        const writers = options.openWriter ? await Promise.all(Array.from({ length: 5 }, (_, i) => options.openWriter!(i))) : Array.from({ length: 5 }, () => store);
+        try {
+          const s = `${freshCategory()}-1`;
+          const rounds = 10;
+          for (let round = 0; round < rounds; round++) {
+            const expected: ExpectedRevision = round === 0 ? 'no_stream' : round - 1;
+            const results = await Promise.allSettled(writers.map((w, i) => w.append(s, [ev('Raced', { round, i })], expected)));
+            const won = results.filter((r) => r.status === 'fulfilled');
+            expect({ round, won: won.length }).toEqual({ round, won: 1 });
+            for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WrongExpectedRevision);
+          }
+          // Read through every writer: one event per revision, from each connection alike.
+          for (const w of writers) {
+            const read = await w.readStream(s);
+            expect(read.map((e) => [e.revision, (e.data as { round: number }).round])).toEqual(Array.from({ length: rounds }, (_, r) => [r, r]));
+          }
+        } finally {
+          if (options.openWriter) await Promise.all(writers.map((w) => w.close()));
+        }
       });
 
       it('20 concurrent creations of one stream: exactly one winner', async () => {

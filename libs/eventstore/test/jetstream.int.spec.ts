@@ -8,12 +8,12 @@ import { jetstream, JetStreamApiError, jetstreamManager } from '@nats-io/jetstre
 import { Empty } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { InvalidPosition, StoreUnavailable, WrongExpectedRevision } from '../src/errors.js';
+import { NATS_SERVER_BIN } from '@agora/testing';
 import { openJetStreamEventStore, type JetStreamEventStoreOptions } from '../src/jetstream/index.js';
 import type { EventStore, RecordedEvent } from '../src/port.js';
 import { describeEventStoreContract, ev, freshCategory } from './contract.js';
 
 const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
-const NATS_SERVER_BIN = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const run = randomUUID().replace(/-/g, '').slice(0, 10);
 
 /** Streams this file created on the shared server, deleted at the end. */
@@ -41,6 +41,7 @@ const contractNames = uniqueNames();
 describeEventStoreContract('jetstream', () => openShared(contractNames), {
   neverProduced: ['0000099999999999:000000'],
   processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames() }),
+  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet }),
 });
 
 describe('jetstream adapter', () => {

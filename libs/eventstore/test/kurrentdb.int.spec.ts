@@ -10,6 +10,7 @@ if (url) {
     // Inside the first record of the log, and far past its end.
     neverProduced: ['5/5', '999999999999/999999999999'],
     processConfig: () => ({ kind: 'kurrentdb', connectionString: url }),
+    openWriter: () => openKurrentDbEventStore({ connectionString: url }),
   });
 } else {
   console.warn(

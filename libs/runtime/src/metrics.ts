@@ -1,6 +1,6 @@
 import type { ErrorCode } from '@agora/contracts';
 import type { Consumer } from '@agora/eventsourcing';
-import { WrongExpectedRevision, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { DuplicateRevision, WrongExpectedRevision, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { CommandObservation, DispatchObserver } from '@agora/messaging';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -68,6 +68,8 @@ export interface DeadlineTracker {
  * - agora_store_append_duration_seconds{adapter}               histogram: one append (one commit)
  * - agora_store_appends_total{adapter,outcome}                 counter: ok, conflict (wrong expected revision), failed
  * - agora_store_read_duration_seconds{adapter}                 histogram: one stream read
+ * - agora_store_duplicate_revisions_total{adapter}             counter: stream reads refused because two commits claim one revision
+ *                                                              (a log written by a server that let concurrent appends through)
  * - agora_reactor_lag_seconds{reactor}                         gauge: age of the event a reactor is handling now (0 when idle)
  * - agora_reactor_delay_seconds{reactor}                       histogram: commit of an event to its handling
  * - agora_deadline_overdue_seconds{scheduler}                  gauge: how late the most overdue pending deadline is (0 when none)
@@ -89,6 +91,7 @@ export class ProcessMetrics {
   private readonly appendSeconds: Histogram<'adapter'>;
   private readonly appends: Counter<'adapter' | 'outcome'>;
   private readonly readSeconds: Histogram<'adapter'>;
+  private readonly duplicateRevisions: Counter<'adapter'>;
   private readonly reactorDelay: Histogram<'reactor'>;
   private readonly internalCommands: Counter<'source' | 'outcome'>;
   private readonly deadlineLateness: Histogram<'scheduler'>;
@@ -121,6 +124,12 @@ export class ProcessMetrics {
     this.appendSeconds = new Histogram({ name: 'agora_store_append_duration_seconds', help: 'Time of one append (one commit) to the event store, by adapter', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
     this.appends = new Counter({ name: 'agora_store_appends_total', help: 'Appends to the event store, by adapter and outcome: ok, conflict (wrong expected revision), failed', labelNames: ['adapter', 'outcome'], registers });
     this.readSeconds = new Histogram({ name: 'agora_store_read_duration_seconds', help: 'Time of one stream read from the event store, by adapter', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
+    this.duplicateRevisions = new Counter({
+      name: 'agora_store_duplicate_revisions_total',
+      help: 'Stream reads the event store refused because two commits claim one revision (a log written by a server that let concurrent appends through, nats-io/nats-server#4320), by adapter',
+      labelNames: ['adapter'],
+      registers,
+    });
     const inHand = this.inHand;
     new Gauge({
       name: 'agora_reactor_lag_seconds',
@@ -199,8 +208,9 @@ export class ProcessMetrics {
 
   /** The store with the latency of its appends and stream reads measured (every other call passes through). */
   instrumentStore(store: EventStore, adapter: string): EventStore {
-    const { appendSeconds, appends, readSeconds } = this;
+    const { appendSeconds, appends, readSeconds, duplicateRevisions } = this;
     appends.inc({ adapter, outcome: 'ok' }, 0);
+    duplicateRevisions.inc({ adapter }, 0);
     return new Proxy(store, {
       get(target, property, receiver) {
         if (property === 'append') {
@@ -223,6 +233,9 @@ export class ProcessMetrics {
             const end = readSeconds.startTimer({ adapter });
             try {
               return await target.readStream(...args);
+            } catch (error) {
+              if (error instanceof DuplicateRevision) duplicateRevisions.inc({ adapter });
+              throw error;
             } finally {
               end();
             }

@@ -2,7 +2,7 @@
 // growing pause, and the failures an operator can fix (a port in use, a data directory held by
 // another process, credentials NATS refuses, NATS still unreachable past the limit) end the
 // process with one line and exit code 2, not a stack trace.
-import { StoreUnavailable } from '@agora/eventstore';
+import { StoreRefused, StoreUnavailable } from '@agora/eventstore';
 import { connectNats } from '@agora/messaging';
 
 export const DEFAULT_NATS_WAIT_MS = 60_000;
@@ -33,6 +33,8 @@ export function describeStartupFailure(error: unknown): string | undefined {
   }
   if (code === 'EACCES' && 'port' in error) return `not allowed to listen on port ${String((error as { port?: number }).port)} (choose a port above 1023)`;
   if (error instanceof StoreUnavailable && LOCKED.test(error.message)) return `${error.message}: another process holds this data directory (stop it, or give this one its own AGORA_DATA_DIR)`;
+  // A store that refuses for good (a clustered log on a nats-server that cannot keep it) says what to change.
+  if (error instanceof StoreRefused && error.reason === 'unsupported_server') return error.message;
   if (isAuthError(error)) return `NATS refused the credentials: ${oneLine(error.message)}`;
   if (isUnreachable(error)) return `NATS is unreachable: ${oneLine(error.message)}`;
   return undefined;

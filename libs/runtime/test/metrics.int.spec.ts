@@ -6,9 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openEmbeddedEventStore, WrongExpectedRevision, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { randomUUID } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
+import { DuplicateRevision, openEmbeddedEventStore, openJetStreamEventStore, WrongExpectedRevision, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { connectNats } from '@agora/messaging';
-import { NATS_SERVER_BIN, waitFor } from '@agora/testing';
+import { deleteJetStreamLogs, NATS_SERVER_BIN, TEST_NATS_URL, uniqueJetStreamLog, waitFor } from '@agora/testing';
 import { outcomeOf, ProcessMetrics, serveMetrics } from '../src/index.js';
 
 async function freePort(): Promise<number> {
@@ -53,6 +55,30 @@ describe('ProcessMetrics', () => {
     const all: RecordedEvent[] = [];
     for await (const event of store.readAll()) all.push(event);
     expect(all.map((e) => e.streamId)).toEqual(['thing-1']);
+  });
+
+  it('counts a stream read refused because two commits claim one revision (a JetStream log a faulty server let through)', async () => {
+    const { streamName, subjectPrefix } = uniqueJetStreamLog('dupmetric');
+    const jet = metrics.instrumentStore(await openJetStreamEventStore({ servers: TEST_NATS_URL, streamName, subjectPrefix, logger: { warn: () => undefined } }), 'jetstream');
+    try {
+      expect(await sample(metrics, 'agora_store_duplicate_revisions_total{adapter="jetstream"}')).toBe(0);
+      await jet.append('vote-1', [{ type: 'Opened', data: {} }], 'no_stream');
+      // A second commit at revision 0, published past the store (as an unfixed clustered server lets one through).
+      const nc = await connectNats({ servers: TEST_NATS_URL, name: 'metrics-test' });
+      try {
+        await jetstream(nc).publish(`${subjectPrefix}.vote-1`, JSON.stringify({ v: 1, r: 0, e: [{ id: randomUUID(), type: 'Opened', data: {}, metadata: {} }] }));
+      } finally {
+        await nc.close();
+      }
+      await expect(jet.readStream('vote-1')).rejects.toBeInstanceOf(DuplicateRevision);
+      expect(await sample(metrics, 'agora_store_duplicate_revisions_total{adapter="jetstream"}')).toBe(1);
+      await jet.append('vote-2', [{ type: 'Opened', data: {} }], 'no_stream');
+      expect(await jet.readStream('vote-2')).toHaveLength(1);
+      expect(await sample(metrics, 'agora_store_duplicate_revisions_total{adapter="jetstream"}')).toBe(1);
+    } finally {
+      await jet.close();
+      await deleteJetStreamLogs();
+    }
   });
 
   it('counts commands by service, type, outcome and code: accepted, refused by the code, failed', async () => {

@@ -5,10 +5,31 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { generateKeyPair } from '@agora/identity';
-import { freePort, processEnvironment, REPO_ROOT, runToCompletion, sourceArgs, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import {
+  freePort,
+  natsServerVersion,
+  processEnvironment,
+  REPO_ROOT,
+  runToCompletion,
+  sourceArgs,
+  startAgoraProcess,
+  startNatsCluster,
+  startNatsServer,
+  uniqueJetStreamLog,
+  waitFor,
+  type AgoraProcess,
+  type PrivateNatsServer,
+} from '@agora/testing';
+import { clusteredLogRefusal } from '@agora/eventstore';
 
 const REGISTRY = 'apps/registry/src/main.ts';
+/** Debian's nats-server (2.9.10), older than 2.9.21: it cannot hold a clustered log. */
+const DEBIAN_NATS = '/usr/sbin/nats-server';
+const debianVersion = natsServerVersion(DEBIAN_NATS);
+const debianUnfixed = debianVersion !== undefined && clusteredLogRefusal(debianVersion, 3, 'x') !== undefined;
 const GATEWAY = 'apps/gateway/src/main.ts';
 const root = generateKeyPair();
 
@@ -147,6 +168,25 @@ describe('process start-up (e2e)', () => {
     expect(second.code).toBe(2);
     expectOneLine(second.stderr, /^agora-registry: event store directory is in use by process \d+ .*another process holds this data directory/);
     await first.stop();
+  }, 90_000);
+
+  (debianUnfixed ? it : it.skip)(`a clustered log on nats-server ${debianVersion ?? '(not installed)'} (before 2.9.21): one line naming the defect and the fix, exit code 2`, async () => {
+    const cluster = await startNatsCluster({ bin: DEBIAN_NATS });
+    try {
+      // The log at 3 replicas, as an operator creates it before starting the services.
+      const nc = await connect({ servers: cluster.urls });
+      await (await jetstreamManager(nc)).streams.add({ name: 'AGORA_EVENTS', subjects: ['agora.es.>'], num_replicas: 3 });
+      await nc.close();
+      const run = await runToCompletion(REGISTRY, [], { NATS_URL: cluster.urls[0]!, EVENT_STORE: 'jetstream', AGORA_DATA_DIR: await tempDir(), AGORA_OPERATOR_PUBLIC_KEY: root.publicKey });
+      expect(run.code).toBe(2);
+      expectOneLine(
+        run.stderr,
+        new RegExp(`^agora-registry: jetstream: JetStream stream AGORA_EVENTS has 3 replicas, and nats-server ${debianVersion!.replace(/\./g, '\\.')} does not serialize .*nats-io/nats-server#4320.* Run nats-server 2\\.9\\.21 or newer`),
+      );
+      expect(run.stdout).not.toContain('ready');
+    } finally {
+      await cluster.stop();
+    }
   }, 90_000);
 
   it('a port in use: one line naming the port, exit code 2', async () => {

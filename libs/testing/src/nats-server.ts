@@ -1,10 +1,62 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { delimiter, join, relative, resolve } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { processEnvironment, REPO_ROOT } from './processes.js';
 
-export const NATS_SERVER_BIN = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
+/** The nats-server a run uses, where it was found, and the version it reports (undefined when it does not run). */
+export interface NatsServerBinary {
+  bin: string;
+  /** `NATS_SERVER_BIN`, `../shared/nats-server`, or `PATH`. */
+  from: 'NATS_SERVER_BIN' | '../shared/nats-server' | 'PATH';
+  version: string | undefined;
+}
+
+/**
+ * The nats-server every test, benchmark and cluster script runs (one rule, so that a clustered run
+ * never silently takes a server that cannot hold a clustered log): `NATS_SERVER_BIN` when set; else
+ * `../shared/nats-server/bin/nats-server` next to the repository when it exists (a fixed server
+ * built for clustered tests, see docs/cluster.md); else `nats-server` on the PATH (a user's own),
+ * else Debian's `/usr/sbin/nats-server`.
+ */
+export function natsServerBin(env: NodeJS.ProcessEnv = process.env, root: string = REPO_ROOT): { bin: string; from: NatsServerBinary['from'] } {
+  const set = env['NATS_SERVER_BIN']?.trim();
+  if (set) return { bin: set, from: 'NATS_SERVER_BIN' };
+  const shared = resolve(root, '..', 'shared', 'nats-server', 'bin', 'nats-server');
+  if (existsSync(shared)) return { bin: shared, from: '../shared/nats-server' };
+  for (const dir of (env['PATH'] ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, 'nats-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return { bin: candidate, from: 'PATH' };
+    } catch {
+      // not here
+    }
+  }
+  return { bin: '/usr/sbin/nats-server', from: 'PATH' };
+}
+
+/** `natsServerBin()` with the version the binary reports (`nats-server --version`). */
+export function resolveNatsServer(env: NodeJS.ProcessEnv = process.env, root: string = REPO_ROOT): NatsServerBinary {
+  const { bin, from } = natsServerBin(env, root);
+  return { bin, from, version: natsServerVersion(bin) };
+}
+
+/** The version `bin --version` reports (`2.9.25`), or undefined when it does not run. */
+export function natsServerVersion(bin: string): string | undefined {
+  const run = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  return run.status === 0 ? /v?(\d+\.\d+\.\d+\S*)/.exec(run.stdout)?.[1] : undefined;
+}
+
+/** One line naming the server a run uses: `nats-server 2.9.25 (<path>, from ../shared/nats-server)`. */
+export function describeNatsServer(server: NatsServerBinary): string {
+  return `nats-server ${server.version ?? '(does not run)'} (${server.bin}, from ${server.from})`;
+}
+
+export const NATS_SERVER_BIN = natsServerBin().bin;
 
 export interface PrivateNatsServer {
   /** `nats://127.0.0.1:<port>` */
@@ -92,11 +144,26 @@ export async function startNatsServer(options: StartNatsOptions = {}): Promise<P
     );
     args = ['-c', wrapper];
   }
-  const child = spawn(NATS_SERVER_BIN, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...options.env } });
+  const server = await spawnUntilReady(NATS_SERVER_BIN, args, { ...process.env, ...options.env }, timeoutMs).catch((error: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  });
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    async stop() {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts `bin` and resolves once it says `Server is ready`; `stop()` ends it (SIGTERM) and waits for its exit. */
+async function spawnUntilReady(bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ stop(): Promise<void> }> {
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let log = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${NATS_SERVER_BIN} was not ready within ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`${bin} was not ready within ${timeoutMs} ms:\n${log}`)), timeoutMs);
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       log += chunk;
       if (log.includes('Server is ready')) {
@@ -106,25 +173,109 @@ export async function startNatsServer(options: StartNatsOptions = {}): Promise<P
     });
     child.once('error', (error) => {
       clearTimeout(timer);
-      reject(new Error(`cannot start ${NATS_SERVER_BIN} (set NATS_SERVER_BIN): ${error.message}`));
+      reject(new Error(`cannot start ${bin} (set NATS_SERVER_BIN): ${error.message}`));
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${NATS_SERVER_BIN} exited with code ${code}:\n${log}`));
+      reject(new Error(`${bin} exited with code ${code}:\n${log}`));
     });
   }).catch((error: unknown) => {
     child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
     throw error;
   });
   return {
-    url: `nats://127.0.0.1:${port}`,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface PrivateNatsCluster {
+  /** The nodes' client URLs, `nats://127.0.0.1:<port>` each. */
+  readonly urls: string[];
+  /** The version the nodes' binary reports. */
+  readonly version: string | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * A NATS cluster of this test file's own: `nodes` nats-servers (default 3) routed to each other on
+ * loopback, JetStream on each with a private store, resolved once JetStream answers (its meta
+ * leader is elected). `bin` defaults to the one `natsServerBin()` finds; a test of an older server
+ * names it.
+ */
+export async function startNatsCluster(options: { bin?: string; nodes?: number; timeoutMs?: number } = {}): Promise<PrivateNatsCluster> {
+  const bin = options.bin ?? NATS_SERVER_BIN;
+  const count = options.nodes ?? 3;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const offsets = Array.from({ length: count }, (_, i) => [i, 1000 + i]).flat();
+  const base = await freePortBlock(offsets);
+  const dir = mkdtempSync(join(tmpdir(), 'agora-test-nats-cluster-'));
+  const nodes = Array.from({ length: count }, (_, i) => ({ name: `n${i + 1}`, client: base + i, route: base + 1000 + i }));
+  const started: { stop(): Promise<void> }[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(
+      nodes.map(async (node) => {
+        const store = join(dir, node.name);
+        mkdirSync(store);
+        const conf = join(store, 'node.conf');
+        const routes = nodes.map((o) => `nats-route://127.0.0.1:${o.route}`).join(', ');
+        writeFileSync(conf, `server_name: ${node.name}\nlisten: 127.0.0.1:${node.client}\njetstream { store_dir: ${JSON.stringify(store)} }\ncluster {\n  name: agora-test\n  listen: 127.0.0.1:${node.route}\n  routes: [${routes}]\n}\n`);
+        started.push(await spawnUntilReady(bin, ['-c', conf], process.env, timeoutMs));
+      }),
+    );
+    const urls = nodes.map((node) => `nats://127.0.0.1:${node.client}`);
+    await jetStreamAnswers(urls, timeoutMs);
+    return { urls, version: natsServerVersion(bin), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Resolves once a JetStream account request succeeds on `urls` (a new cluster elects its meta leader first). */
+async function jetStreamAnswers(urls: string[], timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  const nc = await connect({ servers: urls });
+  try {
+    for (;;) {
+      try {
+        await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo();
+        return;
+      } catch (error) {
+        if (Date.now() > until) throw new Error(`the NATS cluster's JetStream did not answer within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Runs a cluster program (`tools/cluster/<name>.mjs`: it starts three clustered nats-server nodes
+ * and Agora's built processes) to its end, with the NATS nodes on a block of free ports of its own
+ * (client n, routes n+2000, monitoring n+4000, below the ephemeral range) and the `env` given:
+ * its exit code and output (stdout and stderr interleaved). One still running after `timeoutMs`
+ * gets Ctrl-C, which stops what it started, and the returned promise rejects.
+ */
+export async function runClusterProgram(script: string, args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002], { from: 10_000, to: 24_000 });
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: processEnvironment({ AGORA_CLUSTER_NATS_PORT: String(base), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  if (child.signalCode === 'SIGINT' || code === 130) throw new Error(`${script} ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${output}`);
+  return { code, output };
 }

@@ -13,12 +13,14 @@ export function sourceArgs(entry: string): string[] {
 }
 
 /**
- * A clean environment: only what node needs, plus the settings given (nothing leaks in from the test
- * runner's). METRICS_PORT is 0 unless given (any free port, printed at start), so that tests running
- * at once do not fight over the processes' default metrics ports.
+ * A clean environment: only what node needs, the nats-server the run uses (NATS_SERVER_BIN, when
+ * set), plus the settings given (nothing else leaks in from the test runner's). METRICS_PORT is 0
+ * unless given (any free port, printed at start), so that tests running at once do not fight over
+ * the processes' default metrics ports.
  */
 export function processEnvironment(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', ...env };
+  const natsServerBin = process.env['NATS_SERVER_BIN'] ? { NATS_SERVER_BIN: process.env['NATS_SERVER_BIN'] } : {};
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', ...natsServerBin, ...env };
 }
 
 export interface Finished {

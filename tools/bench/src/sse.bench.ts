@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startNatsServer } from '@agora/testing';
+import { describeNatsServer, resolveNatsServer, startNatsServer } from '@agora/testing';
 import { formatReport, runSseLoad, targetsMet } from './sse-load.js';
 
 /** The gateway's memory bound, in MiB, that a run is checked against (README: what it is made of). */
@@ -60,7 +60,7 @@ const dist = (app: string) => [fileURLToPath(new URL(`../../../apps/${app}/dist/
 
 const nats = values.nats === undefined ? await startNatsServer() : undefined;
 const natsUrl = values.nats ?? nats!.url;
-console.log(`SSE benchmark: ${events.toLocaleString('en-US')} events, ${clients.toLocaleString('en-US')} clients; node ${process.version}, NATS at ${natsUrl}${nats ? ' (private)' : ''}\n`);
+console.log(`SSE benchmark: ${events.toLocaleString('en-US')} events, ${clients.toLocaleString('en-US')} clients; node ${process.version}, NATS at ${natsUrl}${nats ? ` (private: ${describeNatsServer(resolveNatsServer())})` : ''}\n`);
 try {
   const report = await runSseLoad({
     natsUrl,

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
-import { freePort } from '@agora/testing';
+import { describeNatsServer, freePort, resolveNatsServer } from '@agora/testing';
 
 const HELP = `Usage: npm run bench:startup -- [options]
 
@@ -37,8 +37,8 @@ healthy /health and an answered agent query, and the resident memory (now and pe
   --cache DIR       where generated logs are kept (default .bench-cache/startup in the repository)
   --help            this text
 
-Needs npm run build first (npm run bench:startup does it) and, for jetstream, nats-server on the
-PATH (or NATS_SERVER_BIN).`;
+Needs npm run build first (npm run bench:startup does it) and, for jetstream, a nats-server
+(NATS_SERVER_BIN, else ../shared/nats-server/bin/nats-server, else nats-server on the PATH).`;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const { values } = parseArgs({
@@ -62,7 +62,8 @@ for (const s of STORES) if (s !== 'embedded' && s !== 'jetstream') usage(`--stor
 const MAX_AGENTS = positiveInt(values.agents, 'agents');
 const TIMEOUT_MS = positiveInt(values.timeout, 'timeout') * 1000;
 const CACHE = resolve(values.cache);
-const NATS_SERVER_BIN = process.env['NATS_SERVER_BIN'] ?? 'nats-server';
+const NATS_SERVER = resolveNatsServer();
+const NATS_SERVER_BIN = NATS_SERVER.bin;
 const STANDALONE = join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
 
 function usage(message: string): never {
@@ -174,7 +175,7 @@ async function prepareLog(kind: string, size: number): Promise<Log> {
   const nats = await startNats(join(dir, 'nats'));
   try {
     if (!existsSync(done)) {
-      console.log(`generating ${size.toLocaleString('en-US')} events (jetstream) in ${dir}`);
+      console.log(`generating ${size.toLocaleString('en-US')} events (jetstream, ${describeNatsServer(NATS_SERVER)}) in ${dir}`);
       const started = Date.now();
       const store = await openJetStreamEventStore({ servers: nats.url });
       await generate(store, size);

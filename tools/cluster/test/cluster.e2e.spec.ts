@@ -2,7 +2,7 @@
 // three clustered nats-server nodes, the log stream at 3 replicas, every process ready, a command
 // through the gateway lands, and SIGINT (Ctrl-C) stops every process it started. Runs the built
 // processes (`npm run build` first, as `npm test` does).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,14 @@ import { join } from 'node:path';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
 import { connect } from '@nats-io/transport-node';
 import { freePort, freePortBlock, processEnvironment, REPO_ROOT, waitFor } from '@agora/testing';
+
+/** The audit command the script printed (its two lines after "Audit the cluster's log"), with `npm run agora --` as the built CLI. */
+function auditCommandOf(output: string): string {
+  const lines = output.split('\n');
+  const at = lines.findIndex((line) => line.startsWith("Audit the cluster's log"));
+  if (at < 0) throw new Error(`no audit command in the output:\n${output}`);
+  return `${lines[at + 1]!.trim().replace(/\\$/, '')} ${lines[at + 2]!.trim()}`.replace('npm run agora --', `${process.execPath} apps/cli/dist/main.js`);
+}
 
 describe('npm run cluster (e2e)', () => {
   it('starts a three-node NATS cluster with the log at 3 replicas and every process, serves a command, and stops everything on Ctrl-C', async () => {
@@ -24,7 +32,8 @@ describe('npm run cluster (e2e)', () => {
     const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002], { from: 10_000, to: 24_000 });
     const metricsPort = await freePortBlock([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], { from: 26_000, to: 32_000 });
     const gatewayPort = await freePort();
-    const env = { AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '1', PORT: String(gatewayPort), METRICS_PORT: String(metricsPort) };
+    // A setting of the user's, passed on to every process: commands issued up to an hour ago are not stale.
+    const env = { AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '1', PORT: String(gatewayPort), METRICS_PORT: String(metricsPort), AGORA_MAX_CLOCK_SKEW_MS: '3600000' };
     const child = spawn(process.execPath, ['tools/cluster/cluster.mjs'], { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
@@ -37,6 +46,10 @@ describe('npm run cluster (e2e)', () => {
       expect(output).toContain(`http://127.0.0.1:${gatewayPort}`);
       expect(output).toContain('created the operator key');
       expect(output).toContain("created the NATS users' passwords");
+      expect(output).toMatch(/^cluster: nats-server \d+\.\d+\.\d+ \(.+, from (NATS_SERVER_BIN|\.\.\/shared\/nats-server|PATH)\)$/m);
+      expect(output).toContain('cluster: passing on AGORA_MAX_CLOCK_SKEW_MS');
+      expect(output).toContain(`created the services' keys in ${join(dir, 'service-keys')}`);
+      expect(output).toContain(`AGORA_SERVICE_PUBLIC_KEYS=@${join(dir, 'service-keys', 'public-keys.json')} npm run agora -- audit`);
 
       // NATS as deploy/nats/auth.conf sets it: no anonymous client; an agent with its password gets in.
       const passwords = JSON.parse(await readFile(join(dir, 'nats-passwords.json'), 'utf8')) as Record<string, string>;
@@ -46,9 +59,16 @@ describe('npm run cluster (e2e)', () => {
 
       const root = parseKeyFile(await readFile(join(dir, 'operator.key.json'), 'utf8'));
       const alice = generateKeyPair();
-      const envelope = createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'alice', publicKey: alice.publicKey, displayName: 'Alice', roles: ['executive'] }, secretKey: root.secretKey });
+      // Signed 20 minutes ago: stale under the default 5-minute skew, accepted under the user's hour.
+      const issuedAt = new Date(Date.now() - 20 * 60_000);
+      const envelope = createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'alice', publicKey: alice.publicKey, displayName: 'Alice', roles: ['executive'] }, secretKey: root.secretKey, issuedAt });
       const res = await fetch(`http://127.0.0.1:${gatewayPort}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
       expect(await res.json()).toMatchObject({ ok: true, result: { streamId: 'agent-alice', duplicate: false } });
+
+      // The audit command it printed, run as printed: the log audits clean (the services sign with the keys it names).
+      const audit = spawnSync(process.env['SHELL'] ?? '/bin/sh', ['-c', auditCommandOf(output)], { cwd: REPO_ROOT, env: processEnvironment({}), encoding: 'utf8' });
+      expect({ code: audit.status, out: audit.stdout.slice(-400) }).toMatchObject({ code: 0 });
+      expect(audit.stdout).toContain('no findings');
 
       // The services, as the NATS user service, keep leases in the AGORA_LEASES stream (replicas share their reactors).
       const logs = await readdir(join(dir, 'logs'));

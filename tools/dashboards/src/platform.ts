@@ -32,6 +32,7 @@ export const platform = () =>
           timeseries('Append latency', 'p50 and p99 of one append (one commit), by adapter, over 5 minutes.', 's', { expr: 'histogram_quantile(0.99, sum by (adapter, le) (rate(agora_store_append_duration_seconds_bucket[5m])))', legend: 'p99 {{adapter}}' }, { expr: 'histogram_quantile(0.5, sum by (adapter, le) (rate(agora_store_append_duration_seconds_bucket[5m])))', legend: 'p50 {{adapter}}' }),
           timeseries('Appends by outcome', 'Appends per second: ok, conflict (wrong expected revision, retried), failed.', 'ops', { expr: 'sum by (adapter, outcome) (rate(agora_store_appends_total[5m]))', legend: '{{adapter}} {{outcome}}' }),
           timeseries('Stream read latency', 'p99 of one stream read, by adapter, over 5 minutes.', 's', { expr: 'histogram_quantile(0.99, sum by (adapter, le) (rate(agora_store_read_duration_seconds_bucket[5m])))', legend: 'p99 {{adapter}}' }),
+          timeseries('Streams with two commits at one revision', 'Stream reads refused over 10 minutes because two commits claim one revision (alert AgoraLogDuplicateRevision; docs/cluster.md). Always 0 on a correct server.', 'short', { expr: 'sum by (adapter) (increase(agora_store_duplicate_revisions_total[10m]))', legend: '{{adapter}}' }),
         ],
       ],
       [

@@ -1,9 +1,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { StoreUnavailable } from '../errors.js';
+import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
+import { clusteredLogRefusal } from './server-version.js';
 import { ensureStream } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
@@ -88,11 +89,21 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
   }
   const ownsConnection = options.connection === undefined;
   try {
+    // A clustered log needs a server that serializes the expected-sequence check: asked for, or already so.
+    refuseClusteredLogOn(nc, config.streamName, config.replicas);
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
-    await ensureStream(jsm, config);
+    const info = await ensureStream(jsm, config);
+    refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
     return new JetStreamEventStore(nc, jsm, config, ownsConnection);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
+    if (error instanceof StoreRefused) throw error;
     throw new StoreUnavailable(`jetstream: cannot set up stream ${config.streamName}: ${messageOf(error)}`, undefined, { cause: error });
   }
+}
+
+/** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */
+function refuseClusteredLogOn(nc: NatsConnection, streamName: string, replicas: number): void {
+  const reason = clusteredLogRefusal(nc.info?.version, replicas, streamName);
+  if (reason) throw new StoreRefused(`jetstream: ${reason}`, 'unsupported_server');
 }

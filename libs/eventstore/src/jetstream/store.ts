@@ -1,7 +1,7 @@
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
-import { EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
+import { DuplicateRevision, EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type {
   AppendResult,
   EventData,
@@ -261,6 +261,9 @@ export class JetStreamEventStore implements EventStore {
    * The events from `fromRevision` on, read with message gets, or the stream sequence a consumer
    * should start from when that would take more than READ_BY_GET_COMMITS gets. Reads what the
    * stream held when its last commit was fetched: commits appended after that are left out.
+   * Whenever it returns the last commit's events, it also checks that the commit read before it
+   * (or the stream's start) is directly followed by the last one: two commits claiming one
+   * revision are refused (DuplicateRevision), never folded.
    */
   private async readStreamByGets(streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[] | { startSeq: number }> {
     const subject = this.subjectOf(streamId);
@@ -271,32 +274,39 @@ export class JetStreamEventStore implements EventStore {
     const last = decodeCommit(lastMsg.data);
     // A foreign message on the subject: the consumer skips it (and says so).
     if (!last) return { startSeq: 1 };
+    // A later commit that claims a revision of the one this process knows: two at one revision.
+    if (hint !== undefined && lastMsg.seq > hint.lastSeq && last.r <= hint.lastRevision) throw new DuplicateRevision(streamId, last.r, [hint.lastSeq, lastMsg.seq]);
     this.states.set(streamId, { lastRevision: lastRevisionOf(last), lastSeq: lastMsg.seq, lastIndex: last.e.length - 1, commitId: lastMsg.header.get('Nats-Msg-Id') || undefined });
+    if (lastRevisionOf(last) < fromRevision) return [];
 
     const out: RecordedEvent[] = [];
-    if (fromRevision < last.r) {
-      const fromHint = hint !== undefined && hint.lastRevision < fromRevision && hint.lastSeq < lastMsg.seq;
-      let seq = fromHint ? hint.lastSeq + 1 : 1;
-      let nextRevision = fromHint ? hint.lastRevision + 1 : 0;
+    const fromHint = hint !== undefined && hint.lastRevision < fromRevision && hint.lastSeq < lastMsg.seq;
+    let seq = fromHint ? hint.lastSeq + 1 : 1;
+    let nextRevision = fromHint ? hint.lastRevision + 1 : 0;
+    let previousSeq = fromHint ? hint.lastSeq : 0;
+    // Commits before the last are read when asked for, and the link to the last checked when it is one get away.
+    if (fromRevision < last.r || nextRevision === last.r) {
       // Each commit before the last holds at least one of the revisions nextRevision .. last.r - 1.
       if (last.r - nextRevision > READ_BY_GET_COMMITS) return { startSeq: seq };
-      for (let gets = 0; nextRevision < last.r && out.length < maxCount; gets++) {
+      for (let gets = 0; out.length < maxCount; gets++) {
         const msg = gets < READ_BY_GET_COMMITS + 2 ? await this.getMessage({ seq, next_by_subj: subject }) : null;
         // Fewer commits than the revisions promise, or foreign messages between them: let the consumer sort it out.
-        if (!msg || msg.seq >= lastMsg.seq) return { startSeq: 1 };
+        if (!msg || msg.seq > lastMsg.seq) return { startSeq: 1 };
+        if (msg.seq === lastMsg.seq) break;
         seq = msg.seq + 1;
         const commit = decodeCommit(msg.data);
         if (!commit) {
           this.config.logger.warn(`jetstream event store: skipping message ${msg.seq} on ${msg.subject}: not an event commit`);
           continue;
         }
+        if (commit.r < nextRevision) throw new DuplicateRevision(streamId, commit.r, [previousSeq, msg.seq]);
+        if (lastRevisionOf(commit) >= last.r) throw new DuplicateRevision(streamId, last.r, [msg.seq, lastMsg.seq]);
+        previousSeq = msg.seq;
         if (lastRevisionOf(commit) >= fromRevision) pushRecordedEvents(out, commit, streamId, msg.seq, Date.parse(msg.timestamp), Math.max(0, fromRevision - commit.r));
         nextRevision = lastRevisionOf(commit) + 1;
       }
     }
-    if (out.length < maxCount && lastRevisionOf(last) >= fromRevision) {
-      pushRecordedEvents(out, last, streamId, lastMsg.seq, Date.parse(lastMsg.timestamp), Math.max(0, fromRevision - last.r));
-    }
+    if (out.length < maxCount) pushRecordedEvents(out, last, streamId, lastMsg.seq, Date.parse(lastMsg.timestamp), Math.max(0, fromRevision - last.r));
     if (out.length > maxCount) out.length = maxCount;
     return out;
   }
@@ -310,10 +320,12 @@ export class JetStreamEventStore implements EventStore {
   /** Reads the commits that were on the subject when the consumer was created (they are all there is to the stream). */
   private async readStreamWith(reader: PullReader, streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
-    const seen: { last?: { message: RawMessage; commit: StoredCommit } } = {};
+    const seen: { last?: { message: RawMessage; commit: StoredCommit }; duplicate?: DuplicateRevision } = {};
     const onMessage = (message: RawMessage): void => {
       const commit = decodeCommit(message.data);
       if (!commit) return this.readerContext.onForeignMessage(message);
+      // Revisions rise from commit to commit; one that claims a revision already read is a second claimant.
+      if (seen.last && commit.r <= lastRevisionOf(seen.last.commit)) seen.duplicate ??= new DuplicateRevision(streamId, commit.r, [seen.last.message.seq, message.seq]);
       seen.last = { message, commit };
       if (lastRevisionOf(commit) < fromRevision || out.length >= maxCount) return;
       pushRecordedEvents(out, commit, streamId, message.seq, message.timestampMs, Math.max(0, fromRevision - commit.r));
@@ -324,6 +336,7 @@ export class JetStreamEventStore implements EventStore {
       const batch = Math.min(remaining, READ_BATCH);
       const received = await reader.pull(batch, onMessage);
       remaining -= received;
+      if (seen.duplicate) throw seen.duplicate;
       if (received < batch) break;
     }
     if (out.length > maxCount) out.length = maxCount;

@@ -1,0 +1,32 @@
+import { CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion } from '../src/jetstream/server-version.js';
+
+describe('which nats-server may hold a clustered log (nats-io/nats-server#4320)', () => {
+  it('reads the versions servers report', () => {
+    expect(parseServerVersion('2.9.10')).toEqual([2, 9, 10]);
+    expect(parseServerVersion('v2.10.4-beta.1')).toEqual([2, 10, 4]);
+    expect(parseServerVersion('2.12')).toBeUndefined();
+    expect(parseServerVersion(undefined)).toBeUndefined();
+    expect(CLUSTERED_LOG_MIN_VERSION).toBe('2.9.21');
+  });
+
+  it('refuses more than one replica before 2.9.21, naming the defect and the fix', () => {
+    for (const version of ['2.9.10', '2.9.20', '2.8.4', '1.99.99']) {
+      const reason = clusteredLogRefusal(version, 3, 'AGORA_EVENTS');
+      expect(reason).toContain(`nats-server ${version}`);
+      expect(reason).toContain('AGORA_EVENTS has 3 replicas');
+      expect(reason).toContain('nats-io/nats-server#4320');
+      expect(reason).toContain('2.9.21 or newer');
+    }
+    expect(clusteredLogRefusal('2.9.20', 2, 'LOG')).toContain('LOG has 2 replicas');
+  });
+
+  it('accepts 2.9.21 and every later release, and a single replica on any server', () => {
+    for (const version of ['2.9.21', '2.9.25', '2.10.0', '2.12.1', '3.0.0', 'v2.11.0-RC.2']) expect(clusteredLogRefusal(version, 3, 'AGORA_EVENTS')).toBeUndefined();
+    for (const version of ['2.9.10', '2.2.0', undefined]) expect(clusteredLogRefusal(version, 1, 'AGORA_EVENTS')).toBeUndefined();
+  });
+
+  it('refuses more than one replica when the server does not say its version', () => {
+    expect(clusteredLogRefusal(undefined, 3, 'AGORA_EVENTS')).toContain('version unknown');
+    expect(clusteredLogRefusal('nightly', 3, 'AGORA_EVENTS')).toContain('nats-server nightly');
+  });
+});
