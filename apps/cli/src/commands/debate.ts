@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OpenDebate, type DebateSummary, type DebateView, type MessageView, type ThreadView } from '@agora/contracts';
 import { EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, printJson, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayUrl, printJson, readHeaders, readKeyFile, requestReply, resultOf, sendCommand } from '../gateway-client.js';
 
 const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
@@ -9,8 +9,8 @@ const SIGNING: Record<string, OptionSpec> = {
   json: { type: 'boolean', description: 'print the whole reply as JSON' },
 };
 
-async function fetchDebate(url: string, debateId: string): Promise<DebateView> {
-  return resultOf(await requestReply<DebateView>(`${url}/v1/debate/debates/${encodeURIComponent(debateId)}`));
+async function fetchDebate(url: string, debateId: string, headers: Record<string, string>): Promise<DebateView> {
+  return resultOf(await requestReply<DebateView>(`${url}/v1/debate/debates/${encodeURIComponent(debateId)}`, { headers }));
 }
 
 const clip = (text: string, full: boolean, at = 300) => (full || text.length <= at ? text : `${text.slice(0, at)}… (--full shows all)`);
@@ -88,7 +88,7 @@ export const debateList: CommandSpec = {
   async run(args, io) {
     const limit = Number(stringOption(args, 'limit') ?? 20);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a whole number from 1', 'debate list');
-    const page = resultOf(await requestReply<{ debates: DebateSummary[]; nextCursor?: string }>(`${gatewayUrl(args, io, 'debate list')}/v1/debate/debates?limit=${limit}`));
+    const page = resultOf(await requestReply<{ debates: DebateSummary[]; nextCursor?: string }>(`${gatewayUrl(args, io, 'debate list')}/v1/debate/debates?limit=${limit}`, { headers: readHeaders(args, io, 'debate list') }));
     if (flag(args, 'json')) {
       printJson(io, page);
       return EXIT.ok;
@@ -109,7 +109,7 @@ export const debateShow: CommandSpec = {
   positionals: [{ name: 'debateId', required: true, description: 'the debate' }],
   examples: ['agora debate show 7c1e...'],
   async run(args, io) {
-    const view = await fetchDebate(gatewayUrl(args, io, 'debate show'), args.positionals[0]!);
+    const view = await fetchDebate(gatewayUrl(args, io, 'debate show'), args.positionals[0]!, readHeaders(args, io, 'debate show'));
     if (flag(args, 'json')) printJson(io, view);
     else io.stdout(`${describeDebate(view, flag(args, 'full'))}\n`);
     return EXIT.ok;
@@ -130,7 +130,7 @@ export const debateWatch: CommandSpec = {
     let shown = 0;
     const stages = new Map<string, string>();
     for (;;) {
-      const view = await fetchDebate(url, args.positionals[0]!);
+      const view = await fetchDebate(url, args.positionals[0]!, readHeaders(args, io, 'debate watch'));
       // Each message names the stage it was posted in: a stage change shows wherever it falls between two looks.
       for (const m of view.messages.slice(shown)) {
         if (stages.get(m.threadId) !== m.stage) io.stdout(`  thread ${m.threadId}: ${m.stage}\n`);

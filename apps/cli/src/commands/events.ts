@@ -1,6 +1,6 @@
 import { eventByType, SCHEMA_VERSION_FIELD, type Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
-import { gatewayUrl, unreachable } from '../gateway-client.js';
+import { gatewayUrl, readHeaders, unreachable } from '../gateway-client.js';
 import { SseParser, type SseMessage } from '../sse.js';
 
 interface StreamedEvent {
@@ -95,7 +95,8 @@ export const eventsTail: CommandSpec = {
     while (!stop.signal.aborted) {
       let res: Response;
       try {
-        res = await fetch(url, { headers: { accept: 'text/event-stream', ...(last === undefined ? {} : { 'last-event-id': last }) }, signal: stop.signal });
+        // A fresh read token for every connection: a long tail outlives one.
+        res = await fetch(url, { headers: { accept: 'text/event-stream', ...readHeaders(args, io, command), ...(last === undefined ? {} : { 'last-event-id': last }) }, signal: stop.signal });
       } catch (error) {
         if (stop.signal.aborted) break;
         // The first connection must work; later ones are a resume after a drop, retried.
