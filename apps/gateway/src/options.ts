@@ -5,6 +5,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
+import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
 export type SseFeedOptions = Omit<EventFeedOptions, 'logger'>;
 
@@ -50,6 +51,11 @@ export interface GatewayOptions {
    * (apps/console/dist/public); `false`: no console (`/` is a 404 like any unknown path).
    */
   console?: string | false;
+  /**
+   * Who may read (AGORA_READS): `{mode: 'closed', directory}` makes every query and event stream
+   * need a read token and apply the visibility table. Default: open (anyone reads everything).
+   */
+  reads?: ReadAccessOptions;
 }
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
@@ -77,6 +83,7 @@ export interface ResolvedGatewayOptions {
   sseSlowClientMs: number;
   sseFeed: SseFeedOptions;
   catalog: GatewayCatalog;
+  reads: ReadAccess;
 }
 
 export const GATEWAY_OPTIONS = Symbol.for('agora.gateway.options');
@@ -91,5 +98,6 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     sseSlowClientMs: options.sseSlowClientMs ?? DEFAULT_SSE_SLOW_CLIENT_MS,
     sseFeed: { ...DEFAULT_FEED_OPTIONS, ...options.sseFeed },
     catalog: options.catalog ?? { commands, queries, events },
+    reads: new ReadAccess(options.reads),
   };
 }
