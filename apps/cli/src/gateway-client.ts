@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
-import { createSignedCommand, InvalidKey, parseKeyFile, type KeyPair } from '@agora/identity';
+import { createSignedCommand, InvalidKey, mintReadToken, parseKeyFile, type KeyPair } from '@agora/identity';
 import { CommandFailed, stringOption, UsageError, type Io, type OptionSpec, type Parsed } from './command.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
@@ -56,14 +56,14 @@ export function resultOf<T>(reply: Reply<T>): T {
  * Every item of a paged list query (GET with `limit` and `cursor`): follows `nextCursor` from page
  * to page, `pageSize` items a request (default PAGE_LIMIT_MAX), and returns the list's items in order.
  */
-export async function requestAllPages<T>(url: URL, field: string, pageSize = PAGE_LIMIT_MAX): Promise<T[]> {
+export async function requestAllPages<T>(url: URL, field: string, pageSize = PAGE_LIMIT_MAX, headers: Record<string, string> = {}): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {
     const page = new URL(url);
     page.searchParams.set('limit', String(pageSize));
     if (cursor !== undefined) page.searchParams.set('cursor', cursor);
-    const result = resultOf(await requestReply<Record<string, unknown> & { nextCursor?: string }>(page.href));
+    const result = resultOf(await requestReply<Record<string, unknown> & { nextCursor?: string }>(page.href, { headers }));
     const list = result[field];
     if (!Array.isArray(list)) throw new CommandFailed('internal', `the gateway answered ${page.pathname} without a "${field}" list`);
     items.push(...(list as T[]));
@@ -90,6 +90,29 @@ export function readKeyFile(path: string): KeyFile {
     if (error instanceof InvalidKey) throw new CommandFailed(undefined, `${path}: ${error.message}`);
     throw error;
   }
+}
+
+/** The key file that signs read tokens: `--read-key`, else the command's `--key`, else $AGORA_KEY_FILE; undefined: reads go unsigned. */
+export function readKeyPath(args: Parsed, io: Io): string | undefined {
+  return stringOption(args, 'read-key') ?? stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined);
+}
+
+/**
+ * A fresh read token (five minutes, audience $AGORA_READ_AUDIENCE else the default) made from the
+ * reader's key file, for `agora token` and the headers of every read.
+ */
+export function readToken(args: Parsed, io: Io, command: string, keyPath: string, lifetimeSeconds?: number): string {
+  const key = readKeyFile(keyPath);
+  const agentId = stringOption(args, 'actor') ?? key.agentId;
+  if (!agentId) throw new UsageError(`the key file ${keyPath} names no agentId: say who reads with --actor <agentId>`, command);
+  const audience = io.env['AGORA_READ_AUDIENCE'] || undefined;
+  return mintReadToken({ agentId, secretKey: key.secretKey, ...(audience === undefined ? {} : { audience }), ...(lifetimeSeconds === undefined ? {} : { lifetimeSeconds }) });
+}
+
+/** `authorization: Bearer <read token>` when a reader key file is given (readKeyPath), else nothing. */
+export function readHeaders(args: Parsed, io: Io, command: string): Record<string, string> {
+  const path = readKeyPath(args, io);
+  return path === undefined ? {} : { authorization: `Bearer ${readToken(args, io, command, path)}` };
 }
 
 /** The actor of a command: `--actor`, else the key file's agentId. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPair, verifyReadToken } from '@agora/identity';
 import { COMMANDS, runCli } from '../src/cli.js';
 import type { Io } from '../src/command.js';
 import { agentsTable } from '../src/commands/agents.js';
@@ -57,7 +58,7 @@ describe('agora help', () => {
 
 describe('agora usage errors exit 2 with a clear message', () => {
   const cases: [string, string[], RegExp][] = [
-    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, send, verify-read-models, audit\)/],
+    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, send, token, verify-read-models, audit\)/],
     ['an unknown subcommand', ['agents', 'delete'], /unknown command "agents delete" \(known: register, list, disable\)/],
     ['a group without a subcommand', ['agents'], /agora agents needs a command: register, list, disable/],
     ['an option before the command', ['--url', 'http://x', 'agents', 'list'], /unknown option --url \(options go after the command\)/],
@@ -106,6 +107,18 @@ describe('command parts', () => {
     await expect(readPayload('[1]', io)).rejects.toThrow(/must be a JSON object/);
     await expect(readPayload('{oops', io)).rejects.toThrow(/not valid JSON/);
     await expect(readPayload(`@${join(dir, 'missing.json')}`, io)).rejects.toThrow(/cannot read .*ENOENT/);
+  });
+
+  it('agora token prints a read token of the key file\'s agent that the gateway\'s check accepts', async () => {
+    const pair = generateKeyPair();
+    writeFileSync(join(dir, 'reader.key.json'), JSON.stringify({ agentId: 'reader', ...pair }));
+    const f = fakeIo('', { AGORA_READ_AUDIENCE: 'agora.test' });
+    expect(await runCli(['token', '--key', join(dir, 'reader.key.json'), '--lifetime', '60'], f.io)).toBe(0);
+    const result = await verifyReadToken(f.stdout().trim(), { audience: 'agora.test', lookup: (id) => (id === 'reader' ? { publicKey: pair.publicKey, status: 'active' } : undefined) });
+    expect(result).toMatchObject({ ok: true, claims: { sub: 'reader', aud: 'agora.test' } });
+    expect(result.ok && result.claims.exp - result.claims.iat).toBe(60);
+    expect((await cli(['token'])).stderr).toMatch(/--key <file>/);
+    expect((await cli(['token', '--key', join(dir, 'reader.key.json'), '--lifetime', '301'])).code).toBe(2);
   });
 
   it('says what a key file problem is, with exit 1', async () => {

@@ -5,6 +5,7 @@ import type { LoggerService } from '@nestjs/common';
 import { DEBATE_SSE_TYPES, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { chunkFrames, type EventFeed, type FeedChunk, type FeedEntry, type FeedPage } from './event-feed.js';
 import { GatewayError } from './http-reply.js';
+import { metadataFrame, type EventView } from './read-visibility.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 
@@ -90,7 +91,14 @@ export class EventStreamSession {
   constructor(
     private readonly res: ServerResponse,
     private readonly request: EventStreamRequest,
-    private readonly options: { heartbeatMs: number; slowClientMs?: number; logger: Pick<LoggerService, 'warn'>; frame?: (event: RecordedEvent) => string | undefined },
+    private readonly options: {
+      heartbeatMs: number;
+      slowClientMs?: number;
+      logger: Pick<LoggerService, 'warn'>;
+      frame?: (event: RecordedEvent) => string | undefined;
+      /** What a reader who does not read everything sees of each event (closed reads; see read-visibility.ts). */
+      view?: EventView;
+    },
   ) {
     this.closed = res.destroyed ? Promise.resolve() : new Promise((resolve) => res.once('close', resolve));
   }
@@ -119,7 +127,7 @@ export class EventStreamSession {
   /** Whether this client asked for no category, type or stream, with the default frame: it can then be sent the chunks shared by all such clients (sharedFrame). */
   private get takesEverything(): boolean {
     const { categories, types, streamId } = this.request;
-    return this.options.frame === undefined && categories.size === 0 && types.size === 0 && streamId === undefined;
+    return this.options.frame === undefined && this.options.view === undefined && categories.size === 0 && types.size === 0 && streamId === undefined;
   }
 
   private async run(feed: EventFeed, after: Position | undefined): Promise<void> {
@@ -133,6 +141,7 @@ export class EventStreamSession {
           await feed.waitForEvents(IDLE_RECHECK_MS, signal);
           continue;
         }
+        await this.options.view?.prepare(live.map((entry) => entry.event));
         if (!(await this.send(chunkFrames(live, (entry) => this.frameOf(entry))))) return;
         position = live[live.length - 1]!.event.position;
         continue;
@@ -152,6 +161,7 @@ export class EventStreamSession {
         await feed.waitForEvents(IDLE_RECHECK_MS, signal);
         continue;
       }
+      await this.options.view?.prepare(page.entries.map((entry) => entry.event));
       const chunks = this.takesEverything ? (page.chunks ??= chunkFrames(page.entries, sharedFrame)) : chunkFrames(page.entries, (entry) => this.frameOf(entry));
       if (!(await this.send(chunks))) return;
       position = page.entries[page.entries.length - 1]!.event.position;
@@ -160,6 +170,9 @@ export class EventStreamSession {
 
   private frameOf(entry: FeedEntry): Buffer | undefined {
     if (!this.wanted(entry.event)) return undefined;
+    const sight = this.options.view?.sight(entry.event) ?? 'full';
+    if (sight === 'none') return undefined;
+    if (sight === 'metadata') return Buffer.from(metadataFrame(entry.event));
     if (this.options.frame === undefined) return defaultFrame(entry);
     const frame = this.options.frame(entry.event);
     return frame === undefined ? undefined : Buffer.from(frame);

@@ -11,6 +11,7 @@ import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
 import { GatewayMetrics, markRoute } from './metrics.js';
 import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
+import { answerQuery, eventViewFor, notAParty, StreamParties } from './read-visibility.js';
 
 /** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
 export class EventStreams {
@@ -18,10 +19,13 @@ export class EventStreams {
   readonly feed: EventFeed;
   /** The feed's place in the log, for streams given `minPosition` (read your writes). */
   private readonly positions: ReadModelPositions;
+  /** Who each stream concerns, for readers who see only what concerns them. */
+  readonly parties: StreamParties;
 
   constructor(options: ResolvedGatewayOptions) {
     this.positions = new ReadModelPositions(options.store, options.readModelWaitMs);
     this.feed = new EventFeed(options.store, { ...options.sseFeed, logger: new Logger('agora:gateway'), positions: this.positions });
+    this.parties = new StreamParties(options.store);
   }
 
   /**
@@ -110,11 +114,13 @@ export class GatewayController {
   @Get('v1/events')
   async events(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/events', { streaming: true });
+    const reader = await this.options.reads.reader(req);
+    const view = eventViewFor(reader, this.streams.parties);
     const request = parseEventStreamRequest(req);
     const after = await this.streams.startPosition(this.options.store, request);
     // The client may have left while the position was being checked.
     if (res.destroyed) return;
-    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger });
+    const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, ...(view ? { view } : {}) });
     this.streams.sessions.add(session);
     res.once('close', () => this.streams.sessions.delete(session));
     session.start(this.streams.feed, after);
@@ -127,11 +133,14 @@ export class GatewayController {
   @Get('v1/debates/:debateId/events')
   async debateEvents(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/debates/:debateId/events', { streaming: true });
+    const reader = await this.options.reads.reader(req);
     const debateId = decodeURIComponent(pathOf(req).split('/')[3] ?? '');
     const parsed = EntityId.safeParse(debateId);
     if (!parsed.success) throw new GatewayError('invalid_command', `"${debateId}" is not a debate id: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { debateId });
     const streamId = `${DEBATE_CATEGORY}-${debateId}`;
     const request = { ...parseEventStreamRequest(req), categories: new Set([DEBATE_CATEGORY]), types: new Set<string>(), streamId };
+    // A reader who does not read everything learns nothing of a debate it is no party to, not even that it exists.
+    if (reader !== undefined && !reader.readsAll && !(reader.asAgent && (await this.streams.parties.load(streamId)).has(reader.agentId))) throw notAParty(reader, 'this debate');
     if (!(await streamExists(this.options.store, streamId))) throw new GatewayError('not_found', `debate ${debateId} does not exist`, { debateId });
     const after = await this.streams.startPosition(this.options.store, request);
     if (res.destroyed) return;
@@ -147,10 +156,15 @@ export class GatewayController {
     const store = this.options.store.kind;
     try {
       await storeAnswers(this.options.store);
-      sendJson(res, 200, { status: 'ok', store });
+      sendJson(res, 200, { status: 'ok', store, reads: this.readsInfo() });
     } catch (error) {
-      sendJson(res, 503, { status: 'unavailable', store, error: error instanceof Error ? error.message : String(error) });
+      sendJson(res, 503, { status: 'unavailable', store, reads: this.readsInfo(), error: error instanceof Error ? error.message : String(error) });
     }
+  }
+
+  /** What a client needs to read here: whether reads need a token, and the audience it must name. */
+  private readsInfo(): { mode: 'open' | 'closed'; audience: string } {
+    return { mode: this.options.reads.closed ? 'closed' : 'open', audience: this.options.reads.audience };
   }
 
   @Get('metrics')
@@ -186,8 +200,9 @@ export function queryController(routes: readonly QueryRoute[]): Type<unknown> | 
       const match = matchQueryRoute(routes, url.pathname);
       if (!match) throw new GatewayError('not_found', `no route GET ${url.pathname}`);
       markRoute(req, match.route.pattern);
+      const reader = await this.options.reads.reader(req);
       const params = queryParams(match.route, url.searchParams, match.params);
-      const reply = await this.options.client.request(match.route.query.subject, params, { timeoutMs: this.options.requestTimeoutMs });
+      const reply = await answerQuery(reader, match.route.query, params, (asked) => this.options.client.request(match.route.query.subject, asked, { timeoutMs: this.options.requestTimeoutMs }));
       sendJson(res, statusOfReply(reply), reply);
     }
   }

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
+import { readAccessFromEnv } from './read-auth.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS } from './options.js';
 
 const env = process.env;
@@ -14,6 +15,7 @@ const settings = () => ({
   maxBodyBytes: intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' }),
   relay: env['AGORA_RELAY'] !== 'off',
   sseSlowClientMs: intSetting(env, 'AGORA_SSE_SLOW_CLIENT_MS', DEFAULT_SSE_SLOW_CLIENT_MS, { min: 1, what: 'a positive number of milliseconds' }),
+  reads: readAccessFromEnv(env),
 });
 
 await runProcess({
@@ -29,7 +31,10 @@ HOST                       address to listen on (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body accepted (default ${DEFAULT_MAX_BODY_BYTES})
 AGORA_RELAY                off: do not relay events to NATS (another process does)
 AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped with its resume position
-                           (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})`,
+                           (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
+AGORA_READS                closed: every read needs a read token and sees what the visibility table gives
+                           its reader (default open)
+AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
   prepare: (config) => {
@@ -37,10 +42,10 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
     return config;
   },
   start: (context) => {
-    const { port, maxBodyBytes, relay, sseSlowClientMs } = settings();
+    const { port, maxBodyBytes, relay, sseSlowClientMs, reads } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, registry: context.metrics.registry });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

@@ -6,6 +6,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
+import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
 export type SseFeedOptions = Omit<EventFeedOptions, 'logger'>;
 
@@ -53,6 +54,11 @@ export interface GatewayOptions {
    * (apps/console/dist/public); `false`: no console (`/` is a 404 like any unknown path).
    */
   console?: string | false;
+  /**
+   * Who may read (AGORA_READS): `{mode: 'closed', directory}` makes every query and event stream
+   * need a read token and apply the visibility table. Default: open (anyone reads everything).
+   */
+  reads?: ReadAccessOptions;
 }
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
@@ -81,6 +87,7 @@ export interface ResolvedGatewayOptions {
   sseFeed: SseFeedOptions;
   readModelWaitMs: number;
   catalog: GatewayCatalog;
+  reads: ReadAccess;
 }
 
 export const GATEWAY_OPTIONS = Symbol.for('agora.gateway.options');
@@ -96,5 +103,6 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     sseFeed: { ...DEFAULT_FEED_OPTIONS, ...options.sseFeed },
     readModelWaitMs: options.readModelWaitMs ?? DEFAULT_READ_MODEL_WAIT_MS,
     catalog: options.catalog ?? { commands, queries, events },
+    reads: new ReadAccess(options.reads),
   };
 }

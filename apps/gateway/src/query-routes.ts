@@ -1,4 +1,4 @@
-import { schemaOf, type QueryDefinition } from '@agora/contracts';
+import { READ_TOKEN, schemaOf, type QueryDefinition } from '@agora/contracts';
 
 type Scalar = 'string' | 'number' | 'integer' | 'boolean' | 'other';
 
@@ -89,7 +89,10 @@ export function queryParams(route: QueryRoute, search: URLSearchParams, pathPara
     const values = texts.map((t) => (shape ? convert(t, shape.item) : t));
     return shape?.array || values.length > 1 ? values : values[0];
   };
-  for (const key of new Set(search.keys())) entries.set(key, valueOf(key, search.getAll(key)));
+  for (const key of new Set(search.keys())) {
+    // A read token is the gateway's to check, not a parameter of the query.
+    if (key !== READ_TOKEN.queryParameter) entries.set(key, valueOf(key, search.getAll(key)));
+  }
   for (const [key, value] of Object.entries(pathParams)) entries.set(key, valueOf(key, [value]));
   return Object.fromEntries(entries);
 }

@@ -204,7 +204,7 @@ describe('the HTTP gateway', () => {
     it('GET /health names the store', async () => {
       const answer = await http('/health');
       expect(answer.status).toBe(200);
-      expect(answer.body).toEqual({ status: 'ok', store: 'embedded' });
+      expect(answer.body).toEqual({ status: 'ok', store: 'embedded', reads: { mode: 'open', audience: 'agora' } });
     });
 
     it('GET /metrics counts requests by route pattern, method and status, never by id', async () => {

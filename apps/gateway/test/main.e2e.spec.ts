@@ -56,7 +56,7 @@ describe('the gateway process', () => {
     const gateway = start([], { PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', NATS_URL, EVENT_STORE: `embedded:${join(dir, 'events')}` });
     try {
       const url = await until('listening', () => /listening on (http:\/\/\S+)/.exec(gateway.output())?.[1], 30_000, gateway.output);
-      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded' });
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded', reads: { mode: 'open', audience: 'agora' } });
       const docs = (await (await fetch(`${url}/docs`)).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(docs.openapi).toBe('3.1.0');
       expect(Object.keys(docs.paths)).toContain('/v1/registry/agents/{agentId}');

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
-import { DEFAULT_MAX_BODY_BYTES, startGateway } from '@agora/gateway';
+import { DEFAULT_MAX_BODY_BYTES, readAccessFromEnv, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -56,6 +56,9 @@ environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})
+AGORA_READS                closed: every read needs a read token (agora token) and sees what the visibility
+                           table gives its reader (default open)
+AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_ENV_HELP}
@@ -74,6 +77,7 @@ ${CHAMBER_ENV_HELP}`,
     dialecticPolicyFromEnv(env);
     chamberPolicyFromEnv(env, providersConfigFromEnv(env));
     consultOnDeadlockFromEnv(env);
+    readAccessFromEnv(env);
     return withOperator(config);
   },
   start: (context) => {
@@ -99,6 +103,7 @@ ${CHAMBER_ENV_HELP}`,
           maxBodyBytes: maxBodyBytes(env),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
+          reads: { ...readAccessFromEnv(env), directory: context.directory },
         });
         const operator = context.config.operators[0];
         return {

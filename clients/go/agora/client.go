@@ -51,6 +51,10 @@ func decodeReply(status int, body []byte, out interface{}) error {
 type HTTPClient struct {
 	BaseURL string
 	HTTP    *http.Client
+	// Reader, when set, signs a read token that every query carries (needed where the gateway closes reads).
+	Reader *KeyPair
+	// Audience of the read tokens: DefaultReadAudience when empty.
+	Audience string
 }
 
 func NewHTTPClient(baseURL string) *HTTPClient {
@@ -119,7 +123,18 @@ func (c *HTTPClient) Query(service, path string, params url.Values, out interfac
 	if len(params) > 0 {
 		u += "?" + params.Encode()
 	}
-	res, err := c.HTTP.Get(u)
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	if c.Reader != nil {
+		token, err := MintReadToken(c.Reader, c.Audience, ReadTokenMaxLifetimeSeconds*time.Second)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

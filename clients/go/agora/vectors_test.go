@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,10 @@ type vectors struct {
 		Tag, Signer, PublicKey, SignedText, Signature string
 		Value                                         json.RawMessage
 	} `json:"domainTagged"`
+	ReadTokens []struct {
+		Name, Signer, PublicKey, ClaimsJSON, SigningInput, Token string
+		Claims                                                   ReadTokenClaims
+	} `json:"readTokens"`
 	MustNotVerify []struct {
 		PublicKey, SignedText string
 		Envelope              json.RawMessage
@@ -60,6 +65,36 @@ func decode(t *testing.T, raw []byte) interface{} {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func TestReadTokens(t *testing.T) {
+	v := load(t)
+	if len(v.ReadTokens) < 2 {
+		t.Fatalf("expected read token vectors")
+	}
+	keys := map[string]*KeyPair{}
+	for _, k := range v.Keys {
+		pair, err := KeyPairFromSecret(k.SecretKey, k.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[k.Name] = pair
+	}
+	for _, r := range v.ReadTokens {
+		token, err := SignReadToken(r.Claims, keys[r.Signer])
+		if err != nil || token != r.Token {
+			t.Errorf("%s: token %q %v", r.Name, token, err)
+			continue
+		}
+		parts := strings.Split(token, ".")
+		claims, _ := b64.DecodeString(parts[1])
+		if string(claims) != r.ClaimsJSON || parts[0]+"."+parts[1] != r.SigningInput {
+			t.Errorf("%s: claims %s", r.Name, claims)
+		}
+		if !VerifyBytes([]byte(r.SigningInput), parts[2], r.PublicKey) {
+			t.Errorf("%s: signature does not verify", r.Name)
+		}
+	}
 }
 
 func TestKeys(t *testing.T) {

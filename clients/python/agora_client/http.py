@@ -4,6 +4,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from .read_token import DEFAULT_AUDIENCE, mint_read_token
 from .signing import sign_command
 
 
@@ -18,13 +19,19 @@ class AgoraError(Exception):
 
 
 class AgoraHttpClient:
-    def __init__(self, base_url, timeout=10.0):
+    def __init__(self, base_url, timeout=10.0, reader=None, audience=DEFAULT_AUDIENCE):
+        """`reader`: the key pair (with its agent id) whose read token every query carries; needed where the gateway closes reads."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.reader = reader
+        self.audience = audience
 
     def _call(self, method, path, body=None):
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers={"content-type": "application/json", "accept": "application/json"})
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if method == "GET" and self.reader is not None:
+            headers["authorization"] = "Bearer " + mint_read_token(self.reader, audience=self.audience)
+        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 status, text = response.status, response.read()

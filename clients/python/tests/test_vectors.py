@@ -3,7 +3,7 @@ import json
 import os
 import unittest
 
-from agora_client import canonical_json, domain_signing_bytes, envelopes_from_metadata, key_pair_from_secret, sign_bytes, signing_bytes, verify_bytes, verify_command
+from agora_client import canonical_json, sign_read_token, domain_signing_bytes, envelopes_from_metadata, key_pair_from_secret, sign_bytes, signing_bytes, verify_bytes, verify_command
 from agora_client.keys import b64url
 
 VECTORS = os.environ.get("AGORA_TEST_VECTORS") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "libs", "contracts", "generated", "test-vectors.json")
@@ -48,6 +48,17 @@ class TestVectors(unittest.TestCase):
             self.assertEqual(data.decode("utf-8"), d["signedText"])
             self.assertEqual(sign_bytes(data, keys[d["signer"]]), d["signature"])
             self.assertTrue(verify_bytes(data, d["signature"], d["publicKey"]))
+
+    def test_read_tokens(self):
+        keys = {k["name"]: key_pair_from_secret(k["secretKey"]) for k in V["keys"]}
+        self.assertGreaterEqual(len(V["readTokens"]), 2)
+        for r in V["readTokens"]:
+            token = sign_read_token(r["claims"], keys[r["signer"]])
+            self.assertEqual(token, r["token"], r["name"])
+            header, claims, signature = token.split(".")
+            self.assertEqual(header + "." + claims, r["signingInput"])
+            self.assertEqual(canonical_json(r["claims"]), r["claimsJson"])
+            self.assertTrue(verify_bytes(r["signingInput"].encode("ascii"), signature, r["publicKey"]))
 
     def test_must_not_verify(self):
         for v in V["mustNotVerify"]:

@@ -21,11 +21,11 @@ export const PublicKeyText = z
   .describe('Ed25519 public key: `ed25519:<base64url of the 32-byte key>`');
 
 export const Role = z
-  .enum(['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater'], {
+  .enum(['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater', 'auditor'], {
     error: (issue) =>
       issue.input === 'service'
         ? 'the role "service" belongs to Agora\'s own services (their keys come from configuration); no agent can hold it'
-        : 'roles are executive, reviewer, validator, operator, observer or debater',
+        : 'roles are executive, reviewer, validator, operator, observer, debater or auditor',
   })
   .describe('What an agent may do');
 export type Role = z.infer<typeof Role>;

@@ -19,4 +19,5 @@ export * from './documents.js';
 export * from './openapi.js';
 export * from './metadata.js';
 export * from './signing-spec.js';
+export * from './visibility.js';
 export * from './authorization.js';

@@ -14,6 +14,24 @@ export const SIGNING_TAGS = {
   resolution: 'agora.dialectic.resolution.v1',
 } as const;
 
+/**
+ * Read tokens (the signing specification, "Read tokens"): what an agent signs to prove who reads.
+ * A compact JWS (RFC 7515) with EdDSA (RFC 8037), its header and claims canonical JSON, so a token
+ * made from fixed claims is the same bytes in every language.
+ */
+export const READ_TOKEN = {
+  /** The JWS header of every read token, exactly (canonical JSON: members in this order). */
+  header: { alg: 'EdDSA', typ: 'agora.read.v1' },
+  /** The longest lifetime accepted: exp - iat, in seconds. */
+  maxLifetimeSeconds: 300,
+  /** How far iat may lie ahead of, and exp behind, the gateway's clock, in seconds. */
+  clockSkewSeconds: 60,
+  /** The audience a gateway takes when none is configured (AGORA_READ_AUDIENCE). */
+  defaultAudience: 'agora',
+  /** The query parameter that carries a token for clients that cannot set a header (EventSource). */
+  queryParameter: 'access_token',
+} as const;
+
 /** The envelope members a command signature covers, in the order the canonical form writes them (key order). */
 export const SIGNED_ENVELOPE_FIELDS = ['actor', 'causationId', 'commandId', 'correlationId', 'issuedAt', 'payload', 'type'] as const;
 
@@ -99,6 +117,37 @@ with (the tie-breaker: that side's latest; the operator: its own, as in DecideRe
 conditions in canonical order; \`decidedBy\` \`tie_break\` or \`operator\`; \`escalation\` the escalation
 number (the operator: the last escalation's, or \`null\`); \`decider\` its own agent id. The signer's
 registered key must be the one named in the command.
+
+**Read tokens.** A read (an HTTP query, \`GET /v1/events\`, a debate's event stream) names its reader
+with a short-lived token the reader signs itself with the key that signs its commands: a compact
+JWS (RFC 7515, EdDSA as in RFC 8037), so a JWT library with the reader's public key verifies it too.
+
+\`\`\`
+token = base64url(header) + "." + base64url(claims) + "." + base64url(signature)
+header = canonicalJson(${JSON.stringify(READ_TOKEN.header)})
+claims = canonicalJson({"aud": <the gateway's audience>, "exp": <seconds>, "iat": <seconds>, "sub": <agent id>})
+signature = Ed25519 over the ASCII of base64url(header) + "." + base64url(claims)
+\`\`\`
+
+base64url as above (no padding); \`iat\` and \`exp\` are whole seconds since 1970 (NumericDate);
+\`jti\`, a string, is optional (the gateway does not remember tokens: a token is good for every read
+until it expires, e.g. an event stream's reconnects). The signed bytes begin with \`eyJ\`, never with a
+signing tag, so a read token never passes for a command or a resolution signature. The gateway accepts
+the token as \`Authorization: Bearer <token>\` or, for clients that cannot set a header (EventSource), as
+the query parameter \`${READ_TOKEN.queryParameter}\`, and refuses it with 401 and a code of its own when:
+
+| code | when |
+| --- | --- |
+| \`unauthenticated\` | there is no token (and the gateway closes reads) |
+| \`invalid_token\` | not three base64url parts, a header other than the one above, claims missing or of the wrong type |
+| \`unknown_actor\` | \`sub\` is no registered agent |
+| \`bad_signature\` | the signature does not verify under \`sub\`'s registered key |
+| \`wrong_audience\` | \`aud\` is not the gateway's audience (\`AGORA_READ_AUDIENCE\`, default \`${READ_TOKEN.defaultAudience}\`; \`GET /health\` says it) |
+| \`token_lifetime_too_long\` | \`exp - iat\` is over ${READ_TOKEN.maxLifetimeSeconds} seconds (or not positive) |
+| \`token_not_yet_valid\` | \`iat\` is more than ${READ_TOKEN.clockSkewSeconds} seconds ahead of the gateway's clock |
+| \`token_expired\` | \`exp\` is more than ${READ_TOKEN.clockSkewSeconds} seconds behind the gateway's clock |
+
+(a disabled agent's token is \`actor_disabled\`, 403). The test vectors' \`readTokens\` give fixed claims and the exact token.
 
 **Re-verifying an event from the log.** Every event appended because of a signed command carries,
 in its \`metadata\` (schema: \`EventMetadata\` in the AsyncAPI components and every event schema):

@@ -6,3 +6,4 @@ export * from './signing-text.js';
 export * from './log-signatures.js';
 export * from './commit-chain.js';
 export * from './service-keys.js';
+export * from './read-token.js';

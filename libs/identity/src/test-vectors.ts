@@ -10,6 +10,7 @@ import { canonicalJson } from './canonical-json.js';
 import { envelopesFromMetadata } from './log-envelope.js';
 import { domainSigningBytes, signBytes, signCommand, signingBytes, verifyCommandSignature, type UnsignedCommand } from './envelope-signing.js';
 import { publicKeyOf } from './keys.js';
+import { signReadToken, type ReadTokenClaims } from './read-token.js';
 
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
@@ -118,6 +119,18 @@ export function signingTestVectors(): Record<string, unknown> {
   const tampered = { ...envelopes[1]!.envelope, payload: { ...envelopes[1]!.envelope.payload, confidence: 0.86 } };
   const mustFail = [{ name: 'the floats envelope with confidence changed: the signature no longer verifies', publicKey: alice.publicKey, envelope: tampered, signedText: signingBytes(tampered).toString('utf8'), verifies: false }];
 
+  // 2026-01-01T00:00:00Z in seconds: the read tokens' iat.
+  const iat = Date.parse(ISSUED_AT) / 1000;
+  const readTokenCases: { name: string; key: typeof alice; claims: ReadTokenClaims }[] = [
+    { name: 'a read token for five minutes', key: alice, claims: { sub: 'alice', aud: 'agora', iat, exp: iat + 300 } },
+    { name: 'with jti and another audience', key: root, claims: { sub: 'root', aud: 'https://agora.example.org', iat, exp: iat + 60, jti: 'r-1' } },
+  ];
+  const readTokens = readTokenCases.map(({ name, key, claims }) => {
+    const token = signReadToken(claims, key.secretKey);
+    const [header, body] = token.split('.') as [string, string];
+    return { name, signer: key.name, publicKey: key.publicKey, claims, headerJson: Buffer.from(header, 'base64url').toString('utf8'), claimsJson: Buffer.from(body, 'base64url').toString('utf8'), signingInput: `${header}.${body}`, token };
+  });
+
   return {
     description: 'Test vectors of the signing specification (README, "Signing specification"). Keys are Ed25519 from fixed seeds; every signature is over the UTF-8 of signedText.',
     tags: SIGNING_TAGS,
@@ -126,6 +139,7 @@ export function signingTestVectors(): Record<string, unknown> {
     envelopes,
     eventMetadata: [metadata],
     domainTagged,
+    readTokens,
     mustNotVerify: mustFail,
   };
 }

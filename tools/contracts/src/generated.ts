@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { authorizationTableMarkdown, buildDocuments, SIGNING_SPEC } from '@agora/contracts';
+import { authorizationTableMarkdown, buildDocuments, SIGNING_SPEC, visibilityTableMarkdown } from '@agora/contracts';
 import { signingTestVectors } from '@agora/identity';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -13,6 +13,8 @@ export const SPEC_BEGIN = '<!-- signing-spec: generated from libs/contracts/src/
 export const SPEC_END = '<!-- /signing-spec -->';
 export const AUTHZ_BEGIN = '<!-- authorization: generated from libs/contracts (authorizationTableMarkdown) by npm run contracts -->';
 export const AUTHZ_END = '<!-- /authorization -->';
+export const VISIBILITY_BEGIN = '<!-- visibility: generated from libs/contracts (visibilityTableMarkdown) by npm run contracts -->';
+export const VISIBILITY_END = '<!-- /visibility -->';
 
 /** Relative path under libs/contracts/generated/ -> content. */
 export function generatedFiles(): Record<string, string> {
@@ -27,9 +29,10 @@ function between(readme: string, begin: string, end: string, content: string): s
   return `${readme.slice(0, from + begin.length)}\n${content}${readme.slice(to)}`;
 }
 
-/** The README with its generated sections between their markers: the signing specification and the authorization table. */
+/** The README with its generated sections between their markers: the signing specification, the authorization and the visibility tables. */
 export function readmeWithSpec(readme: string): string {
-  return between(between(readme, SPEC_BEGIN, SPEC_END, SIGNING_SPEC), AUTHZ_BEGIN, AUTHZ_END, authorizationTableMarkdown());
+  const withTables = between(between(readme, SPEC_BEGIN, SPEC_END, SIGNING_SPEC), AUTHZ_BEGIN, AUTHZ_END, authorizationTableMarkdown());
+  return between(withTables, VISIBILITY_BEGIN, VISIBILITY_END, visibilityTableMarkdown());
 }
 
 export function listFiles(dir: string, base = dir): string[] {

@@ -31,6 +31,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       writeFileSync(join(GENERATED_DIR, path), content);
     }
     writeFileSync(README, readmeWithSpec(readFileSync(README, 'utf8')));
-    console.log(`wrote ${Object.keys(files).length} files to ${relative(process.cwd(), GENERATED_DIR)} and the signing specification and authorization table to README.md`);
+    console.log(`wrote ${Object.keys(files).length} files to ${relative(process.cwd(), GENERATED_DIR)} and the signing specification, authorization and visibility tables to README.md`);
   }
 }

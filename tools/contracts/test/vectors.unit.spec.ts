@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolutionSigningBytes, verifyResolutionSignature, type ResolutionPayload } from '@agora/domain-dialectic';
-import { canonicalJson, domainSigningBytes, publicKeyOf, signingBytes, verifyBytes, verifyCommandSignature, verifyMetadataSignature, type SignedCommand } from '@agora/identity';
+import { canonicalJson, domainSigningBytes, signReadToken, verifyReadToken, type ReadTokenClaims, publicKeyOf, signingBytes, verifyBytes, verifyCommandSignature, verifyMetadataSignature, type SignedCommand } from '@agora/identity';
 import { GENERATED_DIR, staleFiles } from '../src/generated.js';
 
 type Vectors = {
@@ -12,6 +12,7 @@ type Vectors = {
   envelopes: { publicKey: string; envelope: SignedCommand; signedText: string; signedBytesBase64url: string; signature: string }[];
   eventMetadata: { publicKey: string; metadata: Record<string, unknown>; candidates: string[]; verifies: boolean[] }[];
   domainTagged: { tag: string; signer: string; publicKey: string; value: { resolution: ResolutionPayload; signer: string }; signedText: string; signedBytesBase64url: string; signature: string }[];
+  readTokens: { name: string; signer: string; publicKey: string; claims: ReadTokenClaims; headerJson: string; claimsJson: string; signingInput: string; token: string }[];
   mustNotVerify: { publicKey: string; envelope: SignedCommand; signedText: string }[];
 };
 const vectors = JSON.parse(readFileSync(join(GENERATED_DIR, 'test-vectors.json'), 'utf8')) as Vectors;
@@ -19,6 +20,24 @@ const vectors = JSON.parse(readFileSync(join(GENERATED_DIR, 'test-vectors.json')
 describe('generated documents and test vectors', () => {
   it('are checked in and up to date, the README included (run `npm run contracts` after changing a schema)', () => {
     expect(staleFiles()).toEqual([]);
+  });
+
+  it('read tokens: header and claims are canonical JSON, the token is reproduced, and it verifies at its time', async () => {
+    expect(vectors.readTokens.length).toBeGreaterThanOrEqual(2);
+    expect(vectors.readTokens[0]!.headerJson).toBe('{"alg":"EdDSA","typ":"agora.read.v1"}');
+    expect(vectors.readTokens[0]!.claimsJson).toBe('{"aud":"agora","exp":1767225900,"iat":1767225600,"sub":"alice"}');
+    for (const v of vectors.readTokens) {
+      const secret = vectors.keys.find((k) => k.publicKey === v.publicKey)!.secretKey;
+      const [header, claims, signature] = v.token.split('.') as [string, string, string];
+      expect(Buffer.from(header, 'base64url').toString('utf8')).toBe(v.headerJson);
+      expect(Buffer.from(claims, 'base64url').toString('utf8')).toBe(v.claimsJson);
+      expect(v.claimsJson).toBe(canonicalJson(v.claims));
+      expect(`${header}.${claims}`).toBe(v.signingInput);
+      expect(verifyBytes(Buffer.from(v.signingInput, 'ascii'), signature, v.publicKey)).toBe(true);
+      expect(signReadToken(v.claims, secret)).toBe(v.token);
+      const result = await verifyReadToken(v.token, { audience: v.claims.aud, lookup: () => ({ publicKey: v.publicKey, status: 'active' }), now: new Date(v.claims.iat * 1000) });
+      expect(result).toEqual({ ok: true, claims: v.claims });
+    }
   });
 
   it('keys: the public key derives from the seed', () => {

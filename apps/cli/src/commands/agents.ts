@@ -1,6 +1,6 @@
 import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView } from '@agora/contracts';
 import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readKeyFile, requestAllPages, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestAllPages, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
 const SIGNING_OPTIONS: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: "the operator's key file: signs the command" },
@@ -120,7 +120,7 @@ export const agentsList: CommandSpec = {
     const role = stringOption(args, 'role');
     if (role !== undefined) url.searchParams.set('role', role);
     if (flag(args, 'all')) url.searchParams.set('includeDisabled', 'true');
-    const agents = await requestAllPages<AgentView>(url, 'agents', integerOption(args, 'page-size', 'agents list', { min: 1, max: PAGE_LIMIT_MAX }));
+    const agents = await requestAllPages<AgentView>(url, 'agents', integerOption(args, 'page-size', 'agents list', { min: 1, max: PAGE_LIMIT_MAX }), readHeaders(args, io, 'agents list'));
     if (flag(args, 'json')) printJson(io, { agents });
     else if (agents.length === 0) io.stdout('no agents\n');
     else io.stdout(agentsTable(agents));

@@ -1,6 +1,6 @@
 import { eventByType, SCHEMA_VERSION_FIELD, type Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
-import { gatewayUrl, MIN_POSITION_OPTION, unreachable, withMinPosition } from '../gateway-client.js';
+import { gatewayUrl, MIN_POSITION_OPTION, readHeaders, unreachable, withMinPosition } from '../gateway-client.js';
 import { SseParser, type SseMessage } from '../sse.js';
 
 interface StreamedEvent {
@@ -96,7 +96,8 @@ export const eventsTail: CommandSpec = {
     while (!stop.signal.aborted) {
       let res: Response;
       try {
-        res = await fetch(url, { headers: { accept: 'text/event-stream', ...(last === undefined ? {} : { 'last-event-id': last }) }, signal: stop.signal });
+        // A fresh read token for every connection: a long tail outlives one.
+        res = await fetch(url, { headers: { accept: 'text/event-stream', ...readHeaders(args, io, command), ...(last === undefined ? {} : { 'last-event-id': last }) }, signal: stop.signal });
       } catch (error) {
         if (stop.signal.aborted) break;
         // The first connection must work; later ones are a resume after a drop, retried.

@@ -28,7 +28,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { console?: boolean } = {}): Promise<Harness> {
+/** `reads: 'closed'`: the gateway closes reads (AGORA_READS=closed) against the registry's agents. */
+export async function startHarness(options: { console?: boolean; reads?: 'closed' } = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'agora-debate-gw-'));
   const keys: Record<string, KeyPair> = { root: generateKeyPair(), saylor: generateKeyPair(), hayes: generateKeyPair() };
   const context = await openServiceContext({
@@ -44,7 +45,7 @@ export async function startHarness(options: { console?: boolean } = {}): Promise
     () => startRegistryService(context, { logger: false }),
     () => startDebateService(context, { logger: false }),
     async () => {
-      gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, ...(options.console ? {} : { console: false }) });
+      gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, ...(options.console ? {} : { console: false }), ...(options.reads ? { reads: { mode: options.reads, directory: context.directory } } : {}) });
       const started = gateway;
       return { close: () => started.close() };
     },

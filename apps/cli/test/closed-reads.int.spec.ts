@@ -1,0 +1,89 @@
+// `agora` reading from a gateway that closes reads (AGORA_READS=closed), with the real registry
+// service behind it (in-process transport, embedded store): the reads carry a token made from the
+// key file (--key, --read-key or AGORA_KEY_FILE), and without one they are refused.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RegisterAgent, type Reply } from '@agora/contracts';
+import { startGateway, type Gateway } from '@agora/gateway';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { startRegistryService } from '@agora/registry';
+import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { runCli } from '../src/cli.js';
+import type { Io } from '../src/command.js';
+
+describe('agora against a gateway that closes reads', () => {
+  let dir: string;
+  let context: ServiceContext;
+  let registry: { close(): Promise<void> };
+  let gateway: Gateway;
+  const root: KeyPair = generateKeyPair();
+  const alice: KeyPair = generateKeyPair();
+  let aliceKeyFile: string;
+
+  async function agora(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: Io = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), readStdin: async () => '', env: { AGORA_URL: gateway.url, ...env } };
+    const code = await runCli(argv, io);
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agora-cli-reads-'));
+    context = await openServiceContext({
+      store: { kind: 'embedded', directory: join(dir, 'events') },
+      natsUrl: undefined,
+      dataDir: dir,
+      operators: [{ agentId: 'root', publicKey: root.publicKey }],
+      maxClockSkewMs: 300_000,
+      requestTimeoutMs: 5_000,
+    });
+    registry = await startRegistryService(context, { logger: false });
+    gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory: context.directory } });
+    const envelope = createSignedCommand({ type: RegisterAgent.type, actor: 'root', payload: { agentId: 'alice', publicKey: alice.publicKey, displayName: 'Alice', roles: ['executive'] }, secretKey: root.secretKey });
+    const reply = (await (await fetch(`${gateway.url}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) })).json()) as Reply;
+    expect(reply.ok).toBe(true);
+    aliceKeyFile = join(dir, 'alice.key.json');
+    writeFileSync(aliceKeyFile, JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    await registry?.close();
+    await context?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a read without a key file is refused with unauthenticated', async () => {
+    const { code, stderr } = await agora(['agents', 'list']);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error unauthenticated: /);
+  });
+
+  it('agents list reads with the token of --read-key, or of AGORA_KEY_FILE', async () => {
+    for (const [argv, env] of [
+      [['agents', 'list', '--read-key', aliceKeyFile], {}],
+      [['agents', 'list'], { AGORA_KEY_FILE: aliceKeyFile }],
+    ] as [string[], Record<string, string>][]) {
+      const { code, stdout, stderr } = await agora(argv, env);
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toMatch(/^alice\s+Alice\s+executive/m);
+    }
+  });
+
+  it('a token for another audience is refused with wrong_audience', async () => {
+    const { code, stderr } = await agora(['agents', 'list'], { AGORA_KEY_FILE: aliceKeyFile, AGORA_READ_AUDIENCE: 'elsewhere' });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error wrong_audience: /);
+  });
+
+  it('agora token prints a token curl can read with, and events tail streams with one', async () => {
+    const token = (await agora(['token', '--key', aliceKeyFile])).stdout.trim();
+    const res = await fetch(`${gateway.url}/v1/registry/agents/alice`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const { code, stdout } = await agora(['events', 'tail', '--count', '1', '--category', 'agent'], { AGORA_KEY_FILE: aliceKeyFile });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/agent-alice@0 AgentRegistered/);
+  });
+});

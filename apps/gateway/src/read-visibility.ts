@@ -1,0 +1,141 @@
+/**
+ * The visibility table (libs/contracts) applied by the gateway: to a query's parameters and answer,
+ * and to each event of an event stream. A refusal is `forbidden` with a message that is the same
+ * whether the thing asked for exists or not.
+ */
+import { EVENT_VISIBILITY, namedAt, queryAccess, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
+import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { GatewayError } from './http-reply.js';
+
+/** The one refusal of something an agent is no party to: it does not say whether it exists. */
+export function notAParty(reader: Reader, what: string): GatewayError {
+  return new GatewayError('forbidden', `${reader.agentId} may not read ${what}: an agent reads only what it is a party to`);
+}
+
+/**
+ * Answers a query for a reader (undefined: reads are open): refuses what the table gives the
+ * reader none of, makes an own-list ask for the reader's own (its parameter filled in, or
+ * refused when it names another agent), and shows one thing only to a party of it (not found is
+ * refused the same way as not a party).
+ */
+export async function answerQuery(reader: Reader | undefined, query: QueryDefinition, params: Record<string, unknown>, ask: (params: Record<string, unknown>) => Promise<Reply>): Promise<Reply> {
+  if (reader === undefined) return ask(params);
+  const name = `${query.service}.${query.name}`;
+  const access = queryAccess(reader, name);
+  switch (access.read) {
+    case 'all':
+      return ask(params);
+    case 'none':
+      throw new GatewayError('forbidden', `${reader.agentId} may not read ${name}: see the visibility table (README, "Who may read")`);
+    case 'own': {
+      const asked = params[access.param];
+      if (asked !== undefined && asked !== reader.agentId) throw new GatewayError('forbidden', `${reader.agentId} may list ${name} only with ${access.param}=${reader.agentId} (its own)`);
+      return ask({ ...params, [access.param]: reader.agentId });
+    }
+    case 'party': {
+      const reply = await ask(params);
+      if (reply.ok ? !namedAt(reply.result, access.fields).has(reader.agentId) : reply.error.code === 'not_found') throw notAParty(reader, `this ${name} answer`);
+      return reply;
+    }
+  }
+}
+
+/** What a reader gets of one event: all of it, its metadata without data and signed payload, or nothing. */
+export type EventSight = 'full' | 'metadata' | 'none';
+
+/** Streams most recently asked about whose parties are remembered. */
+const MAX_STREAMS = 10_000;
+
+/**
+ * The agents each stream concerns: named at its category's party fields in any of its events, or
+ * the actor of one of them. Shared by every event stream of a gateway; a stream is read from the
+ * store once, then followed event by event as the streams pass its new events.
+ */
+export class StreamParties {
+  private readonly known = new Map<string, { parties: Set<string>; revision: number }>();
+
+  constructor(private readonly store: EventStore) {}
+
+  /** Makes partiesOf() answer for every event given (reads a stream not seen yet, or one whose events were skipped). */
+  async prepare(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) {
+      const fields = this.fieldsOf(event.streamId);
+      if (fields === undefined) continue;
+      const entry = this.known.get(event.streamId);
+      if (entry !== undefined && entry.revision >= event.revision) continue;
+      if (entry !== undefined && entry.revision === event.revision - 1) {
+        this.fold(entry, event, fields);
+        continue;
+      }
+      await this.load(event.streamId);
+    }
+  }
+
+  /** The parties of a stream, read from the store now; an empty set when the stream does not exist. */
+  async load(streamId: string): Promise<ReadonlySet<string>> {
+    const fields = this.fieldsOf(streamId) ?? [];
+    let events: RecordedEvent[];
+    try {
+      events = await this.store.readStream(streamId);
+    } catch (error) {
+      if (error instanceof StreamNotFound) return new Set();
+      throw new GatewayError('unavailable', `the event store cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const entry = { parties: new Set<string>(), revision: -1 };
+    for (const event of events) this.fold(entry, event, fields);
+    this.known.delete(streamId);
+    this.known.set(streamId, entry);
+    if (this.known.size > MAX_STREAMS) this.known.delete(this.known.keys().next().value as string);
+    return entry.parties;
+  }
+
+  partiesOf(streamId: string): ReadonlySet<string> | undefined {
+    return this.known.get(streamId)?.parties;
+  }
+
+  private fieldsOf(streamId: string): readonly string[] | undefined {
+    const access = EVENT_VISIBILITY[categoryOf(streamId)];
+    return access?.read === 'party' ? access.fields : undefined;
+  }
+
+  private fold(entry: { parties: Set<string>; revision: number }, event: RecordedEvent, fields: readonly string[]): void {
+    for (const id of namedAt(event.data, fields)) entry.parties.add(id);
+    const actor = event.metadata['actor'];
+    if (typeof actor === 'string') entry.parties.add(actor);
+    entry.revision = Math.max(entry.revision, event.revision);
+  }
+}
+
+/** How an event stream shows events to a reader who does not read everything (undefined for one who does). */
+export interface EventView {
+  prepare(events: readonly RecordedEvent[]): Promise<void>;
+  sight(event: RecordedEvent): EventSight;
+}
+
+export function eventViewFor(reader: Reader | undefined, parties: StreamParties): EventView | undefined {
+  if (reader === undefined || reader.readsAll) return undefined;
+  return {
+    prepare: (events) => (reader.asAgent ? parties.prepare(events) : Promise.resolve()),
+    sight(event) {
+      if (reader.asAgent) {
+        const access = EVENT_VISIBILITY[categoryOf(event.streamId)];
+        if (access?.read === 'all') return 'full';
+        if (access?.read === 'party' && parties.partiesOf(event.streamId)?.has(reader.agentId)) return 'full';
+      }
+      return reader.asObserver ? 'metadata' : 'none';
+    },
+  };
+}
+
+/**
+ * The metadata an observer reads: who did what, when, signed how, in which chain. Only these
+ * members: others carry payloads (`commandPayload`, the decision's inputs).
+ */
+export const PUBLIC_METADATA = ['actor', 'commandId', 'commandType', 'issuedAt', 'signature', 'correlationId', 'causationId', 'prevCommitHash', 'schemaVersion'] as const;
+
+/** The SSE frame of an event's metadata alone: no data, and of the metadata only PUBLIC_METADATA. */
+export function metadataFrame(event: RecordedEvent): string {
+  const { id, type, streamId, revision, position, recordedAt } = event;
+  const metadata = Object.fromEntries(PUBLIC_METADATA.filter((key) => Object.hasOwn(event.metadata, key)).map((key) => [key, event.metadata[key]]));
+  return `id: ${position}\nevent: ${type}\ndata: ${JSON.stringify({ id, type, streamId, revision, position, recordedAt, metadata })}\n\n`;
+}

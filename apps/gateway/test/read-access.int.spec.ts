@@ -1,0 +1,69 @@
+// Who reads, and what of the event log: the token's place in a request, the AGORA_READS setting,
+// and the parties of a stream as the gateway learns them from a real (embedded) store.
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readerOf } from '@agora/contracts';
+import { openEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { ConfigError } from '@agora/runtime';
+import { readAccessFromEnv, ReadAccess, tokenOf } from '../src/read-auth.js';
+import { eventViewFor, metadataFrame, StreamParties } from '../src/read-visibility.js';
+
+const request = (url: string, headers: Record<string, string> = {}) => ({ url, headers }) as unknown as IncomingMessage;
+
+describe('read access settings and tokens', () => {
+  it('AGORA_READS is open or closed, the audience defaults to agora', () => {
+    expect(readAccessFromEnv({})).toEqual({ mode: 'open', audience: 'agora' });
+    expect(readAccessFromEnv({ AGORA_READS: 'closed', AGORA_READ_AUDIENCE: 'prod' })).toEqual({ mode: 'closed', audience: 'prod' });
+    expect(() => readAccessFromEnv({ AGORA_READS: 'shut' })).toThrow(ConfigError);
+    expect(() => new ReadAccess({ mode: 'closed' })).toThrow(/agent directory/);
+  });
+
+  it('takes the token from the Bearer header, else from ?access_token=', () => {
+    expect(tokenOf(request('/v1/events', { authorization: 'Bearer a.b.c' }))).toBe('a.b.c');
+    expect(tokenOf(request('/v1/events?access_token=x.y.z'))).toBe('x.y.z');
+    expect(tokenOf(request('/v1/events'))).toBeUndefined();
+    expect(() => tokenOf(request('/v1/events', { authorization: 'Basic dXNlcjpwYXNz' }))).toThrow(/Bearer/);
+  });
+
+  it('with reads open, nobody is asked for a token', async () => {
+    expect(await new ReadAccess().reader(request('/v1/events'))).toBeUndefined();
+  });
+});
+
+describe('what a reader sees of the events of a stream', () => {
+  let dir: string;
+  let store: EventStore;
+  let events: RecordedEvent[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agora-read-access-'));
+    store = await openEventStore({ kind: 'embedded', directory: dir });
+    await store.append('proposal-p1', [{ type: 'ProposalSubmitted', data: { proposalId: 'p1', proposer: 'alice', title: 'secret plan' }, metadata: { actor: 'alice', commandPayload: { title: 'secret plan' } } }], 'no_stream');
+    await store.append('proposal-p1', [{ type: 'ReviewRoundOpened', data: { proposalId: 'p1', assignments: [{ constitution: 'risk', reviewer: 'rex' }] }, metadata: { actor: 'service:tribunal' } }], 0);
+    events = await store.readStream('proposal-p1');
+  });
+  afterAll(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a reviewer assigned later reads the whole stream, from its first event; another agent none of it', async () => {
+    const parties = new StreamParties(store);
+    const rex = eventViewFor(readerOf('rex', ['reviewer']), parties)!;
+    const bob = eventViewFor(readerOf('bob', ['executive']), parties)!;
+    await rex.prepare([events[0]!]);
+    expect(events.map((e) => rex.sight(e))).toEqual(['full', 'full']);
+    expect(events.map((e) => bob.sight(e))).toEqual(['none', 'none']);
+    expect(eventViewFor(readerOf('root', ['operator']), parties)).toBeUndefined();
+  });
+
+  it('an observer sees metadata only: no data, no payload the metadata copies', async () => {
+    const eye = eventViewFor(readerOf('eye', ['observer']), new StreamParties(store))!;
+    expect(eye.sight(events[0]!)).toBe('metadata');
+    const frame = metadataFrame(events[0]!);
+    expect(frame).toContain('"actor":"alice"');
+    expect(frame).not.toContain('secret plan');
+  });
+});
