@@ -49,7 +49,7 @@ export interface ProtocolLogOptions {
   events: number;
   /** Agents that report their health (besides the protocols' cast). */
   agents: number;
-  /** Scenario lanes played at once. */
+  /** Scenario lanes played at once (default: one per 1,000 events asked for, at most 48; each round of a lane writes about 70). */
   lanes?: number;
   /** Called now and then with the events written so far. */
   onProgress?: (events: number) => void;
@@ -210,7 +210,7 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
         if (events >= options.events) done = true;
       }
     };
-    await Promise.all(Array.from({ length: options.lanes ?? 48 }, (_, i) => lane(i)));
+    await Promise.all(Array.from({ length: options.lanes ?? Math.max(1, Math.min(48, Math.ceil(options.events / 1000))) }, (_, i) => lane(i)));
 
     // Everything settled (the services' reactions caught up): the projections' checkpoint of the whole log.
     let before = -1;
