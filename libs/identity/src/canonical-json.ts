@@ -34,12 +34,26 @@ export function canonicalJson(value: unknown): string {
       throw new TypeError(`cannot canonicalize a ${typeof value}`);
   }
   if (value === null) return 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  // Built with plain loops and concatenation: this runs for every signature, chain link and
+  // reservation, and the audit runs it over the whole log.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? '' : ',') + (v === undefined ? 'null' : canonicalJson(v));
+    }
+    return `${out}]`;
+  }
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record)
-    .filter((k) => record[k] !== undefined)
-    .sort(compareUtf16);
-  return `{${keys.map((k) => `${canonicalString(k)}:${canonicalJson(record[k])}`).join(',')}}`;
+  // The default sort orders strings by their UTF-16 code units, as compareUtf16 does.
+  const keys = Object.keys(record).sort();
+  let out = '{';
+  for (const k of keys) {
+    const v = record[k];
+    if (v === undefined) continue;
+    out += (out.length === 1 ? '' : ',') + canonicalString(k) + ':' + canonicalJson(v);
+  }
+  return `${out}}`;
 }
 
 /** Orders strings by their UTF-16 code units (RFC 8785 section 3.2.3). */
@@ -52,6 +66,8 @@ export function compareUtf16(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** Any surrogate code unit. */
+const ANY_SURROGATE = /[\ud800-\udfff]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (matched on code units). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -62,6 +78,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * and the RFC (I-JSON) does not allow: those are refused first.
  */
 function canonicalString(text: string): string {
+  // Most strings have no surrogate at all: only those are searched for a lone one.
+  if (!ANY_SURROGATE.test(text)) return JSON.stringify(text);
   const lone = LONE_SURROGATE.exec(text);
   if (lone) throw new TypeError(`cannot canonicalize a string with a lone surrogate (\\u${lone[0].charCodeAt(0).toString(16)} at ${lone.index})`);
   return JSON.stringify(text);

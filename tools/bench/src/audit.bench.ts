@@ -5,31 +5,28 @@
  *
  *   npm run bench:audit -- [--events 50000] [--agents 500] [--workers 0,1,2]
  *
- * The log is written first, into an embedded store in a temporary directory, as the registry's
- * command gate writes it: agents registered by the operator, then health reports each agent
- * signs itself (one event per command, like most of the log), each decided by the registry's
- * decider and chained to its stream's previous commit, and a signed checkpoint of the whole log.
- * The figures are for that log; a log with more events per command verifies faster per event.
+ * The log is written first, into an embedded store in a temporary directory, by the services
+ * themselves (protocol-log.ts): every protocol but the chamber played by a signed fleet through the
+ * command gates, with the services' own commands and the projections' signed checkpoints.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AUDIT_LOG_STREAM, commandByType } from '@agora/contracts';
 import { auditLog } from '@agora/cli';
-import { agentDecider, agentStreamId, type AgentState } from '@agora/domain-registry';
-import { LOG_HASH_ALGORITHM, LogHasher, logCheckpointDecider, toEventData } from '@agora/eventsourcing';
-import { openEmbeddedEventStore, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, nextCommitLink, type KeyPair } from '@agora/identity';
+import { openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
+import { writeProtocolLog, type ProtocolLog } from './protocol-log.js';
 
-const HELP = `Usage: npm run bench:audit -- [--events N] [--agents N] [--workers list]
+const HELP = `Usage: npm run bench:audit -- [--events N] [--agents N] [--workers list] [--keep DIR]
 
-  --events N      events in the log (default 50000)
-  --agents N      agents (default 500); the rest are their signed health reports
+  --events N      events in the log at least (default 50000)
+  --agents N      agents reporting their health, besides the protocols' cast (default 500)
   --workers list  worker-thread counts to measure the audit with (default 0 and ${Math.max(1, Math.min(4, availableParallelism() - 1))})
+  --keep DIR      write the log into DIR and keep it; a later run with the same DIR audits that log again
+                  (--events and --agents are then ignored)
   -h, --help      this help`;
 
-const { values } = parseArgs({ options: { events: { type: 'string' }, agents: { type: 'string' }, workers: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+const { values } = parseArgs({ options: { events: { type: 'string' }, agents: { type: 'string' }, workers: { type: 'string' }, keep: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
 if (values.help) {
   console.log(HELP);
   process.exit(0);
@@ -37,98 +34,68 @@ if (values.help) {
 const EVENTS = Number(values.events ?? 50_000);
 const AGENTS = Number(values.agents ?? 500);
 const WORKERS = (values.workers ?? `0,${Math.max(1, Math.min(4, availableParallelism() - 1))}`).split(',').map(Number);
-if (!Number.isSafeInteger(EVENTS) || !Number.isSafeInteger(AGENTS) || EVENTS < AGENTS * 2 || WORKERS.some((w) => !Number.isSafeInteger(w) || w < 0)) {
+if (!Number.isSafeInteger(EVENTS) || !Number.isSafeInteger(AGENTS) || EVENTS <= 0 || AGENTS <= 0 || WORKERS.some((w) => !Number.isSafeInteger(w) || w < 0)) {
   console.error(`bench:audit: bad arguments\n\n${HELP}`);
   process.exit(2);
 }
 
-interface Stream {
-  state: AgentState;
-  last: RecordedEvent[] | undefined;
+/** CPU milliseconds this process (every thread) has used: on a machine others load too, the steadier figure. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
-/** One command as the gate decides and records it: signed envelope, decision context, chain link. */
-function commit(streamId: string, stream: Stream, type: 'RegisterAgent' | 'ReportHealth', actor: string, key: KeyPair, actorRoles: string[], payload: Record<string, unknown>): EventData[] {
-  const envelope = createSignedCommand({ type, actor, payload, secretKey: key.secretKey });
-  // The decider sees the payload as the gate parses it (the contract's defaults filled in).
-  const parsed = commandByType(type)!.payload.parse(payload);
-  const command = { type, payload: parsed, context: { now: envelope.issuedAt, actor, actorRoles, commandId: envelope.commandId } } as unknown as Parameters<typeof agentDecider.decide>[0];
-  const events = agentDecider.decide(command, stream.state);
-  for (const e of events) stream.state = agentDecider.evolve(stream.state, e);
-  const metadata = { commandId: envelope.commandId, commandType: type, actor, issuedAt: envelope.issuedAt, signature: envelope.signature, correlationId: envelope.commandId, payload };
-  return toEventData(events, metadata, nextCommitLink(streamId, stream.last), command);
-}
-
-/** Writes the log; returns the public keys the audit trusts (the bootstrap operator, the projections service). */
-async function writeLog(store: EventStore): Promise<{ root: string; projections: string }> {
-  const root = generateKeyPair();
-  const projections = generateKeyPair();
-  const keys = Array.from({ length: AGENTS }, () => generateKeyPair());
-  const streams = Array.from({ length: AGENTS }, (): Stream => ({ state: agentDecider.initialState(), last: undefined }));
-  let written = 0;
-  /** One commit on each agent's stream, all at once (the store commits them in one write). */
-  const wave = async (make: (i: number, agentId: string, stream: Stream) => EventData[]) => {
-    await Promise.all(
-      streams.map(async (stream, i) => {
-        if (written >= EVENTS) return;
-        const agentId = `agent${i}`;
-        const events = make(i, agentId, stream);
-        await store.append(agentStreamId(agentId), events, 'any');
-        // The store records exactly these ids, types, data and metadata: the next link is their hash.
-        stream.last = events.map((e) => ({ id: e.id!, type: e.type, data: e.data, metadata: e.metadata ?? {} }) as RecordedEvent);
-        written += events.length;
-      }),
-    );
-  };
-  await wave((i, agentId, stream) =>
-    commit(agentStreamId(agentId), stream, 'RegisterAgent', 'root', root, ['operator'], { agentId, publicKey: keys[i]!.publicKey, displayName: agentId, roles: ['executive'], constitutions: [], specializations: [] }),
-  );
-  for (let n = 0; written < EVENTS; n++) {
-    await wave((i, agentId, stream) => commit(agentStreamId(agentId), stream, 'ReportHealth', agentId, keys[i]!, ['executive'], { agentId, health: 0.9, risk: 0.1 + ((n + i) % 7) / 100, tags: [], metrics: {} }));
-  }
-  // The projections' checkpoint of the whole log, signed with its service key.
-  const hasher = new LogHasher();
-  for await (const event of store.readAll()) hasher.add(event);
-  const head = hasher.current;
-  const payload = { count: head.count, position: head.position!, hash: head.hash, algorithm: LOG_HASH_ALGORITHM };
-  const envelope = createSignedCommand({ type: 'RecordLogCheckpoint', actor: 'service:projections', payload, secretKey: projections.secretKey, causationId: `log-position:${head.position}` });
-  const command = { type: 'RecordLogCheckpoint' as const, payload, context: { now: envelope.issuedAt, actor: 'service:projections', actorRoles: ['service'], commandId: envelope.commandId } };
-  const events = logCheckpointDecider.decide(command, logCheckpointDecider.initialState());
-  const metadata = { commandId: envelope.commandId, commandType: 'RecordLogCheckpoint', actor: 'service:projections', issuedAt: envelope.issuedAt, signature: envelope.signature, causationId: envelope.causationId!, payload };
-  await store.append(AUDIT_LOG_STREAM, toEventData(events, metadata, nextCommitLink(AUDIT_LOG_STREAM, undefined), command), 'no_stream');
-  return { root: root.publicKey, projections: projections.publicKey };
-}
-
-async function replay(store: EventStore): Promise<{ events: number; ms: number }> {
+async function replay(store: EventStore): Promise<{ events: number; ms: number; cpu: number }> {
   const started = performance.now();
+  const cpu = cpuMs();
   let events = 0;
   for await (const _ of store.readAll()) events++;
-  return { events, ms: performance.now() - started };
+  return { events, ms: performance.now() - started, cpu: cpuMs() - cpu };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'agora-bench-audit-'));
+if (values.keep) mkdirSync(values.keep, { recursive: true });
+const dir = values.keep ?? mkdtempSync(join(tmpdir(), 'agora-bench-audit-'));
+const written = join(dir, 'log.json');
 try {
-  console.log(`bench:audit: writing a log of ${EVENTS} events (${AGENTS} agents, signed health reports) ...`);
-  let store = await openEmbeddedEventStore({ directory: dir });
-  const writeStarted = performance.now();
-  const { root, projections } = await writeLog(store);
-  await store.close();
-  console.log(`  written in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s\n`);
+  let log: ProtocolLog;
+  if (values.keep && existsSync(written)) {
+    log = JSON.parse(readFileSync(written, 'utf8')) as ProtocolLog;
+    console.log(`bench:audit: the log kept in ${dir}: ${log.events} events from ${log.commands} commands of the fleet\n`);
+  } else {
+    console.log(`bench:audit: writing a log of ${EVENTS} events (every protocol but the chamber, ${AGENTS} agents reporting health) ...`);
+    const writeStarted = performance.now();
+    let shown = 0;
+    log = await writeProtocolLog({
+      directory: join(dir, 'events'),
+      dataDir: dir,
+      events: EVENTS,
+      agents: AGENTS,
+      onProgress: (events) => {
+        if (events - shown >= EVENTS / 10) console.log(`  ${(shown = events)} events`);
+      },
+    });
+    console.log(`  ${log.events} events from ${log.commands} commands of the fleet, written in ${((performance.now() - writeStarted) / 1000).toFixed(1)} s\n`);
+    if (values.keep) writeFileSync(written, JSON.stringify(log));
+  }
 
   // Reopened as the audit finds it: the store reads its file at open, then serves from memory.
-  store = await openEmbeddedEventStore({ directory: dir });
-  const rows: [string, string, string][] = [];
+  const store = await openEmbeddedEventStore({ directory: join(dir, 'events') });
+  const rows: [string, string, string, string][] = [];
+  const perS = (events: number, ms: number) => `${Math.round((events * 1000) / ms)}`;
   const raw = await replay(store);
-  rows.push(['raw replay (readAll, nothing checked)', `${raw.events}`, `${Math.round((raw.events * 1000) / raw.ms)}`]);
+  rows.push(['raw replay (readAll, nothing checked)', `${raw.events}`, perS(raw.events, raw.ms), perS(raw.events, raw.cpu)]);
   for (const workers of WORKERS) {
-    const report = await auditLog(store, { trusted: [{ agentId: 'root', publicKey: root, roles: ['operator'] }], serviceKeys: { projections: [{ publicKey: projections }] }, workers });
+    const cpu = cpuMs();
+    const report = await auditLog(store, { trusted: [{ ...log.operator, roles: ['operator'] }], serviceKeys: log.serviceKeys, workers });
     if (report.findings.length > 0) throw new Error(`the benchmark log has findings: ${JSON.stringify(report.findings.slice(0, 3))}`);
-    rows.push([`agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, `${report.events}`, `${Math.round((report.events * 1000) / report.elapsedMs)}`]);
+    if (workers === WORKERS[0]) console.log(`protocols: ${Object.entries(report.protocols).map(([name, p]) => `${name} ${p.commands} commands, ${p.events} events`).join('; ')}\n`);
+    rows.push([`agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, `${report.events}`, perS(report.events, report.elapsedMs), perS(report.events, cpuMs() - cpu)]);
   }
   await store.close();
   console.log(`machine: ${availableParallelism()} cores, node ${process.version}`);
-  console.log('| what | events | events/s |\n| --- | ---: | ---: |');
-  for (const [what, events, rate] of rows) console.log(`| ${what} | ${events} | ${rate} |`);
+  console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log('| what | events | events/s | events per CPU second (all threads) |\n| --- | ---: | ---: | ---: |');
+  for (const [what, events, rate, perCpu] of rows) console.log(`| ${what} | ${events} | ${rate} | ${perCpu} |`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
 }

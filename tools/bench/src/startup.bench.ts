@@ -5,7 +5,8 @@
  *   - "rebuild": no saved state (no snapshots, no checkpoints): every read model, consumer and
  *     scheduler folds the whole log. This is the baseline.
  *   - "restart": the same process started again on the state the first run saved at its stop.
- * Flat means the restart figures do not grow with the log.
+ * Flat means the restart figures do not grow with the log. Beside the rebuild, the same run reads
+ * the same log through the adapter and nothing else (raw replay): the rebuild's events/s against it.
  *
  * The logs (realistic agent streams: registrations, then updates; one event per commit, as
  * commands write them) are generated once through the store adapter in large concurrent batches
@@ -151,7 +152,22 @@ interface Log {
   /** EVENT_STORE for the standalone process. */
   eventStore: string;
   env: Record<string, string>;
+  /** The same log through the adapter, in this process (for the raw replay). */
+  open(): Promise<EventStore>;
   close(): Promise<void>;
+}
+
+/** Events per second of reading the whole log through the adapter, nothing else (a store opened cold). */
+async function rawReplay(log: Log): Promise<number> {
+  const started = performance.now();
+  const store = await log.open();
+  let events = 0;
+  try {
+    for await (const _ of store.readAll()) events++;
+  } finally {
+    await store.close();
+  }
+  return (events * 1000) / (performance.now() - started);
 }
 
 /** The cached log of `size` events on `kind`, generated first if missing. */
@@ -170,7 +186,7 @@ async function prepareLog(kind: string, size: number): Promise<Log> {
       writeFileSync(done, `${size}\n`);
       console.log(`  generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
-    return { eventStore: `embedded:${events}`, env: {}, close: async () => undefined };
+    return { eventStore: `embedded:${events}`, env: {}, open: () => openEmbeddedEventStore({ directory: events }), close: async () => undefined };
   }
   const nats = await startNats(join(dir, 'nats'));
   try {
@@ -187,7 +203,7 @@ async function prepareLog(kind: string, size: number): Promise<Log> {
     await nats.stop();
     throw error;
   }
-  return { eventStore: `jetstream://${nats.url.slice('nats://'.length)}`, env: { NATS_URL: nats.url }, close: () => nats.stop() };
+  return { eventStore: `jetstream://${nats.url.slice('nats://'.length)}`, env: { NATS_URL: nats.url }, open: () => openJetStreamEventStore({ servers: nats.url }), close: () => nats.stop() };
 }
 
 interface StartResult {
@@ -208,7 +224,9 @@ async function startOnce(log: Log, dataDir: string, agentId: string): Promise<St
   const port = await freePort();
   const metricsPort = await freePort();
   const started = Date.now();
-  const child = spawn(process.execPath, [STANDALONE], {
+  // BENCH_STANDALONE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the standalone process.
+  const nodeArgs = (process.env['BENCH_STANDALONE_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, STANDALONE], {
     env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -240,6 +258,7 @@ async function pollUntil(started: number, check: () => Promise<boolean>, child: 
 
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const fmtMb = (mb: number) => `${Math.round(mb)} MB`;
+const fmtRate = (perS: number) => `${Math.round(perS).toLocaleString('en-US')}/s`;
 
 const rows: string[][] = [];
 for (const kind of STORES) {
@@ -252,8 +271,11 @@ for (const kind of STORES) {
       const rebuild = await startOnce(log, dataDir, agentId);
       console.log(`${kind} ${size.toLocaleString('en-US')} events: starting again on the saved state (restart)`);
       const restart = await startOnce(log, dataDir, agentId);
+      const replay = await rawReplay(log);
+      console.log(`${kind} ${size.toLocaleString('en-US')} events: raw replay (readAll, nothing else) ${fmtRate(replay)}`);
       for (const [mode, r] of [['rebuild (baseline)', rebuild], ['restart', restart]] as const) {
-        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.queryMs), fmtMb(r.rssMb), fmtMb(r.peakMb)]);
+        const rates = mode === 'restart' ? ['', ''] : [fmtRate((size * 1000) / r.healthyMs), fmtRate(replay)];
+        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.queryMs), ...rates, fmtMb(r.rssMb), fmtMb(r.peakMb)]);
         console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)}, agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
       }
     } finally {
@@ -263,7 +285,9 @@ for (const kind of STORES) {
   }
 }
 
-const header = ['store', 'events', 'start', '/health', 'agent query', 'RSS', 'peak RSS'];
+// Rebuild events/s: the log's events over the time from spawn to /health (process start included);
+// raw replay: the same log read through the adapter in this process, in the same run.
+const header = ['store', 'events', 'start', '/health', 'agent query', 'rebuild events/s', 'raw replay events/s', 'RSS', 'peak RSS'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`\nstandalone start-up (${new Date().toISOString()}, this machine; figures are wall time from spawn)`);

@@ -35,6 +35,15 @@ export function verifyTask(task: VerifyTask, keys: KeyCache): boolean {
 }
 
 const BATCH = 256;
+/** Signature checks remembered (most recent first out last): a command's id reservation and its commit carry the same signed envelope. */
+const REMEMBERED = 4_096;
+
+/** A check made or under way, and who waits for its answer. */
+interface Remembered {
+  task: VerifyTask;
+  valid: boolean | undefined;
+  waiting: ((valid: boolean) => void)[];
+}
 /** The worker's module beside this one: built (.js), or run from source (.ts, the worker inherits the loader's flags). */
 const WORKER_URL = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
@@ -56,6 +65,7 @@ interface PoolWorker {
  */
 export class SignatureVerifier {
   private readonly keys = new KeyCache();
+  private readonly remembered = new Map<string, Remembered>();
   private readonly pool: PoolWorker[] = [];
   private batch: Batch = { tasks: [], done: [] };
   private readonly inFlight = new Set<Promise<void>>();
@@ -84,7 +94,30 @@ export class SignatureVerifier {
     return verifyTask(task, this.keys);
   }
 
+  /**
+   * Checks `task`, answering through `done`. The same signature under the same key over the same
+   * bytes, checked a moment ago (a command's reservation, then its commit), is answered from that
+   * check: equal bytes, key and signature give the same answer, so nothing is trusted that was not
+   * verified.
+   */
   async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
+    const seen = this.remembered.get(task.signature);
+    if (seen && seen.task.publicKey === task.publicKey && seen.task.alternative === undefined && task.alternative === undefined && seen.task.bytes.equals(task.bytes)) {
+      if (seen.valid === undefined) seen.waiting.push(done);
+      else done(seen.valid);
+      return;
+    }
+    const entry: Remembered = { task, valid: undefined, waiting: [done] };
+    this.remembered.delete(task.signature);
+    this.remembered.set(task.signature, entry);
+    if (this.remembered.size > REMEMBERED) this.remembered.delete(this.remembered.keys().next().value!);
+    await this.check(task, (valid) => {
+      entry.valid = valid;
+      for (const waiter of entry.waiting.splice(0)) waiter(valid);
+    });
+  }
+
+  private async check(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
     if (this.pool.length === 0) {
       done(this.verifyNow(task));
       return;

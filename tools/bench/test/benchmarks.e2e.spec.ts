@@ -1,0 +1,55 @@
+// Every benchmark in a small version, run as `npm run bench:*` runs it (the benchmark's own entry
+// point; the services it starts from their built dist/, which `npm test` builds first), so that a
+// benchmark that crashes or checks the log wrong fails here instead of the next time someone
+// measures. What is asserted is that it finishes, exits 0 (each exits non-zero when what it checks
+// is wrong: events missing, errors, a trip missed) and prints its table; never a speed.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NATS_SERVER_BIN, runToCompletion, startNatsServer, type PrivateNatsServer } from '@agora/testing';
+
+let nats: PrivateNatsServer;
+let dir: string;
+beforeAll(async () => {
+  nats = await startNatsServer();
+  dir = await mkdtemp(join(tmpdir(), 'agora-bench-smoke-'));
+});
+afterAll(async () => {
+  await nats?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `tools/bench/src/<name>.bench.ts` with `args`; expects exit code 0 and every line of `expected` in its output. */
+async function bench(name: string, args: string[], expected: RegExp[], timeoutMs = 90_000): Promise<string> {
+  const run = await runToCompletion(`tools/bench/src/${name}.bench.ts`, args, { NATS_SERVER_BIN }, timeoutMs);
+  const output = `${run.stdout}${run.stderr}`;
+  if (run.code !== 0) throw new Error(`bench:${name} ${args.join(' ')} exited with ${run.code ?? run.signal}:\n${output}`);
+  for (const line of expected) expect(output).toMatch(line);
+  return output;
+}
+
+describe('the benchmarks, small', () => {
+  it('bench:store', async () => {
+    await bench('store', ['--appends', '300', '--replay', '500', '--nats', nats.url], [/^\| raw JetStream publish\+ack /m, /^\| jetstream adapter .*\d/m, /^\| embedded adapter .*\d/m]);
+  }, 100_000);
+
+  it('bench:commands', async () => {
+    await bench('commands', ['--count', '100', '--nats', nats.url], [/^\| UpdateAgent \(existing agent\) /m, /log check: 100 AgentRegistered, 100 AgentUpdated/]);
+  }, 100_000);
+
+  it('bench:health', async () => {
+    await bench('health', ['--agents', '40', '--interval-ms', '200', '--seconds', '2', '--drifting', '2', '--nats', nats.url], [/^\| transitions and samples \(default\) /m, /every drifting agent paused exactly once/]);
+  }, 100_000);
+
+  it('bench:sse', async () => {
+    await bench('sse', ['--events', '300', '--clients', '6', '--commands', '3', '--slow', '0', '--timeout', '60', '--nats', nats.url], [/mismatches: +0/, /all targets met/]);
+  }, 100_000);
+
+  it('bench:startup', async () => {
+    await bench('startup', ['--sizes', '500', '--agents', '50', '--timeout', '60', '--cache', join(dir, 'startup')], [/^\| embedded +\| 500 +\| rebuild/m, /^\| jetstream +\| 500 +\| restart/m], 120_000);
+  }, 130_000);
+
+  it('bench:audit', async () => {
+    await bench('audit', ['--events', '600', '--agents', '10', '--workers', '0,1'], [/^\| raw replay .*\d/m, /^\| agora audit, 0 worker threads .*\d/m, /^\| agora audit, 1 worker thread .*\d/m]);
+  }, 100_000);
+});
