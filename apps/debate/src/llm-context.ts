@@ -132,7 +132,7 @@ export function movePromptOf(d: DebateView, threadId: string, agentId: string, o
   const lines = [
     `Debate: ${d.topic} (thread ${t.threadId}). Today: ${d.updatedAt.slice(0, 10)}.`,
     `Debaters: ${d.participants.map((p) => `${p.agentId} (${p.persona})`).join('; ')}. You are ${agentId}.`,
-    `Stage: ${t.stage}${budget ? `, ${t.stageMessages} messages of a ${budget.min}-${budget.max} budget` : ''}.`,
+    `Stage: ${t.stage}${budget ? `, ${t.stageMessages} messages of a budget of ${budget.min}-${budget.max}` : ''}.`,
     `Question: ${t.question ?? '(none accepted yet)'}${t.forcedBinary ? ' (forced binary: answer YES or NO)' : ''}`,
     `Moves allowed now: ${allowed.join(', ')}.`,
     `The gate still needs: ${gateNeeds(d, t).join('; ') || 'nothing'}.`,

@@ -76,7 +76,7 @@ const Budget = z
 export const DebateSettings = z
   .object({
     discovery: Budget.describe('Messages in DISCOVERY: advances at min once a binary question is accepted; at max only PROPOSE_QUESTION and ACCEPT_QUESTION remain'),
-    cruxLock: Budget.describe('Messages in CRUX_LOCK: the lock is attempted at min, then every (max - min, at least 1) messages after a failed attempt'),
+    cruxLock: Budget.describe('Messages in CRUX_LOCK: the lock is attempted at min, then every (max - min, at least 1) messages after a failed attempt. Unless set, it follows from the n participants: min = 2n + 4 * floor(n/2) * ceil(n/2) (the fewest moves a lock can pass with: commitments, falsifiers, and a graded steelman each way between opponents at the most even split), max = min + 2 (two agents: 8-10; three: 14-16)'),
     evidence: Budget.describe('Messages in EVIDENCE: crystallizes at min once every agent has sent CONCLUDE, and at max in any case'),
     maxLockAttempts: z.number().int().min(1).max(10).describe('Failed lock attempts before the thread is UNRESOLVED'),
     orbitingThreshold: z.number().min(1).max(10).describe('Keyword repetition (occurrences / distinct keywords over the window) above which the moderator calls orbiting'),
@@ -86,9 +86,13 @@ export const DebateSettings = z
   .strict();
 export type DebateSettings = z.infer<typeof DebateSettings>;
 
+/**
+ * The seed's defaults. `cruxLock` is two agents' (the seed's 6-8 could not lock: two agents need 8
+ * moves); a debate's own follows from its participants (see DebateSettings.cruxLock).
+ */
 export const DEFAULT_DEBATE_SETTINGS: DebateSettings = {
   discovery: { min: 6, max: 10 },
-  cruxLock: { min: 6, max: 8 },
+  cruxLock: { min: 8, max: 10 },
   evidence: { min: 12, max: 16 },
   maxLockAttempts: 4,
   orbitingThreshold: 2.0,

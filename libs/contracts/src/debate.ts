@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import {
+  CommitmentView,
   CommitSide,
   CruxValidation,
   DEBATE_CATEGORY,
@@ -21,12 +22,14 @@ import {
   DebateSummary,
   DebateView,
   DcgScore,
+  FalsifierView,
   InterventionKind,
   LockCriterion,
   MoveKind,
   Participant,
   ProposedFalsifierView,
   SteelmanGrade,
+  SteelmanView,
   Threshold,
   ThreadCrux,
   TopClaim,
@@ -253,7 +256,14 @@ export const DebateStageAdvanced = defineEvent({
   type: 'DebateStageAdvanced',
   category: DEBATE_CATEGORY,
   summary: 'A thread moved to its next stage (or to UNRESOLVED, with the reason)',
-  data: z.object({ ...base, from: DebateStage, to: DebateStage, reason: z.string(), unresolvedReason: UnresolvedReason.nullable() }),
+  data: z.object({
+    ...base,
+    from: DebateStage,
+    to: DebateStage,
+    reason: z.string(),
+    unresolvedReason: UnresolvedReason.nullable(),
+    question: z.string().optional().describe("DISCOVERY's budget spent without an accepted question: the question the moderator framed, which the thread carries into CRUX_LOCK"),
+  }),
 });
 
 export const CruxLockAttempted = defineEvent({
@@ -267,7 +277,16 @@ export const CruxLocked = defineEvent({
   type: 'CruxLocked',
   category: DEBATE_CATEGORY,
   summary: 'The lock succeeded: the question, commitments, steelmans and falsifiers it locked',
-  data: z.object({ ...base, attempt: z.number().int(), question: z.string(), committed: z.array(AgentId), falsifierIds: z.array(z.string()) }),
+  data: z.object({
+    ...base,
+    attempt: z.number().int(),
+    question: z.string(),
+    committed: z.array(AgentId),
+    falsifierIds: z.array(z.string()),
+    commitments: z.array(CommitmentView).optional().describe('The commitments it locked (side, confidence, TopClaim); absent in events recorded before it was added'),
+    steelmans: z.array(SteelmanView).optional().describe('The ACCURATE steelman of each pair of opponents it locked, the one that satisfied the gate'),
+    falsifiers: z.array(FalsifierView).optional().describe('The falsifiers it locked, in full'),
+  }),
 });
 
 export const CruxLockFailed = defineEvent({
@@ -368,15 +387,24 @@ export const debateQueries = [GetDebate, ListDebates] as const;
 
 export const debateContracts = { commands: debateCommands, events: debateEvents, queries: debateQueries } as const;
 
-/** The seed's SSE event type for each debate event (GET /v1/debates/:id/events); events not listed are not streamed. */
-export const DEBATE_SSE_TYPES: Readonly<Record<string, string>> = {
+/**
+ * The seed's SSE event type for each debate event (GET /v1/debates/:id/events). Every debate event
+ * has one (the record is typed over them all), so a live view of one debate sees all its moves.
+ */
+export const DEBATE_SSE_TYPES: Readonly<Record<(typeof debateEvents)[number]['type'], string>> = {
   DebateOpened: 'debate_opened',
   DebateMessagePosted: 'message_posted',
-  DebateStageAdvanced: 'stage_transition',
+  BinaryQuestionProposed: 'question_proposed',
+  BinaryQuestionAccepted: 'question_accepted',
+  CommitmentMade: 'commitment_made',
   SteelmanAttempted: 'steelman_attempt',
   SteelmanGraded: 'steelman_graded',
-  CommitmentMade: 'commitment_made',
   FalsifierDeclared: 'falsifier_declared',
+  ChallengeIssued: 'challenge_issued',
+  EvidenceProvided: 'evidence_provided',
+  ConcessionMade: 'concession_made',
+  DebaterConcluded: 'debater_concluded',
+  DebateStageAdvanced: 'stage_transition',
   CruxLockAttempted: 'lock_attempted',
   CruxLocked: 'lock_succeeded',
   CruxLockFailed: 'lock_failed',
@@ -384,4 +412,3 @@ export const DEBATE_SSE_TYPES: Readonly<Record<string, string>> = {
   ThreadCrystallized: 'thread_crystallized',
   DebateCompleted: 'debate_complete',
 };
-

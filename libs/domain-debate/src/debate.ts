@@ -5,6 +5,7 @@
  *   OpenDebate (a debater or an operator)  -> DebateOpened (every thread in DISCOVERY)
  *   PostDebateMove (a participant)         -> DebateMessagePosted + the move's own event, then
  *       DISCOVERY at min messages with an accepted binary question -> DebateStageAdvanced(CRUX_LOCK)
+ *                 at max without one -> DebateStageAdvanced(CRUX_LOCK) with the question the moderator framed
  *       CRUX_LOCK when the lock is due -> CruxLockAttempted, then CruxLocked + DebateStageAdvanced(EVIDENCE)
  *                 or CruxLockFailed (+ DebateStageAdvanced(UNRESOLVED) when no attempt is left)
  *       EVIDENCE at max, or at min once everyone concluded -> ThreadCrystallized + DebateStageAdvanced(CONVERGED)
@@ -20,13 +21,14 @@ import type { DebateMove, DebateSettings, ModeratorMove, OpenDebate, PayloadOf, 
 import { DEFAULT_DEBATE_SETTINGS, SERVICE_ROLE } from '@agora/contracts';
 import { DomainError, type Command, type CommandContext, type Decider } from '@agora/decider';
 import { crystallize } from './crystallize.js';
+import { framedQuestionFor } from './framing.js';
 import { promote } from './dcg.js';
 import { evolveDebate, initialDebateState, type Debate, type DebateEvent, type DebateState } from './evolve.js';
 import { checkFalsifier } from './falsifiers.js';
 import { falsifierIdOf, MODERATOR } from './ids.js';
-import { checkLock } from './lock.js';
+import { checkLock, steelmanRequirements } from './lock.js';
 import { forcedBinaryQuestion, horizonMismatch, lockPromptText, orbitingScore, proposeFalsifiers } from './moderator.js';
-import { acceptancesNeeded, binaryQuestionProblem, lockDue, nextStage, requireMoveAllowed } from './stages.js';
+import { acceptancesNeeded, binaryQuestionProblem, cruxLockBudgetFor, lockDue, nextStage, requireMoveAllowed } from './stages.js';
 import { isFirstAttempt, requireChallengeAllowed } from './steelman.js';
 
 export type DebateCommand =
@@ -54,8 +56,9 @@ class Decision {
   }
 }
 
-export function settingsOf(partial: Partial<DebateSettings> | undefined): DebateSettings {
-  const settings = { ...DEFAULT_DEBATE_SETTINGS, ...(partial ?? {}) };
+/** The debate's settings: the seed's defaults under what the opener set; CRUX_LOCK's budget, unless set, follows from the participants. */
+export function settingsOf(partial: Partial<DebateSettings> | undefined, participants: number): DebateSettings {
+  const settings = { ...DEFAULT_DEBATE_SETTINGS, cruxLock: cruxLockBudgetFor(participants), ...(partial ?? {}) };
   for (const name of ['discovery', 'cruxLock', 'evidence'] as const) {
     const b = settings[name];
     if (b.max < b.min) throw new DomainError('invalid_command', `settings.${name}: max ${b.max} is below min ${b.min}`, { setting: name });
@@ -106,7 +109,7 @@ function decideOpen(command: Extract<DebateCommand, { type: 'OpenDebate' }>, sta
       openedBy: command.context.actor,
       participants: p.participants,
       threads,
-      settings: settingsOf(p.settings),
+      settings: settingsOf(p.settings, p.participants.length),
       openedAt: command.context.now,
     }),
   ];
@@ -219,10 +222,15 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
   const settings = d.state.settings;
   const t = d.thread(threadId);
   const base = { debateId: d.state.debateId, threadId, seq, at };
-  const advance = (to: ThreadView['stage'], reason: string, unresolvedReason: 'lock_attempts_exhausted' | null = null) =>
-    d.emit(event('DebateStageAdvanced', { ...base, from: d.thread(threadId).stage, to, reason, unresolvedReason }));
+  const advance = (to: ThreadView['stage'], reason: string, unresolvedReason: 'lock_attempts_exhausted' | null = null, question?: string) =>
+    d.emit(event('DebateStageAdvanced', { ...base, from: d.thread(threadId).stage, to, reason, unresolvedReason, ...(question !== undefined ? { question } : {}) }));
   if (t.stage === 'DISCOVERY') {
     if (t.stageMessages >= settings.discovery.min && t.question !== null) advance(nextStage(t.stage), `${t.stageMessages} messages and the binary question accepted: "${t.question}"`);
+    else if (t.stageMessages >= settings.discovery.max) {
+      // The budget forces advancement: the moderator frames the question the thread goes on with.
+      const framed = framedQuestionFor(t);
+      advance(nextStage(t.stage), `the discovery budget of ${settings.discovery.max} messages is spent without an accepted question; the moderator framed one from ${framed.from}: "${framed.question}"`, null, framed.question);
+    }
   } else if (t.stage === 'CRUX_LOCK') {
     if (!lockDue(t.stageMessages, t.sinceLockAttempt, t.lockAttempts.length, settings)) return;
     const attempt = t.lockAttempts.length + 1;
@@ -230,7 +238,21 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
     d.emit(event('CruxLockAttempted', { ...base, attempt, passed: check.passed, failed: check.failed, missing: check.missing }));
     if (check.passed) {
       const locked = d.thread(threadId);
-      d.emit(event('CruxLocked', { ...base, attempt, question: locked.question ?? d.state.topic, committed: locked.commitments.map((c) => c.agentId), falsifierIds: locked.falsifiers.map((f) => f.falsifierId) }));
+      // What an auditor replays: the question, the commitments, the ACCURATE steelman of each pair
+      // that owed one, and the falsifiers, as they stood when the gate held.
+      const steelmans = steelmanRequirements(locked).map(({ author, target }) => locked.steelmans.findLast((x) => x.author === author && x.target === target)!);
+      d.emit(
+        event('CruxLocked', {
+          ...base,
+          attempt,
+          question: locked.question ?? d.state.topic,
+          committed: locked.commitments.map((c) => c.agentId),
+          falsifierIds: locked.falsifiers.map((f) => f.falsifierId),
+          commitments: locked.commitments,
+          steelmans,
+          falsifiers: locked.falsifiers,
+        }),
+      );
       advance('EVIDENCE', `crux locked on attempt ${attempt}`);
     } else {
       const attemptsLeft = Math.max(0, settings.maxLockAttempts - attempt);
@@ -348,7 +370,7 @@ function interventionContent(s: Debate, t: ThreadView, m: ModeratorMove, now: st
       const proposals = proposeFalsifiers(t, s.messages, m.attempt, now);
       const without = t.commitments.filter((c) => !t.falsifiers.some((f) => f.agentId === c.agentId) && !proposals.some((p) => p.forAgent === c.agentId)).map((c) => c.agentId);
       if (proposals.length === 0 && without.length === 0) return undefined;
-      const lines = proposals.map((p) => `${p.forAgent}: ${p.metric} ${p.threshold.comparator} ${p.threshold.value} ${p.threshold.unit} by ${p.deadline} (${p.proposalId})`);
+      const lines = proposals.map((p) => `${p.forAgent}: ${p.metric} ${p.threshold.text} by ${p.deadline} (${p.proposalId}; ${p.reasoning.startsWith('Paraphrased') ? 'paraphrased: the mirror of an opponent\'s falsifier' : 'quoting its own words'})`);
       return {
         proposals,
         text: `${m.attempt} lock attempts failed. Falsifiers proposed from the dialogue; accept (ACCEPT_FALSIFIER) or replace (DECLARE_FALSIFIER) yours: ${lines.join('; ') || 'none could be derived'}${without.length > 0 ? `. No falsifier could be derived for ${without.join(', ')}: declare one` : ''}.`,

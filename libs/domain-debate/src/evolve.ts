@@ -183,7 +183,7 @@ export function evolveDebate(state: DebateState, event: DebateEvent): DebateStat
     }
     case 'DebateStageAdvanced': {
       const d = event.data;
-      return onThread(s, d.threadId, d.at, () => ({ stage: d.to, stageMessages: 0, sinceLockAttempt: 0, unresolvedReason: d.unresolvedReason }));
+      return onThread(s, d.threadId, d.at, () => ({ stage: d.to, stageMessages: 0, sinceLockAttempt: 0, unresolvedReason: d.unresolvedReason, ...(d.question !== undefined ? { question: d.question } : {}) }));
     }
     case 'CruxLockAttempted': {
       const d = event.data;

@@ -4,6 +4,7 @@ export * from './falsifiers.js';
 export * from './steelman.js';
 export * from './lock.js';
 export * from './moderator.js';
+export * from './framing.js';
 export * from './crystallize.js';
 export * from './dcg.js';
 export * from './evolve.js';
