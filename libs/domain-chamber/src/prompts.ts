@@ -5,7 +5,7 @@
  * panelist's self-identification ("I am Claude, made by Anthropic") masked (self-identification.ts).
  */
 import type { CrossExamAnswer, PanelAnswer } from '@agora/contracts';
-import { drawOf } from '@agora/domain-dialectic';
+import { drawOf } from '@agora/domain-common';
 import { maskSelfIdentification } from './self-identification.js';
 
 const LETTERS = 'ABCDEFGHIJ';

@@ -5,7 +5,7 @@
  */
 import type { ChamberRules, PayloadOf, Panelist, ProposeChamberSession, RecusalPolicy } from '@agora/contracts';
 import { DomainError } from '@agora/decider';
-import { drawOf } from '@agora/domain-dialectic';
+import { drawOf } from '@agora/domain-common';
 import { PROMPT_OVERHEAD_CHARS } from './prompts.js';
 
 export interface ModelPriceData {
