@@ -32,8 +32,10 @@ export const MoveKind = z
     'PROVIDE_EVIDENCE',
     'CONCEDE',
     'CONCLUDE',
+    'PROPOSE_THREAD',
+    'SECOND_THREAD',
   ])
-  .describe('A debater move; each stage allows some of them (see the README, "Crux debate")');
+  .describe('A debater move; each stage allows some of them, and PROPOSE_THREAD / SECOND_THREAD (spawning a thread) are allowed in any open thread (see the README, "Crux debate")');
 export type MoveKind = z.infer<typeof MoveKind>;
 
 export const CommitSide = z.enum(['YES', 'NO', 'UNCERTAIN']);
@@ -210,9 +212,38 @@ export const DcgScore = z.object({
 });
 export type DcgScore = z.infer<typeof DcgScore>;
 
+/** A proposal to spawn a thread (the "second bite"): it spawns once another participant seconds it. */
+export const SpawnProposalView = z.object({
+  seq: z.number().int().describe('The PROPOSE_THREAD message'),
+  topic: z.string(),
+  proposedBy: AgentId,
+  secondedBy: AgentId.nullable(),
+  spawnedThreadId: EntityId.nullable(),
+});
+export type SpawnProposalView = z.infer<typeof SpawnProposalView>;
+
+/** After the debate: agents that took the same side on the threads they both committed on. */
+export const Coalition = z.object({
+  members: z.array(AgentId).min(2),
+  threads: z.array(EntityId).describe('Threads on which every member committed'),
+  agreement: z.number().min(0).max(1).describe('Share of those threads on which the members took the same side (1: all)'),
+});
+export type Coalition = z.infer<typeof Coalition>;
+
+/** After the debate: what the participants agree on, whatever their cruxes. */
+export const CommonGround = z.object({
+  agreedQuestions: z.array(z.object({ threadId: EntityId, question: z.string(), side: CommitSide, agents: z.array(AgentId) })).describe('Questions on which every committed agent (2 or more) took the same side'),
+  concessions: z.array(z.object({ threadId: EntityId, agentId: AgentId, point: z.string() })).describe("Points conceded to an opponent: the conceder accepts them, the opponent made them"),
+  sharedMetrics: z.array(z.object({ metric: z.string(), agents: z.array(AgentId) })).describe('Metrics that agents of opposite sides both named in a falsifier: they agree on what would settle it'),
+});
+export type CommonGround = z.infer<typeof CommonGround>;
+
 export const ThreadView = z.object({
   threadId: EntityId,
   topic: z.string(),
+  parentThreadId: EntityId.nullable().describe('The thread it was spawned from (null: opened with the debate)'),
+  mergedInto: EntityId.nullable().describe('Merged as a duplicate into this thread: it ended there'),
+  spawnProposals: z.array(SpawnProposalView).describe('Proposals to spawn a thread, made in this thread'),
   stage: DebateStage,
   unresolvedReason: UnresolvedReason.nullable(),
   stageMessages: z.number().int().describe('Messages in the current stage'),

@@ -11,8 +11,10 @@ import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import {
+  Coalition,
   CommitmentView,
   CommitSide,
+  CommonGround,
   CruxValidation,
   DEBATE_CATEGORY,
   DebateConfidence,
@@ -76,6 +78,8 @@ export const DebateMove = z.discriminatedUnion('kind', [
     .strict(),
   z.object({ kind: z.literal('CONCEDE'), text: Text.describe('The point conceded'), topClaim: TopClaim.optional().describe('The TopClaim after the concession; unchanged or absent is a cheap concession') }).strict(),
   z.object({ kind: z.literal('CONCLUDE'), text: Text }).strict(),
+  z.object({ kind: z.literal('PROPOSE_THREAD'), topic: ShortText(500).describe('The sub-dispute a new thread would take up'), text: Text.describe('Why it deserves its own thread') }).strict(),
+  z.object({ kind: z.literal('SECOND_THREAD'), proposalSeq: z.number().int().min(1).describe('The seq of the PROPOSE_THREAD message (in this thread)'), text: Text }).strict(),
 ]);
 export type DebateMove = z.infer<typeof DebateMove>;
 
@@ -317,6 +321,27 @@ export const ThreadCrystallized = defineEvent({
   data: z.object({ ...base, crux: ThreadCrux, validation: CruxValidation }),
 });
 
+export const ThreadSpawnProposed = defineEvent({
+  type: 'ThreadSpawnProposed',
+  category: DEBATE_CATEGORY,
+  summary: 'A debater proposed a new thread for a sub-dispute (the "second bite"); it spawns when another participant seconds it',
+  data: z.object({ ...base, agentId: AgentId, topic: z.string() }),
+});
+
+export const ThreadSpawned = defineEvent({
+  type: 'ThreadSpawned',
+  category: DEBATE_CATEGORY,
+  summary: 'A second participant seconded a proposal: the new thread starts in DISCOVERY (threadId is where it was proposed)',
+  data: z.object({ ...base, newThreadId: ThreadId, topic: z.string(), proposalSeq: z.number().int(), proposedBy: AgentId, secondedBy: AgentId }),
+});
+
+export const ThreadsMerged = defineEvent({
+  type: 'ThreadsMerged',
+  category: DEBATE_CATEGORY,
+  summary: 'Duplicate detection: the thread (threadId) accepted a question another open thread already takes up, and was merged into it; it ends there',
+  data: z.object({ ...base, into: ThreadId, similarity: z.number().min(0).max(1), reason: z.string() }),
+});
+
 export const DebateCompleted = defineEvent({
   type: 'DebateCompleted',
   category: DEBATE_CATEGORY,
@@ -330,6 +355,8 @@ export const DebateCompleted = defineEvent({
     crux: ThreadCrux.nullable(),
     lockAttempts: z.number().int(),
     durationMs: z.number().int().min(0),
+    coalitions: z.array(Coalition).optional().describe('After the debate: agents that sided together (absent in events recorded before it was added)'),
+    commonGround: CommonGround.optional().describe('After the debate: what the participants agree on'),
   }),
 });
 
@@ -352,6 +379,9 @@ export const debateEvents = [
   CruxLockFailed,
   ModeratorIntervened,
   ThreadCrystallized,
+  ThreadSpawnProposed,
+  ThreadSpawned,
+  ThreadsMerged,
   DebateCompleted,
 ] as const;
 
@@ -410,5 +440,8 @@ export const DEBATE_SSE_TYPES: Readonly<Record<(typeof debateEvents)[number]['ty
   CruxLockFailed: 'lock_failed',
   ModeratorIntervened: 'moderator_intervened',
   ThreadCrystallized: 'thread_crystallized',
+  ThreadSpawnProposed: 'thread_spawn_proposed',
+  ThreadSpawned: 'thread_spawned',
+  ThreadsMerged: 'threads_merged',
   DebateCompleted: 'debate_complete',
 };

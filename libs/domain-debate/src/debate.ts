@@ -9,7 +9,10 @@
  *       CRUX_LOCK when the lock is due -> CruxLockAttempted, then CruxLocked + DebateStageAdvanced(EVIDENCE)
  *                 or CruxLockFailed (+ DebateStageAdvanced(UNRESOLVED) when no attempt is left)
  *       EVIDENCE at max, or at min once everyone concluded -> ThreadCrystallized + DebateStageAdvanced(CONVERGED)
- *       the last thread ending -> DebateCompleted (DCG of each thread, the primary crux, the outcome)
+ *       ACCEPT_QUESTION duplicating another open thread's question -> ThreadsMerged (the thread ends there)
+ *       PROPOSE_THREAD -> ThreadSpawnProposed; SECOND_THREAD by another participant -> ThreadSpawned
+ *       the last thread ending -> DebateCompleted (DCG of each thread, the primary crux, the outcome,
+ *                 coalitions and common ground)
  *   ModerateDebate (the debate service)    -> DebateMessagePosted(MODERATOR) + ModeratorIntervened, or
  *       nothing when there is nothing to say (no orbiting, no horizon mismatch, already said)
  *
@@ -20,6 +23,7 @@
 import type { DebateMove, DebateSettings, ModeratorMove, OpenDebate, PayloadOf, PostDebateMove, ModerateDebate, ThreadView } from '@agora/contracts';
 import { DEFAULT_DEBATE_SETTINGS, SERVICE_ROLE } from '@agora/contracts';
 import { DomainError, type Command, type CommandContext, type Decider } from '@agora/decider';
+import { coalitionsOf, commonGroundOf } from './aftermath.js';
 import { crystallize } from './crystallize.js';
 import { framedQuestionFor } from './framing.js';
 import { promote } from './dcg.js';
@@ -30,6 +34,7 @@ import { checkLock, steelmanRequirements } from './lock.js';
 import { forcedBinaryQuestion, horizonMismatch, lockPromptText, orbitingScore, proposeFalsifiers } from './moderator.js';
 import { acceptancesNeeded, binaryQuestionProblem, cruxLockBudgetFor, lockDue, nextStage, requireMoveAllowed } from './stages.js';
 import { isFirstAttempt, requireChallengeAllowed } from './steelman.js';
+import { duplicateOf, hasEnded, isOpenThread, isThreadMove, MAX_THREADS, spawnedThreadIdOf } from './threads.js';
 
 export type DebateCommand =
   | Command<'OpenDebate', PayloadOf<typeof OpenDebate>>
@@ -133,7 +138,13 @@ function moveEvents(d: Decision, t: ThreadView, move: DebateMove, context: Comma
       if (!q) throw new DomainError('not_found', `thread ${t.threadId} has no proposed question at message ${move.questionSeq}`, { threadId: t.threadId, questionSeq: move.questionSeq });
       if (q.acceptedBy.includes(actor)) throw new DomainError('illegal_state', `${actor} already ${q.proposedBy === actor ? 'proposed' : 'accepted'} question ${q.seq}`, { questionSeq: q.seq });
       const accepted = q.acceptedBy.length + 1 >= acceptancesNeeded(d.state.participants.length);
-      return [event('BinaryQuestionAccepted', { ...base, agentId: actor, questionSeq: q.seq, accepted })];
+      const events: DebateEvent[] = [event('BinaryQuestionAccepted', { ...base, agentId: actor, questionSeq: q.seq, accepted })];
+      // Duplicate detection: a question another open thread already takes up merges this thread into it.
+      const duplicate = accepted ? duplicateOf(q.text, d.state.threads, t.threadId) : undefined;
+      if (duplicate) {
+        events.push(event('ThreadsMerged', { ...base, into: duplicate.threadId, similarity: duplicate.similarity, reason: `the accepted question "${q.text}" duplicates thread ${duplicate.threadId}'s "${duplicate.of}"` }));
+      }
+      return events;
     }
     case 'COMMIT':
       if (t.forcedBinary && move.side === 'UNCERTAIN') {
@@ -214,13 +225,37 @@ function moveEvents(d: Decision, t: ThreadView, move: DebateMove, context: Comma
     case 'CONCLUDE':
       if (t.concluded.includes(actor)) throw new DomainError('illegal_state', `${actor} already concluded in thread ${t.threadId}`, { threadId: t.threadId });
       return [event('DebaterConcluded', { ...base, agentId: actor })];
+    case 'PROPOSE_THREAD': {
+      requireRoomForThread(d.state);
+      const duplicate = duplicateOf(move.topic, d.state.threads);
+      if (duplicate) {
+        throw new DomainError('invalid_command', `PROPOSE_THREAD refused: thread ${duplicate.threadId} already takes it up ("${duplicate.of}", similarity ${duplicate.similarity}); post there`, { threadId: duplicate.threadId, similarity: duplicate.similarity });
+      }
+      return [event('ThreadSpawnProposed', { ...base, agentId: actor, topic: move.topic.trim() })];
+    }
+    case 'SECOND_THREAD': {
+      const p = t.spawnProposals.find((x) => x.seq === move.proposalSeq);
+      if (!p) throw new DomainError('not_found', `thread ${t.threadId} has no proposed thread at message ${move.proposalSeq}`, { threadId: t.threadId, proposalSeq: move.proposalSeq });
+      if (p.proposedBy === actor) throw new DomainError('illegal_state', `${actor} proposed thread ${p.seq}: another participant must second it (the second bite)`, { proposalSeq: p.seq });
+      if (p.spawnedThreadId !== null) throw new DomainError('illegal_state', `proposal ${p.seq} already spawned thread ${p.spawnedThreadId}`, { proposalSeq: p.seq, threadId: p.spawnedThreadId });
+      requireRoomForThread(d.state);
+      const duplicate = duplicateOf(p.topic, d.state.threads);
+      if (duplicate) throw new DomainError('illegal_state', `SECOND_THREAD refused: thread ${duplicate.threadId} took up "${duplicate.of}" since (similarity ${duplicate.similarity})`, { threadId: duplicate.threadId });
+      return [event('ThreadSpawned', { ...base, newThreadId: spawnedThreadIdOf(t.threadId, p.seq), topic: p.topic, proposalSeq: p.seq, proposedBy: p.proposedBy, secondedBy: actor })];
+    }
   }
+}
+
+function requireRoomForThread(s: Debate): void {
+  if (s.threads.length < MAX_THREADS) return;
+  throw new DomainError('illegal_state', `debate ${s.debateId} has ${s.threads.length} threads, the most it may hold (${MAX_THREADS})`, { threads: s.threads.length, max: MAX_THREADS });
 }
 
 /** A thread's gate after a move: advance, attempt the lock, crystallize; then completes the debate when every thread has ended. */
 function applyGates(d: Decision, threadId: string, seq: number, at: string): void {
   const settings = d.state.settings;
   const t = d.thread(threadId);
+  if (t.mergedInto !== null) return completeIfEnded(d, at);
   const base = { debateId: d.state.debateId, threadId, seq, at };
   const advance = (to: ThreadView['stage'], reason: string, unresolvedReason: 'lock_attempts_exhausted' | null = null, question?: string) =>
     d.emit(event('DebateStageAdvanced', { ...base, from: d.thread(threadId).stage, to, reason, unresolvedReason, ...(question !== undefined ? { question } : {}) }));
@@ -272,8 +307,11 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
 
 function completeIfEnded(d: Decision, at: string): void {
   const s = d.state;
-  if (s.status !== 'open' || !s.threads.every((t) => t.stage === 'CONVERGED' || t.stage === 'UNRESOLVED')) return;
-  const { dcg, primaryThreadId, outcome } = promote(s.threads, s.participants.length);
+  if (s.status !== 'open' || !s.threads.every(hasEnded)) return;
+  const { dcg, primaryThreadId, outcome } = promote(
+    s.threads.filter((t) => t.mergedInto === null),
+    s.participants.length,
+  );
   const crux = primaryThreadId === null ? null : (s.threads.find((t) => t.threadId === primaryThreadId)!.crux ?? null);
   d.emit(
     event('DebateCompleted', {
@@ -285,6 +323,8 @@ function completeIfEnded(d: Decision, at: string): void {
       crux,
       lockAttempts: s.threads.reduce((n, t) => n + t.lockAttempts.length, 0),
       durationMs: Math.max(0, Date.parse(at) - Date.parse(s.openedAt)),
+      coalitions: coalitionsOf(s.threads, participantIds(s)),
+      commonGround: commonGroundOf(s.threads),
     }),
   );
 }
@@ -295,6 +335,9 @@ function decideMove(command: Extract<DebateCommand, { type: 'PostDebateMove' }>,
   requireOpen(s, `post ${p.move.kind}`);
   requireParticipant(s, context.actor, 'debater');
   const t = threadOf(s, p.threadId);
+  if (t.mergedInto !== null) {
+    throw new DomainError('illegal_state', `${p.move.kind} refused: thread ${t.threadId} was merged into thread ${t.mergedInto} (a duplicate); post there`, { threadId: t.threadId, mergedInto: t.mergedInto });
+  }
   const pending = t.proposedFalsifiers.filter((x) => x.forAgent === context.actor && x.status === 'pending');
   if (pending.length > 0 && p.move.kind !== 'ACCEPT_FALSIFIER' && p.move.kind !== 'DECLARE_FALSIFIER') {
     throw new DomainError('illegal_state', `${p.move.kind} refused in stage ${t.stage} of thread ${t.threadId}: accept or replace the moderator's proposed falsifier ${pending.map((x) => x.proposalId).join(', ')} first; allowed now: ACCEPT_FALSIFIER, DECLARE_FALSIFIER`, {
@@ -305,7 +348,8 @@ function decideMove(command: Extract<DebateCommand, { type: 'PostDebateMove' }>,
       proposals: pending.map((x) => x.proposalId),
     });
   }
-  requireMoveAllowed(t.threadId, t.stage, t.stageMessages, s.settings, p.move.kind);
+  // Spawning a thread is allowed in any open thread, outside the stage's moves and budget.
+  if (!isThreadMove(p.move.kind) || !isOpenThread(t)) requireMoveAllowed(t.threadId, t.stage, t.stageMessages, s.settings, p.move.kind);
   const d = new Decision(s);
   const seq = d.nextSeq();
   const own = moveEvents(d, t, p.move, context, seq);
