@@ -338,7 +338,7 @@ export const ThreadSpawned = defineEvent({
 export const ThreadsMerged = defineEvent({
   type: 'ThreadsMerged',
   category: DEBATE_CATEGORY,
-  summary: 'Duplicate detection: the thread (threadId) accepted a question another open thread already takes up, and was merged into it; it ends there',
+  summary: 'Duplicate detection: the thread (threadId) accepted a question another thread (open, or converged) already takes up, and was merged into it; it ends there',
   data: z.object({ ...base, into: ThreadId, similarity: z.number().min(0).max(1), reason: z.string() }),
 });
 

@@ -9,7 +9,7 @@
  *       CRUX_LOCK when the lock is due -> CruxLockAttempted, then CruxLocked + DebateStageAdvanced(EVIDENCE)
  *                 or CruxLockFailed (+ DebateStageAdvanced(UNRESOLVED) when no attempt is left)
  *       EVIDENCE at max, or at min once everyone concluded -> ThreadCrystallized + DebateStageAdvanced(CONVERGED)
- *       ACCEPT_QUESTION duplicating another open thread's question -> ThreadsMerged (the thread ends there)
+ *       ACCEPT_QUESTION duplicating another thread's (open or converged) question -> ThreadsMerged (the thread ends there)
  *       PROPOSE_THREAD -> ThreadSpawnProposed; SECOND_THREAD by another participant -> ThreadSpawned
  *       the last thread ending -> DebateCompleted (DCG of each thread, the primary crux, the outcome,
  *                 coalitions and common ground)
@@ -139,7 +139,7 @@ function moveEvents(d: Decision, t: ThreadView, move: DebateMove, context: Comma
       if (q.acceptedBy.includes(actor)) throw new DomainError('illegal_state', `${actor} already ${q.proposedBy === actor ? 'proposed' : 'accepted'} question ${q.seq}`, { questionSeq: q.seq });
       const accepted = q.acceptedBy.length + 1 >= acceptancesNeeded(d.state.participants.length);
       const events: DebateEvent[] = [event('BinaryQuestionAccepted', { ...base, agentId: actor, questionSeq: q.seq, accepted })];
-      // Duplicate detection: a question another open thread already takes up merges this thread into it.
+      // Duplicate detection: a question another thread (open or converged) already takes up merges this thread into it.
       const duplicate = accepted ? duplicateOf(q.text, d.state.threads, t.threadId) : undefined;
       if (duplicate) {
         events.push(event('ThreadsMerged', { ...base, into: duplicate.threadId, similarity: duplicate.similarity, reason: `the accepted question "${q.text}" duplicates thread ${duplicate.threadId}'s "${duplicate.of}"` }));

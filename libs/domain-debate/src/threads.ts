@@ -4,11 +4,12 @@
  *
  * - Spawning: a debater posts PROPOSE_THREAD (a topic) in an open thread; when another participant
  *   posts SECOND_THREAD on it (the second bite), the thread `<parent>-s<seq>` starts in DISCOVERY.
- *   A debate holds MAX_THREADS threads at most; a proposal whose topic duplicates an open thread is
- *   refused, naming that thread. Thread moves are allowed in any open thread, whatever its stage and
+ *   A debate holds MAX_THREADS threads at most; a proposal whose topic duplicates a thread (as
+ *   below) is refused, naming that thread. Thread moves are allowed in any open thread, whatever its stage and
  *   budget, and do not count against the stage's budget.
  * - Merging: when a thread accepts its binary question and that question duplicates the question
- *   or topic of another open thread, the thread is merged into the older one and ends there.
+ *   or topic of another thread, open or converged (not one that ended UNRESOLVED: a second bite
+ *   may take that up again), the thread is merged into the other and ends there.
  * - Duplicates: the Jaccard similarity of the two texts' keywords (content words of 4 letters or
  *   more, plurals made singular) at or above DUPLICATE_SIMILARITY (0.5).
  */
@@ -48,11 +49,15 @@ export function similarity(a: string, b: string): number {
   return shared / (x.size + y.size - shared);
 }
 
-/** The open thread (other than `except`) whose question or topic is most like `text`, when at least DUPLICATE_SIMILARITY. */
+/**
+ * The thread (other than `except`) whose question or topic is most like `text`, when at least
+ * DUPLICATE_SIMILARITY: an open thread, or one that converged (its crux is settled). A thread that
+ * ended UNRESOLVED is not a duplicate: taking its dispute up again is the second bite.
+ */
 export function duplicateOf(text: string, threads: readonly ThreadView[], except?: string): { threadId: string; similarity: number; of: string } | undefined {
   let best: { threadId: string; similarity: number; of: string } | undefined;
   for (const t of threads) {
-    if (t.threadId === except || !isOpenThread(t)) continue;
+    if (t.threadId === except || t.mergedInto !== null || t.stage === 'UNRESOLVED') continue;
     for (const other of [t.question, t.topic]) {
       if (other === null) continue;
       const s = similarity(text, other);

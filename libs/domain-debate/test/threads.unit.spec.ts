@@ -56,6 +56,10 @@ describe('thread merging (duplicate detection)', () => {
     expect(thread(merged, 'crash')).toMatchObject({ mergedInto: 'hedge', stage: 'DISCOVERY' });
     expect(refusal(merged, move(SAYLOR, claim(), 'crash')).message).toMatch(/thread crash was merged into thread hedge \(a duplicate\); post there/);
     expect(duplicateOf('Will Bitcoin hedge against equity crashes?', stateOf(merged).threads, 'hedge')).toBeUndefined(); // merged threads are not open
+    // A converged thread settled its question (a duplicate of it merges); one that ended UNRESOLVED did not (a second bite may take it up).
+    const threads = stateOf(merged).threads.filter((x) => x.threadId === 'hedge');
+    expect(duplicateOf('Is Bitcoin a hedge against equity crashes?', threads.map((x) => ({ ...x, stage: 'CONVERGED' as const })))).toMatchObject({ threadId: 'hedge' });
+    expect(duplicateOf('Is Bitcoin a hedge against equity crashes?', threads.map((x) => ({ ...x, stage: 'UNRESOLVED' as const })))).toBeUndefined();
     // The hedge thread runs on; when it ends, the debate completes with the merged thread left out of the DCG.
     let rest = play(merged, move(SAYLOR, claim('x'), 'hedge'), move(HAYES, { kind: 'PROPOSE_QUESTION', text: 'Is Bitcoin a hedge against equity crashes?' }, 'hedge'));
     rest = play(rest, move(SAYLOR, { kind: 'ACCEPT_QUESTION', questionSeq: thread(rest, 'hedge').questions[0]!.seq, text: 'ok' }, 'hedge'));
