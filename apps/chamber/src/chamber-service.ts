@@ -231,7 +231,8 @@ export async function startChamberService(context: ServiceContext, options: Cham
         holderWork: {
           async before() {
             interruptedAtStart = await runner.settleInterrupted([...sessions!.model.values()]);
-            if (interruptedAtStart > 0) logLine?.(`${interruptedAtStart} interrupted call(s) settled on taking the chamber's calls`);
+            // On stdout, as the leases' own lines: a takeover happens long after the start lines.
+            if (interruptedAtStart > 0 && options.logger !== false) process.stdout.write(`${interruptedAtStart} interrupted call(s) settled on taking the chamber's calls\n`);
             runner.resume();
           },
           async after() {
