@@ -262,9 +262,15 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
   if (t.stage === 'DISCOVERY') {
     if (t.stageMessages >= settings.discovery.min && t.question !== null) advance(nextStage(t.stage), `${t.stageMessages} messages and the binary question accepted: "${t.question}"`);
     else if (t.stageMessages >= settings.discovery.max) {
-      // The budget forces advancement: the moderator frames the question the thread goes on with.
+      // The budget forces advancement: the moderator frames the question the thread goes on with,
+      // unless another thread already takes that question up (then it merges into that one).
       const framed = framedQuestionFor(t);
-      advance(nextStage(t.stage), `the discovery budget of ${settings.discovery.max} messages is spent without an accepted question; the moderator framed one from ${framed.from}: "${framed.question}"`, null, framed.question);
+      const duplicate = duplicateOf(framed.question, d.state.threads, threadId);
+      if (duplicate) {
+        d.emit(event('ThreadsMerged', { ...base, into: duplicate.threadId, similarity: duplicate.similarity, reason: `the discovery budget is spent and the question the moderator framed, "${framed.question}", duplicates thread ${duplicate.threadId}'s "${duplicate.of}"` }));
+      } else {
+        advance(nextStage(t.stage), `the discovery budget of ${settings.discovery.max} messages is spent without an accepted question; the moderator framed one from ${framed.from}: "${framed.question}"`, null, framed.question);
+      }
     }
   } else if (t.stage === 'CRUX_LOCK') {
     if (!lockDue(t.stageMessages, t.sinceLockAttempt, t.lockAttempts.length, settings)) return;

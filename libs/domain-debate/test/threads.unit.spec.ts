@@ -1,5 +1,6 @@
 /** v1 multi-threading (seed 004): thread spawning (the "second bite"), thread merging (duplicate detection), the attention scorer and the agenda manager. */
 import { agendaOf, attentionOf, threadsSeenBy } from '../src/attention.js';
+import { binaryFrame, framedQuestionFor } from '../src/framing.js';
 import { duplicateOf, similarity } from '../src/threads.js';
 import { claim, HAYES, move, ofType, open, play, refusal, SAYLOR, stateOf, thread, toCruxLock, typesOf } from './fixtures.js';
 
@@ -88,5 +89,24 @@ describe('attention scorer and agenda manager', () => {
     expect(agendaOf(stateOf(h)).active).toEqual(['macro']);
     const after = attentionOf(d(), SAYLOR);
     expect(after.find((s) => s.threadId === 'macro')!.score).toBeGreaterThan(saylor.find((s) => s.threadId === 'macro')!.score);
+  });
+});
+
+describe('binary framing (rewriting a confused question)', () => {
+  it('keeps the first alternative of an either/or, puts a statement\'s verb first, and leaves an open question to the topic', () => {
+    expect(binaryFrame('Is Bitcoin a hedge or a risk asset?')).toBe('Is Bitcoin a hedge?');
+    expect(binaryFrame('Will BTC reach $100k or more by 2030?')).toBe('Will BTC reach $100k or more by 2030?');
+    expect(binaryFrame('Bitcoin is digital gold')).toBe('Is Bitcoin digital gold?');
+    expect(binaryFrame('Bitcoin protects wealth in crashes.')).toBe('Is it true that Bitcoin protects wealth in crashes?');
+    expect(binaryFrame("What drives Bitcoin's price?")).toBeUndefined();
+    expect(framedQuestionFor({ topic: "What drives Bitcoin's price?", questions: [] })).toEqual({ question: "Answer YES or NO: What drives Bitcoin's price?", from: 'the topic' });
+  });
+
+  it('a thread whose DISCOVERY budget runs out on a question another thread takes up merges into it', () => {
+    const settings = { discovery: { min: 2, max: 3 } };
+    let h = play([], open({ settings, threads: [{ threadId: 'gold', topic: 'Is Bitcoin digital gold?' }, { threadId: 'again', topic: 'Bitcoin is digital gold' }] }));
+    h = play(h, move(SAYLOR, claim(), 'again'), move(HAYES, claim(), 'again'), move(SAYLOR, claim(), 'again'));
+    expect(thread(h, 'again')).toMatchObject({ mergedInto: 'gold', stage: 'DISCOVERY' });
+    expect(ofType(h, 'ThreadsMerged')[0]!.data.reason).toMatch(/the question the moderator framed, "Is Bitcoin digital gold\?", duplicates thread gold/);
   });
 });
