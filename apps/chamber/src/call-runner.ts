@@ -53,12 +53,15 @@ export interface CallRunnerOptions {
  * Makes the calls the log asks for: a ChamberCallRequested is already in the log when a call
  * starts, and its outcome is recorded with a command id derived from the call, so a call is made
  * at most once per request and its outcome recorded once. Calls run concurrently (a phase takes as
- * long as its slowest panelist). Stopping aborts the calls in flight without recording them: the
- * next start settles them as interrupted.
+ * long as its slowest panelist). Only the replica that runs the chamber's reactor (its lease) makes
+ * calls; it settles what a stopped holder left in flight before it starts (settleInterrupted), and
+ * pausing or stopping aborts its own calls without recording them, for the next holder to settle.
  */
 export class CallRunner {
   private readonly inflight = new Map<string, AbortController>();
   private closed = false;
+  /** Not running the calls now: another replica holds the chamber's lease, or not started yet. */
+  private paused = true;
 
   constructor(private readonly options: CallRunnerOptions) {}
 
@@ -86,10 +89,12 @@ export class CallRunner {
    */
   launch(request: Request, cause?: Readonly<Record<string, unknown>>): void {
     const key = `${request.sessionId}/${request.callId}`;
-    if (this.closed || this.inflight.has(key)) return;
+    if (this.closed || this.paused || this.inflight.has(key)) return;
     const abort = new AbortController();
     this.inflight.set(key, abort);
-    void inContext(contextOfEvent(cause ?? {}), () => this.perform(request, abort.signal)).finally(() => this.inflight.delete(key));
+    void inContext(contextOfEvent(cause ?? {}), () => this.perform(request, abort.signal)).finally(() => {
+      if (this.inflight.get(key) === abort) this.inflight.delete(key);
+    });
   }
 
   /** Records that a call was never made (the session was cancelled before it started). */
@@ -107,7 +112,7 @@ export class CallRunner {
       maxOutputTokens: request.maxOutputTokens,
       signal,
     });
-    if (signal.aborted || this.closed) return;
+    if (signal.aborted || this.closed || this.paused) return;
     const record = outcomeRecord(outcome);
     this.options.logger.log?.(
       `${request.sessionId} ${request.callId} ${request.model}: ${outcome.ok ? `answered in ${outcome.latencyMs} ms, ${outcome.usage.inputTokens}+${outcome.usage.outputTokens} tokens, cost ${outcome.cost}` : `failed (${outcome.error.kind}${outcome.error.status ? ` ${outcome.error.status}` : ''}): ${outcome.error.message}`}`,
@@ -139,9 +144,24 @@ export class CallRunner {
     }
   }
 
-  /** Aborts the calls in flight; their outcomes are not recorded. */
+  /**
+   * Stops making calls until `resume`: the calls in flight are aborted and their outcomes not
+   * recorded (whichever replica runs the calls next settles them as interrupted). A replica that
+   * loses the chamber's lease pauses; one that takes it resumes after settling.
+   */
+  pause(): void {
+    this.paused = true;
+    for (const abort of this.inflight.values()) abort.abort();
+    this.inflight.clear();
+  }
+
+  resume(): void {
+    if (!this.closed) this.paused = false;
+  }
+
+  /** Aborts the calls in flight for good; their outcomes are not recorded. */
   close(): void {
     this.closed = true;
-    for (const abort of this.inflight.values()) abort.abort();
+    this.pause();
   }
 }

@@ -52,8 +52,8 @@ export interface RunningChamber extends Running {
   sessions: ProjectionRunner<ChamberSessionsModel>;
   deadlines: Scheduler;
   runner: CallRunner;
-  /** Calls left pending by a stopped process and settled as interrupted at this start. */
-  interruptedAtStart: number;
+  /** Calls left pending by a stopped holder and settled as interrupted when this replica last took the calls (at start when alone). */
+  readonly interruptedAtStart: number;
 }
 
 const silent: EventSourcingLogger = { warn: () => undefined };
@@ -65,12 +65,13 @@ type Request = DataOf<typeof ChamberCallRequested>;
  * The chamber service (seed 003): the Deliberation Chamber's sessions, decided by the pure decider
  * of @agora/domain-chamber, and the process manager that makes the calls.
  * - Commands through the gate: propose (an agent or an operator), approve, reject, follow-up
- *   (operators), cancel (the proposer or an operator). Approval first reserves the session's
+ *   (operators), cancel (the proposer or an operator; `agora chamber cancel`). Approval first reserves the session's
  *   maximum cost in the month's ledger (refused there: nothing reserved, nothing called).
  * - A reactor (checkpoint "chamber") makes each call the log requests (concurrently), records its
  *   outcome, and settles the ledger once a session is over with no call pending.
- * - At start, calls a stopped process left without an outcome are settled as interrupted before
- *   the reactor runs, so none is made twice.
+ * - Replicas: only the one holding the reactor's lease (`reactor.chamber`) makes calls. On taking
+ *   it (at start when alone), calls a stopped holder left without an outcome are settled as
+ *   interrupted before the reactor runs, so none is made twice and a live replica's never is.
  * - The approval window is a durable deadline.
  * - A tribunal deadlock (ProposalEscalated, reason deadlock) attaches a consultation about the
  *   proposal, linked to it, awaiting an operator's approval like any other.
@@ -171,11 +172,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
       sessions = projection;
       return { close: () => projection.stop() };
     },
-    async () => {
-      // Calls a stopped process left in flight: settled before the reactor can see them again.
-      interruptedAtStart = await runner.settleInterrupted([...sessions!.model.values()]);
-      return { lines: interruptedAtStart ? [`${interruptedAtStart} interrupted call(s) settled at start`] : [], close: async () => runner.close() };
-    },
+    async () => ({ close: async () => runner.close() }),
     async () => {
       service = await createServiceMicroservice({
         service: 'chamber',
@@ -220,7 +217,29 @@ export async function startChamberService(context: ServiceContext, options: Cham
       const started = service;
       return { close: () => started.close() };
     },
-    () => runReactor(context, { name: 'chamber', as: identity, categories: [CHAMBER_SESSION_CATEGORY, PROPOSAL_CATEGORY], react, logger, now }),
+    () =>
+      runReactor(context, {
+        name: 'chamber',
+        as: identity,
+        categories: [CHAMBER_SESSION_CATEGORY, PROPOSAL_CATEGORY],
+        react,
+        logger,
+        now,
+        // The calls belong to the replica holding the reactor's lease (alone: this one). Taking it,
+        // a replica first settles the calls a stopped holder left in flight, so none is made twice;
+        // losing it, it aborts its own, for the next holder to settle.
+        holderWork: {
+          async before() {
+            interruptedAtStart = await runner.settleInterrupted([...sessions!.model.values()]);
+            // On stdout, as the leases' own lines: a takeover happens long after the start lines.
+            if (interruptedAtStart > 0 && options.logger !== false) process.stdout.write(`${interruptedAtStart} interrupted call(s) settled on taking the chamber's calls\n`);
+            runner.resume();
+          },
+          async after() {
+            runner.pause();
+          },
+        },
+      }),
     async () => {
       const part = await runDeadlines(context, {
         name: 'chamber',
@@ -249,7 +268,9 @@ export async function startChamberService(context: ServiceContext, options: Cham
     sessions: sessions!,
     deadlines: deadlines!,
     runner,
-    interruptedAtStart,
+    get interruptedAtStart() {
+      return interruptedAtStart;
+    },
     lines: [
       `chamber service ${service!.id}: agora.cmd.chamber.session.*, ${chamberServiceQueries.map((q) => q.subject).join(', ')}`,
       `chamber panel ${policy.panel.join(', ')}; arbiter ${policy.arbiter}${policy.fallbackArbiter ? `, fallback ${policy.fallbackArbiter}` : ''}; recusal ${policy.recusal}; caps ${policy.sessionsPerDay} sessions/day, ${policy.monthlyBudget} ${policy.currency}/month, ${policy.sessionCeiling} ${policy.currency}/session`,

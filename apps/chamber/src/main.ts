@@ -7,7 +7,7 @@ import { startChamberService } from './chamber-service.js';
 await runProcess({
   name: 'agora-chamber',
   summary:
-    'Agora chamber service: the Deliberation Chamber. Takes proposals of questions for a panel of models of distinct providers, waits for an operator to approve each (nothing is called before), reserves its maximum cost against the daily and monthly caps, runs the blind phase concurrently, one cross-examination round when the answers diverge, and an arbiter that may return "no consensus"; every prompt and response is recorded (queue group "chamber"). Run one chamber process: it is the one that makes the calls.',
+    'Agora chamber service: the Deliberation Chamber. Takes proposals of questions for a panel of models of distinct providers, waits for an operator to approve each (nothing is called before), reserves its maximum cost against the daily and monthly caps, runs the blind phase concurrently, one cross-examination round when the answers diverge, and an arbiter that may return "no consensus"; every prompt and response is recorded (queue group "chamber"). Replicas may run: the one holding the chamber reactor\'s lease makes the calls.',
   env: CHAMBER_ENV_HELP,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.chamber,

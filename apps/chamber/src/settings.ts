@@ -1,5 +1,5 @@
 import { RecusalPolicy } from '@agora/contracts';
-import { DEFAULT_CHAMBER_RULES, type ChamberPolicy } from '@agora/domain-chamber';
+import { DEFAULT_CHAMBER_RULES, panelProblem, type ChamberPolicy } from '@agora/domain-chamber';
 import { DEFAULT_PANEL, parseModelRef, ProviderLayer, PROVIDERS_ENV_HELP, type ProvidersConfig } from '@agora/providers';
 import { ConfigError, intSetting, unitSetting } from '@agora/runtime';
 import { CHAMBER_TRIBUNAL_ENV_HELP } from './tribunal-hook.js';
@@ -109,5 +109,7 @@ export function chamberPolicyFromEnv(env: NodeJS.ProcessEnv, providers: Provider
     providers: providers.providers.map((p) => p.id),
     prices: providers.prices,
   };
+  const problem = panelProblem(policy);
+  if (problem) throw new ConfigError(`AGORA_CHAMBER_RECUSAL=exclude_provider with AGORA_CHAMBER_PANEL and AGORA_CHAMBER_ARBITER: ${problem}`);
   return policy;
 }

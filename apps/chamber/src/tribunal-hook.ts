@@ -5,6 +5,7 @@
  * unless the operator wants the panel's view before deciding the escalation.
  */
 import type { PayloadOf, ProposalView, ProposeChamberSession } from '@agora/contracts';
+import { charCount } from '@agora/domain-chamber';
 
 export const CHAMBER_TRIBUNAL_ENV_HELP = `AGORA_CHAMBER_TRIBUNAL_DEADLOCKS  on or off: a tribunal deadlock attaches a chamber consultation that an
                            operator may approve (default on; nothing is called before approval)`;
@@ -17,7 +18,7 @@ export function deadlockConsultation(proposal: ProposalView, escalation: number,
   return {
     sessionId: `deadlock-${proposal.proposalId.slice(0, 80)}-e${escalation}`,
     question: `The reviewers of the proposal "${proposal.title.slice(0, 200)}" deadlocked. Should it proceed as written, be revised (how), or be rejected?`,
-    context: context.length > maxContextChars ? `${context.slice(0, Math.max(0, maxContextChars - 20))}\n…(truncated)` : context,
+    context: charCount(context) > maxContextChars ? `${[...context].slice(0, Math.max(0, maxContextChars - 20)).join('')}\n…(truncated)` : context,
     rationale: `The tribunal deadlocked (escalation ${escalation}, ${proposal.contestedRounds} contested rounds); an independent panel's view before the operator decides the escalation.`,
     link: { kind: 'proposal', id: proposal.proposalId },
   };

@@ -90,5 +90,14 @@ describe('agora chamber (the CLI against a gateway and the chamber)', () => {
     const again = await agora(['chamber', 'approve', 'cli-2', '--key', keyFile]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/error illegal_state: chamber session cli-2 is rejected, not awaiting approval/);
+
+    expect(await agora(['chamber', 'ask', 'A third?', '--why', 'w', '--session', 'cli-3', '--key', keyFile])).toMatchObject({ code: 0 });
+    const cancel = await agora(['chamber', 'cancel', 'cli-3', '--reason', 'the question is moot', '--key', keyFile]);
+    expect(cancel).toMatchObject({ code: 0, stderr: '' });
+    const shown = (await agora(['chamber', 'show', 'cli-3'])).stdout;
+    expect(shown).toMatch(/^chamber session cli-3: cancelled/);
+    expect(shown).toMatch(/ChamberSessionCancelled by \S+: the question is moot/);
+    expect(stands.requests.length).toBe(before);
+    expect((await agora(['chamber', 'cancel', 'cli-3', '--key', keyFile])).code).toBe(2); // --reason is required
   }, 90_000);
 });

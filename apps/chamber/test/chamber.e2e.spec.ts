@@ -88,13 +88,15 @@ describe('the chamber over separate processes (e2e)', () => {
     await Promise.all([...processes.values()].map((p) => p.kill()));
     hold = 'cross_exam';
     await Promise.all(SERVICES.map((s) => start(s.name)));
-    expect(processes.get('chamber')!.output()).toMatch(/3 interrupted call\(s\) settled at start/);
+    // The restarted chamber settles them once it holds the calls (the dead holder's lease lapses first).
+    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
 
     await waitFor(() => phaseRequests('cross_exam').length === 3, 'the three cross-examination calls to be in flight', 30_000);
     await Promise.all([...processes.values()].map((p) => p.kill()));
     hold = null;
     await Promise.all(SERVICES.map((s) => start(s.name)));
-    expect(processes.get('chamber')!.output()).toMatch(/3 interrupted call\(s\) settled at start/);
+    // The restarted chamber settles them once it holds the calls (the dead holder's lease lapses first).
+    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
 
     let final: ChamberSessionView | undefined;
     await waitFor(async () => ((final = await view(sessionId)).summary.outcome !== null && final.summary.pendingCalls === 0), 'the outcome', 30_000);

@@ -26,13 +26,14 @@ import {
 import { budgetDecider, budgetStreamId, monthOf } from '@agora/domain-chamber';
 import { agentDecider, agentStreamId, type AgentCommand } from '@agora/domain-registry';
 import { proposalDecider, proposalStreamId, type ProposalCommand } from '@agora/domain-tribunal';
-import { handleCommand } from '@agora/eventsourcing';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { providersConfigFromEnv, StandIns, type ProvidersConfig } from '@agora/providers';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the chamber's metrics come from the projections service, wired here as standalone mode wires them.
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
-import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { FileCheckpointStore, handleCommand } from '@agora/eventsourcing';
+import { JetStreamLeaseRegister, Leases, openServiceContext, ProcessMetrics, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
+import { startNatsServer, waitFor } from '@agora/testing';
+import { connect } from '@nats-io/transport-node';
 import { chamberPolicyFromEnv, panelScript, phaseOf, startChamberService, type RunningChamber } from '../src/index.js';
 
 const SECRET = 'sk-chamber-test-secret-0123456789';
@@ -207,6 +208,13 @@ describe('chamber service with provider stand-ins (in-process transport, embedde
     expect(stands.requests.length).toBe(before);
   });
 
+  it('exclude_provider with the default three-provider panel is refused at start, in one line', () => {
+    expect(() => chamberPolicyFromEnv({ AGORA_CHAMBER_RECUSAL: 'exclude_provider' }, providers)).toThrow(
+      /^AGORA_CHAMBER_RECUSAL=exclude_provider .*leaves the panel 2 providers \(openai, google\) once the arbiter's provider anthropic is excluded, and 3 are needed[^\n]*$/,
+    );
+    expect(chamberPolicyFromEnv({ AGORA_CHAMBER_RECUSAL: 'rotate' }, providers).recusal).toBe('rotate');
+  });
+
   it("the chamber's own commands are refused to everyone else, operators included (service_only)", async () => {
     const { sessionId, reply } = propose();
     expect(await reply).toMatchObject({ ok: true });
@@ -312,4 +320,43 @@ describe('chamber service with provider stand-ins (in-process transport, embedde
     expect(stats).toMatchObject({ ok: true, result: { ownProviderWinShare: share, divergenceRate: 0.4, conformityChanges: 1, minSample: 3 } });
     expect(text).toContain('agora_chamber_call_latency_seconds_bucket{le="0.5",provider="google"}');
   });
+
+  it("replicas: a second chamber leaves the holder's calls in flight alone, takes the calls over when the holder goes, settles them once, and the session concludes", async () => {
+    // Leases in a private NATS server's JetStream, as replicas on NATS share them; each replica its own checkpoints.
+    const nats = await startNatsServer();
+    const connection = await connect({ servers: nats.url });
+    const replica = async (name: string) => {
+      const leases = new Leases(await JetStreamLeaseRegister.open(connection), { ttlMs: 1_000, holder: name, log: () => undefined, logger: { warn: () => undefined } });
+      const own: ServiceContext = { ...context, leases, checkpoints: new FileCheckpointStore(join(dir, `checkpoints-${name}`)), metrics: new ProcessMetrics({ defaultMetrics: false }) };
+      // A larger monthly budget: the budget test before this one spent the month's 100.
+      return startChamberService(own, { logger: false, providers, env: keyEnv, policy: chamberPolicyFromEnv({ ...policyEnv, AGORA_CHAMBER_MONTHLY_BUDGET: '1000' }, providers) });
+    };
+    await chamber.close();
+    let release = false;
+    stands.script(panelScript({ blind: { openai: 'yes', anthropic: 'yes', google: 'yes' }, override: (_r, phase) => (phase === 'blind' && !release ? { json: {}, delayMs: 60_000 } : undefined) }));
+    const holder = await replica('a');
+    try {
+      const sessionId = await run();
+      await waitFor(() => requestsOf(sessionId).length === 3, 'the holder to make the three blind calls');
+      const standby = await replica('b');
+      chamber = standby;
+      // The standby settles nothing of the live holder's: no call of the session failed, none repeated.
+      expect(standby.interruptedAtStart).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(eventsOf(await view(sessionId), 'ChamberCallFailed')).toEqual([]);
+      expect(requestsOf(sessionId)).toHaveLength(3);
+      // The holder goes (its lease released): the standby takes the calls, settles the three once, and retries them.
+      release = true;
+      await holder.close();
+      await waitFor(() => standby.interruptedAtStart === 3, 'the standby to take the calls over', 10_000);
+      const v = await concluded(sessionId);
+      expect(eventsOf(v, 'ChamberCallFailed').map((f) => (f['error'] as { kind: string }).kind)).toEqual(['interrupted', 'interrupted', 'interrupted']);
+      expect(requestsOf(sessionId).map(phaseOf)).toEqual(['blind', 'blind', 'blind', 'blind', 'blind', 'blind', 'arbiter']);
+      expect(v.summary.outcome).toBe('consensus');
+    } finally {
+      await holder.close().catch(() => undefined);
+      await connection.close();
+      await nats.stop();
+    }
+  }, 60_000);
 });

@@ -8,8 +8,11 @@ import type { DebateMove, DebateView, MoveKind, Participant, ThreadView } from '
 import { budgetOf, checkLock, hasAccurateSteelman, movesAllowed } from '@agora/domain-debate';
 import { z } from 'zod';
 
+/** The moves a model is offered: every move but spawning a thread (PROPOSE_THREAD, SECOND_THREAD), which models are not asked to do yet. */
+export type ModelMoveKind = Exclude<MoveKind, 'PROPOSE_THREAD' | 'SECOND_THREAD'>;
+
 /** The seed's per-move prompts (Milestone 4), one line each. */
-export const MOVE_GUIDE: Record<MoveKind, string> = {
+export const MOVE_GUIDE: Record<ModelMoveKind, string> = {
   CLAIM: 'State a claim that moves the debate forward (not a repetition).',
   QUESTION: 'Ask your opponent a pointed question.',
   PROPOSE_QUESTION: 'Propose the binary question the disagreement turns on: it starts with Is/Will/Does/Can/Should and ends with "?".',
@@ -27,7 +30,7 @@ export const MOVE_GUIDE: Record<MoveKind, string> = {
 
 /** The answer a model gives: one move, every field present (null when the move does not use it), so strict JSON-schema modes accept it. */
 export const ModelMove = z.object({
-  kind: z.enum(Object.keys(MOVE_GUIDE) as [MoveKind, ...MoveKind[]]),
+  kind: z.enum(Object.keys(MOVE_GUIDE) as [ModelMoveKind, ...ModelMoveKind[]]),
   text: z.string().describe('The message itself'),
   target: z.string().nullable().describe('STEELMAN, CHALLENGE: the opponent'),
   questionSeq: z.number().int().nullable().describe('ACCEPT_QUESTION: message number of the proposed question'),
@@ -126,13 +129,13 @@ Every message is one move. A move the stage does not allow, or a vague falsifier
 export function movePromptOf(d: DebateView, threadId: string, agentId: string, options: { refusal?: string; transcript?: number } = {}): string {
   const t = d.threads.find((x) => x.threadId === threadId) ?? d.threads[0]!;
   const budget = budgetOf(t.stage, d.settings);
-  const allowed = movesAllowed(t.stage, t.stageMessages, d.settings);
+  const allowed = movesAllowed(t.stage, t.stageMessages, d.settings).filter((k): k is ModelMoveKind => k in MOVE_GUIDE);
   const due = obligationsOf(d, t, agentId);
   const recent = d.messages.filter((m) => m.threadId === t.threadId).slice(-(options.transcript ?? 12));
   const lines = [
     `Debate: ${d.topic} (thread ${t.threadId}). Today: ${d.updatedAt.slice(0, 10)}.`,
     `Debaters: ${d.participants.map((p) => `${p.agentId} (${p.persona})`).join('; ')}. You are ${agentId}.`,
-    `Stage: ${t.stage}${budget ? `, ${t.stageMessages} messages of a ${budget.min}-${budget.max} budget` : ''}.`,
+    `Stage: ${t.stage}${budget ? `, ${t.stageMessages} messages of a budget of ${budget.min}-${budget.max}` : ''}.`,
     `Question: ${t.question ?? '(none accepted yet)'}${t.forcedBinary ? ' (forced binary: answer YES or NO)' : ''}`,
     `Moves allowed now: ${allowed.join(', ')}.`,
     `The gate still needs: ${gateNeeds(d, t).join('; ') || 'nothing'}.`,

@@ -1,13 +1,15 @@
 /**
  * The LLM debaters: personas played by models through the provider layer (@agora/providers, the
- * one shared with the chamber), one move per call, in pseudo-turns (round robin; a debater whose
- * move is refused is told why and tries again, up to `retries` times). Each move carries its
+ * one shared with the chamber), one move per call, in pseudo-turns (round robin; each debater
+ * speaks in the thread it attends to most, by the attention scorer; a debater whose move is
+ * refused is told why and tries again, up to `retries` times). Each move carries its
  * call's usage (model, cost, tokens, latency), so the debate's cost is in its log; the runner
  * also returns the wall time and the totals.
  */
 import type { DebateView, Participant } from '@agora/contracts';
+import { attentionOf, threadsSeenBy } from '@agora/domain-debate';
 import type { ProviderLayer } from '@agora/providers';
-import { ModelMove, movePromptOf, systemPromptOf, toDebateMove } from './llm-context.js';
+import { ModelMove, movePromptOf, obligationsOf, systemPromptOf, toDebateMove } from './llm-context.js';
 import type { DebateClient } from './scripted.js';
 
 export interface Persona extends Participant {
@@ -19,6 +21,7 @@ export interface LlmDebateOptions {
   layer: ProviderLayer;
   client: DebateClient;
   debateId: string;
+  /** Every move in this thread. Default: each turn, threadFor (a thread where a move is due from the debater, else the one it attends to most). */
   threadId?: string;
   personas: readonly Persona[];
   /** Turns at most (a debate that is not complete by then stops). Default 80. */
@@ -34,6 +37,7 @@ export interface LlmDebateOptions {
 export interface TurnReport {
   turn: number;
   agentId: string;
+  threadId: string;
   model: string;
   outcome: 'accepted' | 'refused' | 'provider_error';
   kind?: string;
@@ -53,16 +57,30 @@ export interface LlmDebateResult {
   wallMs: number;
 }
 
+/**
+ * Where a debater speaks this turn: the first thread, by its attention, in which a move is due from
+ * it (the others wait on it there); else the thread it attends to most (threadsSeenBy).
+ */
+export function threadFor(d: DebateView, agentId: string): string {
+  const seen = threadsSeenBy(d, agentId);
+  const open = attentionOf(d, agentId)
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score)
+    .map((s) => d.threads.find((t) => t.threadId === s.threadId)!);
+  const owed = open.find((t) => obligationsOf(d, t, agentId).length > 0);
+  return owed?.threadId ?? seen[0] ?? d.threads[0]!.threadId;
+}
+
 /** Plays the personas until the debate completes or the turns run out; provider errors are reported verbatim and count as a lost turn. */
 export async function runLlmDebate(options: LlmDebateOptions): Promise<LlmDebateResult> {
   const started = performance.now();
-  const threadId = options.threadId ?? 'main';
   const retries = options.retries ?? 2;
   const totals = { calls: 0, refusals: 0, providerErrors: 0, costUsd: 0 };
   let debate = await options.client.debate(options.debateId);
   let turn = 0;
   for (; turn < (options.maxTurns ?? 80) && debate.status !== 'complete'; turn++) {
     const persona = options.personas[turn % options.personas.length]!;
+    const threadId = options.threadId ?? threadFor(debate, persona.agentId);
     let refusal: string | undefined;
     for (let attempt = 0; attempt <= retries; attempt++) {
       const outcome = await options.layer.generate({
@@ -77,7 +95,7 @@ export async function runLlmDebate(options: LlmDebateOptions): Promise<LlmDebate
       });
       totals.calls += 1;
       totals.costUsd += outcome.cost;
-      const report = { turn, agentId: persona.agentId, model: persona.model, costUsd: outcome.cost, latencyMs: outcome.latencyMs };
+      const report = { turn, agentId: persona.agentId, threadId, model: persona.model, costUsd: outcome.cost, latencyMs: outcome.latencyMs };
       if (!outcome.ok) {
         totals.providerErrors += 1;
         options.onTurn?.({ ...report, outcome: 'provider_error', detail: `${outcome.error.kind}${outcome.error.status ? ` ${outcome.error.status}` : ''}: ${outcome.error.message}` });

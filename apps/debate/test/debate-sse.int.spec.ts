@@ -67,7 +67,7 @@ describe('GET /v1/debates/:id/events', () => {
 
     const names = first.frames.map((f) => f.event);
     expect(names[0]).toBe('debate_opened');
-    for (const seed of ['message_posted', 'stage_transition', 'steelman_attempt', 'steelman_graded', 'commitment_made', 'falsifier_declared', 'lock_attempted', 'lock_failed', 'lock_succeeded']) expect(names).toContain(seed);
+    for (const seed of ['message_posted', 'question_proposed', 'question_accepted', 'stage_transition', 'steelman_attempt', 'steelman_graded', 'commitment_made', 'falsifier_declared', 'lock_attempted', 'lock_failed', 'lock_succeeded']) expect(names).toContain(seed);
     // Every frame is the debate's, in log order, its position as id; nothing of the other debate.
     expect(first.frames.every((f) => f.data['debateId'] === 'sse-debate')).toBe(true);
     const positions = first.frames.map((f) => BigInt(f.id));
@@ -76,7 +76,9 @@ describe('GET /v1/debates/:id/events', () => {
       ['DISCOVERY', 'CRUX_LOCK'],
       ['CRUX_LOCK', 'EVIDENCE'],
     ]);
-    expect(first.frames.filter((f) => f.event === 'lock_attempted').map((f) => f.data['failed'])).toEqual([['steelmans_accurate', 'falsifiers_declared'], ['falsifiers_declared'], []]);
+    expect(first.frames.filter((f) => f.event === 'lock_attempted').map((f) => f.data['failed'])).toEqual([['falsifiers_declared'], []]);
+    const lock = first.frames.find((f) => f.event === 'lock_succeeded')!;
+    expect(lock.data).toMatchObject({ commitments: [{ agentId: 'saylor', side: 'YES' }, { agentId: 'hayes', side: 'NO' }], falsifiers: [{ agentId: 'saylor' }, { agentId: 'hayes' }] });
 
     // Resume after the 5th frame: the rest, then what comes next, without a gap or a repeat.
     const resumed = await readFrames(url, { 'last-event-id': first.frames[4]!.id });
@@ -85,6 +87,8 @@ describe('GET /v1/debates/:id/events', () => {
     await waitFor(() => resumed.frames.some((f) => f.event === 'debate_complete'), 'the debate to complete, live');
     await resumed.close();
     expect(resumed.frames.slice(0, first.frames.length - 5).map((f) => f.id)).toEqual(first.frames.slice(5).map((f) => f.id));
+    // Every move of the debate is there, not only the seed's nine: a live view needs them all.
+    for (const move of ['evidence_provided', 'challenge_issued', 'concession_made', 'debater_concluded']) expect(resumed.frames.map((f) => f.event)).toContain(move);
     const complete = resumed.frames.find((f) => f.event === 'debate_complete')!;
     expect(complete.data).toMatchObject({ outcome: 'converged', primaryThreadId: 'main', crux: { validated: true } });
     expect(new Set(resumed.frames.map((f) => f.id)).size).toBe(resumed.frames.length);

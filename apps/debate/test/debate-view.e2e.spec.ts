@@ -54,14 +54,14 @@ describe('the live debate view in Chromium', () => {
     expect(await page.locator('.message').count()).toBe(6);
     expect(await page.locator('.message [class*="badge"]', { hasText: 'PROPOSE QUESTION' }).count()).toBe(1);
 
-    await playScript(h.client, 'btc-gold', script.slice(6, 12)); // the first lock fails; the moderator answers
+    await playScript(h.client, 'btc-gold', script.slice(6, 14)); // the first lock (at 8 messages) fails; the moderator answers
     await page.waitForSelector('.message-moderator', { timeout: 15_000 });
     await shot('2-crux-lock');
     const steelmans = page.locator('[data-testid="steelmans"] tbody tr');
-    expect(await steelmans.count()).toBe(2);
+    expect(await steelmans.count()).toBe(2); // one row per pair: saylor of hayes twice (INCOMPLETE, then ACCURATE), hayes of saylor once
     expect(await steelmans.first().textContent()).toMatch(/INCOMPLETE/);
 
-    await playScript(h.client, 'btc-gold', script.slice(12, 16));
+    await playScript(h.client, 'btc-gold', script.slice(14, 16));
     await page.waitForSelector('[data-testid="stage-current"][data-stage="EVIDENCE"]', { timeout: 15_000 });
     expect(await page.locator('[data-testid="commitments"] tbody tr').count()).toBe(2);
     expect(await page.locator('[data-testid="falsifiers"] li').count()).toBe(2);

@@ -89,7 +89,11 @@ describe('the crux debate over separate processes (e2e)', () => {
       ok: false,
       error: { code: 'invalid_command', message: expect.stringMatching(/outsider \(roles: observer\)/) },
     });
-    expect(await ok('saylor', OpenDebate, { debateId: DEBATE, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS })).toMatchObject({ events: ['DebateOpened'] });
+    // The seed's own CRUX_LOCK budget (6-8), set explicitly, so that two locks fail before the third
+    // holds and the restarted moderator has forced binary framing to do (two agents' derived 8-10
+    // would lock on the second attempt).
+    const settings = { cruxLock: { min: 6, max: 8 } };
+    expect(await ok('saylor', OpenDebate, { debateId: DEBATE, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, settings })).toMatchObject({ events: ['DebateOpened'] });
     expect(await send('outsider', PostDebateMove, { debateId: DEBATE, move: { kind: 'CLAIM', text: 'hi' } })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
 
     // DISCOVERY: a CHALLENGE is refused, naming the stage and the moves allowed.

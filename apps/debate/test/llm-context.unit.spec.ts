@@ -42,7 +42,7 @@ describe('what is due from a debater', () => {
   it('puts the stage, its budget, the allowed moves, the gate and the refusal in the prompt', () => {
     const d = debateAfter(12);
     const prompt = movePromptOf(d, 'main', 'saylor', { refusal: 'illegal_state: nope' });
-    expect(prompt).toMatch(/^Stage: CRUX_LOCK, 6 messages of a 6-8 budget\.$/m);
+    expect(prompt).toMatch(/^Stage: CRUX_LOCK, 6 messages of a budget of 8-10\.$/m);
     expect(prompt).toMatch(/^Moves allowed now: COMMIT, STEELMAN, GRADE_STEELMAN, DECLARE_FALSIFIER, ACCEPT_FALSIFIER, CLAIM, QUESTION\.$/m);
     expect(prompt).toMatch(/^The gate still needs: steelman: saylor of hayes was graded INCOMPLETE; falsifiers: saylor, hayes must declare one/m);
     expect(prompt).toMatch(/^Steelmans: #9 saylor of hayes: INCOMPLETE; #11 hayes of saylor: ACCURATE$/m);

@@ -21,23 +21,29 @@ describe('the LLM debaters against stand-in providers', () => {
     await h?.close();
   });
 
-  it("plays the seed's debate to a validated crux, with its cost and wall time", async () => {
+  /** Saylor on OpenAI's wire API and Hayes on Anthropic's, both played by the persona stand-in. */
+  async function play(debateId: string, [saylor, hayes]: [string, string], maxTurns?: number) {
     const model = personaModel();
     stands.script(model);
     const config: ProvidersConfig = { providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 };
-    const layer = new ProviderLayer(config, stands.env);
-    await h.open('llm-debate');
     const turns: TurnReport[] = [];
     const result = await runLlmDebate({
-      layer,
+      layer: new ProviderLayer(config, stands.env),
       client: h.client,
-      debateId: 'llm-debate',
+      debateId,
       personas: [
-        { agentId: 'saylor', persona: 'Michael Saylor: Bitcoin maximalist', model: 'openai:gpt-4.1' },
-        { agentId: 'hayes', persona: 'Arthur Hayes: macro trader', model: 'anthropic:claude-sonnet-4-20250514' },
+        { agentId: 'saylor', persona: saylor, model: 'openai:gpt-4.1' },
+        { agentId: 'hayes', persona: hayes, model: 'anthropic:claude-sonnet-4-20250514' },
       ],
+      ...(maxTurns === undefined ? {} : { maxTurns }),
       onTurn: (t) => turns.push(t),
     });
+    return { result, turns };
+  }
+
+  it("plays the seed's debate to a validated crux, with its cost and wall time", async () => {
+    await h.open('llm-debate');
+    const { result, turns } = await play('llm-debate', ['Michael Saylor: Bitcoin maximalist', 'Arthur Hayes: macro trader']);
     expect(result.complete).toBe(true);
     expect(result.debate).toMatchObject({ status: 'complete', outcome: 'converged' });
     const thread = result.debate.threads[0]!;
@@ -73,4 +79,39 @@ describe('the LLM debaters against stand-in providers', () => {
     expect(result.wallMs).toBeGreaterThan(0);
     expect(result.wallMs).toBeLessThan(120_000);
   }, 120_000);
+
+  it('a debate of several threads: a thread spawned on a second bite, the debaters led by attention, duplicate threads merged, then coalitions and common ground', async () => {
+    await h.open('multi-debate', [
+      { threadId: 'main', topic: 'Bitcoin is digital gold' },
+      { threadId: 'reserve', topic: 'Bitcoin as a treasury reserve asset for companies' },
+    ]);
+    const move = (agentId: string, threadId: string, m: Record<string, unknown>) => h.client.move(agentId, { debateId: 'multi-debate', threadId, move: m });
+    // The second bite: hayes proposes a sub-dispute, and it spawns only once saylor seconds it.
+    expect(await move('hayes', 'main', { kind: 'PROPOSE_THREAD', topic: 'Will spot ETF flows decide the Bitcoin price?', text: 'Flows, not scarcity, set the price.' })).toMatchObject({ ok: true, result: { events: ['DebateMessagePosted', 'ThreadSpawnProposed'] } });
+    expect(await move('hayes', 'main', { kind: 'SECOND_THREAD', proposalSeq: 1, text: 'me again' })).toMatchObject({ ok: false, error: { code: 'illegal_state' } });
+    expect(await move('saylor', 'main', { kind: 'SECOND_THREAD', proposalSeq: 1, text: 'Take it up.' })).toMatchObject({ ok: true, result: { events: ['DebateMessagePosted', 'ThreadSpawned'] } });
+    // A topic that duplicates an open thread is refused, naming it.
+    expect(await move('saylor', 'main', { kind: 'PROPOSE_THREAD', topic: 'Bitcoin as a treasury reserve asset', text: 'x' })).toMatchObject({ ok: false, error: { code: 'invalid_command', details: { threadId: 'reserve' } } });
+
+    const { result, turns } = await play('multi-debate', ['Michael Saylor: Bitcoin maximalist, treasury reserve', 'Arthur Hayes: macro trader, ETF flows and liquidity'], 400);
+    expect(result.complete).toBe(true);
+    const d = result.debate;
+    expect(d.threads.map((t) => [t.threadId, t.parentThreadId])).toEqual([['main', null], ['reserve', null], ['main-s1', 'main']]);
+    // The stand-in models propose the same question in every thread: the first thread to accept it keeps it, the others merge into it.
+    const merged = d.threads.filter((t) => t.mergedInto !== null);
+    const kept = d.threads.filter((t) => t.mergedInto === null);
+    expect(merged.length).toBeGreaterThanOrEqual(1);
+    expect(kept).toHaveLength(1);
+    expect(merged.every((t) => t.mergedInto === kept[0]!.threadId)).toBe(true);
+    expect(kept[0]).toMatchObject({ stage: 'CONVERGED', crux: { validated: true } });
+    expect(d).toMatchObject({ status: 'complete', outcome: 'converged', primaryThreadId: kept[0]!.threadId });
+    // Attention led the debaters: they spoke in more than one thread.
+    expect(new Set(turns.filter((t) => t.outcome === 'accepted').map((t) => t.threadId)).size).toBeGreaterThanOrEqual(2);
+    // After the debate: opponents form no coalition; the log's DebateCompleted says so, with the common ground.
+    const events = await h.context.store.readStream('debate-multi-debate');
+    const completed = events.find((e) => e.type === 'DebateCompleted')!.data as { coalitions: unknown[]; commonGround: { agreedQuestions: unknown[]; sharedMetrics: unknown[] } };
+    expect(completed.coalitions).toEqual([]);
+    expect(completed.commonGround).toMatchObject({ agreedQuestions: [] });
+    expect(events.filter((e) => e.type === 'ThreadsMerged')).toHaveLength(merged.length);
+  }, 180_000);
 });

@@ -33,12 +33,12 @@ import {
   parseSessionDeadlineKey,
   recoveryCandidates,
   requireSignerKey,
-  seedFrom,
   type DialecticCommand,
   type DialecticEvent,
   type DialecticPolicy,
   type DialecticSessionState,
 } from '@agora/domain-dialectic';
+import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { sessionIdOfRequest, votingSessionDecider, votingSessionStreamId } from '@agora/domain-voting';
 import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';

@@ -32,7 +32,8 @@ import {
   type Role,
   type VotingSessionView,
 } from '@agora/contracts';
-import { pickFromPool, seedFrom, signResolution } from '@agora/domain-dialectic';
+import { seedFrom } from '@agora/domain-common';
+import { pickFromPool, signResolution } from '@agora/domain-dialectic';
 import { agentDecider, agentStreamId, type AgentCommand } from '@agora/domain-registry';
 import { handleCommand } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';

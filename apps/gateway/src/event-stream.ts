@@ -58,14 +58,12 @@ export function sseFrame(event: RecordedEvent): string {
 
 /**
  * The seed 004 frame of a debate event (GET /v1/debates/:id/events): the seed's event type as the
- * SSE event name (message_posted, stage_transition, steelman_attempt, steelman_graded,
- * commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed,
- * debate_complete, and moderator_intervened, thread_crystallized, debate_opened), the position as
- * id (so Last-Event-ID resumes), and the event's data with its log type, that type's schema version, position and time.
- * Undefined for a debate event the stream does not carry.
+ * SSE event name (DEBATE_SSE_TYPES: the seed's nine, and a name for every other move of the
+ * debate), the position as id (so Last-Event-ID resumes), and the event's data with its log type,
+ * that type's schema version, position and time. Undefined for an event that is not a debate event.
  */
 export function debateSseFrame(event: RecordedEvent): string | undefined {
-  const name = DEBATE_SSE_TYPES[event.type];
+  const name = (DEBATE_SSE_TYPES as Readonly<Record<string, string>>)[event.type];
   if (name === undefined) return undefined;
   const { type, position, recordedAt, data, metadata } = event;
   return `id: ${position}\nevent: ${name}\ndata: ${JSON.stringify({ type: name, logType: type, logSchemaVersion: metadata[SCHEMA_VERSION_FIELD], position, recordedAt, ...(data as Record<string, unknown>) })}\n\n`;

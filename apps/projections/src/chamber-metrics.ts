@@ -41,6 +41,7 @@ export interface ChamberMetricsOptions {
  * - agora_chamber_lift_ratio                                gauge (window): consensus outcomes that differ from the blind majority
  * - agora_chamber_conformity_changes_total                  counter: positions abandoned toward the blind majority
  * - agora_chamber_conformity_abandoned_chosen_total         counter: of those, abandoned positions the arbiter or the human later chose
+ * - agora_chamber_self_identification_masked_total{provider} counter: panel answers that named their own model or provider (masked for the others)
  */
 export function registerChamberMetrics(registry: Registry, options: ChamberMetricsOptions): void {
   const registers = [registry];
@@ -136,6 +137,9 @@ export function registerChamberMetrics(registry: Registry, options: ChamberMetri
   });
   counter('agora_chamber_conformity_changes_total', 'Panelists that abandoned their blind position toward the blind majority in cross-examination', [] as const, (c, f) => c.inc(f.all.conformityChanges));
   counter('agora_chamber_conformity_abandoned_chosen_total', 'Of the positions abandoned toward the majority, those the arbiter or the human later chose', [] as const, (c, f) => c.inc(f.all.conformityAbandonedChosen));
+  counter('agora_chamber_self_identification_masked_total', 'Panel answers that named their own model or provider, masked before the other panelists and the arbiter saw them, by provider', ['provider'] as const, (c, f) => {
+    for (const r of f.records) for (const [provider, n] of Object.entries(r.selfIdentified ?? {})) c.inc({ provider }, n);
+  });
 }
 
 export interface ChamberProjections {

@@ -13,7 +13,7 @@ import {
   type DataOf,
   type ProceededDespiteObjections,
 } from '@agora/contracts';
-import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, resumePayloadOf } from '@agora/domain-dialectic';
+import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, resumePayloadOf } from '@agora/domain-common';
 import { agentDecider, agentStreamId, createAgentDecider, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';

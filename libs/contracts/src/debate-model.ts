@@ -32,8 +32,10 @@ export const MoveKind = z
     'PROVIDE_EVIDENCE',
     'CONCEDE',
     'CONCLUDE',
+    'PROPOSE_THREAD',
+    'SECOND_THREAD',
   ])
-  .describe('A debater move; each stage allows some of them (see the README, "Crux debate")');
+  .describe('A debater move; each stage allows some of them, and PROPOSE_THREAD / SECOND_THREAD (spawning a thread) are allowed in any open thread (see the README, "Crux debate")');
 export type MoveKind = z.infer<typeof MoveKind>;
 
 export const CommitSide = z.enum(['YES', 'NO', 'UNCERTAIN']);
@@ -76,7 +78,7 @@ const Budget = z
 export const DebateSettings = z
   .object({
     discovery: Budget.describe('Messages in DISCOVERY: advances at min once a binary question is accepted; at max only PROPOSE_QUESTION and ACCEPT_QUESTION remain'),
-    cruxLock: Budget.describe('Messages in CRUX_LOCK: the lock is attempted at min, then every (max - min, at least 1) messages after a failed attempt'),
+    cruxLock: Budget.describe('Messages in CRUX_LOCK: the lock is attempted at min, then every (max - min, at least 1) messages after a failed attempt. Unless set, it follows from the n participants: min = 2n + 4 * floor(n/2) * ceil(n/2) (the fewest moves a lock can pass with: commitments, falsifiers, and a graded steelman each way between opponents at the most even split), max = min + 2 (two agents: 8-10; three: 14-16)'),
     evidence: Budget.describe('Messages in EVIDENCE: crystallizes at min once every agent has sent CONCLUDE, and at max in any case'),
     maxLockAttempts: z.number().int().min(1).max(10).describe('Failed lock attempts before the thread is UNRESOLVED'),
     orbitingThreshold: z.number().min(1).max(10).describe('Keyword repetition (occurrences / distinct keywords over the window) above which the moderator calls orbiting'),
@@ -86,9 +88,13 @@ export const DebateSettings = z
   .strict();
 export type DebateSettings = z.infer<typeof DebateSettings>;
 
+/**
+ * The seed's defaults. `cruxLock` is two agents' (the seed's 6-8 could not lock: two agents need 8
+ * moves); a debate's own follows from its participants (see DebateSettings.cruxLock).
+ */
 export const DEFAULT_DEBATE_SETTINGS: DebateSettings = {
   discovery: { min: 6, max: 10 },
-  cruxLock: { min: 6, max: 8 },
+  cruxLock: { min: 8, max: 10 },
   evidence: { min: 12, max: 16 },
   maxLockAttempts: 4,
   orbitingThreshold: 2.0,
@@ -206,9 +212,38 @@ export const DcgScore = z.object({
 });
 export type DcgScore = z.infer<typeof DcgScore>;
 
+/** A proposal to spawn a thread (the "second bite"): it spawns once another participant seconds it. */
+export const SpawnProposalView = z.object({
+  seq: z.number().int().describe('The PROPOSE_THREAD message'),
+  topic: z.string(),
+  proposedBy: AgentId,
+  secondedBy: AgentId.nullable(),
+  spawnedThreadId: EntityId.nullable(),
+});
+export type SpawnProposalView = z.infer<typeof SpawnProposalView>;
+
+/** After the debate: agents that took the same side on the threads they both committed on. */
+export const Coalition = z.object({
+  members: z.array(AgentId).min(2),
+  threads: z.array(EntityId).describe('Threads on which every member committed'),
+  agreement: z.number().min(0).max(1).describe('Share of those threads on which the members took the same side (1: all)'),
+});
+export type Coalition = z.infer<typeof Coalition>;
+
+/** After the debate: what the participants agree on, whatever their cruxes. */
+export const CommonGround = z.object({
+  agreedQuestions: z.array(z.object({ threadId: EntityId, question: z.string(), side: CommitSide, agents: z.array(AgentId) })).describe('Questions on which every committed agent (2 or more) took the same side'),
+  concessions: z.array(z.object({ threadId: EntityId, agentId: AgentId, point: z.string() })).describe("Points conceded to an opponent: the conceder accepts them, the opponent made them"),
+  sharedMetrics: z.array(z.object({ metric: z.string(), agents: z.array(AgentId) })).describe('Metrics that agents of opposite sides both named in a falsifier: they agree on what would settle it'),
+});
+export type CommonGround = z.infer<typeof CommonGround>;
+
 export const ThreadView = z.object({
   threadId: EntityId,
   topic: z.string(),
+  parentThreadId: EntityId.nullable().describe('The thread it was spawned from (null: opened with the debate)'),
+  mergedInto: EntityId.nullable().describe('Merged as a duplicate into this thread: it ended there'),
+  spawnProposals: z.array(SpawnProposalView).describe('Proposals to spawn a thread, made in this thread'),
   stage: DebateStage,
   unresolvedReason: UnresolvedReason.nullable(),
   stageMessages: z.number().int().describe('Messages in the current stage'),

@@ -11,7 +11,10 @@ import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import {
+  Coalition,
+  CommitmentView,
   CommitSide,
+  CommonGround,
   CruxValidation,
   DEBATE_CATEGORY,
   DebateConfidence,
@@ -21,12 +24,14 @@ import {
   DebateSummary,
   DebateView,
   DcgScore,
+  FalsifierView,
   InterventionKind,
   LockCriterion,
   MoveKind,
   Participant,
   ProposedFalsifierView,
   SteelmanGrade,
+  SteelmanView,
   Threshold,
   ThreadCrux,
   TopClaim,
@@ -73,6 +78,8 @@ export const DebateMove = z.discriminatedUnion('kind', [
     .strict(),
   z.object({ kind: z.literal('CONCEDE'), text: Text.describe('The point conceded'), topClaim: TopClaim.optional().describe('The TopClaim after the concession; unchanged or absent is a cheap concession') }).strict(),
   z.object({ kind: z.literal('CONCLUDE'), text: Text }).strict(),
+  z.object({ kind: z.literal('PROPOSE_THREAD'), topic: ShortText(500).describe('The sub-dispute a new thread would take up'), text: Text.describe('Why it deserves its own thread') }).strict(),
+  z.object({ kind: z.literal('SECOND_THREAD'), proposalSeq: z.number().int().min(1).describe('The seq of the PROPOSE_THREAD message (in this thread)'), text: Text }).strict(),
 ]);
 export type DebateMove = z.infer<typeof DebateMove>;
 
@@ -253,7 +260,14 @@ export const DebateStageAdvanced = defineEvent({
   type: 'DebateStageAdvanced',
   category: DEBATE_CATEGORY,
   summary: 'A thread moved to its next stage (or to UNRESOLVED, with the reason)',
-  data: z.object({ ...base, from: DebateStage, to: DebateStage, reason: z.string(), unresolvedReason: UnresolvedReason.nullable() }),
+  data: z.object({
+    ...base,
+    from: DebateStage,
+    to: DebateStage,
+    reason: z.string(),
+    unresolvedReason: UnresolvedReason.nullable(),
+    question: z.string().optional().describe("DISCOVERY's budget spent without an accepted question: the question the moderator framed, which the thread carries into CRUX_LOCK"),
+  }),
 });
 
 export const CruxLockAttempted = defineEvent({
@@ -267,7 +281,16 @@ export const CruxLocked = defineEvent({
   type: 'CruxLocked',
   category: DEBATE_CATEGORY,
   summary: 'The lock succeeded: the question, commitments, steelmans and falsifiers it locked',
-  data: z.object({ ...base, attempt: z.number().int(), question: z.string(), committed: z.array(AgentId), falsifierIds: z.array(z.string()) }),
+  data: z.object({
+    ...base,
+    attempt: z.number().int(),
+    question: z.string(),
+    committed: z.array(AgentId),
+    falsifierIds: z.array(z.string()),
+    commitments: z.array(CommitmentView).optional().describe('The commitments it locked (side, confidence, TopClaim); absent in events recorded before it was added'),
+    steelmans: z.array(SteelmanView).optional().describe('The ACCURATE steelman of each pair of opponents it locked, the one that satisfied the gate'),
+    falsifiers: z.array(FalsifierView).optional().describe('The falsifiers it locked, in full'),
+  }),
 });
 
 export const CruxLockFailed = defineEvent({
@@ -298,6 +321,27 @@ export const ThreadCrystallized = defineEvent({
   data: z.object({ ...base, crux: ThreadCrux, validation: CruxValidation }),
 });
 
+export const ThreadSpawnProposed = defineEvent({
+  type: 'ThreadSpawnProposed',
+  category: DEBATE_CATEGORY,
+  summary: 'A debater proposed a new thread for a sub-dispute (the "second bite"); it spawns when another participant seconds it',
+  data: z.object({ ...base, agentId: AgentId, topic: z.string() }),
+});
+
+export const ThreadSpawned = defineEvent({
+  type: 'ThreadSpawned',
+  category: DEBATE_CATEGORY,
+  summary: 'A second participant seconded a proposal: the new thread starts in DISCOVERY (threadId is where it was proposed)',
+  data: z.object({ ...base, newThreadId: ThreadId, topic: z.string(), proposalSeq: z.number().int(), proposedBy: AgentId, secondedBy: AgentId }),
+});
+
+export const ThreadsMerged = defineEvent({
+  type: 'ThreadsMerged',
+  category: DEBATE_CATEGORY,
+  summary: 'Duplicate detection: the thread (threadId) accepted a question another thread (open, or converged) already takes up, and was merged into it; it ends there',
+  data: z.object({ ...base, into: ThreadId, similarity: z.number().min(0).max(1), reason: z.string() }),
+});
+
 export const DebateCompleted = defineEvent({
   type: 'DebateCompleted',
   category: DEBATE_CATEGORY,
@@ -311,6 +355,8 @@ export const DebateCompleted = defineEvent({
     crux: ThreadCrux.nullable(),
     lockAttempts: z.number().int(),
     durationMs: z.number().int().min(0),
+    coalitions: z.array(Coalition).optional().describe('After the debate: agents that sided together (absent in events recorded before it was added)'),
+    commonGround: CommonGround.optional().describe('After the debate: what the participants agree on'),
   }),
 });
 
@@ -333,6 +379,9 @@ export const debateEvents = [
   CruxLockFailed,
   ModeratorIntervened,
   ThreadCrystallized,
+  ThreadSpawnProposed,
+  ThreadSpawned,
+  ThreadsMerged,
   DebateCompleted,
 ] as const;
 
@@ -368,20 +417,31 @@ export const debateQueries = [GetDebate, ListDebates] as const;
 
 export const debateContracts = { commands: debateCommands, events: debateEvents, queries: debateQueries } as const;
 
-/** The seed's SSE event type for each debate event (GET /v1/debates/:id/events); events not listed are not streamed. */
-export const DEBATE_SSE_TYPES: Readonly<Record<string, string>> = {
+/**
+ * The seed's SSE event type for each debate event (GET /v1/debates/:id/events). Every debate event
+ * has one (the record is typed over them all), so a live view of one debate sees all its moves.
+ */
+export const DEBATE_SSE_TYPES: Readonly<Record<(typeof debateEvents)[number]['type'], string>> = {
   DebateOpened: 'debate_opened',
   DebateMessagePosted: 'message_posted',
-  DebateStageAdvanced: 'stage_transition',
+  BinaryQuestionProposed: 'question_proposed',
+  BinaryQuestionAccepted: 'question_accepted',
+  CommitmentMade: 'commitment_made',
   SteelmanAttempted: 'steelman_attempt',
   SteelmanGraded: 'steelman_graded',
-  CommitmentMade: 'commitment_made',
   FalsifierDeclared: 'falsifier_declared',
+  ChallengeIssued: 'challenge_issued',
+  EvidenceProvided: 'evidence_provided',
+  ConcessionMade: 'concession_made',
+  DebaterConcluded: 'debater_concluded',
+  DebateStageAdvanced: 'stage_transition',
   CruxLockAttempted: 'lock_attempted',
   CruxLocked: 'lock_succeeded',
   CruxLockFailed: 'lock_failed',
   ModeratorIntervened: 'moderator_intervened',
   ThreadCrystallized: 'thread_crystallized',
+  ThreadSpawnProposed: 'thread_spawn_proposed',
+  ThreadSpawned: 'thread_spawned',
+  ThreadsMerged: 'threads_merged',
   DebateCompleted: 'debate_complete',
 };
-

@@ -7,6 +7,7 @@
 import { commands as catalogCommands, events as catalogEvents, queries as catalogQueries } from './catalog.js';
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
 import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './documents.js';
+import { DEBATE_SSE_TYPES } from './debate.js';
 import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { SIGNING_SPEC } from './signing-spec.js';
@@ -171,7 +172,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         operationId: 'streamDebateEvents',
         summary: "One debate's events as Server-Sent Events, with seed 004's event names: history, then live",
         description: [
-          'Each message has `id: <position>`, `event: <name>` (message_posted, stage_transition, steelman_attempt, steelman_graded, commitment_made, falsifier_declared, lock_attempted, lock_succeeded, lock_failed, debate_complete, and debate_opened, moderator_intervened, thread_crystallized)',
+          `Each message has \`id: <position>\`, \`event: <name>\`, one for every debate event (${Object.values(DEBATE_SSE_TYPES).join(', ')})`,
           'and `data: {type, logType, logSchemaVersion, position, recordedAt, ...the event data}` (logSchemaVersion: the schema version of the log event\'s data, as its metadata.schemaVersion). Reconnect with `Last-Event-ID` to continue strictly after the last event received.',
         ].join(' '),
         parameters: [

@@ -137,7 +137,7 @@ export const AgentTrustAdjusted = defineEvent({
 /** The last resume of an agent's circuit breaker (a pause soon after it is a relapse). */
 export const PreviousResume = z.object({ pause: z.number().int().min(1), sessionId: EntityId, resumedAt: Timestamp });
 
-/** The circuit breaker as the registry's agent view shows it (seed 001; the rules are in libs/domain-dialectic breaker.ts). */
+/** The circuit breaker as the registry's agent view shows it (seed 001; the rules are in libs/domain-common breaker.ts). */
 export const BreakerView = z.object({
   state: z.enum(['closed', 'open']).describe('open: the agent is paused'),
   pauses: z.number().int().min(0),

@@ -1,6 +1,7 @@
 export * from './events.js';
 export * from './divergence.js';
 export * from './prompts.js';
+export * from './self-identification.js';
 export * from './proposal.js';
 export * from './state.js';
 export * from './progress.js';

@@ -1,10 +1,12 @@
 /**
  * What the models are sent. Prompts are built here, from the session's recorded state, and
  * recorded verbatim in ChamberCallRequested before any call: no model or provider name ever
- * appears in them, and answers are shown under labels shuffled per session and per phase.
+ * appears in them, and answers are shown under labels shuffled per session and per phase, with a
+ * panelist's self-identification ("I am Claude, made by Anthropic") masked (self-identification.ts).
  */
 import type { CrossExamAnswer, PanelAnswer } from '@agora/contracts';
-import { drawOf } from '@agora/domain-dialectic';
+import { drawOf } from '@agora/domain-common';
+import { maskSelfIdentification } from './self-identification.js';
 
 const LETTERS = 'ABCDEFGHIJ';
 
@@ -44,18 +46,22 @@ export function blindPrompt(question: string, context: string): string {
   return `${questionBlock(question, context)}\n\nGive your independent answer.`;
 }
 
-/** An answer as others see it: the structured fields only, never who wrote it. */
+/** An answer as others see it: the structured fields only, never who wrote it (self-identifying names masked). */
 export function renderAnswer(label: string, answer: PanelAnswer | CrossExamAnswer): string {
-  const list = (items: readonly string[]) => (items.length ? items.map((c) => `  - ${c}`).join('\n') : '  (none)');
+  const mask = (text: string) => maskSelfIdentification(text).text;
+  const list = (items: readonly string[]) => (items.length ? items.map((c) => `  - ${mask(c)}`).join('\n') : '  (none)');
   return [
     `ANSWER ${label}`,
-    `Position: ${answer.position}`,
+    `Position: ${mask(answer.position)}`,
     `Confidence: ${answer.confidence}`,
     `Key claims:\n${list(answer.keyClaims)}`,
     `Evidence:\n${list(answer.evidence)}`,
-    `Reasoning: ${answer.reasoning}`,
+    `Reasoning: ${mask(answer.reasoning)}`,
   ].join('\n');
 }
+
+/** The text fields of an answer another model is shown. */
+export const answerTexts = (answer: Pick<PanelAnswer, 'position' | 'keyClaims' | 'evidence' | 'reasoning'>): string[] => [answer.position, ...answer.keyClaims, ...answer.evidence, answer.reasoning];
 
 /** Cross-examination: the panelist's own blind answer, and the others' under their labels in label order. */
 export function crossExamPrompt(question: string, context: string, own: PanelAnswer, others: readonly { label: string; answer: PanelAnswer }[]): string {

@@ -5,7 +5,7 @@
  */
 import type { ChamberRules, PayloadOf, Panelist, ProposeChamberSession, RecusalPolicy } from '@agora/contracts';
 import { DomainError } from '@agora/decider';
-import { drawOf } from '@agora/domain-dialectic';
+import { drawOf } from '@agora/domain-common';
 import { PROMPT_OVERHEAD_CHARS } from './prompts.js';
 
 export interface ModelPriceData {
@@ -95,9 +95,39 @@ export function sessionMaxCost(question: string, context: string, panel: readonl
   return Math.round(total * rules.stepAttempts * 1_000_000) / 1_000_000;
 }
 
+/** The panel after recusal: under exclude_provider, without the models of the arbiter's provider. */
+export function recusedPanel(wanted: readonly string[], arbiter: string, recusal: ChamberPolicy['recusal']): { panel: string[]; excluded: { model: string; reason: string }[] } {
+  if (recusal !== 'exclude_provider') return { panel: [...wanted], excluded: [] };
+  const panel = wanted.filter((m) => providerOf(m) !== providerOf(arbiter));
+  const excluded = wanted.filter((m) => !panel.includes(m)).map((model) => ({ model, reason: `same provider as the arbiter ${arbiter} (recusal: exclude_provider)` }));
+  return { panel, excluded };
+}
+
+/**
+ * What makes the configured panel unusable before any proposal, in one line, or undefined: under
+ * exclude_provider, the default panel without the arbiter's provider (and, with rotate, any pool
+ * arbiter's) must keep 3 distinct providers, or every proposal would be refused panel_too_small.
+ */
+export function panelProblem(policy: Pick<ChamberPolicy, 'panel' | 'arbiter' | 'recusal'>): string | undefined {
+  if (policy.recusal !== 'exclude_provider') return undefined;
+  const { panel } = recusedPanel(policy.panel, policy.arbiter, policy.recusal);
+  const providers = [...new Set(panel.map(providerOf))];
+  if (providers.length >= 3) return undefined;
+  return `recusal exclude_provider leaves the panel ${providers.length} provider${providers.length === 1 ? '' : 's'} (${providers.join(', ') || 'none'}) once the arbiter's provider ${providerOf(policy.arbiter)} is excluded, and 3 are needed: add panel models of other providers, or choose recusal monitor or rotate`;
+}
+
+/** Text length in characters as the limits count them: Unicode code points ("é" and "😀" are one each). */
+export const charCount = (text: string): number => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
+
 export function resolveProposal(payload: PayloadOf<typeof ProposeChamberSession>, policy: ChamberPolicy, now: string, seed: number): ResolvedProposal {
-  if (payload.question.length > policy.maxQuestionChars) throw new DomainError('invalid_command', `the question has ${payload.question.length} characters, more than the limit of ${policy.maxQuestionChars}`, { reason: 'question_too_long', limit: policy.maxQuestionChars });
-  if (payload.context.length > policy.maxContextChars) throw new DomainError('invalid_command', `the context has ${payload.context.length} characters, more than the limit of ${policy.maxContextChars}`, { reason: 'context_too_long', limit: policy.maxContextChars });
+  const questionChars = charCount(payload.question);
+  const contextChars = charCount(payload.context);
+  if (questionChars > policy.maxQuestionChars) throw new DomainError('invalid_command', `the question has ${questionChars} characters, more than the limit of ${policy.maxQuestionChars}`, { reason: 'question_too_long', limit: policy.maxQuestionChars });
+  if (contextChars > policy.maxContextChars) throw new DomainError('invalid_command', `the context has ${contextChars} characters, more than the limit of ${policy.maxContextChars}`, { reason: 'context_too_long', limit: policy.maxContextChars });
   const wanted = payload.panel ?? [...policy.panel];
   if (new Set(wanted).size !== wanted.length) throw new DomainError('invalid_command', 'the panel lists a model twice', { reason: 'duplicate_model' });
   for (const model of wanted) checkModel(policy, model, 'panel model');
@@ -108,12 +138,7 @@ export function resolveProposal(payload: PayloadOf<typeof ProposeChamberSession>
   checkModel(policy, arbiter, 'arbiter');
   const fallback = payload.fallbackArbiter === undefined ? policy.fallbackArbiter : payload.fallbackArbiter;
   if (fallback !== null) checkModel(policy, fallback, 'fallback arbiter');
-  const excluded: { model: string; reason: string }[] = [];
-  let panel = wanted;
-  if (policy.recusal === 'exclude_provider') {
-    panel = wanted.filter((m) => providerOf(m) !== providerOf(arbiter));
-    for (const m of wanted) if (!panel.includes(m)) excluded.push({ model: m, reason: `same provider as the arbiter ${arbiter} (recusal: exclude_provider)` });
-  }
+  const { panel, excluded } = recusedPanel(wanted, arbiter, policy.recusal);
   const providers = new Set(panel.map(providerOf));
   if (providers.size < 3) {
     throw new DomainError('invalid_command', `the panel has ${providers.size} distinct provider${providers.size === 1 ? '' : 's'} (${[...providers].join(', ') || 'none'}); at least 3 are needed`, { reason: 'panel_too_small', providers: [...providers] });

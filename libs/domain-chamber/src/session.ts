@@ -5,7 +5,7 @@
  * RecordChamberCallOutcome; the first outcome of a call stands, so a call is never settled twice.
  */
 import { DomainError, type Decider } from '@agora/decider';
-import { seedFrom } from '@agora/domain-dialectic';
+import { seedFrom } from '@agora/domain-common';
 import type { ChamberCommand, ChamberEvent } from './events.js';
 import { advance, blindRequests } from './progress.js';
 import { resolveProposal, type ChamberPolicy } from './proposal.js';

@@ -3,7 +3,9 @@
  * folded from its events, the month's ledger, and the statistics over them. Pure: the projections
  * service folds the log into these and computes the metrics at scrape time.
  */
-import type { ChamberStatus } from '@agora/contracts';
+import { CrossExamAnswer, PanelAnswer, type ChamberStatus } from '@agora/contracts';
+import { answerTexts } from './prompts.js';
+import { selfIdentifies } from './self-identification.js';
 import { normalizeText } from './divergence.js';
 import type { BudgetEvent, ChamberEvent } from './events.js';
 
@@ -34,6 +36,8 @@ export interface ChamberRecord {
   positionChanges: number;
   followUp: { decision: 'accepted' | 'overridden'; position: string | null } | null;
   calls: ChamberCallFigure[];
+  /** Panel answers (blind and cross-examination) that named their own model or provider, by provider: masked before others saw them. */
+  selfIdentified?: Record<string, number>;
 }
 
 /** Folds one event into a session's record (undefined before its proposal). */
@@ -57,8 +61,15 @@ export function evolveChamberRecord(record: ChamberRecord | undefined, event: Ch
       if (r.status === 'blind' || r.status === 'cross_exam' || r.status === 'arbitration') r.status = event.data.step === 'blind' ? 'blind' : event.data.step === 'cross_exam' ? 'cross_exam' : 'arbitration';
       if (event.data.step === 'cross_exam') r.crossExamined = true;
       return r;
-    case 'ChamberCallCompleted':
-      return { ...r, cost: money(r.cost + event.data.cost), calls: [...r.calls, { provider: event.data.provider, ok: true, latencyMs: event.data.latencyMs, errorKind: null }] };
+    case 'ChamberCallCompleted': {
+      const d = event.data;
+      const next = { ...r, cost: money(r.cost + d.cost), calls: [...r.calls, { provider: d.provider, ok: true, latencyMs: d.latencyMs, errorKind: null }] };
+      const answer = (d.step === 'blind' ? PanelAnswer : CrossExamAnswer).safeParse(d.output);
+      if (d.step !== 'arbiter' && answer.success && selfIdentifies(answerTexts(answer.data))) {
+        next.selfIdentified = { ...(r.selfIdentified ?? {}), [d.provider]: (r.selfIdentified?.[d.provider] ?? 0) + 1 };
+      }
+      return next;
+    }
     case 'ChamberCallFailed':
       return { ...r, cost: money(r.cost + event.data.cost), calls: [...r.calls, { provider: event.data.provider, ok: false, latencyMs: event.data.latencyMs, errorKind: event.data.error.kind }] };
     case 'ChamberDivergenceMeasured':

@@ -1,5 +1,5 @@
 import { DeciderSpecification } from '@agora/decider';
-import { createChamberDecider, type ChamberEvent } from '../src/index.js';
+import { charCount, createChamberDecider, panelProblem, type ChamberEvent } from '../src/index.js';
 import { answer, approve, arbiterLabel, at, cmd, decider, failed, lastOf, ok, PANEL, pendingCallIds, POLICY, propose, record, scenario, SESSION, verdict } from './fixtures.js';
 
 const play = scenario();
@@ -254,5 +254,25 @@ describe('chamber session: phases and outcomes', () => {
     const s = play.stateOf(h);
     h = play.play(h, record(s.calls.at(-1)!.request.callId, ok(verdict('consensus', ['Z']))));
     expect(lastOf(h, 'ChamberSessionConcluded').data).toMatchObject({ outcome: 'no_consensus', reason: expect.stringMatching(/names no answer/) });
+  });
+});
+
+describe('chamber session: limits and recusal checked as documented', () => {
+  it('counts the question and context limits in characters (code points), not UTF-16 units', () => {
+    const policy = { ...POLICY, maxQuestionChars: 100, maxContextChars: 10 };
+    const emoji = '😀'.repeat(100); // 100 characters, 200 UTF-16 units
+    expect(emoji.length).toBe(200);
+    const [proposed] = scenario(policy).play([], propose({ question: emoji, context: 'é'.repeat(10) }));
+    expect(proposed!.type).toBe('ChamberSessionProposed');
+    DeciderSpecification.for(createChamberDecider(policy))([]).when(propose({ question: `${emoji}x` })).thenRefuses('invalid_command', /the question has 101 characters, more than the limit of 100/);
+    expect(charCount('a😀é')).toBe(3);
+  });
+
+  it('says at start, in one line, when exclude_provider leaves the configured panel too small', () => {
+    expect(panelProblem({ ...POLICY, recusal: 'exclude_provider' })).toBe(
+      "recusal exclude_provider leaves the panel 2 providers (openai, google) once the arbiter's provider anthropic is excluded, and 3 are needed: add panel models of other providers, or choose recusal monitor or rotate",
+    );
+    expect(panelProblem({ ...POLICY, recusal: 'exclude_provider', panel: [...PANEL, 'mistral:large'] })).toBeUndefined();
+    expect(panelProblem({ ...POLICY, recusal: 'monitor' })).toBeUndefined();
   });
 });

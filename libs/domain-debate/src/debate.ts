@@ -5,10 +5,14 @@
  *   OpenDebate (a debater or an operator)  -> DebateOpened (every thread in DISCOVERY)
  *   PostDebateMove (a participant)         -> DebateMessagePosted + the move's own event, then
  *       DISCOVERY at min messages with an accepted binary question -> DebateStageAdvanced(CRUX_LOCK)
+ *                 at max without one -> DebateStageAdvanced(CRUX_LOCK) with the question the moderator framed
  *       CRUX_LOCK when the lock is due -> CruxLockAttempted, then CruxLocked + DebateStageAdvanced(EVIDENCE)
  *                 or CruxLockFailed (+ DebateStageAdvanced(UNRESOLVED) when no attempt is left)
  *       EVIDENCE at max, or at min once everyone concluded -> ThreadCrystallized + DebateStageAdvanced(CONVERGED)
- *       the last thread ending -> DebateCompleted (DCG of each thread, the primary crux, the outcome)
+ *       ACCEPT_QUESTION duplicating another thread's (open or converged) question -> ThreadsMerged (the thread ends there)
+ *       PROPOSE_THREAD -> ThreadSpawnProposed; SECOND_THREAD by another participant -> ThreadSpawned
+ *       the last thread ending -> DebateCompleted (DCG of each thread, the primary crux, the outcome,
+ *                 coalitions and common ground)
  *   ModerateDebate (the debate service)    -> DebateMessagePosted(MODERATOR) + ModeratorIntervened, or
  *       nothing when there is nothing to say (no orbiting, no horizon mismatch, already said)
  *
@@ -19,15 +23,18 @@
 import type { DebateMove, DebateSettings, ModeratorMove, OpenDebate, PayloadOf, PostDebateMove, ModerateDebate, ThreadView } from '@agora/contracts';
 import { DEFAULT_DEBATE_SETTINGS, SERVICE_ROLE } from '@agora/contracts';
 import { DomainError, type Command, type CommandContext, type Decider } from '@agora/decider';
+import { coalitionsOf, commonGroundOf } from './aftermath.js';
 import { crystallize } from './crystallize.js';
+import { framedQuestionFor } from './framing.js';
 import { promote } from './dcg.js';
 import { evolveDebate, initialDebateState, type Debate, type DebateEvent, type DebateState } from './evolve.js';
 import { checkFalsifier } from './falsifiers.js';
 import { falsifierIdOf, MODERATOR } from './ids.js';
-import { checkLock } from './lock.js';
+import { checkLock, steelmanRequirements } from './lock.js';
 import { forcedBinaryQuestion, horizonMismatch, lockPromptText, orbitingScore, proposeFalsifiers } from './moderator.js';
-import { acceptancesNeeded, binaryQuestionProblem, lockDue, nextStage, requireMoveAllowed } from './stages.js';
+import { acceptancesNeeded, binaryQuestionProblem, cruxLockBudgetFor, lockDue, nextStage, requireMoveAllowed } from './stages.js';
 import { isFirstAttempt, requireChallengeAllowed } from './steelman.js';
+import { duplicateOf, hasEnded, isOpenThread, isThreadMove, MAX_THREADS, spawnedThreadIdOf } from './threads.js';
 
 export type DebateCommand =
   | Command<'OpenDebate', PayloadOf<typeof OpenDebate>>
@@ -54,8 +61,9 @@ class Decision {
   }
 }
 
-export function settingsOf(partial: Partial<DebateSettings> | undefined): DebateSettings {
-  const settings = { ...DEFAULT_DEBATE_SETTINGS, ...(partial ?? {}) };
+/** The debate's settings: the seed's defaults under what the opener set; CRUX_LOCK's budget, unless set, follows from the participants. */
+export function settingsOf(partial: Partial<DebateSettings> | undefined, participants: number): DebateSettings {
+  const settings = { ...DEFAULT_DEBATE_SETTINGS, cruxLock: cruxLockBudgetFor(participants), ...(partial ?? {}) };
   for (const name of ['discovery', 'cruxLock', 'evidence'] as const) {
     const b = settings[name];
     if (b.max < b.min) throw new DomainError('invalid_command', `settings.${name}: max ${b.max} is below min ${b.min}`, { setting: name });
@@ -106,7 +114,7 @@ function decideOpen(command: Extract<DebateCommand, { type: 'OpenDebate' }>, sta
       openedBy: command.context.actor,
       participants: p.participants,
       threads,
-      settings: settingsOf(p.settings),
+      settings: settingsOf(p.settings, p.participants.length),
       openedAt: command.context.now,
     }),
   ];
@@ -130,7 +138,13 @@ function moveEvents(d: Decision, t: ThreadView, move: DebateMove, context: Comma
       if (!q) throw new DomainError('not_found', `thread ${t.threadId} has no proposed question at message ${move.questionSeq}`, { threadId: t.threadId, questionSeq: move.questionSeq });
       if (q.acceptedBy.includes(actor)) throw new DomainError('illegal_state', `${actor} already ${q.proposedBy === actor ? 'proposed' : 'accepted'} question ${q.seq}`, { questionSeq: q.seq });
       const accepted = q.acceptedBy.length + 1 >= acceptancesNeeded(d.state.participants.length);
-      return [event('BinaryQuestionAccepted', { ...base, agentId: actor, questionSeq: q.seq, accepted })];
+      const events: DebateEvent[] = [event('BinaryQuestionAccepted', { ...base, agentId: actor, questionSeq: q.seq, accepted })];
+      // Duplicate detection: a question another thread (open or converged) already takes up merges this thread into it.
+      const duplicate = accepted ? duplicateOf(q.text, d.state.threads, t.threadId) : undefined;
+      if (duplicate) {
+        events.push(event('ThreadsMerged', { ...base, into: duplicate.threadId, similarity: duplicate.similarity, reason: `the accepted question "${q.text}" duplicates thread ${duplicate.threadId}'s "${duplicate.of}"` }));
+      }
+      return events;
     }
     case 'COMMIT':
       if (t.forcedBinary && move.side === 'UNCERTAIN') {
@@ -211,18 +225,53 @@ function moveEvents(d: Decision, t: ThreadView, move: DebateMove, context: Comma
     case 'CONCLUDE':
       if (t.concluded.includes(actor)) throw new DomainError('illegal_state', `${actor} already concluded in thread ${t.threadId}`, { threadId: t.threadId });
       return [event('DebaterConcluded', { ...base, agentId: actor })];
+    case 'PROPOSE_THREAD': {
+      requireRoomForThread(d.state);
+      const duplicate = duplicateOf(move.topic, d.state.threads);
+      if (duplicate) {
+        throw new DomainError('invalid_command', `PROPOSE_THREAD refused: thread ${duplicate.threadId} already takes it up ("${duplicate.of}", similarity ${duplicate.similarity}); post there`, { threadId: duplicate.threadId, similarity: duplicate.similarity });
+      }
+      return [event('ThreadSpawnProposed', { ...base, agentId: actor, topic: move.topic.trim() })];
+    }
+    case 'SECOND_THREAD': {
+      const p = t.spawnProposals.find((x) => x.seq === move.proposalSeq);
+      if (!p) throw new DomainError('not_found', `thread ${t.threadId} has no proposed thread at message ${move.proposalSeq}`, { threadId: t.threadId, proposalSeq: move.proposalSeq });
+      if (p.proposedBy === actor) throw new DomainError('illegal_state', `${actor} proposed thread ${p.seq}: another participant must second it (the second bite)`, { proposalSeq: p.seq });
+      if (p.spawnedThreadId !== null) throw new DomainError('illegal_state', `proposal ${p.seq} already spawned thread ${p.spawnedThreadId}`, { proposalSeq: p.seq, threadId: p.spawnedThreadId });
+      requireRoomForThread(d.state);
+      const duplicate = duplicateOf(p.topic, d.state.threads);
+      if (duplicate) throw new DomainError('illegal_state', `SECOND_THREAD refused: thread ${duplicate.threadId} took up "${duplicate.of}" since (similarity ${duplicate.similarity})`, { threadId: duplicate.threadId });
+      return [event('ThreadSpawned', { ...base, newThreadId: spawnedThreadIdOf(t.threadId, p.seq), topic: p.topic, proposalSeq: p.seq, proposedBy: p.proposedBy, secondedBy: actor })];
+    }
   }
+}
+
+function requireRoomForThread(s: Debate): void {
+  if (s.threads.length < MAX_THREADS) return;
+  throw new DomainError('illegal_state', `debate ${s.debateId} has ${s.threads.length} threads, the most it may hold (${MAX_THREADS})`, { threads: s.threads.length, max: MAX_THREADS });
 }
 
 /** A thread's gate after a move: advance, attempt the lock, crystallize; then completes the debate when every thread has ended. */
 function applyGates(d: Decision, threadId: string, seq: number, at: string): void {
   const settings = d.state.settings;
   const t = d.thread(threadId);
+  if (t.mergedInto !== null) return completeIfEnded(d, at);
   const base = { debateId: d.state.debateId, threadId, seq, at };
-  const advance = (to: ThreadView['stage'], reason: string, unresolvedReason: 'lock_attempts_exhausted' | null = null) =>
-    d.emit(event('DebateStageAdvanced', { ...base, from: d.thread(threadId).stage, to, reason, unresolvedReason }));
+  const advance = (to: ThreadView['stage'], reason: string, unresolvedReason: 'lock_attempts_exhausted' | null = null, question?: string) =>
+    d.emit(event('DebateStageAdvanced', { ...base, from: d.thread(threadId).stage, to, reason, unresolvedReason, ...(question !== undefined ? { question } : {}) }));
   if (t.stage === 'DISCOVERY') {
     if (t.stageMessages >= settings.discovery.min && t.question !== null) advance(nextStage(t.stage), `${t.stageMessages} messages and the binary question accepted: "${t.question}"`);
+    else if (t.stageMessages >= settings.discovery.max) {
+      // The budget forces advancement: the moderator frames the question the thread goes on with,
+      // unless another thread already takes that question up (then it merges into that one).
+      const framed = framedQuestionFor(t);
+      const duplicate = duplicateOf(framed.question, d.state.threads, threadId);
+      if (duplicate) {
+        d.emit(event('ThreadsMerged', { ...base, into: duplicate.threadId, similarity: duplicate.similarity, reason: `the discovery budget is spent and the question the moderator framed, "${framed.question}", duplicates thread ${duplicate.threadId}'s "${duplicate.of}"` }));
+      } else {
+        advance(nextStage(t.stage), `the discovery budget of ${settings.discovery.max} messages is spent without an accepted question; the moderator framed one from ${framed.from}: "${framed.question}"`, null, framed.question);
+      }
+    }
   } else if (t.stage === 'CRUX_LOCK') {
     if (!lockDue(t.stageMessages, t.sinceLockAttempt, t.lockAttempts.length, settings)) return;
     const attempt = t.lockAttempts.length + 1;
@@ -230,7 +279,21 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
     d.emit(event('CruxLockAttempted', { ...base, attempt, passed: check.passed, failed: check.failed, missing: check.missing }));
     if (check.passed) {
       const locked = d.thread(threadId);
-      d.emit(event('CruxLocked', { ...base, attempt, question: locked.question ?? d.state.topic, committed: locked.commitments.map((c) => c.agentId), falsifierIds: locked.falsifiers.map((f) => f.falsifierId) }));
+      // What an auditor replays: the question, the commitments, the ACCURATE steelman of each pair
+      // that owed one, and the falsifiers, as they stood when the gate held.
+      const steelmans = steelmanRequirements(locked).map(({ author, target }) => locked.steelmans.findLast((x) => x.author === author && x.target === target)!);
+      d.emit(
+        event('CruxLocked', {
+          ...base,
+          attempt,
+          question: locked.question ?? d.state.topic,
+          committed: locked.commitments.map((c) => c.agentId),
+          falsifierIds: locked.falsifiers.map((f) => f.falsifierId),
+          commitments: locked.commitments,
+          steelmans,
+          falsifiers: locked.falsifiers,
+        }),
+      );
       advance('EVIDENCE', `crux locked on attempt ${attempt}`);
     } else {
       const attemptsLeft = Math.max(0, settings.maxLockAttempts - attempt);
@@ -250,8 +313,11 @@ function applyGates(d: Decision, threadId: string, seq: number, at: string): voi
 
 function completeIfEnded(d: Decision, at: string): void {
   const s = d.state;
-  if (s.status !== 'open' || !s.threads.every((t) => t.stage === 'CONVERGED' || t.stage === 'UNRESOLVED')) return;
-  const { dcg, primaryThreadId, outcome } = promote(s.threads, s.participants.length);
+  if (s.status !== 'open' || !s.threads.every(hasEnded)) return;
+  const { dcg, primaryThreadId, outcome } = promote(
+    s.threads.filter((t) => t.mergedInto === null),
+    s.participants.length,
+  );
   const crux = primaryThreadId === null ? null : (s.threads.find((t) => t.threadId === primaryThreadId)!.crux ?? null);
   d.emit(
     event('DebateCompleted', {
@@ -263,6 +329,8 @@ function completeIfEnded(d: Decision, at: string): void {
       crux,
       lockAttempts: s.threads.reduce((n, t) => n + t.lockAttempts.length, 0),
       durationMs: Math.max(0, Date.parse(at) - Date.parse(s.openedAt)),
+      coalitions: coalitionsOf(s.threads, participantIds(s)),
+      commonGround: commonGroundOf(s.threads),
     }),
   );
 }
@@ -273,6 +341,9 @@ function decideMove(command: Extract<DebateCommand, { type: 'PostDebateMove' }>,
   requireOpen(s, `post ${p.move.kind}`);
   requireParticipant(s, context.actor, 'debater');
   const t = threadOf(s, p.threadId);
+  if (t.mergedInto !== null) {
+    throw new DomainError('illegal_state', `${p.move.kind} refused: thread ${t.threadId} was merged into thread ${t.mergedInto} (a duplicate); post there`, { threadId: t.threadId, mergedInto: t.mergedInto });
+  }
   const pending = t.proposedFalsifiers.filter((x) => x.forAgent === context.actor && x.status === 'pending');
   if (pending.length > 0 && p.move.kind !== 'ACCEPT_FALSIFIER' && p.move.kind !== 'DECLARE_FALSIFIER') {
     throw new DomainError('illegal_state', `${p.move.kind} refused in stage ${t.stage} of thread ${t.threadId}: accept or replace the moderator's proposed falsifier ${pending.map((x) => x.proposalId).join(', ')} first; allowed now: ACCEPT_FALSIFIER, DECLARE_FALSIFIER`, {
@@ -283,7 +354,8 @@ function decideMove(command: Extract<DebateCommand, { type: 'PostDebateMove' }>,
       proposals: pending.map((x) => x.proposalId),
     });
   }
-  requireMoveAllowed(t.threadId, t.stage, t.stageMessages, s.settings, p.move.kind);
+  // Spawning a thread is allowed in any open thread, outside the stage's moves and budget.
+  if (!isThreadMove(p.move.kind) || !isOpenThread(t)) requireMoveAllowed(t.threadId, t.stage, t.stageMessages, s.settings, p.move.kind);
   const d = new Decision(s);
   const seq = d.nextSeq();
   const own = moveEvents(d, t, p.move, context, seq);
@@ -348,7 +420,7 @@ function interventionContent(s: Debate, t: ThreadView, m: ModeratorMove, now: st
       const proposals = proposeFalsifiers(t, s.messages, m.attempt, now);
       const without = t.commitments.filter((c) => !t.falsifiers.some((f) => f.agentId === c.agentId) && !proposals.some((p) => p.forAgent === c.agentId)).map((c) => c.agentId);
       if (proposals.length === 0 && without.length === 0) return undefined;
-      const lines = proposals.map((p) => `${p.forAgent}: ${p.metric} ${p.threshold.comparator} ${p.threshold.value} ${p.threshold.unit} by ${p.deadline} (${p.proposalId})`);
+      const lines = proposals.map((p) => `${p.forAgent}: ${p.metric} ${p.threshold.text} by ${p.deadline} (${p.proposalId}; ${p.reasoning.startsWith('Paraphrased') ? 'paraphrased: the mirror of an opponent\'s falsifier' : 'quoting its own words'})`);
       return {
         proposals,
         text: `${m.attempt} lock attempts failed. Falsifiers proposed from the dialogue; accept (ACCEPT_FALSIFIER) or replace (DECLARE_FALSIFIER) yours: ${lines.join('; ') || 'none could be derived'}${without.length > 0 ? `. No falsifier could be derived for ${without.join(', ')}: declare one` : ''}.`,

@@ -24,6 +24,9 @@ import type {
   SteelmanAttempted,
   SteelmanGraded,
   ThreadCrystallized,
+  ThreadSpawned,
+  ThreadSpawnProposed,
+  ThreadsMerged,
   ThreadView,
 } from '@agora/contracts';
 import type { DomainEvent } from '@agora/decider';
@@ -47,6 +50,9 @@ export type DebateEvent =
   | DomainEvent<'CruxLockFailed', DataOf<typeof CruxLockFailed>>
   | DomainEvent<'ModeratorIntervened', DataOf<typeof ModeratorIntervened>>
   | DomainEvent<'ThreadCrystallized', DataOf<typeof ThreadCrystallized>>
+  | DomainEvent<'ThreadSpawnProposed', DataOf<typeof ThreadSpawnProposed>>
+  | DomainEvent<'ThreadSpawned', DataOf<typeof ThreadSpawned>>
+  | DomainEvent<'ThreadsMerged', DataOf<typeof ThreadsMerged>>
   | DomainEvent<'DebateCompleted', DataOf<typeof DebateCompleted>>;
 
 export type Debate = Omit<DebateView, 'streamRevision'>;
@@ -54,10 +60,13 @@ export type DebateState = { status: 'unopened' } | Debate;
 
 export const initialDebateState = (): DebateState => ({ status: 'unopened' });
 
-export function newThread(threadId: string, topic: string): ThreadView {
+export function newThread(threadId: string, topic: string, parentThreadId: string | null = null): ThreadView {
   return {
     threadId,
     topic,
+    parentThreadId,
+    mergedInto: null,
+    spawnProposals: [],
     stage: 'DISCOVERY',
     unresolvedReason: null,
     stageMessages: 0,
@@ -123,8 +132,8 @@ export function evolveDebate(state: DebateState, event: DebateEvent): DebateStat
             }
           : s.usage,
       };
-      // Moderator messages do not count against the debaters' budgets.
-      if (d.kind === 'MODERATOR') return next;
+      // Moderator messages and thread moves (spawning) do not count against the debaters' budgets.
+      if (d.kind === 'MODERATOR' || d.kind === 'PROPOSE_THREAD' || d.kind === 'SECOND_THREAD') return next;
       return onThread(next, d.threadId, d.at, (t) => ({ stageMessages: t.stageMessages + 1, sinceLockAttempt: t.stage === 'CRUX_LOCK' ? t.sinceLockAttempt + 1 : t.sinceLockAttempt }));
     }
     case 'BinaryQuestionProposed': {
@@ -183,7 +192,7 @@ export function evolveDebate(state: DebateState, event: DebateEvent): DebateStat
     }
     case 'DebateStageAdvanced': {
       const d = event.data;
-      return onThread(s, d.threadId, d.at, () => ({ stage: d.to, stageMessages: 0, sinceLockAttempt: 0, unresolvedReason: d.unresolvedReason }));
+      return onThread(s, d.threadId, d.at, () => ({ stage: d.to, stageMessages: 0, sinceLockAttempt: 0, unresolvedReason: d.unresolvedReason, ...(d.question !== undefined ? { question: d.question } : {}) }));
     }
     case 'CruxLockAttempted': {
       const d = event.data;
@@ -196,6 +205,19 @@ export function evolveDebate(state: DebateState, event: DebateEvent): DebateStat
         ...(d.kind === 'forced_binary' ? { forcedBinary: true } : {}),
         ...(d.proposals.length > 0 ? { proposedFalsifiers: [...t.proposedFalsifiers, ...d.proposals] } : {}),
       }));
+    }
+    case 'ThreadSpawnProposed': {
+      const d = event.data;
+      return onThread(s, d.threadId, d.at, (t) => ({ spawnProposals: [...t.spawnProposals, { seq: d.seq, topic: d.topic, proposedBy: d.agentId, secondedBy: null, spawnedThreadId: null }] }));
+    }
+    case 'ThreadSpawned': {
+      const d = event.data;
+      const seconded = onThread(s, d.threadId, d.at, (t) => ({ spawnProposals: t.spawnProposals.map((p) => (p.seq === d.proposalSeq ? { ...p, secondedBy: d.secondedBy, spawnedThreadId: d.newThreadId } : p)) }));
+      return { ...seconded, threads: [...seconded.threads, newThread(d.newThreadId, d.topic, d.threadId)] };
+    }
+    case 'ThreadsMerged': {
+      const d = event.data;
+      return onThread(s, d.threadId, d.at, () => ({ mergedInto: d.into }));
     }
     case 'ThreadCrystallized': {
       const d = event.data;

@@ -1,8 +1,8 @@
 /**
  * The seed's test debate, scripted: "Bitcoin is digital gold", Saylor against Hayes. Played by the
  * unit tests, the end-to-end test and `npm run demo:debate`. With the default budgets it goes
- * DISCOVERY (6 messages, a binary question accepted) -> CRUX_LOCK (lock 1 fails: a steelman graded
- * INCOMPLETE and no falsifiers; lock 2 fails: no falsifiers; lock 3 succeeds) -> EVIDENCE (12
+ * DISCOVERY (6 messages, a binary question accepted) -> CRUX_LOCK (a steelman graded INCOMPLETE and
+ * retried; lock 1, at 8 messages, fails: no falsifiers; lock 2 succeeds) -> EVIDENCE (12
  * messages, a cheap concession, both conclude) -> CONVERGED with a validated ThreadCrux.
  */
 import type { DebateMove, DebateView, Participant } from '@agora/contracts';

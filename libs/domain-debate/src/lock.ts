@@ -4,7 +4,8 @@
  *   2. yes_and_no           both YES and NO present (not all UNCERTAIN, not all one side)
  *   3. steelmans_accurate   every steelman requirement graded ACCURATE: each committed agent has
  *                           steelmanned each committed agent of the opposite side (YES vs NO),
- *                           both ways, and the latest grade of each such pair is ACCURATE
+ *                           both ways, and the latest grade of each such pair is ACCURATE; it
+ *                           holds when no opposing pair owes one (yes_and_no fails then)
  *   4. falsifiers_declared  every committed agent has declared a structured falsifier
  * `missing` says, per agent, what is still needed: what the moderator's prompt names.
  */
@@ -46,15 +47,14 @@ export function checkLock(t: Pick<ThreadView, 'commitments' | 'steelmans' | 'fal
     const latest = t.steelmans.findLast((s) => s.author === author && s.target === target);
     return latest?.grade !== 'ACCURATE';
   });
-  const pending = t.steelmans.filter((s) => s.grade === null);
-  if (requirements.length === 0 || unmet.length > 0 || pending.length > 0) {
+  // The criterion is about the pairs that owe a steelman: with no opposing pair (no split yet, which
+  // yes_and_no reports), nothing is owed and it holds.
+  if (unmet.length > 0) {
     failed.push('steelmans_accurate');
-    if (requirements.length === 0) missing.push('steelmans: no pair of opposing committed agents to steelman each other yet');
     for (const { author, target } of unmet) {
       const latest = t.steelmans.findLast((s) => s.author === author && s.target === target);
       missing.push(`steelman: ${author} of ${target} ${latest ? (latest.grade === null ? 'awaits its grade' : `was graded ${latest.grade}`) : 'not attempted'}`);
     }
-    for (const s of pending) if (!unmet.some((u) => u.author === s.author && u.target === s.target)) missing.push(`steelman: ${s.author} of ${s.target} (message ${s.seq}) awaits its grade`);
   }
   const withoutFalsifier = committed.filter((a) => !t.falsifiers.some((f) => f.agentId === a));
   if (committed.length === 0 || withoutFalsifier.length > 0) {

@@ -73,7 +73,14 @@ export const lockPromptText = (attempt: number, missing: readonly string[], atte
 
 export const forcedBinaryQuestion = (question: string): string => `Answer YES or NO: ${question.replace(/^Answer YES or NO:\s*/, '')}`;
 
-const THRESHOLD_IN_TEXT = /([A-Za-z][A-Za-z0-9 '/-]{2,60}?)\s*(>=|<=|≥|≤|>|<)\s*([$€£]?\s*\d[\d.,]*\s*(?:%|[A-Za-z$€£]+)?)/;
+/**
+ * A metric, a comparator, a number and its whole unit as a debater wrote them: "Spot ETF AUM >= 100
+ * USD bn", "hashrate > 700 EH/s", "drawdown > 50 %". The unit is one word (letters, currency signs,
+ * "/") and, when the next word is a multiplier or a unit in capitals ("USD bn", "bn USD"), that one
+ * too; never a trailing "by", "would" or the like. Group 2 is the threshold exactly as written.
+ */
+const THRESHOLD_IN_TEXT =
+  /([A-Za-z][A-Za-z0-9 '/-]{2,60}?)\s*((?:>=|<=|≥|≤|>|<)\s*[$€£]?\s*\d+(?:[.,]\d+)*(?:\s*%|\s*[A-Za-z$€£][A-Za-z$€£/]*(?:\s+(?:k|m|b|bn|t|thousand|million|billion|trillion|[A-Z][A-Z/]+)\b(?![a-z]))?)?)/;
 const DATE_IN_TEXT = /\b(\d{4}-\d{2}-\d{2})\b/;
 
 function oneYearAfter(now: string): string {
@@ -85,8 +92,10 @@ function oneYearAfter(now: string): string {
 /**
  * Falsifiers proposed from the dialogue for each committed agent without one: an opponent's
  * falsifier turned round (the same metric and deadline, the comparator inverted), else a metric,
- * comparator and number the agent itself wrote in the debate (with a date it wrote, or a year after
- * the debate). An agent with neither gets no proposal (the prompt says so).
+ * comparator, number and unit the agent itself wrote in the debate, quoted exactly (with a date it
+ * wrote, or a year after the debate). A mirror says it is the moderator's paraphrase; a proposal
+ * from the agent's words quotes them verbatim, its threshold text as written. An agent with
+ * neither gets no proposal (the prompt says so).
  */
 export function proposeFalsifiers(t: Pick<ThreadView, 'threadId' | 'commitments' | 'falsifiers'>, messages: readonly MessageView[], attempt: number, now: string): ProposedFalsifierView[] {
   const out: ProposedFalsifierView[] = [];
@@ -96,14 +105,15 @@ export function proposeFalsifiers(t: Pick<ThreadView, 'threadId' | 'commitments'
     const opposing = t.falsifiers.find((f) => t.commitments.some((o) => o.agentId === f.agentId && o.side !== c.side && o.side !== 'UNCERTAIN'));
     if (opposing) {
       const comparator = invertComparator(opposing.threshold.comparator);
-      const text = `${comparator} ${opposing.threshold.value} ${opposing.threshold.unit}`;
+      // The opponent's own threshold with the comparator turned round: "< $100B" from ">= $100B".
+      const text = `${comparator} ${opposing.threshold.text.replace(/^(>=|<=|=>|=<|==|≥|≤|>|<|=)\s*/, '')}`;
       out.push({
         proposalId,
         forAgent: c.agentId,
         metric: opposing.metric,
         threshold: { ...opposing.threshold, comparator, text },
         deadline: opposing.deadline,
-        reasoning: `The mirror of ${opposing.agentId}'s falsifier: if ${opposing.metric} ${text} by ${opposing.deadline}, ${c.agentId}'s ${c.side} fails.`,
+        reasoning: `Paraphrased by the moderator, the mirror of ${opposing.agentId}'s falsifier: if ${opposing.metric} ${text} by ${opposing.deadline}, ${c.agentId}'s ${c.side} fails.`,
         status: 'pending',
       });
       continue;
@@ -112,7 +122,7 @@ export function proposeFalsifiers(t: Pick<ThreadView, 'threadId' | 'commitments'
       if (m.agentId !== c.agentId || m.threadId !== t.threadId) continue;
       const found = THRESHOLD_IN_TEXT.exec(m.text);
       if (!found) continue;
-      const parsed = parseThreshold(`${found[2]} ${found[3]}`);
+      const parsed = parseThreshold(found[2]!);
       if ('problem' in parsed) continue;
       const date = DATE_IN_TEXT.exec(m.text)?.[1];
       out.push({

@@ -3,11 +3,15 @@
  * and the refusal that names the stage and the moves allowed.
  *
  * - DISCOVERY (budget 6-10): explore, ask, propose a binary question, accept one. It advances to
- *   CRUX_LOCK once it has had `min` messages AND a binary question was proposed and accepted. At
- *   `max` messages only PROPOSE_QUESTION and ACCEPT_QUESTION remain (the gate's own moves).
- * - CRUX_LOCK (budget 6-8): commit, steelman, grade, declare or accept a falsifier, claim, ask. The
- *   lock is attempted at `min` messages, then after every `max - min` (at least 1) further messages
- *   while it fails; a round never exceeds its budget because the attempt closes it.
+ *   CRUX_LOCK once it has had `min` messages AND a binary question was proposed and accepted. The
+ *   budget forces advancement: at `max` messages without an accepted question, the moderator frames
+ *   one (framedQuestionFor: the most accepted proposal, else the topic) and the thread goes on to
+ *   CRUX_LOCK with it, so question moves end there.
+ * - CRUX_LOCK: commit, steelman, grade, declare or accept a falsifier, claim, ask. The lock is
+ *   attempted at `min` messages, then after every `max - min` (at least 1) further messages while it
+ *   fails; a round never exceeds its budget because the attempt closes it. Unless the debate sets
+ *   it, the budget follows from the participants (cruxLockBudgetFor): `min` is the fewest moves a
+ *   lock can pass with at the most demanding split, `max` leaves room for one steelman retry.
  * - EVIDENCE (budget 12-16): evidence tied to a falsifier, challenge (after an ACCURATE steelman),
  *   steelman and grade, concede, re-commit, claim, ask, conclude. It crystallizes once it has had
  *   `min` messages and every debater has sent CONCLUDE, and at `max` in any case.
@@ -15,6 +19,7 @@
  */
 import type { DebateSettings, DebateStage, MoveKind } from '@agora/contracts';
 import { DomainError } from '@agora/decider';
+import { binaryFrame, isEitherOr } from './framing.js';
 
 export const STAGE_ORDER: readonly DebateStage[] = ['DISCOVERY', 'CRUX_LOCK', 'EVIDENCE', 'CONVERGED'];
 
@@ -26,9 +31,6 @@ export const ALLOWED_MOVES: Readonly<Record<DebateStage, readonly MoveKind[]>> =
   UNRESOLVED: [],
 };
 
-/** Moves that stay allowed in DISCOVERY once its budget is spent: the ones that can still pass its gate. */
-const DISCOVERY_GATE_MOVES: readonly MoveKind[] = ['PROPOSE_QUESTION', 'ACCEPT_QUESTION'];
-
 export type BudgetName = 'discovery' | 'cruxLock' | 'evidence';
 
 export function budgetOf(stage: DebateStage, settings: DebateSettings): { min: number; max: number } | undefined {
@@ -38,11 +40,11 @@ export function budgetOf(stage: DebateStage, settings: DebateSettings): { min: n
   return undefined;
 }
 
-/** The moves a thread allows now: its stage's, narrowed when DISCOVERY's budget is spent. */
+/** The moves a thread allows now: its stage's while its budget lasts (CRUX_LOCK's rounds close with a lock attempt; DISCOVERY advances at its max). */
 export function movesAllowed(stage: DebateStage, stageMessages: number, settings: DebateSettings): readonly MoveKind[] {
-  const all = ALLOWED_MOVES[stage];
-  if (stage === 'DISCOVERY' && stageMessages >= settings.discovery.max) return DISCOVERY_GATE_MOVES;
-  return all;
+  const budget = budgetOf(stage, settings);
+  if (stage !== 'CRUX_LOCK' && budget !== undefined && stageMessages >= budget.max) return [];
+  return ALLOWED_MOVES[stage];
 }
 
 /**
@@ -70,6 +72,26 @@ export function requireMoveAllowed(threadId: string, stage: DebateStage, stageMe
   });
 }
 
+/** A steelman retried and graded again: the two moves between lock attempts (the seed's 6-8 for two agents). */
+export const LOCK_RETRY_MESSAGES = 2;
+
+/**
+ * The fewest CRUX_LOCK moves with which a lock among `participants` agents can pass, at the most
+ * demanding split (as even as it gets): each agent commits and declares a falsifier (2n), and each
+ * ordered pair of opponents is steelmanned and graded (2 moves x 2 x YES x NO). Two agents: 8;
+ * 1 YES against 2 NO: 14; 2 against 2: 24; 2 against 3: 34.
+ */
+export function lockMovesNeeded(participants: number): number {
+  const yes = Math.floor(participants / 2);
+  return 2 * participants + 4 * yes * (participants - yes);
+}
+
+/** CRUX_LOCK's budget for a debate of `participants` agents: the first attempt when a lock can first pass, a retry round after. */
+export function cruxLockBudgetFor(participants: number): { min: number; max: number } {
+  const min = lockMovesNeeded(participants);
+  return { min, max: min + LOCK_RETRY_MESSAGES };
+}
+
 export const nextStage = (stage: DebateStage): DebateStage => {
   const i = STAGE_ORDER.indexOf(stage);
   return i < 0 || i === STAGE_ORDER.length - 1 ? stage : STAGE_ORDER[i + 1]!;
@@ -91,6 +113,7 @@ export function binaryQuestionProblem(text: string): string | undefined {
   if (!q.endsWith('?')) return 'a binary question ends with "?"';
   if (OPEN_WORDS.test(q)) return `an open question (starting "${q.split(/\s/)[0]}") cannot be answered YES or NO; ask "Is/Will/Does ...?"`;
   if (!AUXILIARIES.test(q)) return 'a binary question starts with a verb such as Is, Will, Does, Can or Should, so that YES and NO answer it';
+  if (isEitherOr(q)) return `an either/or question: YES or NO would not say which; propose one alternative, e.g. "${binaryFrame(q)}"`;
   return undefined;
 }
 

@@ -31,6 +31,9 @@ export function open(options: { participants?: string[]; settings?: Partial<Deba
   };
 }
 
+/** The seed's CRUX_LOCK budget for two agents, set explicitly (a debate's own follows from its participants): the lock specs count attempts on it. */
+export const SEED_LOCK: Partial<DebateSettings> = { cruxLock: { min: 6, max: 8 } };
+
 let clock = 0;
 export function move(agentId: string, m: DebateMove, threadId = 'main'): DebateCommand {
   return { type: 'PostDebateMove', context: ctx(agentId, at(++clock)), payload: { debateId: DEBATE, threadId, move: m } };

@@ -2,7 +2,7 @@
 import type { ThreadView } from '@agora/contracts';
 import { checkLock } from '../src/lock.js';
 import { moderatorMovesFor, moderatorMovesForLockFailure } from '../src/moderator.js';
-import { claim, commit, falsifier, HAYES, moderate, move, ofType, open, play, refusal, SAYLOR, stateOf, steelmanSeq, thread, toCruxLock } from './fixtures.js';
+import { claim, commit, falsifier, HAYES, moderate, move, ofType, open, play, playExample, refusal, SAYLOR, stateOf, steelmanSeq, thread, SEED_LOCK, toCruxLock } from './fixtures.js';
 
 type LockInput = Pick<ThreadView, 'commitments' | 'steelmans' | 'falsifiers'>;
 const c = (agentId: string, side: 'YES' | 'NO' | 'UNCERTAIN') => ({ agentId, side, confidence: 0.8, topClaim: { statement: 's', side: 'NUANCED' as const, confidence: 0.5, flipsIfCruxFlips: true }, seq: 1 });
@@ -21,7 +21,9 @@ describe('crux-lock gate (M3): the five cases', () => {
 
   it('fails without a YES and NO split (all UNCERTAIN)', () => {
     const r = checkLock({ ...complete, commitments: [c('a', 'UNCERTAIN'), c('b', 'UNCERTAIN')] }, P);
-    expect(r.failed).toEqual(['yes_and_no', 'steelmans_accurate']);
+    // No opposing pair owes a steelman, so steelmans_accurate holds: only the split is missing.
+    expect(r.failed).toEqual(['yes_and_no']);
+    expect(checkLock({ ...complete, commitments: [c('a', 'YES'), c('b', 'YES')], steelmans: [] }, P)).toMatchObject({ failed: ['yes_and_no'] });
     expect(r.missing[0]).toMatch(/both YES and NO are needed \(commitments so far: UNCERTAIN\)/);
   });
 
@@ -45,7 +47,7 @@ describe('crux-lock gate (M3): the five cases', () => {
 describe('lock attempts in a debate', () => {
   /** In CRUX_LOCK with commitments and ACCURATE steelmans, 6 messages: attempt 1 fails on falsifiers only. */
   function failedOnce() {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
     h = play(h, move(SAYLOR, { kind: 'STEELMAN', target: HAYES, text: 'Hayes: liquidity.' }));
     h = play(h, move(HAYES, { kind: 'GRADE_STEELMAN', steelmanSeq: steelmanSeq(h, SAYLOR), grade: 'ACCURATE', text: 'yes' }));
@@ -90,7 +92,7 @@ describe('lock attempts in a debate', () => {
   });
 
   it('forced binary framing restates the question and refuses UNCERTAIN from then on', () => {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, commit('UNCERTAIN')), move(HAYES, commit('NO')));
     for (let i = 0; i < 4; i++) h = play(h, move(i % 2 ? HAYES : SAYLOR, claim()));
     h = play(h, move(SAYLOR, claim()), move(HAYES, claim()));
@@ -106,7 +108,7 @@ describe('lock attempts in a debate', () => {
   });
 
   it('proposed falsifiers come from the dialogue and must be accepted or replaced before any other move', () => {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
     h = play(h, move(SAYLOR, falsifier()));
     h = play(h, move(HAYES, claim('If BTC correlation with Nasdaq stays > 0.6 correlation through 2027-06-30 it is a risk asset.')));
@@ -127,7 +129,7 @@ describe('lock attempts in a debate', () => {
   });
 
   it('derives a proposal from the agent\'s own words when no opponent has a falsifier', () => {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
     h = play(h, move(HAYES, claim('BTC correlation with Nasdaq > 0.6 correlation by 2027-06-30 settles it.')));
     for (let i = 0; i < 7; i++) h = play(h, move(i % 2 ? HAYES : SAYLOR, claim()));
@@ -138,7 +140,7 @@ describe('lock attempts in a debate', () => {
   });
 
   it('ends UNRESOLVED with its reason after maxLockAttempts failures, and the debate completes unresolved', () => {
-    let h = toCruxLock(play([], open({ settings: { maxLockAttempts: 2 } })));
+    let h = toCruxLock(play([], open({ settings: { ...SEED_LOCK, maxLockAttempts: 2 } })));
     for (let i = 0; i < 8; i++) h = play(h, move(i % 2 ? HAYES : SAYLOR, claim()));
     expect(thread(h)).toMatchObject({ stage: 'UNRESOLVED', unresolvedReason: 'lock_attempts_exhausted' });
     expect(ofType(h, 'CruxLockFailed').at(-1)!.data.attemptsLeft).toBe(0);
@@ -161,5 +163,49 @@ describe('lock attempts in a debate', () => {
 });
 
 function failedOnceLite() {
-  return toCruxLock();
+  return toCruxLock(play([], open({ settings: SEED_LOCK })));
 }
+
+describe('what the lock records and what the moderator quotes', () => {
+  it('CruxLocked carries the question, commitments, the ACCURATE steelman of each pair and the falsifiers it locked', () => {
+    const h = playExample();
+    const locked = ofType(h, 'CruxLocked')[0]!.data;
+    const t = thread(h);
+    expect(locked.question).toBe(t.question);
+    expect(locked.commitments).toEqual(t.commitments);
+    expect(locked.falsifiers).toEqual(t.falsifiers);
+    // saylor's first steelman of hayes was INCOMPLETE: the lock names the retry graded ACCURATE.
+    expect(locked.steelmans!.map((s) => [s.author, s.target, s.grade, s.firstAttempt])).toEqual([
+      [SAYLOR, HAYES, 'ACCURATE', false],
+      [HAYES, SAYLOR, 'ACCURATE', true],
+    ]);
+  });
+
+  it('a proposal from a debater\'s words quotes them exactly, whole unit included; a mirror says it paraphrases', () => {
+    const from = (text: string) => {
+      let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
+      h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
+      h = play(h, move(HAYES, claim(text)));
+      for (let i = 0; i < 7; i++) h = play(h, move(i % 2 ? HAYES : SAYLOR, claim()));
+      return play(h, moderate({ kind: 'proposed_falsifiers', attempt: 3 }));
+    };
+    for (const [text, threshold, unit] of [
+      ['If spot ETF AUM >= 100 USD bn by 2027-12-31, I was wrong.', '>= 100 USD bn', 'USD bn'],
+      ['Hashrate >= 700 EH/s by 2028-01-31 would change my mind.', '>= 700 EH/s', 'EH/s'],
+    ] as const) {
+      const h = from(text);
+      const [p] = thread(h).proposedFalsifiers;
+      expect(p).toMatchObject({ forAgent: HAYES, threshold: { text: threshold, unit } });
+      const quoted = /"(.*)"\.$/.exec(p!.reasoning)![1]!;
+      expect(text).toContain(quoted);
+      expect(quoted).toContain(threshold);
+      expect(ofType(h, 'ModeratorIntervened').at(-1)!.data.text).toContain(`${p!.metric} ${threshold} by`);
+    }
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
+    h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')), move(SAYLOR, falsifier()));
+    for (let i = 0; i < 7; i++) h = play(h, move(i % 2 ? HAYES : SAYLOR, claim()));
+    h = play(h, moderate({ kind: 'proposed_falsifiers', attempt: 3 }));
+    expect(thread(h).proposedFalsifiers[0]).toMatchObject({ threshold: { text: '< $100B' }, reasoning: expect.stringMatching(/^Paraphrased by the moderator, the mirror of saylor's falsifier/) });
+    expect(ofType(h, 'ModeratorIntervened').at(-1)!.data.text).toMatch(/paraphrased: the mirror/);
+  });
+});

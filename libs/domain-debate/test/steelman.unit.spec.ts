@@ -1,10 +1,10 @@
 /** Milestone 2: a challenge is refused until the challenger's steelman of the target is graded ACCURATE; pairs both ways; the first-time ACCURATE rate. */
 import { firstTimeAccurate, steelmanPairs } from '../src/steelman.js';
-import { commit, falsifier, HAYES, move, open, play, refusal, SAYLOR, steelmanSeq, thread, toCruxLock } from './fixtures.js';
+import { commit, falsifier, HAYES, move, open, play, refusal, SAYLOR, SEED_LOCK, steelmanSeq, thread, toCruxLock } from './fixtures.js';
 
 /** Past the lock with only hayes' steelman of saylor ACCURATE and saylor's of hayes INCOMPLETE then ACCURATE later. */
 function inEvidence(participants = [SAYLOR, HAYES]) {
-  let h = toCruxLock(play([], open({ participants })));
+  let h = toCruxLock(play([], open({ participants, settings: SEED_LOCK })));
   h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
   h = play(h, move(SAYLOR, { kind: 'STEELMAN', target: HAYES, text: 'Hayes: BTC is a liquidity asset.' }));
   h = play(h, move(HAYES, { kind: 'GRADE_STEELMAN', steelmanSeq: steelmanSeq(h, SAYLOR), grade: 'ACCURATE', text: 'Right.' }));
@@ -16,7 +16,7 @@ function inEvidence(participants = [SAYLOR, HAYES]) {
 
 describe('steelman protocol (M2)', () => {
   it('blocks CHALLENGE while the steelman is INCOMPLETE and allows it once ACCURATE', () => {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, commit('YES')), move(HAYES, commit('NO')));
     h = play(h, move(SAYLOR, { kind: 'STEELMAN', target: HAYES, text: 'Hayes thinks BTC is risky.' }));
     h = play(h, move(HAYES, { kind: 'GRADE_STEELMAN', steelmanSeq: steelmanSeq(h, SAYLOR), grade: 'INCOMPLETE', text: 'Misses leverage.' }));
@@ -51,7 +51,7 @@ describe('steelman protocol (M2)', () => {
   });
 
   it('tracks steelman pairs both ways and the first-time ACCURATE rate', () => {
-    let h = toCruxLock();
+    let h = toCruxLock(play([], open({ settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, { kind: 'STEELMAN', target: HAYES, text: 'a' }));
     h = play(h, move(HAYES, { kind: 'GRADE_STEELMAN', steelmanSeq: steelmanSeq(h, SAYLOR), grade: 'WRONG', text: 'Not my view.' }));
     h = play(h, move(HAYES, { kind: 'STEELMAN', target: SAYLOR, text: 'b' }));
@@ -69,7 +69,7 @@ describe('steelman protocol (M2)', () => {
   });
 
   it('lets only the target grade a steelman, once; a steelman targets an opponent', () => {
-    let h = toCruxLock(play([], open({ participants: [SAYLOR, HAYES, 'lyn'] })));
+    let h = toCruxLock(play([], open({ participants: [SAYLOR, HAYES, 'lyn'], settings: SEED_LOCK })));
     h = play(h, move(SAYLOR, { kind: 'STEELMAN', target: HAYES, text: 'a' }));
     const seq = steelmanSeq(h, SAYLOR);
     expect(refusal(h, move('lyn', { kind: 'GRADE_STEELMAN', steelmanSeq: seq, grade: 'ACCURATE', text: 'x' })).code).toBe('forbidden');

@@ -14,7 +14,8 @@
 import { canonicalJson } from '@agora/identity';
 import { checkHardLimits, riskThresholdOf } from './conditions.js';
 import { converged } from './convergence.js';
-import { auditSample, drawOf } from './random.js';
+import { drawOf } from '@agora/domain-common';
+import { auditSample } from './audit-sample.js';
 import { resolutionDigest, resolutionPayload, verifyResolutionSignature, type ResolutionPayload } from './resolution.js';
 import { pickFromPool } from './selection.js';
 import { evolveSession, type DialecticEvent, type DialecticSession, type DialecticSessionState } from './session.js';

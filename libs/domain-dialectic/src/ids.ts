@@ -1,8 +1,5 @@
 import { DIALECTIC_SESSION_CATEGORY } from '@agora/contracts';
 
-/** The recovery session of an agent's pause: `<agentId>-p<pause>` (one session per pause). */
-export const recoverySessionId = (agentId: string, pause: number): string => `${agentId}-p${pause}`;
-
 /** `dialectic_session-<sessionId>` */
 export const dialecticStreamId = (sessionId: string): string => `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`;
 

@@ -1,6 +1,6 @@
-import { BreakerPolicy, DialecticPolicy, type BreakerPolicyInput, type DialecticPolicyInput } from '@agora/contracts';
+import { DialecticPolicy, type DialecticPolicyInput } from '@agora/contracts';
 
-export type { BreakerPolicy, BreakerPolicyInput, DialecticPolicy, DialecticPolicyInput, DialecticRules, HardLimitPolicy } from '@agora/contracts';
+export type { DialecticPolicy, DialecticPolicyInput, DialecticRules, HardLimitPolicy } from '@agora/contracts';
 
 function parsed<T>(what: string, result: { success: true; data: T } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }): T {
   if (result.success) return result.data;
@@ -22,10 +22,3 @@ export function defineDialecticPolicy(input: DialecticPolicyInput = {}): Dialect
 }
 
 export const DEFAULT_DIALECTIC_POLICY: DialecticPolicy = defineDialecticPolicy();
-
-/** The circuit breaker's policy: trips at a risk of 0.60 unless configured (or a resolution set the agent its own threshold). */
-export function defineBreakerPolicy(input: BreakerPolicyInput = {}): BreakerPolicy {
-  return parsed('breaker policy', BreakerPolicy.safeParse(input));
-}
-
-export const DEFAULT_BREAKER_POLICY: BreakerPolicy = defineBreakerPolicy();

@@ -5,7 +5,7 @@
  * the choice and an auditor can redo it (`pickFromPool(record.pool, record.draw)`).
  */
 import { DEFAULT_AUTHORITY_WEIGHTS, type AuthorityBreakdown, type RecoveryCandidate, type SelectionRecord } from '@agora/contracts';
-import { drawOf } from './random.js';
+import { drawOf } from '@agora/domain-common';
 
 export const DAY_MS = 86_400_000;
 

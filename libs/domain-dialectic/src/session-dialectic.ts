@@ -3,7 +3,7 @@ import type { DialecticMessageView } from '@agora/contracts';
 import { DomainError } from '@agora/decider';
 import { checkHardLimits } from './conditions.js';
 import { converged } from './convergence.js';
-import { recoverySessionId } from './ids.js';
+import { recoverySessionId } from '@agora/domain-common';
 import type { DialecticPolicy } from './policy.js';
 import { requireValidSignature, resolutionDigest } from './resolution.js';
 import { evolveSession } from './session-evolve.js';

@@ -3,7 +3,7 @@ import type { Condition, EscalationTier, EscalationView, OpenRecovery, Party, Pa
 import { type CommandContext, DomainError } from '@agora/decider';
 import { checkHardLimits, riskThresholdOf, sameConditions } from './conditions.js';
 import { quorumVotingSessionId } from './ids.js';
-import { auditSample } from './random.js';
+import { auditSample } from './audit-sample.js';
 import { resolutionPayload } from './resolution.js';
 import { selectCandidate, type Selection } from './selection.js';
 import { evolveSession } from './session-evolve.js';

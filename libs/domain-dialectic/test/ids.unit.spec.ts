@@ -1,4 +1,5 @@
-import { dialecticStreamId, parseQuorumVotingSessionId, quorumVotingSessionId, recoverySessionId } from '../src/ids.js';
+import { recoverySessionId } from '@agora/domain-common';
+import { dialecticStreamId, parseQuorumVotingSessionId, quorumVotingSessionId } from '../src/ids.js';
 
 describe('ids', () => {
   it('names one recovery session per pause, and its stream', () => {

@@ -1,5 +1,5 @@
 import { DEFAULT_ALLOWED_OPERATIONS } from '@agora/contracts';
-import { DEFAULT_BREAKER_POLICY, DEFAULT_DIALECTIC_POLICY, defineBreakerPolicy, defineDialecticPolicy } from '../src/policy.js';
+import { DEFAULT_DIALECTIC_POLICY, defineDialecticPolicy } from '../src/policy.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -38,13 +38,5 @@ describe('dialectic policy', () => {
     expect(() => defineDialecticPolicy({ hardLimits: { allowedOperations: { unlimited_risk: {} } } })).toThrow(/unlimited_risk is forbidden and cannot be allowed/);
     expect(() => defineDialecticPolicy({ maxSynthesisRounds: 1 })).toThrow(/maxSynthesisRounds/);
     expect(() => defineDialecticPolicy({ auditRate: 2 })).toThrow(/auditRate/);
-  });
-});
-
-describe('breaker policy', () => {
-  it('trips at 0.60 by default, or at the configured threshold', () => {
-    expect(DEFAULT_BREAKER_POLICY).toEqual({ riskThreshold: 0.6, probationRiskMargin: 0.1, probationReportIntervalMs: 3_600_000, reportMinChange: 0.05, reportSampleMs: 60_000 });
-    expect(defineBreakerPolicy({ riskThreshold: 0.5 }).riskThreshold).toBe(0.5);
-    expect(() => defineBreakerPolicy({ riskThreshold: 1.2 })).toThrow(/invalid breaker policy: riskThreshold/);
   });
 });

@@ -6,12 +6,10 @@
 import { eventByType, type RecoveryCandidate } from '@agora/contracts';
 import type { Command } from '@agora/decider';
 import { auditSession } from '../src/audit.js';
-import { breakerDecision, evolveBreaker, initialBreaker, resumeDecision, resumePayloadOf, type Breaker, type BreakerEvent, type ResumeAgentPayload } from '../src/breaker.js';
+import { breakerDecision, DEFAULT_BREAKER_POLICY, evolveBreaker, initialBreaker, resumeDecision, resumePayloadOf, seedFrom, type Breaker, type BreakerEvent, type ResumeAgentPayload } from '@agora/domain-common';
 import { deadlineOf, parseSessionDeadlineKey } from '../src/deadlines.js';
 import { reviewerOutcomes, trackRecord } from '../src/history.js';
 import { dialecticStreamId } from '../src/ids.js';
-import { DEFAULT_BREAKER_POLICY } from '../src/policy.js';
-import { seedFrom } from '../src/random.js';
 import type { DialecticEvent } from '../src/session.js';
 import { AGENT, antithesis, at, c, candidate, ctx, HOUR, last, open, play, relapse, REVIEWER, sign, SID, stateOf, synthesis, T0, thesis, threshold, typesOf } from './fixtures.js';
 

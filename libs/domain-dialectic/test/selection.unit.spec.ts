@@ -1,5 +1,5 @@
 import { authorityScore, exclusionOf, expertiseScore, freshnessScore, healthScore, pickFromPool, selectCandidate, trackRecordScore, type SelectionRequest } from '../src/selection.js';
-import { drawOf } from '../src/random.js';
+import { drawOf } from '@agora/domain-common';
 import { at, candidate, HOUR, policy, T0 } from './fixtures.js';
 
 const request = (over: Partial<SelectionRequest> = {}): SelectionRequest => ({ seed: 1, purpose: 'reviewer', now: T0, tags: ['cascade'], agentId: 'paused', parties: [], rules: policy.selection, ...over });

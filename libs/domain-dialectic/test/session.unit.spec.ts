@@ -1,5 +1,5 @@
 import { defineDialecticPolicy } from '../src/policy.js';
-import { drawOf } from '../src/random.js';
+import { drawOf } from '@agora/domain-common';
 import { resolutionPayload } from '../src/resolution.js';
 import type { DialecticEvent } from '../src/session.js';
 import {

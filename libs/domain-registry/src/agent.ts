@@ -10,7 +10,7 @@ import {
   type BreakerEvent,
   type BreakerPolicy,
   type ResumeAgentPayload,
-} from '@agora/domain-dialectic';
+} from '@agora/domain-common';
 
 export type AgentEvent =
   | DomainEvent<'AgentRegistered', DataOf<typeof AgentRegistered>>
@@ -42,7 +42,7 @@ export type AgentCommand =
   /** Internal: the registry's answer to RecoveryResolved (never sent by an agent). */
   | Command<'ResumeAgent', ResumeAgentPayload>;
 
-export type { ResumeAgentPayload } from '@agora/domain-dialectic';
+export type { ResumeAgentPayload } from '@agora/domain-common';
 
 export interface Agent {
   agentId: string;

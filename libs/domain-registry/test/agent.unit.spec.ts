@@ -1,6 +1,6 @@
 import { UpdateAgent } from '@agora/contracts';
 import { DeciderSpecification, type CommandContext } from '@agora/decider';
-import { defineBreakerPolicy } from '@agora/domain-dialectic';
+import { defineBreakerPolicy } from '@agora/domain-common';
 import { agentDecider, createAgentDecider, type Agent, type AgentCommand, type AgentEvent, type AgentState } from '../src/agent.js';
 
 const spec = DeciderSpecification.for(agentDecider);

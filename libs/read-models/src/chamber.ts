@@ -69,7 +69,7 @@ export const chamberFiguresProjection: Projection<ChamberFiguresModel> = {
   initial: () => ({ sessions: new Map(), ledgers: new Map() }),
   // Bump the version when ChamberRecord, MonthLedger or how they evolve changes: older snapshots are then rebuilt from the log.
   snapshot: {
-    version: 1,
+    version: 2,
     encode: (model) => ({ sessions: [...model.sessions], ledgers: [...model.ledgers] }),
     decode: (saved) => {
       const { sessions, ledgers } = (saved ?? {}) as { sessions?: unknown; ledgers?: unknown };

@@ -1,4 +1,4 @@
-import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-dialectic';
+import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-common';
 import { agentDecider, agentStreamId, type Agent, type AgentEvent } from '@agora/domain-registry';
 import { LruMap, mapSnapshotCodec, ProjectionRunner, type Projection, type ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';

@@ -129,6 +129,13 @@ export interface ReactorSpec {
   logger?: { warn(message: string, ...details: unknown[]): void };
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
+  /**
+   * Work that belongs to whichever replica runs the consumer: `before` runs each time this replica
+   * starts it (at start when alone, or on taking the lease), before the first event; `after` once
+   * it stops (the lease lost, or close). The chamber settles calls a stopped holder left in flight
+   * in `before`, and aborts its own in `after`.
+   */
+  holderWork?: { before(): Promise<void>; after(): Promise<void> };
 }
 
 /**
@@ -184,16 +191,20 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
       }),
     });
   const line = `reactor ${spec.name} (checkpoint "${spec.name}")`;
+  const before = async () => spec.holderWork?.before();
+  const after = async () => spec.holderWork?.after();
   if (!context.leases) {
+    await before();
     const consumer = newConsumer();
     await consumer.start();
-    return { lines: [line], close: () => consumer.stop().finally(() => lag?.stop()) };
+    return { lines: [line], close: () => consumer.stop().finally(() => after().finally(() => lag?.stop())) };
   }
   // With replicas: only the lease's holder runs the consumer. A standby's checkpoint stays where
   // its own handling left it, so a takeover handles again (appending nothing) what the holder did.
   let consumer: CheckpointedConsumer | undefined;
   const lease = await context.leases.run(source, {
     async start() {
+      await before();
       consumer = newConsumer();
       await consumer.start();
     },
@@ -201,6 +212,7 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
       const stopping = consumer;
       consumer = undefined;
       await stopping?.stop();
+      await after();
     },
   });
   return { lines: [`${line}${lease.held ? '' : ': standing by, another replica holds its lease'}`], close: () => lease.close().finally(() => lag?.stop()) };

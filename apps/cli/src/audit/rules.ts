@@ -7,7 +7,8 @@ import { AUDIT_LOG_STREAM, CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, DE
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { budgetDecider, createChamberDecider, type ChamberPolicy } from '@agora/domain-chamber';
 import { debateDecider } from '@agora/domain-debate';
-import { createDialecticDecider, DEFAULT_BREAKER_POLICY, defineBreakerPolicy } from '@agora/domain-dialectic';
+import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy } from '@agora/domain-common';
+import { createDialecticDecider } from '@agora/domain-dialectic';
 import { createAgentDecider } from '@agora/domain-registry';
 import { createProposalDecider } from '@agora/domain-tribunal';
 import { votingConfigDecider, votingSessionDecider } from '@agora/domain-voting';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ApproveChamberSession, ProposeChamberSession, RejectChamberSession, type ChamberSessionView } from '@agora/contracts';
+import { ApproveChamberSession, CancelChamberSession, ProposeChamberSession, RejectChamberSession, type ChamberSessionView } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
 import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
@@ -34,6 +34,8 @@ export function describeEntry(entry: Entry, view: ChamberSessionView, full = fal
       return `${head} by ${String(d['approvedBy'])}: ${money(d['reserved'], currency)} reserved in ${String(d['month'])}`;
     case 'ChamberSessionRejected':
       return `${head} by ${String(d['rejectedBy'])}: ${String(d['reason'])}`;
+    case 'ChamberSessionCancelled':
+      return `${head} by ${String(d['cancelledBy'])}: ${String(d['reason'])}`;
     case 'ChamberCallRequested':
       return `${head} ${String(d['callId'])} → ${String(d['model'])} (${String(d['step'])}, attempt ${String(d['attempt'])})${full ? `\n    system:\n${indent(String(d['system']))}\n    prompt:\n${indent(String(d['prompt']))}` : ''}`;
     case 'ChamberCallCompleted': {
@@ -177,6 +179,20 @@ export const chamberReject: CommandSpec = {
   },
 };
 
+export const chamberCancel: CommandSpec = {
+  name: 'chamber cancel',
+  brief: 'cancel a session not yet concluded (its proposer or an operator): no further call is made',
+  summary: 'Cancel a chamber session (CancelChamberSession, signed by its proposer or an operator): no further call is made; calls already in flight are recorded when they end and cost what they cost.',
+  usage: '<sessionId> --reason <text> --key <file>',
+  options: { ...SIGNING, reason: { type: 'string', value: '<text>', description: 'why (kept in the log)' } },
+  positionals: [{ name: 'sessionId', required: true, description: 'the session' }],
+  examples: ['agora chamber cancel 3f0c... --reason "the question is moot" --key operator.key.json'],
+  async run(args, io) {
+    await sendSigned(args, io, 'chamber cancel', CancelChamberSession.type, { sessionId: args.positionals[0]!, reason: requiredOption(args, 'reason', 'chamber cancel') });
+    return EXIT.ok;
+  },
+};
+
 export const chamberShow: CommandSpec = {
   name: 'chamber show',
   brief: 'the transcript of a session, readable',
@@ -220,4 +236,4 @@ export const chamberWatch: CommandSpec = {
   },
 };
 
-export const chamberCommands: CommandSpec[] = [chamberAsk, chamberApprove, chamberReject, chamberWatch, chamberShow];
+export const chamberCommands: CommandSpec[] = [chamberAsk, chamberApprove, chamberReject, chamberCancel, chamberWatch, chamberShow];

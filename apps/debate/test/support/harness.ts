@@ -24,7 +24,8 @@ export interface Harness {
   keys: Record<string, KeyPair>;
   context: ServiceContext;
   client: DebateClient;
-  open(debateId: string): Promise<void>;
+  /** Opens a debate of the seed's two debaters on the seed's topic (one thread, or those given). */
+  open(debateId: string, threads?: { threadId: string; topic: string }[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,8 +71,8 @@ export async function startHarness(options: { console?: boolean; reads?: 'closed
     keys,
     context,
     client,
-    async open(debateId) {
-      const reply = await send('saylor', OpenDebate.type, { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS });
+    async open(debateId, threads) {
+      const reply = await send('saylor', OpenDebate.type, { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, ...(threads ? { threads } : {}) });
       if (!reply.ok) throw new Error(`OpenDebate: ${reply.error.message}`);
     },
     async close() {

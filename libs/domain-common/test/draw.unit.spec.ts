@@ -1,4 +1,4 @@
-import { auditSample, drawOf, mulberry32, seedFrom } from '../src/random.js';
+import { drawOf, mulberry32, seedFrom } from '../src/draw.js';
 
 describe('seeded randomness', () => {
   it('mulberry32 gives the reference sequence for a seed, in [0, 1)', () => {
@@ -26,15 +26,5 @@ describe('seeded randomness', () => {
     expect(seedFrom('evt-1')).toBe(seedFrom('evt-1'));
     expect(seedFrom('evt-2')).not.toBe(seedFrom('evt-1'));
     expect(Number.isInteger(seedFrom('x')) && seedFrom('x') >= 0 && seedFrom('x') <= 0xffffffff).toBe(true);
-  });
-
-  it('samples about 10 % of resolutions for audit at the default rate, and none or all at 0 and 1', () => {
-    let sampled = 0;
-    for (let seed = 0; seed < 10_000; seed++) if (auditSample(seed, 0.1).sampled) sampled++;
-    expect(sampled).toBeGreaterThan(900);
-    expect(sampled).toBeLessThan(1100);
-    expect(auditSample(7, 0)).toEqual({ rate: 0, draw: drawOf(7, 'audit'), sampled: false });
-    expect(auditSample(7, 1).sampled).toBe(true);
-    expect(() => auditSample(7, 1.5)).toThrow(/between 0 and 1/);
   });
 });

@@ -1,5 +1,6 @@
 import { eventByType } from '@agora/contracts';
-import type { Command } from '@agora/decider';
+import type { Condition } from '@agora/contracts';
+import type { Command, CommandContext } from '@agora/decider';
 import {
   breakerDecision,
   evolveBreaker,
@@ -13,9 +14,16 @@ import {
   type BreakerEvent,
   type BreakerSubject,
   type ResumeAgentPayload,
+  DEFAULT_BREAKER_POLICY,
+  defineBreakerPolicy,
 } from '../src/breaker.js';
-import { defineBreakerPolicy } from '../src/policy.js';
-import { AGENT, at, ctx, T0, threshold } from './fixtures.js';
+
+const T0 = '2026-11-25T10:00:00.000Z';
+const at = (seconds: number): string => new Date(Date.parse(T0) + seconds * 1000).toISOString();
+const AGENT = 'critical_agent';
+let commandCounter = 0;
+const ctx = (actor: string, now = T0, actorRoles: readonly string[] = actor === AGENT ? ['executive'] : []): CommandContext => ({ actor, now, actorRoles, commandId: `c${++commandCounter}` });
+const threshold = (value: number): Condition => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
 
 const policy = defineBreakerPolicy();
 const report = (risk: number, now = T0, actor: string = AGENT, actorRoles?: string[]): Extract<BreakerCommand, { type: 'ReportHealth' }> => ({
@@ -195,5 +203,13 @@ describe('what the log keeps of reports that trip nothing (transitions and perio
   it('records every report when sampling is off (reportMinChange or reportSampleMs 0)', () => {
     expect(types(breakerDecision(agent(), report(0.2, at(5)), defineBreakerPolicy({ reportMinChange: 0 })))).toEqual(['AgentHealthReported']);
     expect(types(breakerDecision(agent(), report(0.2, at(5)), defineBreakerPolicy({ reportSampleMs: 0 })))).toEqual(['AgentHealthReported']);
+  });
+});
+
+describe('breaker policy', () => {
+  it('trips at 0.60 by default, or at the configured threshold', () => {
+    expect(DEFAULT_BREAKER_POLICY).toEqual({ riskThreshold: 0.6, probationRiskMargin: 0.1, probationReportIntervalMs: 3_600_000, reportMinChange: 0.05, reportSampleMs: 60_000 });
+    expect(defineBreakerPolicy({ riskThreshold: 0.5 }).riskThreshold).toBe(0.5);
+    expect(() => defineBreakerPolicy({ riskThreshold: 1.2 })).toThrow(/invalid breaker policy: riskThreshold/);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The circuit breaker (seed 001, "Integration with actual circuit breaker triggers"), as pure rules
- * for the registry's agent decider to call: the registry owns health and risk, so the breaker lives
+ * for the registry's agent decider to call (the dialectic recovers from what it trips, and reads
+ * whether an agent is paused): the registry owns health and risk, so the breaker lives
  * in the `agent-<agentId>` stream, a `breaker` slice of the agent's state.
  *
  *   ReportHealth ─> AgentHealthReported, and when the breaker is closed and the risk is at or above
@@ -12,10 +13,38 @@
  * While the breaker is open the agent's commands to other services are refused with `forbidden`,
  * except those it needs to recover (`mayIssueWhilePaused`).
  */
-import { ENFORCED_OPERATIONS, PROBATION, RATE_LIMIT, type AgentHealthReported, type AgentPaused, type AgentResumed, type BreakerView, type Condition, type DataOf, type EnforcedConditions, type PayloadOf, type RecoveryResolved, type ReportHealth } from '@agora/contracts';
+import {
+  BreakerPolicy,
+  ENFORCED_OPERATIONS,
+  PROBATION,
+  RATE_LIMIT,
+  type AgentHealthReported,
+  type AgentPaused,
+  type AgentResumed,
+  type BreakerPolicyInput,
+  type BreakerView,
+  type Condition,
+  type DataOf,
+  type EnforcedConditions,
+  type PayloadOf,
+  type RecoveryResolved,
+  type ReportHealth,
+} from '@agora/contracts';
 import { DomainError, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
-import { recoverySessionId } from './ids.js';
-import type { BreakerPolicy } from './policy.js';
+
+export type { BreakerPolicy, BreakerPolicyInput } from '@agora/contracts';
+
+/** The recovery session of an agent's pause: `<agentId>-p<pause>` (one session per pause), named by the AgentPaused that opens it. */
+export const recoverySessionId = (agentId: string, pause: number): string => `${agentId}-p${pause}`;
+
+/** The circuit breaker's policy: trips at a risk of 0.60 unless configured (or a resolution set the agent its own threshold). */
+export function defineBreakerPolicy(input: BreakerPolicyInput = {}): BreakerPolicy {
+  const result = BreakerPolicy.safeParse(input);
+  if (result.success) return result.data;
+  throw new TypeError(`invalid breaker policy: ${result.error.issues.map((i) => `${i.path.map(String).join('.') || '(policy)'}: ${i.message}`).join('; ')}`);
+}
+
+export const DEFAULT_BREAKER_POLICY: BreakerPolicy = defineBreakerPolicy();
 
 export type BreakerEvent =
   | DomainEvent<'AgentHealthReported', DataOf<typeof AgentHealthReported>>

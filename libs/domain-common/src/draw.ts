@@ -1,7 +1,8 @@
 /**
- * Seeded randomness (the seed's "weighted random selection", made replayable): every draw of a
- * session comes from mulberry32 over the session's seed and the draw's purpose, and is recorded in
- * the event it decides, so a replay, or an auditor, reads the draw instead of making it again.
+ * Seeded randomness (seed 001's "weighted random selection", made replayable, and the chamber's
+ * shuffled labels): every draw of a session comes from mulberry32 over the session's seed and the
+ * draw's purpose, and is recorded in the event it decides, so a replay, or an auditor, reads the
+ * draw instead of making it again.
  */
 import { createHash } from 'node:crypto';
 
@@ -41,18 +42,4 @@ export function drawOf(seed: number, purpose: string): number {
  */
 export function seedFrom(text: string): number {
   return createHash('sha256').update(text, 'utf8').digest().readUInt32BE(0);
-}
-
-export interface AuditSample {
-  rate: number;
-  draw: number;
-  /** draw < rate: a second reviewer audits the resolution. */
-  sampled: boolean;
-}
-
-/** Whether a resolution goes to a second reviewer: a seeded draw under `rate` (default 10 %). */
-export function auditSample(seed: number, rate: number): AuditSample {
-  if (!(rate >= 0 && rate <= 1)) throw new RangeError(`an audit rate is between 0 and 1, got ${String(rate)}`);
-  const draw = drawOf(seed, 'audit');
-  return { rate, draw, sampled: draw < rate };
 }
