@@ -7,7 +7,7 @@ import { agentsTable } from '../src/commands/agents.js';
 import { eventLine } from '../src/commands/events.js';
 import { readPayload } from '../src/commands/send.js';
 import { describeCommandResult } from '../src/gateway-client.js';
-import { SseParser } from '../src/sse.js';
+import { SseParser } from '@agora/sdk';
 
 /** An Io that records what a command prints; nothing here reaches a network. */
 function fakeIo(stdin = '', env: Record<string, string> = {}) {

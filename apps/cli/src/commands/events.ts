@@ -1,7 +1,7 @@
 import type { Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
 import { gatewayUrl, unreachable } from '../gateway-client.js';
-import { SseParser, type SseMessage } from '../sse.js';
+import { SseParser, type SseMessage } from '@agora/sdk';
 
 interface StreamedEvent {
   id: string;
