@@ -10,6 +10,7 @@ import { audit } from './commands/audit.js';
 import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
 import { eventsTail } from './commands/events.js';
 import { keysNew, keysServices } from './commands/keys.js';
+import { mcp } from './commands/mcp.js';
 import { send } from './commands/send.js';
 import { verifyReadModels } from './commands/verify.js';
 
@@ -28,7 +29,7 @@ const GROUPS: Group[] = [
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
 ];
-const TOP_LEVEL: CommandSpec[] = [send, verifyReadModels, audit];
+const TOP_LEVEL: CommandSpec[] = [send, mcp, verifyReadModels, audit];
 
 /** Every command, for help and tests. */
 export const COMMANDS: readonly CommandSpec[] = [...GROUPS.flatMap((g) => g.commands), ...TOP_LEVEL];

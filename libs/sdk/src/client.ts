@@ -4,7 +4,7 @@ import { signResolution } from '@agora/domain-dialectic';
 import { createSignedCommand, parseKeyFile, publicKeyOf } from '@agora/identity';
 import { commandDefinition, queryDefinition, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 import { HttpTransport } from './http.js';
-import { NatsTransport, type NatsOptions } from './nats.js';
+import { MessagingTransport, type NatsOptions } from './nats.js';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 import { waitForDecision, waitForResolution, waitForVerdict, type WaitOptions } from './wait.js';
 
@@ -55,10 +55,16 @@ export class Agora {
     private readonly timeoutMs: number,
   ) {}
 
+  /** A client over a transport of the caller's (e.g. the gateway's own bus); `close()` closes the transport. */
+  static over(transport: Transport, options: { signer?: Signer; timeoutMs?: number } = {}): Agora {
+    const { agentId, secretKey } = readSigner(options.signer);
+    return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
   static async connect(options: ConnectOptions): Promise<Agora> {
     const { agentId, secretKey } = readSigner(options.signer);
     if ((options.url === undefined) === (options.nats === undefined)) throw new TypeError('connect to Agora with either `url` (the HTTP gateway) or `nats`');
-    const transport = options.url !== undefined ? new HttpTransport(options.url) : await NatsTransport.connect(options.nats as NatsOptions);
+    const transport = options.url !== undefined ? new HttpTransport(options.url) : await MessagingTransport.connect(options.nats as NatsOptions);
     return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 

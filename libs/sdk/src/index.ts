@@ -2,7 +2,7 @@ export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryO
 export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 export type { AgoraEvent, EventFilter, Transport } from './transport.js';
 export { HttpTransport, queryUrl } from './http.js';
-export { NatsTransport, type NatsOptions } from './nats.js';
+export { MessagingTransport, type NatsOptions } from './nats.js';
 export { SseParser, type SseMessage } from './sse.js';
 export { waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
 export {

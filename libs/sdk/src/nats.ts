@@ -1,6 +1,6 @@
 import { EVENT_SUBJECT_PREFIX, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
 import type { SignedCommand } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging/client';
+import { NatsAgoraClient, type AgoraClient } from '@agora/messaging/client';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 
 export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>[0]>;
@@ -9,17 +9,19 @@ export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>
 const SEEN_IDS = 10_000;
 
 /**
- * Speaks to Agora over NATS: commands and queries are requests on their subjects, events arrive
- * on `agora.evt.<category>.<EventType>`. Core NATS keeps nothing for an absent listener, so an
- * event stream here is live only: `after` is honoured by the gateway's SSE, not here.
+ * Speaks to Agora over NATS (or, inside an Agora process, over its in-process bus): commands and
+ * queries are requests on their subjects, events arrive on `agora.evt.<category>.<EventType>`.
+ * Core NATS keeps nothing for an absent listener, so an event stream here is live only: `after`
+ * is honoured by the gateway's SSE, not here.
  */
-export class NatsTransport implements Transport {
-  readonly kind = 'nats';
+export class MessagingTransport implements Transport {
+  readonly kind = 'messaging';
 
-  private constructor(private readonly client: NatsAgoraClient) {}
+  /** @param client NATS, or the in-process bus of the process the caller runs in (the gateway's /mcp). */
+  constructor(private readonly client: AgoraClient) {}
 
-  static async connect(options: NatsOptions): Promise<NatsTransport> {
-    return new NatsTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...options }));
+  static async connect(options: NatsOptions): Promise<MessagingTransport> {
+    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...options }));
   }
 
   command(definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
@@ -51,7 +53,7 @@ export class NatsTransport implements Transport {
     const onAbort = () => wake?.();
     signal.addEventListener('abort', onAbort);
     try {
-      await this.client.connection.flush();
+      if (this.client instanceof NatsAgoraClient) await this.client.connection.flush();
       filter.onOpen?.();
       while (!signal.aborted) {
         const event = queue.shift();

@@ -38,7 +38,7 @@ export interface EventFilter {
 
 /** How the client reaches Agora: the gateway over HTTP, or NATS. */
 export interface Transport {
-  readonly kind: 'http' | 'nats';
+  readonly kind: 'http' | 'messaging';
   command(definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>>;
   query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>>;
   events(filter: EventFilter): AsyncIterable<AgoraEvent>;
