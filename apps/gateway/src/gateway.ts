@@ -6,6 +6,7 @@ import { consoleAssetsDir, consoleBuilt } from '@agora/console';
 import { consoleAssets } from './console-assets.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
+import { mcpRoute } from './mcp-route.js';
 import { GatewayMetrics } from './metrics.js';
 import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { queryRoutes } from './query-routes.js';
@@ -46,7 +47,7 @@ function probePort(port: number, host: string): Promise<void> {
 
 /**
  * Starts the HTTP gateway: POST /v1/commands, GET /v1/<service>/<query path>, GET /v1/events
- * (SSE), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
+ * (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
  * the one-process standalone mode; resolves once it listens.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -62,6 +63,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   app.disable('x-powered-by');
   app.use(metrics.middleware);
+  const mcp = options.mcp === false ? undefined : mcpRoute(resolved.client, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(options.mcp?.allowedHostnames ? { allowedHostnames: options.mcp.allowedHostnames } : {}) });
+  if (mcp) app.use('/mcp', mcp.handler);
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();
     app.use(consoleAssets(consoleBuilt(dir) ? dir : undefined));
@@ -83,6 +86,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close() {
       closing ??= (async () => {
         await streams.closeAll();
+        await mcp?.close();
         await app.close();
         if (options.registry) metrics.close();
       })();

@@ -50,6 +50,12 @@ export interface GatewayOptions {
    * (apps/console/dist/public); `false`: no console (`/` is a 404 like any unknown path).
    */
   console?: string | false;
+  /**
+   * MCP over Streamable HTTP at `/mcp`: queries, waiting tools and resources (commands need a key,
+   * which stays with its agent: `agora mcp`). `allowedHostnames`: host names besides localhost
+   * that requests may name in Host and Origin (DNS rebinding protection). `false`: no /mcp.
+   */
+  mcp?: { allowedHostnames?: readonly string[] } | false;
 }
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
