@@ -10,7 +10,7 @@
  * recovery, a debate), with update notifications. The SDK client signs; the model never sees a key.
  */
 import { commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ErrorBody } from '@agora/contracts';
-import { namedQueries, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
+import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -216,7 +216,8 @@ function registerDialecticReview(server: McpServer, agora: Agora): void {
             category: DIALECTIC_SESSION_CATEGORY,
             streamId: `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`,
             what: `the reviewer of ${sessionId}`,
-            read: () => agora.query('GetDialecticSession', { sessionId }),
+            // The breaker names the session before the dialectic service has opened it.
+            read: () => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId })),
             done: (session) => session.reviewer !== null || session.status !== 'awaiting_thesis',
           },
           { timeoutMs: input.timeoutSeconds * 1000, signal: extra.signal },

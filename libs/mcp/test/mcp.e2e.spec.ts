@@ -164,8 +164,8 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     await ok(nova, 'sign_resolution', { sessionId });
     const resolved = await ok(nova, 'wait_for_resolution', { sessionId, final: true, timeoutSeconds: 60 });
     expect(resolved.status).toBe('resolved');
-    const agent = await ok(nova, 'get_agent', { agentId: 'nova' });
-    expect((agent['breaker'] as { state: string }).state).toBe('closed');
+    // The registry resumes the agent in answer to the resolution, a moment later.
+    await untilValue(async () => ((await ok(nova, 'get_agent', { agentId: 'nova' }))['breaker'] as { state: string }).state === 'closed' || undefined);
   }, 120_000);
 });
 

@@ -4,10 +4,11 @@ export type { AgoraEvent, EventFilter, Transport } from './transport.js';
 export { HttpTransport, queryUrl } from './http.js';
 export { MessagingTransport, type NatsOptions } from './nats.js';
 export { SseParser, type SseMessage } from './sse.js';
-export { waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
+export { viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
 export {
   fileCheckpoint,
   memoryCheckpoint,
+  onDebateTurn,
   onDialecticTurn,
   onReviewRequested,
   onVoteRequested,

@@ -10,9 +10,12 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   AgoraError,
+  DEBATE_CATEGORY,
   DIALECTIC_SESSION_CATEGORY,
   PROPOSAL_CATEGORY,
   VOTING_SESSION_CATEGORY,
+  type DebateMove,
+  type DebateView,
   type DialecticSessionView,
   type ProposalView,
   type ResolutionPayload,
@@ -261,6 +264,36 @@ export function onDialecticTurn(agora: Agora, handler: (turn: DialecticTurn) => 
         }
         taken.add(key);
         return [action];
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * A debater's turns in the debates it takes part in: after the debate opens and after each message
+ * of its transcript (anyone's, the moderator's and its own included), the handler sees the debate
+ * as it stands and answers with its next move on a thread, or undefined to wait. One move per
+ * message at most: the command id is derived from the event.
+ */
+export function onDebateTurn(
+  agora: Agora,
+  handler: (turn: { debate: DebateView; event: AgoraEvent }) => Promise<{ move: DebateMove; threadId?: string } | undefined>,
+  options: RoleLoopOptions = {},
+): RoleLoop {
+  return runRoleLoop(
+    agora,
+    {
+      role: 'debater',
+      categories: [DEBATE_CATEGORY],
+      types: ['DebateOpened', 'DebateMessagePosted'],
+      async act(event) {
+        const debateId = (event.data as { debateId: string }).debateId;
+        const debate = await agora.query('GetDebate', { debateId });
+        if (debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
+        const next = await handler({ debate, event });
+        // One move per state of the transcript: a repeat after a restart (or a second event seen before the move) is the same command.
+        return next ? [{ type: 'PostDebateMove', payload: { debateId, threadId: next.threadId ?? 'main', move: next.move }, key: `${debateId}:${debate.messages.length}` }] : undefined;
       },
     },
     options,

@@ -71,8 +71,8 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
   }
 }
 
-/** The view, or undefined while the aggregate does not exist (`not_found`). */
-async function found<T>(read: Promise<{ ok: true; result: T } | { ok: false; error: { code: string; message: string; details?: Record<string, unknown> } }>): Promise<T | undefined> {
+/** The view a query answers, or undefined while the aggregate does not exist (`not_found`); other refusals throw. */
+export async function viewIfFound<T>(read: Promise<{ ok: true; result: T } | { ok: false; error: { code: string; message: string; details?: Record<string, unknown> } }>): Promise<T | undefined> {
   const reply = await read;
   if (reply.ok) return reply.result;
   if (reply.error.code === 'not_found') return undefined;
@@ -84,7 +84,7 @@ export function waitForVerdict(agora: Agora, proposalId: string, options: WaitOp
   const finals = options.final ? ['approved', 'rejected', 'withdrawn'] : ['approved', 'rejected', 'withdrawn', 'escalated'];
   return waitOnLog<ProposalView>(
     agora,
-    { category: PROPOSAL_CATEGORY, streamId: `${PROPOSAL_CATEGORY}-${proposalId}`, what: `the verdict on proposal ${proposalId}`, read: () => found(agora.tryQuery('GetProposal', { proposalId })), done: (p) => finals.includes(p.status) },
+    { category: PROPOSAL_CATEGORY, streamId: `${PROPOSAL_CATEGORY}-${proposalId}`, what: `the verdict on proposal ${proposalId}`, read: () => viewIfFound(agora.tryQuery('GetProposal', { proposalId })), done: (p) => finals.includes(p.status) },
     options,
   );
 }
@@ -97,7 +97,7 @@ export function waitForDecision(agora: Agora, sessionId: string, options: WaitOp
       category: VOTING_SESSION_CATEGORY,
       streamId: `${VOTING_SESSION_CATEGORY}-${sessionId}`,
       what: `the decision of voting session ${sessionId}`,
-      read: () => found(agora.tryQuery('GetVotingSession', { sessionId })),
+      read: () => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId })),
       done: (s) => s.status === 'expired' || s.status === 'cancelled' || (options.final ? s.finalDecision !== null : s.recommendation !== null),
     },
     options,
@@ -109,7 +109,7 @@ export function waitForResolution(agora: Agora, sessionId: string, options: Wait
   const finals = options.final ? ['resolved', 'stayed_paused'] : ['resolved', 'stayed_paused', 'awaiting_operator'];
   return waitOnLog<DialecticSessionView>(
     agora,
-    { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`, what: `the resolution of recovery ${sessionId}`, read: () => found(agora.tryQuery('GetDialecticSession', { sessionId })), done: (s) => finals.includes(s.status) },
+    { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`, what: `the resolution of recovery ${sessionId}`, read: () => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId })), done: (s) => finals.includes(s.status) },
     options,
   );
 }
