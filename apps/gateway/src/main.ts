@@ -6,7 +6,7 @@
  */
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS } from './options.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
 
 const env = process.env;
 const settings = () => ({
@@ -14,12 +14,13 @@ const settings = () => ({
   maxBodyBytes: intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' }),
   relay: env['AGORA_RELAY'] !== 'off',
   sseSlowClientMs: intSetting(env, 'AGORA_SSE_SLOW_CLIENT_MS', DEFAULT_SSE_SLOW_CLIENT_MS, { min: 1, what: 'a positive number of milliseconds' }),
+  mcp: mcpSettingFromEnv(env),
 });
 
 await runProcess({
   name: 'agora-gateway',
   summary: `Agora's HTTP gateway: the web console at /, POST /v1/commands, GET /v1/<service>/<query>,
-GET /v1/events (SSE), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
+GET /v1/events (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
 agora.evt.<category>.<EventType> on NATS.
 
 Example:
@@ -29,7 +30,8 @@ HOST                       address to listen on (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body accepted (default ${DEFAULT_MAX_BODY_BYTES})
 AGORA_RELAY                off: do not relay events to NATS (another process does)
 AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped with its resume position
-                           (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})`,
+                           (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
+${MCP_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
   prepare: (config) => {
@@ -37,10 +39,10 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
     return config;
   },
   start: (context) => {
-    const { port, maxBodyBytes, relay, sseSlowClientMs } = settings();
+    const { port, maxBodyBytes, relay, sseSlowClientMs, mcp } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, sseSlowClientMs, registry: context.metrics.registry });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, sseSlowClientMs, mcp, registry: context.metrics.registry });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),
