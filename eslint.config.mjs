@@ -24,12 +24,14 @@ export default tseslint.config(
             // Contracts (zod schemas, subjects) may be imported by anyone and import nothing of ours.
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'], bannedExternalImports: infrastructure },
             { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:testing'] },
+            // The client library (@agora/sdk) and what is built on it (the MCP server): no framework, no store.
+            { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:sdk', 'type:testing'], bannedExternalImports: ['@nestjs/*', '@kurrent/*', 'express', 'prom-client'] },
             // Test support (used by tests only).
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing'] },
             // A service: a package with its start function (for standalone mode) and its own main.
-            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:testing'] },
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:sdk', 'type:testing'] },
             // A process that composes services (standalone mode).
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:service', 'type:testing'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:service', 'type:sdk', 'type:testing'] },
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
           ],
         },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
-import { createSignedCommand, InvalidKey, mintReadToken, parseKeyFile, type KeyPair } from '@agora/identity';
+import { commandByType, commands, MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
+import { InvalidKey, mintReadToken, parseKeyFile, type KeyPair } from '@agora/identity';
+import { Agora, HttpTransport, type CommandName } from '@agora/sdk';
 import { CommandFailed, stringOption, UsageError, type Io, type OptionSpec, type Parsed } from './command.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
@@ -122,10 +123,19 @@ export function actorOf(args: Parsed, key: KeyFile, keyPath: string, command: st
   return actor;
 }
 
-/** Signs a command with the key and POSTs it to /v1/commands; resolves with the reply. */
+/**
+ * Signs a command with the key and sends it through @agora/sdk (POST /v1/commands); resolves with
+ * the reply. A type the contracts do not define is refused here as the gateway would refuse it.
+ */
 export async function sendCommand(baseUrl: string, input: { type: string; actor: string; payload: Record<string, unknown>; key: KeyFile }): Promise<Reply> {
-  const envelope = createSignedCommand({ type: input.type, actor: input.actor, payload: input.payload, secretKey: input.key.secretKey });
-  return requestReply(`${baseUrl}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
+  if (!commandByType(input.type)) {
+    const knownTypes = commands.map((c) => c.type);
+    return { ok: false, error: { code: 'invalid_command', message: `unknown command type ${JSON.stringify(input.type)}; known types: ${knownTypes.join(', ')}`, details: { knownTypes } } };
+  }
+  const agora = Agora.over(new HttpTransport(baseUrl), { signer: { secretKey: input.key.secretKey, agentId: input.actor } });
+  const reply = await agora.trySend(input.type as CommandName, input.payload as never);
+  if (!reply.ok && reply.error.code === 'unavailable' && reply.error.message.startsWith('cannot reach')) throw new CommandFailed('unavailable', `${reply.error.message}; is it running? Set --url or AGORA_URL`);
+  return reply;
 }
 
 /**

@@ -8,7 +8,7 @@ import { agentsTable } from '../src/commands/agents.js';
 import { eventLine, unknownVersion } from '../src/commands/events.js';
 import { readPayload } from '../src/commands/send.js';
 import { describeCommandResult } from '../src/gateway-client.js';
-import { SseParser } from '../src/sse.js';
+import { SseParser } from '@agora/sdk';
 
 /** An Io that records what a command prints; nothing here reaches a network. */
 function fakeIo(stdin = '', env: Record<string, string> = {}) {
@@ -58,7 +58,7 @@ describe('agora help', () => {
 
 describe('agora usage errors exit 2 with a clear message', () => {
   const cases: [string, string[], RegExp][] = [
-    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, send, token, verify-read-models, audit\)/],
+    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, send, token, mcp, verify-read-models, audit\)/],
     ['an unknown subcommand', ['agents', 'delete'], /unknown command "agents delete" \(known: register, list, disable\)/],
     ['a group without a subcommand', ['agents'], /agora agents needs a command: register, list, disable/],
     ['an option before the command', ['--url', 'http://x', 'agents', 'list'], /unknown option --url \(options go after the command\)/],

@@ -7,6 +7,7 @@ import { consoleAssets } from './console-assets.js';
 import { tracingMiddleware } from './tracing.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
+import { mcpRoute } from './mcp-route.js';
 import { GatewayMetrics } from './metrics.js';
 import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { queryRoutes } from './query-routes.js';
@@ -47,7 +48,7 @@ function probePort(port: number, host: string): Promise<void> {
 
 /**
  * Starts the HTTP gateway: POST /v1/commands, GET /v1/<service>/<query path>, GET /v1/events
- * (SSE), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
+ * (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
  * the one-process standalone mode; resolves once it listens.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -64,6 +65,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.disable('x-powered-by');
   app.use(metrics.middleware);
   app.use(tracingMiddleware);
+  // /mcp does not apply the visibility table yet: while reads are closed (AGORA_READS=closed) it is off rather than open to all.
+  const mcpSetting = options.reads?.mode === 'closed' ? false : options.mcp;
+  const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}) });
+  if (mcp) app.use('/mcp', mcp.handler);
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();
     app.use(consoleAssets(consoleBuilt(dir) ? dir : undefined));
@@ -85,6 +90,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close() {
       closing ??= (async () => {
         await streams.closeAll();
+        await mcp?.close();
         await app.close();
         if (options.registry) metrics.close();
       })();

@@ -7,7 +7,7 @@
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
 import { readAccessFromEnv } from './read-auth.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS } from './options.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
 
 const env = process.env;
 const settings = () => ({
@@ -16,12 +16,13 @@ const settings = () => ({
   relay: env['AGORA_RELAY'] !== 'off',
   sseSlowClientMs: intSetting(env, 'AGORA_SSE_SLOW_CLIENT_MS', DEFAULT_SSE_SLOW_CLIENT_MS, { min: 1, what: 'a positive number of milliseconds' }),
   reads: readAccessFromEnv(env),
+  mcp: mcpSettingFromEnv(env),
 });
 
 await runProcess({
   name: 'agora-gateway',
   summary: `Agora's HTTP gateway: the web console at /, POST /v1/commands, GET /v1/<service>/<query>,
-GET /v1/events (SSE), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
+GET /v1/events (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
 agora.evt.<category>.<EventType> on NATS.
 
 Example:
@@ -34,7 +35,8 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
                            (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
 AGORA_READS                closed: every read needs a read token and sees what the visibility table gives
                            its reader (default open)
-AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)`,
+AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
+${MCP_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
   prepare: (config) => {
@@ -42,10 +44,10 @@ AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)`,
     return config;
   },
   start: (context) => {
-    const { port, maxBodyBytes, relay, sseSlowClientMs, reads } = settings();
+    const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

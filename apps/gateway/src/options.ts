@@ -59,9 +59,26 @@ export interface GatewayOptions {
    * need a read token and apply the visibility table. Default: open (anyone reads everything).
    */
   reads?: ReadAccessOptions;
+  /**
+   * MCP over Streamable HTTP at `/mcp`: queries, waiting tools and resources (commands need a key,
+   * which stays with its agent: `agora mcp`). `allowedHostnames`: host names besides localhost
+   * that requests may name in Host and Origin (DNS rebinding protection). `false`: no /mcp.
+   */
+  mcp?: { allowedHostnames?: readonly string[] } | false;
 }
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
+
+export const MCP_ENV_HELP = `AGORA_MCP_ALLOWED_HOSTS    host names besides localhost that /mcp requests may name in Host and Origin,
+                           comma-separated (DNS rebinding protection); off: no /mcp`;
+
+/** /mcp from AGORA_MCP_ALLOWED_HOSTS: "off", or the host names it may be reached by besides localhost. */
+export function mcpSettingFromEnv(env: NodeJS.ProcessEnv): GatewayOptions['mcp'] {
+  const text = env['AGORA_MCP_ALLOWED_HOSTS']?.trim();
+  if (!text) return {};
+  if (text === 'off') return false;
+  return { allowedHostnames: text.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') };
+}
 
 export interface Gateway {
   /** Base URL to reach the gateway, e.g. `http://127.0.0.1:8080` (a wildcard host is given as loopback). */

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
-import { DEFAULT_MAX_BODY_BYTES, readAccessFromEnv, startGateway } from '@agora/gateway';
+import { DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -59,6 +59,7 @@ AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${D
 AGORA_READS                closed: every read needs a read token (agora token) and sees what the visibility
                            table gives its reader (default open)
 AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
+${MCP_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_ENV_HELP}
@@ -71,6 +72,7 @@ ${CHAMBER_ENV_HELP}`,
   prepare: (config) => {
     port(env);
     maxBodyBytes(env);
+    mcpSettingFromEnv(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
     tribunalPolicyFromEnv(env);
@@ -101,6 +103,7 @@ ${CHAMBER_ENV_HELP}`,
           host: env['HOST'] ?? '0.0.0.0',
           requestTimeoutMs: context.config.requestTimeoutMs,
           maxBodyBytes: maxBodyBytes(env),
+          mcp: mcpSettingFromEnv(env),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
           reads: { ...readAccessFromEnv(env), directory: context.directory },
@@ -108,7 +111,7 @@ ${CHAMBER_ENV_HELP}`,
         const operator = context.config.operators[0];
         return {
           lines: [
-            `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /health, /metrics, /docs)`,
+            `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /mcp, /health, /metrics, /docs)`,
             ...(operator ? [`operator "${operator.agentId}" may sign the first commands`] : []),
           ],
           close: () => gateway.close(),

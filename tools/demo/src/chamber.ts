@@ -6,7 +6,6 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { panelScript } from '@agora/chamber';
 import { describeEntry } from '@agora/cli';
-import type { ChamberSessionView } from '@agora/contracts';
 import { StandIns } from '@agora/providers';
 import { Fleet, until } from './fleet.js';
 
@@ -78,7 +77,7 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     const sessionId = `demo-${Date.now().toString(36)}`;
     say(`\npipeline proposes chamber session ${sessionId}:\n  "${QUESTION}"`);
     await fleet.must('pipeline', 'ProposeChamberSession', { sessionId, question: QUESTION, context: CONTEXT, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' });
-    const before = await fleet.query<ChamberSessionView>(`/v1/chamber/sessions/${sessionId}`);
+    const before = await fleet.query('GetChamberSession', { sessionId });
     say(`  awaiting approval; nothing is called until an operator approves (at most ${before.summary.maxCost} ${before.summary.currency})`);
     const forged = await fleet.send('pipeline', 'ApproveChamberSession', { sessionId });
     say(`  the pipeline agent tries to approve its own session: ${forged.ok ? 'accepted?!' : `refused (${forged.error.code})`}`);
@@ -88,7 +87,7 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     const final = await until(
       'the session to conclude',
       async () => {
-        const view = await fleet.query<ChamberSessionView>(`/v1/chamber/sessions/${sessionId}`);
+        const view = await fleet.query('GetChamberSession', { sessionId });
         for (const entry of view.transcript.slice(shown)) say(describeEntry(entry, view));
         shown = view.transcript.length;
         return ['consensus', 'no_consensus', 'failed'].includes(view.summary.status) && view.summary.pendingCalls === 0 ? view : undefined;
@@ -99,7 +98,7 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     await fleet.must('root', 'RecordChamberFollowUp', { sessionId, decision: 'accepted', reason: 'matches what the team saw in the incidents' });
     say('the operator records the follow-up: accepted');
     const budget = await until('the ledger to settle', async () => {
-      const b = await fleet.query<{ spent: number; reserved: number; monthlyBudget: number; currency: string; sessionsToday: number; sessionsPerDay: number }>('/v1/chamber/budget');
+      const b = await fleet.query('GetChamberBudget', {});
       return b.spent > 0 ? b : undefined;
     });
     say(`budget this month: ${budget.spent} ${budget.currency} spent, ${budget.reserved} reserved, of ${budget.monthlyBudget}; ${budget.sessionsToday} of ${budget.sessionsPerDay} sessions today`);

@@ -1,4 +1,4 @@
-import type { DebateView, Reply } from '@agora/contracts';
+import type { Reply } from '@agora/contracts';
 import { playScript, runLlmDebate, type DebateClient, type Persona } from '@agora/debate';
 import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC, exampleScript } from '@agora/domain-debate';
 import { ProviderLayer, providersConfigFromEnv } from '@agora/providers';
@@ -33,7 +33,7 @@ export async function debateDemo(fleet: Fleet, say: Say, options: { run: string;
   const debateId = `btc-gold-${options.run}`;
   const client: DebateClient = {
     move: (agentId, payload) => fleet.send(agentId, 'PostDebateMove', payload) as Promise<Reply<{ events: string[] }>>,
-    debate: (id) => fleet.query<DebateView>(`/v1/debate/debates/${id}`),
+    debate: (id) => fleet.query('GetDebate', { debateId: id }),
   };
   await fleet.must('saylor', 'OpenDebate', { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS });
   say(`\ndebate ${debateId} opened: "${EXAMPLE_TOPIC}", ${EXAMPLE_PARTICIPANTS.map((p) => p.agentId).join(' vs ')}`);

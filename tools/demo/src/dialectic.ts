@@ -1,4 +1,4 @@
-import type { AgentView, Condition, DialecticSessionView } from '@agora/contracts';
+import type { Condition, DialecticSessionView } from '@agora/contracts';
 import { signResolution } from '@agora/domain-dialectic';
 import { until, type Fleet } from './fleet.js';
 
@@ -25,8 +25,8 @@ const cascade: Condition = { operation: 'enable_cascade_detection', parameters: 
  * (decide it in the web console's inbox).
  */
 export async function dialecticDemo(fleet: Fleet, say: Say, options: { consoleUrl: string }): Promise<void> {
-  const agent = (agentId: string) => fleet.query<AgentView>(`/v1/registry/agents/${agentId}`);
-  const session = (sessionId: string) => fleet.query<DialecticSessionView>(`/v1/dialectic/sessions/${sessionId}`);
+  const agent = (agentId: string) => fleet.query('GetAgent', { agentId });
+  const session = (sessionId: string) => fleet.query('GetDialecticSession', { sessionId });
   const sessionWhen = (sessionId: string, what: string, check: (s: DialecticSessionView) => boolean) =>
     until(what, async () => {
       const s = await session(sessionId).catch(() => undefined);

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commandByType, type Reply } from '@agora/contracts';
-import { createSignedCommand, generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
+import type { CommandResult, Reply } from '@agora/contracts';
+import { generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
+import { Agora, HttpTransport, type CommandName, type QueryName, type QueryParams, type QueryResult } from '@agora/sdk';
 
 export interface AgentProfile {
   roles: string[];
@@ -11,19 +12,23 @@ export interface AgentProfile {
 }
 
 /**
- * A scripted fleet speaking to a running Agora through its HTTP gateway, as agents without NATS
- * would: every command signed with the agent's own key. Keys are kept under `<dataDir>/demo-keys`
+ * A scripted fleet speaking to a running Agora through its HTTP gateway with @agora/sdk, as agents
+ * without NATS would: every command signed with the agent's own key. Keys are kept under `<dataDir>/demo-keys`
  * so a second run reuses the agents the first one registered.
  */
 export class Fleet {
   private readonly keys = new Map<string, KeyPair>();
+  private readonly clients = new Map<string, Agora>();
+  private readonly reader: Agora;
 
   constructor(
     readonly url: string,
     private readonly operator: { agentId: string; key: KeyPair },
     private readonly keyDir: string,
     private readonly say: (line: string) => void,
-  ) {}
+  ) {
+    this.reader = Agora.over(new HttpTransport(url));
+  }
 
   static fromOperatorKeyFile(url: string, keyFile: string, dataDir: string, say: (line: string) => void): Fleet {
     if (!existsSync(keyFile)) throw new Error(`no operator key at ${keyFile}: start Agora first (npm start creates one) or pass --key`);
@@ -67,38 +72,30 @@ export class Fleet {
   }
 
   /** Sends a command signed by `agentId` (the operator's own id uses the operator key) and returns the reply. */
-  send(agentId: string, type: string, payload: Record<string, unknown>): Promise<Reply> {
+  send(agentId: string, type: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> {
     const key = agentId === this.operator.agentId ? this.operator.key : this.keyOf(agentId);
     return this.sendAs(agentId, key, type, payload);
   }
 
   /** Like send, but a refusal stops the demo. */
-  async must(agentId: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
+  async must(agentId: string, type: string, payload: Record<string, unknown>): Promise<CommandResult> {
     const reply = await this.send(agentId, type, payload);
     if (!reply.ok) throw new Error(`${agentId} ${type} was refused: ${reply.error.code}: ${reply.error.message}`);
     return reply.result;
   }
 
-  private async sendAs(actor: string, key: KeyPair, type: string, payload: Record<string, unknown>): Promise<Reply> {
-    if (!commandByType(type)) throw new Error(`unknown command type ${type}`);
-    const envelope = createSignedCommand({ type, actor, payload, secretKey: key.secretKey });
-    return this.http<Reply>('POST', '/v1/commands', envelope);
-  }
-
-  async query<T>(path: string): Promise<T> {
-    const reply = await this.http<Reply<T>>('GET', path);
-    if (!reply.ok) throw new Error(`GET ${path}: ${reply.error.code}: ${reply.error.message}`);
-    return reply.result;
-  }
-
-  private async http<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.url}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
-    } catch (error) {
-      throw new Error(`cannot reach Agora at ${this.url} (${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}): is it running (npm start)?`);
+  private sendAs(actor: string, key: KeyPair, type: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> {
+    let client = this.clients.get(actor);
+    if (!client) {
+      client = Agora.over(new HttpTransport(this.url), { signer: { secretKey: key.secretKey, agentId: actor } });
+      this.clients.set(actor, client);
     }
-    return (await res.json()) as T;
+    return client.trySend(type as CommandName, payload as never);
+  }
+
+  /** A query (`GetProposal`, `GetVotingStats`, ...); a refusal stops the demo. */
+  query<N extends QueryName>(name: N, params: QueryParams<N>): Promise<QueryResult<N>> {
+    return this.reader.query(name, params);
   }
 }
 

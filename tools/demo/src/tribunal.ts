@@ -1,4 +1,3 @@
-import type { ProposalView, TribunalStats } from '@agora/contracts';
 import { until, type Fleet } from './fleet.js';
 
 type Say = (line: string) => void;
@@ -26,7 +25,7 @@ const REVIEWERS = [
  */
 export async function tribunalDemo(fleet: Fleet, say: Say, options: { metricsUrl: string; run: string }): Promise<void> {
   const id = (name: string) => `${name}-${options.run}`;
-  const proposal = (proposalId: string) => fleet.query<ProposalView>(`/v1/proposal/proposals/${proposalId}`);
+  const proposal = (proposalId: string) => fleet.query('GetProposal', { proposalId });
   const openRound = (proposalId: string, round: number) =>
     until(`round ${round} of ${proposalId}`, async () => {
       const p = await proposal(proposalId).catch(() => undefined);
@@ -43,7 +42,7 @@ export async function tribunalDemo(fleet: Fleet, say: Say, options: { metricsUrl
     say(`  ${agent} (${constitution}) ${objection ? `objects: ${objection['scenario']}` : 'approves'}`);
   };
   const stats = async (label: string) => {
-    const s = await fleet.query<TribunalStats>('/v1/tribunal/stats');
+    const s = await fleet.query('GetTribunalStats', {});
     say(`${label}: ${s.proposals.reviewed} reviewed, ${s.proposals.challenged} challenged, challenge rate ${s.challengeRate === null ? 'n/a' : `${Math.round(s.challengeRate * 100)} %`}, ${s.deemedApprovals} deemed approvals, ${s.deadlocksEscalated} deadlocks, ${s.proceededDespiteObjections} proceeded despite objections`);
   };
 
@@ -112,11 +111,11 @@ export async function tribunalDemo(fleet: Fleet, say: Say, options: { metricsUrl
   await submit('rogue', 'Start week 1 now.');
   await openRound(rogue, 1);
   await review('harbinger', rogue, 1, 'risk', { constraint: 'Risk: wait for review', scenario: 'Workers build the wrong thing for a week.', suggestedRevision: 'Wait for the round.' });
-  const before = (await fleet.query<{ trustScore: number }>('/v1/registry/agents/seldon')).trustScore;
+  const before = (await fleet.query('GetAgent', { agentId: 'seldon' })).trustScore;
   const executed = (await fleet.must('seldon', 'RecordExecution', { proposalId: rogue, summary: 'started anyway' })) as { events: string[] };
   say(`  seldon records execution anyway: ${executed.events.join(' + ')}`);
   const after = await until('the registry to lower trust', async () => {
-    const score = (await fleet.query<{ trustScore: number }>('/v1/registry/agents/seldon')).trustScore;
+    const score = (await fleet.query('GetAgent', { agentId: 'seldon' })).trustScore;
     return score < before ? score : undefined;
   });
   say(`  => seldon's trust ${before} -> ${after}`);

@@ -1,4 +1,3 @@
-import type { VotingSessionView, VotingStats } from '@agora/contracts';
 import { until, type Fleet } from './fleet.js';
 
 type Say = (line: string) => void;
@@ -20,7 +19,7 @@ const CAST = {
  * `npm run agora -- send DecideVotingEscalation ...`).
  */
 export async function votingDemo(fleet: Fleet, say: Say, options: { run: string; consoleUrl: string }): Promise<void> {
-  const session = (sessionId: string) => fleet.query<VotingSessionView>(`/v1/voting/sessions/${sessionId}`);
+  const session = (sessionId: string) => fleet.query('GetVotingSession', { sessionId });
   const decided = (sessionId: string) =>
     until(`session ${sessionId} to be decided`, async () => {
       const s = await session(sessionId).catch(() => undefined);
@@ -61,6 +60,6 @@ export async function votingDemo(fleet: Fleet, say: Say, options: { run: string;
   say(`  => ${escalated.consensus?.replace(/_/g, ' ')}, recommendation ${escalated.recommendation?.decision}: ${escalated.recommendation?.escalationReason?.replace(/_/g, ' ')}`);
   say(`  left for a human: decide it in the web console's inbox (${options.consoleUrl}/inbox), signed with an operator key`);
 
-  const stats = await fleet.query<VotingStats>('/v1/voting/stats');
+  const stats = await fleet.query('GetVotingStats', {});
   say(`\nvoting: ${stats.totalSessions} sessions, ${stats.awaitingOperator} waiting for a human, HITL rate ${stats.escalationRate === null ? 'n/a' : `${Math.round(stats.escalationRate * 100)} %`}`);
 }

@@ -1,7 +1,7 @@
 import { eventByType, SCHEMA_VERSION_FIELD, type Reply } from '@agora/contracts';
 import { CommandFailed, EXIT, flag, integerOption, listOption, stringOption, UsageError, type CommandSpec } from '../command.js';
+import { SseParser, type SseMessage } from '@agora/sdk';
 import { gatewayUrl, MIN_POSITION_OPTION, readHeaders, unreachable, withMinPosition } from '../gateway-client.js';
-import { SseParser, type SseMessage } from '../sse.js';
 
 interface StreamedEvent {
   id: string;

@@ -1,0 +1,53 @@
+import { createAgoraMcpServer } from '@agora/mcp';
+import { Agora } from '@agora/sdk';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { EXIT, requiredOption, stringOption, type CommandSpec } from '../command.js';
+import { gatewayUrl, readKeyFile } from '../gateway-client.js';
+
+export const mcp: CommandSpec = {
+  name: 'mcp',
+  brief: "serve Agora to an MCP client over stdio, signing with an agent's key file",
+  summary: "Serve Agora as an MCP server over stdio (for an agent's local MCP configuration), signing every command with the agent's key file.",
+  usage: '--key <key file> [--agent <agentId>] [--url <url> | --nats <url>]',
+  description: `Tools: one per command an agent may send and one per query (generated from the contracts, in snake_case:
+submit_proposal, submit_review, cast_validator_vote, submit_thesis, get_dialectic_session, ...), the waiting tools
+wait_for_verdict, wait_for_decision and wait_for_resolution, and request_dialectic_review. Resources:
+agora://proposals/{id}, agora://voting-sessions/{id}, agora://dialectic-sessions/{id}, agora://debates/{id}, with
+update notifications. The key stays in this process: the model sees tools, never the key. Nothing but MCP is
+written on stdout; diagnostics go to stderr.`,
+  options: {
+    key: { type: 'string', short: 'k', value: '<file>', description: 'the agent\'s key file (from `agora keys new`)' },
+    agent: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
+    nats: { type: 'string', value: '<url>', description: 'speak NATS instead of HTTP (NATS_USER / NATS_PASSWORD if the server wants them)' },
+  },
+  positionals: [],
+  examples: ['agora mcp --key alice.key.json --url http://127.0.0.1:8080'],
+  async run(args, io) {
+    const keyFile = requiredOption(args, 'key', 'mcp');
+    readKeyFile(keyFile);
+    const agentId = stringOption(args, 'agent');
+    const natsUrl = stringOption(args, 'nats');
+    const user = io.env['NATS_USER'];
+    const signer = { keyFile, ...(agentId === undefined ? {} : { agentId }) };
+    const agora = natsUrl
+      ? await Agora.connect({ nats: { servers: natsUrl, ...(user ? { credentials: { user, pass: io.env['NATS_PASSWORD'] ?? '' } } : {}) }, signer })
+      : await Agora.connect({ url: gatewayUrl(args, io, 'mcp'), signer });
+    const server = createAgoraMcpServer(agora);
+    const transport = new StdioServerTransport();
+    await server.connect(transport);
+    const closed = new Promise<void>((resolve) => {
+      const previous = server.server.onclose;
+      server.server.onclose = () => {
+        previous?.();
+        resolve();
+      };
+    });
+    io.stderr(`agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind})\n`);
+    const stop = () => void server.close();
+    io.signal?.addEventListener('abort', stop, { once: true });
+    process.stdin.once('end', stop);
+    await closed;
+    await agora.close();
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,204 @@
+/**
+ * The MCP server as an agent's MCP client starts it: `agora mcp --key <file> --url <gateway>` over
+ * stdio, spoken to by the MCP SDK's own Client, against a running Agora (the standalone process).
+ * An executive and a reviewer play a tribunal round through tools (a refusal comes back as a tool
+ * error with Agora's code, the verdict is awaited with progress, the proposal's resource notifies
+ * updates); a paused agent plays its recovery through the seed's tools while the reviewer drawn
+ * answers from its SDK role loop.
+ */
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Role } from '@agora/contracts';
+import { generateKeyPair } from '@agora/identity';
+import { Agora, onDialecticTurn, onReviewRequested, type RoleLoop } from '@agora/sdk';
+import { REPO_ROOT, processEnvironment, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+const CAST: Record<string, { roles: Role[]; constitutions?: string[]; trustScore?: number }> = {
+  seldon: { roles: ['executive'] },
+  harbinger: { roles: ['reviewer'], constitutions: ['risk'], trustScore: 700 },
+  heretic: { roles: ['reviewer'], constitutions: ['premise'], trustScore: 680 },
+  sentinel: { roles: ['reviewer'], constitutions: ['evidence'], trustScore: 650 },
+  zealot: { roles: ['reviewer'], constitutions: ['execution'], trustScore: 620 },
+  nova: { roles: ['executive'] },
+};
+const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
+const cascade = { operation: 'enable_cascade_detection', parameters: {} };
+
+describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
+  let dir: string;
+  let agora: AgoraProcess;
+  let url: string;
+  const mcpClients: Client[] = [];
+  const sdkClients: Agora[] = [];
+  const loops: RoleLoop[] = [];
+  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+
+  /** Starts `agora mcp` for an agent, as its MCP configuration would, and connects the MCP SDK's client to it. */
+  const mcpFor = async (agentId: string): Promise<Client> => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp', '--key', keyFile(agentId), '--url', url],
+      cwd: REPO_ROOT,
+      env: processEnvironment({}) as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const client = new Client({ name: `${agentId}-model`, version: '1.0.0' });
+    await client.connect(transport);
+    mcpClients.push(client);
+    return client;
+  };
+  const sdkFor = async (agentId: string) => {
+    const client = await Agora.connect({ url, signer: { keyFile: keyFile(agentId) } });
+    sdkClients.push(client);
+    return client;
+  };
+  const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const ok = async (client: Client, name: string, args: Record<string, unknown>) => {
+    const result = await call(client, name, args);
+    if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+    return result.structuredContent as Record<string, unknown> & { status?: string };
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-e2e-'));
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
+    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
+    sdkClients.push(root);
+    for (const [agentId, profile] of Object.entries(CAST)) {
+      const key = generateKeyPair();
+      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
+      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, constitutions: [], specializations: [], trustScore: 500, ...profile });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(loops.map((l) => l.stop()));
+    await Promise.all(mcpClients.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(sdkClients.map((c) => c.close()));
+    await agora?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists a tool per agent command and per query, from the contracts, with the seed\'s names', async () => {
+    const seldon = await mcpFor('seldon');
+    const tools = (await seldon.listTools()).tools;
+    const names = tools.map((t) => t.name);
+    for (const name of ['submit_proposal', 'submit_review', 'cast_validator_vote', 'request_dialectic_review', 'submit_thesis', 'submit_antithesis', 'submit_synthesis', 'get_dialectic_session', 'sign_resolution', 'wait_for_verdict', 'get_proposal']) {
+      expect(names).toContain(name);
+    }
+    // Service-only commands are not offered to an agent.
+    expect(names).not.toContain('open_recovery');
+    const submit = tools.find((t) => t.name === 'submit_proposal')!;
+    expect(submit.inputSchema.required).toEqual(expect.arrayContaining(['proposalId', 'title', 'body', 'problem']));
+    expect(submit.outputSchema?.properties).toHaveProperty('position');
+  }, 60_000);
+
+  it('plays a tribunal round: the executive submits and waits with progress, a reviewer reviews through tools, refusals carry the code', async () => {
+    const seldon = await mcpFor('seldon');
+    const harbinger = await mcpFor('harbinger');
+    for (const reviewer of ['heretic', 'sentinel', 'zealot']) {
+      loops.push(onReviewRequested(await sdkFor(reviewer), async ({ constitution }) => ({ verdict: 'approve', reasoning: `${constitution}: fine` })));
+    }
+    await Promise.all(loops.map((l) => l.ready));
+
+    const updated: string[] = [];
+    seldon.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await ok(seldon, 'submit_proposal', { proposalId: 'mcp-round', title: 'Join through MCP', body: 'Agents call tools', problem: 'Agents live in MCP clients' });
+    await seldon.subscribeResource({ uri: 'agora://proposals/mcp-round' });
+    const progress: string[] = [];
+    const verdict = seldon.callTool({ name: 'wait_for_verdict', arguments: { proposalId: 'mcp-round', timeoutSeconds: 60 } }, undefined, { onprogress: (p) => void progress.push(p.message ?? ''), timeout: 90_000 });
+
+    // The reviewer finds its assignment, is refused a vague objection (with Agora's code), then approves.
+    const assignment = await untilValue(async () => {
+      const list = await ok(harbinger, 'list_assignments', { reviewer: 'harbinger' });
+      return (list['assignments'] as { proposalId: string; round: number; constitution: string }[] | undefined)?.find((a) => a.proposalId === 'mcp-round');
+    });
+    const vague = await call(harbinger, 'submit_review', { proposalId: 'mcp-round', round: assignment.round, constitution: 'risk', verdict: 'object', reasoning: "this doesn't feel right" });
+    expect(vague.isError).toBe(true);
+    expect((vague.content[0] as { text: string }).text).toMatch(/^invalid_command: /);
+    await ok(harbinger, 'submit_review', { proposalId: 'mcp-round', round: assignment.round, constitution: 'risk', verdict: 'approve', reasoning: 'A tool call is a signed command' });
+
+    const result = (await verdict) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as { status: string }).status).toBe('approved');
+    expect(progress.some((p) => p.startsWith('ReviewSubmitted'))).toBe(true);
+    expect(updated).toContain('agora://proposals/mcp-round');
+    const read = await seldon.readResource({ uri: 'agora://proposals/mcp-round' });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).status).toBe('approved');
+
+    const selfServe = await call(harbinger, 'submit_proposal', { proposalId: 'not-mine', title: 'x', body: 'x', problem: 'x' });
+    expect((selfServe.content[0] as { text: string }).text).toMatch(/^forbidden: /);
+    await Promise.all(loops.splice(0).map((l) => l.stop()));
+  }, 120_000);
+
+  it("plays a recovery: the paused agent uses the seed's tools, signs through the server, and waits for the resolution", async () => {
+    for (const agentId of Object.keys(CAST).filter((a) => a !== 'nova')) {
+      loops.push(
+        onDialecticTurn(await sdkFor(agentId), async (turn) =>
+          turn.kind === 'antithesis'
+            ? { observedMetrics: { risk_score: 0.65 }, concerns: ['Watch for cascades'], reasoning: 'Keep it tight', counterProposal: { rootCause: 'External spike', proposedConditions: [threshold(0.48), cascade] as never } }
+            : { rootCause: 'External spike', proposedConditions: [cascade, threshold(0.48)] as never, reasoning: 'Agreed', agrees: true },
+        ),
+      );
+    }
+    await Promise.all(loops.map((l) => l.ready));
+    const nova = await mcpFor('nova');
+    await ok(nova, 'report_health', { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'] });
+    const review = await ok(nova, 'request_dialectic_review', { timeoutSeconds: 30 });
+    const sessionId = review['sessionId'] as string;
+    expect(review['reviewer']).toEqual(expect.any(String));
+
+    const session = `agora://dialectic-sessions/${sessionId}`;
+    const changed = notifications(nova, session);
+    await nova.subscribeResource({ uri: session });
+    await ok(nova, 'submit_thesis', { sessionId, rootCause: 'An outside complexity spike', proposedConditions: [threshold(0.5), cascade], reasoning: 'External' });
+    await changed.until(async () => (await ok(nova, 'get_dialectic_session', { sessionId })).status === 'synthesis');
+    await ok(nova, 'submit_synthesis', { sessionId, round: 1, rootCause: 'External spike', proposedConditions: [threshold(0.48), cascade], reasoning: "I accept the reviewer's threshold", agrees: true });
+    await changed.until(async () => (await ok(nova, 'get_dialectic_session', { sessionId })).status === 'awaiting_signatures');
+    await ok(nova, 'sign_resolution', { sessionId });
+    const resolved = await ok(nova, 'wait_for_resolution', { sessionId, final: true, timeoutSeconds: 60 });
+    expect(resolved.status).toBe('resolved');
+    // The registry resumes the agent in answer to the resolution, a moment later.
+    await untilValue(async () => ((await ok(nova, 'get_agent', { agentId: 'nova' }))['breaker'] as { state: string }).state === 'closed' || undefined);
+  }, 120_000);
+});
+
+/** Resource-updated notifications of one URI, and a way to wait for a condition re-checked on each of them. */
+function notifications(client: Client, uri: string) {
+  let wake: (() => void) | undefined;
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    if (n.params.uri === uri) wake?.();
+  });
+  return {
+    async until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting on ${uri}`);
+        // Woken by the next notification (or after 2 s, in case one came between the check and now).
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 2_000);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    },
+  };
+}
+
+async function untilValue<T>(read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import { AgoraError, type CommandResult, type DialecticSessionView, type ErrorBody, type ProposalView, type Reply, type ResolutionPayload, type VotingSessionView } from '@agora/contracts';
+import { signResolution } from '@agora/domain-dialectic';
+import { createSignedCommand, parseKeyFile, publicKeyOf } from '@agora/identity';
+import { commandDefinition, queryDefinition, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
+import { HttpTransport } from './http.js';
+import { MessagingTransport, type NatsOptions } from './nats.js';
+import type { AgoraEvent, EventFilter, Transport } from './transport.js';
+import { waitForDecision, waitForResolution, waitForVerdict, type WaitOptions } from './wait.js';
+
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** Who signs: a key file written by `agora keys new` (`{agentId, publicKey, secretKey}`), or the key itself. */
+export type Signer = { keyFile: string; agentId?: string } | { secretKey: string; agentId: string };
+
+export interface ConnectOptions {
+  /** The gateway's URL (`http://127.0.0.1:8080`). */
+  url?: string;
+  /** NATS instead of HTTP: servers and, where the server wants them, credentials. */
+  nats?: NatsOptions;
+  /** Who signs the commands; without it the client only reads (queries, events). */
+  signer?: Signer;
+  /** Timeout of each command or query (default 15 s). */
+  timeoutMs?: number;
+}
+
+export interface SendOptions {
+  /** Default: a random UUID. A repeated commandId gets the first reply and writes nothing. */
+  commandId?: string;
+  correlationId?: string;
+  causationId?: string;
+  timeoutMs?: number;
+}
+
+export interface QueryOptions {
+  /** Read-your-writes: answer only once the read model has reached this position (a command's `position`); else `read_model_behind`. */
+  minPosition?: string;
+  timeoutMs?: number;
+}
+
+/** A refusal, as Agora said it: its stable error `code`, message and details. */
+export function replyError(error: ErrorBody): AgoraError {
+  return new AgoraError(error.code, error.message, error.details);
+}
+
+/**
+ * A connection to Agora for one agent (or a reader without a key): signed commands, typed queries
+ * and the log's events, over the HTTP gateway or NATS. The key never leaves the process.
+ */
+export class Agora {
+  private constructor(
+    readonly transport: Transport,
+    readonly agentId: string | undefined,
+    private readonly secretKey: string | undefined,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** A client over a transport of the caller's (e.g. the gateway's own bus); `close()` closes the transport. */
+  static over(transport: Transport, options: { signer?: Signer; timeoutMs?: number } = {}): Agora {
+    const { agentId, secretKey } = readSigner(options.signer);
+    return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
+  static async connect(options: ConnectOptions): Promise<Agora> {
+    const { agentId, secretKey } = readSigner(options.signer);
+    if ((options.url === undefined) === (options.nats === undefined)) throw new TypeError('connect to Agora with either `url` (the HTTP gateway) or `nats`');
+    const transport = options.url !== undefined ? new HttpTransport(options.url) : await MessagingTransport.connect(options.nats as NatsOptions);
+    return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
+  /** Signs and sends a command; resolves with its reply (a refusal is `{ok: false, error}`). */
+  async trySend<N extends CommandName>(type: N, payload: CommandInput<N>, options: SendOptions = {}): Promise<Reply<CommandResult>> {
+    const definition = commandDefinition(type);
+    if (this.secretKey === undefined || this.agentId === undefined) throw new TypeError(`${type}: this client has no key to sign with (connect with a signer)`);
+    const envelope = createSignedCommand({
+      type,
+      actor: this.agentId,
+      payload: payload as Record<string, unknown>,
+      secretKey: this.secretKey,
+      ...(options.commandId === undefined ? {} : { commandId: options.commandId }),
+      ...(options.correlationId === undefined ? {} : { correlationId: options.correlationId }),
+      ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
+    });
+    return this.transport.command(definition, envelope, options.timeoutMs ?? this.timeoutMs);
+  }
+
+  /** Signs and sends a command; resolves with its CommandResult (with the `position` to read one's writes), throws an AgoraError on a refusal. */
+  async send<N extends CommandName>(type: N, payload: CommandInput<N>, options: SendOptions = {}): Promise<CommandResult> {
+    const reply = await this.trySend(type, payload, options);
+    if (!reply.ok) throw replyError(reply.error);
+    return reply.result;
+  }
+
+  /** Asks a query; a refusal is `{ok: false, error}`. */
+  async tryQuery<N extends QueryName>(name: N, params: QueryParams<N>, options: QueryOptions = {}): Promise<Reply<QueryResult<N>>> {
+    const definition = queryDefinition(name);
+    const body = { ...(params as Record<string, unknown>), ...(options.minPosition === undefined ? {} : { minPosition: options.minPosition }) };
+    return (await this.transport.query(definition, body, options.timeoutMs ?? this.timeoutMs)) as Reply<QueryResult<N>>;
+  }
+
+  /** Asks a query; throws an AgoraError on a refusal (`not_found`, `read_model_behind`, ...). */
+  async query<N extends QueryName>(name: N, params: QueryParams<N>, options: QueryOptions = {}): Promise<QueryResult<N>> {
+    const reply = await this.tryQuery(name, params, options);
+    if (!reply.ok) throw replyError(reply.error);
+    return reply.result;
+  }
+
+  /** The log's events as they are committed (see EventFilter for where a stream starts). Stop it with `filter.signal` or by leaving the loop. */
+  events(filter: EventFilter = {}): AsyncIterable<AgoraEvent> {
+    return this.transport.events(filter);
+  }
+
+  /** Waits on the log for a proposal's verdict (see WaitOptions: timeout, cancellation, progress, `final`). */
+  waitForVerdict(proposalId: string, options?: WaitOptions): Promise<ProposalView> {
+    return waitForVerdict(this, proposalId, options);
+  }
+
+  /** Waits on the log for a voting session's decision. */
+  waitForDecision(sessionId: string, options?: WaitOptions): Promise<VotingSessionView> {
+    return waitForDecision(this, sessionId, options);
+  }
+
+  /** Waits on the log for a recovery's resolution. */
+  waitForResolution(sessionId: string, options?: WaitOptions): Promise<DialecticSessionView> {
+    return waitForResolution(this, sessionId, options);
+  }
+
+  /** The SignResolution payload for a converged recovery: this agent's signature of the resolution (the key stays here). */
+  signResolution(sessionId: string, payload: ResolutionPayload): { sessionId: string; publicKey: string; signature: string } {
+    if (this.secretKey === undefined || this.agentId === undefined) throw new TypeError('this client has no key to sign with (connect with a signer)');
+    return { sessionId, publicKey: publicKeyOf(this.secretKey), signature: signResolution(payload, this.agentId, this.secretKey) };
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
+
+function readSigner(signer: Signer | undefined): { agentId?: string; secretKey?: string } {
+  if (signer === undefined) return {};
+  if ('secretKey' in signer) return { agentId: signer.agentId, secretKey: parseKeyFile(JSON.stringify({ secretKey: signer.secretKey })).secretKey };
+  const key = parseKeyFile(readFileSync(signer.keyFile, 'utf8'));
+  const agentId = signer.agentId ?? key.agentId;
+  if (agentId === undefined) throw new TypeError(`the key file ${signer.keyFile} names no agentId: pass agentId`);
+  return { agentId, secretKey: key.secretKey };
+}

@@ -1,0 +1,169 @@
+import { Reply as ReplySchema, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
+import type { SignedCommand } from '@agora/identity';
+import { SseParser } from './sse.js';
+import type { AgoraEvent, EventFilter, Transport } from './transport.js';
+
+const RECONNECT_MS = [250, 500, 1_000, 2_000, 5_000];
+
+/** The gateway's URL of a query: `/v1/<service>/<httpPath>`, `:param`s from the params, the rest as the query string. */
+export function queryUrl(baseUrl: string, definition: QueryDefinition, params: Record<string, unknown>): URL {
+  const rest = new Map(Object.entries(params));
+  const path = definition.httpPath
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment;
+      const name = segment.slice(1);
+      const value = rest.get(name);
+      if (value === undefined || value === null || value === '') throw new TypeError(`${definition.subject} needs "${name}"`);
+      rest.delete(name);
+      return encodeURIComponent(String(value));
+    })
+    .join('/');
+  const url = new URL(`${baseUrl}/v1/${definition.service}/${path}`);
+  for (const [name, value] of rest) {
+    if (value === undefined || value === null) continue;
+    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, typeof item === 'object' ? JSON.stringify(item) : String(item));
+  }
+  return url;
+}
+
+/** Speaks to Agora through its HTTP gateway: POST /v1/commands, GET /v1/<service>/..., SSE on GET /v1/events. */
+export class HttpTransport implements Transport {
+  readonly kind = 'http';
+  readonly baseUrl: string;
+
+  constructor(url: string) {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`the gateway URL must be http:// or https:// (got ${JSON.stringify(url)})`);
+    this.baseUrl = parsed.href.replace(/\/+$/, '');
+  }
+
+  command(_definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
+    return this.request(`${this.baseUrl}/v1/commands`, timeoutMs, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
+  }
+
+  query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
+    let url: URL;
+    try {
+      url = queryUrl(this.baseUrl, definition, params);
+    } catch (error) {
+      return Promise.resolve({ ok: false, error: { code: 'invalid_command', message: (error as Error).message } });
+    }
+    return this.request(url.href, timeoutMs, {});
+  }
+
+  /** One request and the Agora reply it answers with, whatever the HTTP status; network failures become `unavailable` or `timeout` replies. */
+  private async request<T>(url: string, timeoutMs: number, init: RequestInit): Promise<Reply<T>> {
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      text = await res.text();
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError') return { ok: false, error: { code: 'timeout', message: `no reply from ${url} within ${timeoutMs} ms` } };
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      return { ok: false, error: { code: 'unavailable', message: `cannot reach the gateway at ${this.baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message})` } };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return { ok: false, error: { code: 'internal', message: `the gateway answered ${res.status} with something that is not JSON: ${text.slice(0, 200)}` } };
+    }
+    const reply = ReplySchema.safeParse(body);
+    if (!reply.success) return { ok: false, error: { code: 'internal', message: `the gateway answered ${res.status} with something that is not an Agora reply: ${text.slice(0, 200)}` } };
+    return reply.data as Reply<T>;
+  }
+
+  /**
+   * The log's events over SSE, reconnecting after a drop with the last position seen (so nothing is
+   * lost or repeated); ends when the signal aborts.
+   */
+  async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
+    // Leaving the loop (break, return) ends the request too.
+    const own = new AbortController();
+    const signal = filter.signal ? AbortSignal.any([filter.signal, own.signal]) : own.signal;
+    try {
+      yield* this.stream(filter, signal);
+    } finally {
+      own.abort();
+    }
+  }
+
+  private async *stream(filter: EventFilter, signal: AbortSignal): AsyncGenerator<AgoraEvent> {
+    let after = filter.after;
+    let opened = false;
+    let failures = 0;
+    while (!signal.aborted) {
+      const url = new URL(`${this.baseUrl}/v1/events`);
+      for (const category of filter.categories ?? []) url.searchParams.append('category', category);
+      for (const type of filter.types ?? []) url.searchParams.append('type', type);
+      if (after !== undefined) url.searchParams.set('after', after);
+      else if ((filter.from ?? 'end') === 'end') url.searchParams.set('from', 'end');
+      let res: Response;
+      try {
+        res = await fetch(url, { signal, headers: { accept: 'text/event-stream' } });
+      } catch (error) {
+        if (signal.aborted) return;
+        if (++failures > RECONNECT_MS.length * 4) throw new Error(`the event stream at ${url.href} cannot be reached: ${(error as Error).message}`);
+        await pause(RECONNECT_MS[Math.min(failures, RECONNECT_MS.length) - 1] as number, signal);
+        continue;
+      }
+      if (!res.ok || !res.body) {
+        const text = await res.text().catch(() => '');
+        const reply = ReplySchema.safeParse(safeJson(text));
+        const message = reply.success && !reply.data.ok ? `${reply.data.error.code}: ${reply.data.error.message}` : `HTTP ${res.status} ${text.slice(0, 200)}`;
+        throw new Error(`the gateway refused the event stream: ${message}`);
+      }
+      failures = 0;
+      if (!opened) {
+        opened = true;
+        filter.onOpen?.();
+      }
+      const parser = new SseParser();
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          for (const message of parser.feed(decoder.decode(chunk, { stream: true }))) {
+            if (message.event === 'dropped') continue;
+            const event = safeJson(message.data) as AgoraEvent | undefined;
+            if (!event || typeof event.position !== 'string') continue;
+            after = event.position;
+            yield event;
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        void error;
+      }
+      if (signal.aborted) return;
+      // The server ended the stream (a restart, a slow-client drop): continue after the last event seen.
+      await pause(RECONNECT_MS[0] as number, signal);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits `ms`, or less when the signal aborts. */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,28 @@
+export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions, type Signer } from './client.js';
+export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
+export type { AgoraEvent, EventFilter, Transport } from './transport.js';
+export { HttpTransport, queryUrl } from './http.js';
+export { MessagingTransport, type NatsOptions } from './nats.js';
+export { SseParser, type SseMessage } from './sse.js';
+export { viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
+export {
+  fileCheckpoint,
+  memoryCheckpoint,
+  onDebateTurn,
+  onDialecticTurn,
+  onReviewRequested,
+  onVoteRequested,
+  runRoleLoop,
+  uuidV5,
+  ROLE_LOOP_NAMESPACE,
+  type Action,
+  type Checkpoint,
+  type DialecticAnswer,
+  type DialecticTurn,
+  type ReviewAnswer,
+  type RoleLoop,
+  type RoleLoopOptions,
+  type RoleSpec,
+  type VoteAnswer,
+} from './roles.js';
+export { AgoraError } from '@agora/contracts';

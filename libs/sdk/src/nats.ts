@@ -1,0 +1,76 @@
+import { EVENT_SUBJECT_PREFIX, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
+import type { SignedCommand } from '@agora/identity';
+import { NatsAgoraClient, type AgoraClient } from '@agora/messaging/client';
+import type { AgoraEvent, EventFilter, Transport } from './transport.js';
+
+export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>[0]>;
+
+/** How many event ids a NATS listener remembers to drop a redelivered event (the relay is at least once). */
+const SEEN_IDS = 10_000;
+
+/**
+ * Speaks to Agora over NATS (or, inside an Agora process, over its in-process bus): commands and
+ * queries are requests on their subjects, events arrive on `agora.evt.<category>.<EventType>`.
+ * Core NATS keeps nothing for an absent listener, so an event stream here is live only: `after`
+ * is honoured by the gateway's SSE, not here.
+ */
+export class MessagingTransport implements Transport {
+  readonly kind = 'messaging';
+
+  /** @param client NATS, or the in-process bus of the process the caller runs in (the gateway's /mcp). */
+  constructor(private readonly client: AgoraClient) {}
+
+  static async connect(options: NatsOptions): Promise<MessagingTransport> {
+    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...options }));
+  }
+
+  command(definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
+    return this.client.request<CommandResult>(definition.subject, envelope, { timeoutMs });
+  }
+
+  query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
+    return this.client.request(definition.subject, params, { timeoutMs });
+  }
+
+  async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
+    const signal = filter.signal ?? new AbortController().signal;
+    const categories = filter.categories?.length ? filter.categories : ['*'];
+    const types = filter.types?.length ? filter.types : ['*'];
+    const subjects = categories.flatMap((c) => types.map((t) => (c === '*' && t === '*' ? `${EVENT_SUBJECT_PREFIX}.>` : `${EVENT_SUBJECT_PREFIX}.${c}.${t}`)));
+    const queue: AgoraEvent[] = [];
+    let wake: (() => void) | undefined;
+    const seen = new Set<string>();
+    const subscriptions = subjects.map((subject) =>
+      this.client.subscribe(subject, (message) => {
+        const event = message.body as AgoraEvent;
+        if (!event || typeof event.id !== 'string' || seen.has(event.id)) return;
+        seen.add(event.id);
+        if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+        queue.push(event);
+        wake?.();
+      }),
+    );
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      if (this.client instanceof NatsAgoraClient) await this.client.connection.flush();
+      filter.onOpen?.();
+      while (!signal.aborted) {
+        const event = queue.shift();
+        if (event) {
+          yield event;
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      for (const sub of subscriptions) sub.unsubscribe();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
