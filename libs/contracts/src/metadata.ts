@@ -34,6 +34,12 @@ export const EventMetadata = z
         now: Timestamp.describe("The decider's clock (`context.now`): the service clock, or a deadline's due time"),
         actorRoles: z.array(z.string()).describe("The actor's roles the decider saw"),
         payload: z.record(z.string(), z.unknown()).optional().describe('The payload the decider decided on, when it is not the signed one (a service enriched it)'),
+        rules: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe('The release of the deciders\' rules it was decided under (RULES_VERSION); absent in a log written before rules were numbered: 1. An audit decides the command again under these rules'),
       })
       .strict()
       .optional()

@@ -17,7 +17,24 @@ export interface CommandContext {
   actor: string;
   actorRoles: readonly string[];
   commandId: string;
+  /**
+   * The rules the command is decided under (RULES_VERSION of the release that decided it, recorded
+   * in its `decision` metadata; a log written before rules were numbered: 1). Undefined: today's.
+   * Only an audit that decides an old command again sets it, so that it gets the old answer.
+   */
+  rules?: number;
 }
+
+/**
+ * The release of the deciders' rules. A release that changes what a decider answers to a command
+ * it already took (a default, a threshold, a budget) raises it, and the decider keeps the old answer
+ * for `context.rules` below the new number: a log stays auditable (docs/event-versions.md).
+ * 2: a debate's CRUX_LOCK budget, unless set, follows from its participants (1: the seed's 6-8).
+ */
+export const RULES_VERSION = 2;
+
+/** The rules `context` is decided under: its own, or today's. */
+export const rulesOf = (context: Pick<CommandContext, 'rules'>): number => context.rules ?? RULES_VERSION;
 
 export interface Command<T extends string = string, P = unknown> {
   type: T;

@@ -22,7 +22,7 @@
  */
 import type { DebateMove, DebateSettings, ModeratorMove, OpenDebate, PayloadOf, PostDebateMove, ModerateDebate, ThreadView } from '@agora/contracts';
 import { DEFAULT_DEBATE_SETTINGS, SERVICE_ROLE } from '@agora/contracts';
-import { DomainError, type Command, type CommandContext, type Decider } from '@agora/decider';
+import { DomainError, rulesOf, RULES_VERSION, type Command, type CommandContext, type Decider } from '@agora/decider';
 import { coalitionsOf, commonGroundOf } from './aftermath.js';
 import { crystallize } from './crystallize.js';
 import { framedQuestionFor } from './framing.js';
@@ -61,9 +61,16 @@ class Decision {
   }
 }
 
-/** The debate's settings: the seed's defaults under what the opener set; CRUX_LOCK's budget, unless set, follows from the participants. */
-export function settingsOf(partial: Partial<DebateSettings> | undefined, participants: number): DebateSettings {
-  const settings = { ...DEFAULT_DEBATE_SETTINGS, cruxLock: cruxLockBudgetFor(participants), ...(partial ?? {}) };
+/** CRUX_LOCK's budget before it followed from the participants (rules 1): the seed's 6-8. */
+const SEED_CRUX_LOCK_BUDGET = { min: 6, max: 8 };
+
+/**
+ * The debate's settings: the seed's defaults under what the opener set; CRUX_LOCK's budget, unless
+ * set, follows from the participants (under rules 1, before RULES_VERSION 2: the seed's 6-8).
+ */
+export function settingsOf(partial: Partial<DebateSettings> | undefined, participants: number, rules = RULES_VERSION): DebateSettings {
+  const cruxLock = rules < 2 ? SEED_CRUX_LOCK_BUDGET : cruxLockBudgetFor(participants);
+  const settings = { ...DEFAULT_DEBATE_SETTINGS, cruxLock, ...(partial ?? {}) };
   for (const name of ['discovery', 'cruxLock', 'evidence'] as const) {
     const b = settings[name];
     if (b.max < b.min) throw new DomainError('invalid_command', `settings.${name}: max ${b.max} is below min ${b.min}`, { setting: name });
@@ -114,7 +121,7 @@ function decideOpen(command: Extract<DebateCommand, { type: 'OpenDebate' }>, sta
       openedBy: command.context.actor,
       participants: p.participants,
       threads,
-      settings: settingsOf(p.settings, p.participants.length),
+      settings: settingsOf(p.settings, p.participants.length, rulesOf(command.context)),
       openedAt: command.context.now,
     }),
   ];

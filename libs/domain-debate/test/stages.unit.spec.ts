@@ -13,6 +13,16 @@ describe('stage pipeline (M1)', () => {
     expect(stateOf(play([], open({ participants: [SAYLOR, HAYES, 'lyn'], settings: { cruxLock: { min: 3, max: 5 } } }))).settings.cruxLock).toEqual({ min: 3, max: 5 });
   });
 
+  it('keeps the seed\'s 6-8 CRUX_LOCK budget for a debate decided again under rules 1 (a log written before the budget followed from the participants)', () => {
+    const underRules = (rules: number | undefined) => {
+      const command = open();
+      return stateOf(play([], { ...command, context: { ...command.context, rules } })).settings.cruxLock;
+    };
+    expect(underRules(1)).toEqual({ min: 6, max: 8 });
+    expect(underRules(2)).toEqual({ min: 8, max: 10 });
+    expect(underRules(undefined)).toEqual({ min: 8, max: 10 });
+  });
+
   it('derives the lock budget from the fewest moves a lock can pass with at the most even split', () => {
     // 2 agents: 2 commits, 2 falsifiers, 2 steelmans and 2 grades. 1 YES against 2 NO: 3 + 3 + 4 pairs x 2.
     expect([2, 3, 4, 5].map(lockMovesNeeded)).toEqual([8, 14, 24, 34]);

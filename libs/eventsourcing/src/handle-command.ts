@@ -1,5 +1,5 @@
 import { AgoraError, eventByType, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
-import type { Command, Decider, DomainEvent } from '@agora/decider';
+import { rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { categoryOf, InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
 import { assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reserveCommandId, type CommandIdentity } from './command-ids.js';
@@ -315,11 +315,13 @@ export interface RecordedDecision {
   now: string;
   actorRoles: string[];
   payload?: unknown;
+  /** The rules it was decided under (RULES_VERSION of @agora/decider); absent in logs written before they were numbered: 1. */
+  rules?: number;
 }
 
 /** The `decision` metadata of a command (see RecordedDecision). */
 export function recordedDecision(command: Command, signedPayload: unknown): RecordedDecision {
-  const decision: RecordedDecision = { now: command.context.now, actorRoles: [...command.context.actorRoles] };
+  const decision: RecordedDecision = { now: command.context.now, actorRoles: [...command.context.actorRoles], rules: rulesOf(command.context) };
   if (signedPayload === undefined || JSON.stringify(signedPayload) !== JSON.stringify(command.payload)) decision.payload = command.payload;
   return decision;
 }

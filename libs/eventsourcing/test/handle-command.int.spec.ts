@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgoraError } from '@agora/contracts';
-import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { DomainError, RULES_VERSION, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { StreamNotFound, type EventStore } from '@agora/eventstore';
 import { commitHash, commitsOf, genesisCommitHash, verifyStreamChain } from '@agora/identity';
 import { AggregateCache, eventIdFor, handleCommand, type CommandMetadata } from '../src/index.js';
@@ -94,7 +94,7 @@ describe('handleCommand', () => {
     const stored = await store.readStream(streamId);
     expect(stored.map((e) => e.metadata['commandPayload'])).toEqual([{ by: 2 }, undefined]);
     // The decided payload ({}) differs from the signed one, so it is recorded beside it.
-    expect(stored.map((e) => e.metadata['decision'])).toEqual([{ now: command.context.now, actorRoles: ['operator'], payload: {} }, undefined]);
+    expect(stored.map((e) => e.metadata['decision'])).toEqual([{ now: command.context.now, actorRoles: ['operator'], payload: {}, rules: RULES_VERSION }, undefined]);
   });
 
   it('keeps a given correlation and causation', async () => {

@@ -41,7 +41,7 @@ async function gather<T>(wire: WireConnection, subject: string, waitMs = 300): P
 }
 
 async function rawRequest(wire: WireConnection, subject: string, data: Uint8Array): Promise<unknown> {
-  return decodeJson((await wire.request(subject, data, { timeoutMs: 2_000 })).data);
+  return decodeJson((await wire.request(subject, data, { timeoutMs: 10_000 })).data);
 }
 
 function expectError(reply: Reply, code: ErrorCode): { code: ErrorCode; message: string; details?: Record<string, unknown> } {

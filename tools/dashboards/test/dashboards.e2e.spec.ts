@@ -231,7 +231,8 @@ async function freePort(): Promise<number> {
     expect(stands.requests.filter((r) => phaseOf(r) === 'arbiter')).toHaveLength(1);
 
     // The seed's crux debate, scripted: saylor and hayes (registered debaters) move over NATS; the
-    // first two lock attempts fail and the moderator answers each before the debate goes on.
+    // first two lock attempts fail and the moderator answers each before the debate goes on (the seed's
+    // own CRUX_LOCK budget of 6-8, set explicitly: two agents' derived 8-10 would lock on the second attempt).
     for (const participant of EXAMPLE_PARTICIPANTS) await register(participant.agentId, ['debater']);
     const debateId = `btc-${run}`;
     const debates: DebateClient = {
@@ -243,7 +244,7 @@ async function freePort(): Promise<number> {
       },
     };
     const opener = EXAMPLE_PARTICIPANTS[0]!.agentId;
-    await waitFor(async () => (await client.request(OpenDebate.subject, createSignedCommand({ type: OpenDebate.type, actor: opener, payload: { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS }, secretKey: keyOf(opener).secretKey }), { timeoutMs: 15_000 })).ok, 'the debate to open (once the debate service knows the debaters)', 30_000);
+    await waitFor(async () => (await client.request(OpenDebate.subject, createSignedCommand({ type: OpenDebate.type, actor: opener, payload: { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, settings: { cruxLock: { min: 6, max: 8 } } }, secretKey: keyOf(opener).secretKey }), { timeoutMs: 15_000 })).ok, 'the debate to open (once the debate service knows the debaters)', 30_000);
     const interventions = (count: number) => waitFor(async () => (await debates.debate(debateId)).threads[0]!.interventions.length >= count, `the moderator's intervention ${count}`, 30_000);
     const steps = exampleScript();
     await playScript(debates, debateId, steps.slice(0, 12));

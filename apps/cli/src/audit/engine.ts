@@ -13,7 +13,7 @@
  *   log still reaches the last checkpoint (a log edited, cut in the middle or truncated at the end).
  * Each failure is a finding with its stream, revision, position and reason.
  */
-import { AUDIT_LOG_STREAM, authorizeSender, commandByType, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, nextCommitLink, serviceKeyAt, signingBytes, type ServiceKeyring, type SignedCommand } from '@agora/identity';
@@ -102,7 +102,37 @@ interface Signer {
   missing?: string;
 }
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * Where `again` (decided now) and `recorded` (the log) first differ, as a path and the two values,
+ * or undefined when they agree. A field `again` has at the top level and `recorded` lacks is not a
+ * difference when `recorded` satisfies its event's contract without it: an optional field added by a
+ * later release, which the release that wrote the event did not set (docs/event-versions.md).
+ */
+export function decisionDifference(type: string, again: unknown, recorded: unknown): string | undefined {
+  const lenient = eventByType(type)?.data.safeParse(recorded).success === true;
+  return differenceAt('data', again, recorded, lenient);
+}
+
+function differenceAt(path: string, again: unknown, recorded: unknown, lenientHere: boolean): string | undefined {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (Array.isArray(again) && Array.isArray(recorded)) {
+    if (again.length !== recorded.length) return `${path}: ${again.length} items decided again, ${recorded.length} in the log`;
+    for (let i = 0; i < again.length; i++) {
+      const d = differenceAt(`${path}[${i}]`, again[i], recorded[i], false);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  if (isObject(again) && isObject(recorded)) {
+    for (const key of new Set([...Object.keys(again), ...Object.keys(recorded)])) {
+      if (lenientHere && !(key in recorded)) continue;
+      const d = differenceAt(`${path}.${key}`, again[key], recorded[key], false);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  return JSON.stringify(again) === JSON.stringify(recorded) ? undefined : `${path}: ${JSON.stringify(again)?.slice(0, 120)} decided again, ${JSON.stringify(recorded)?.slice(0, 120)} in the log`;
+}
 
 export class LogAuditor {
   private readonly rules: Map<string, AggregateRules>;
@@ -358,7 +388,7 @@ export class LogAuditor {
       }
       payload = parsed.data;
     }
-    const command = { type: definition.type, payload, context: { now: decision.now, actor: String(meta['actor']), actorRoles: decision.actorRoles, commandId: String(meta['commandId']) } };
+    const command = { type: definition.type, payload, context: { now: decision.now, actor: String(meta['actor']), actorRoles: decision.actorRoles, commandId: String(meta['commandId']), rules: typeof decision.rules === 'number' ? decision.rules : 1 } };
     let produced: { type: string; data: unknown }[];
     try {
       produced = cursor.rules.decider.decide(command, cursor.state);
@@ -373,8 +403,13 @@ export class LogAuditor {
     for (let i = 0; i < commit.length; i++) {
       const recorded = commit[i]!;
       const again = produced[i]!;
-      if (recorded.type !== again.type || !sameJson(recorded.data, again.data)) {
-        this.report('decision', recorded, `decided again, ${definition.type} produces ${again.type} ${JSON.stringify(again.data).slice(0, 300)}; the log has ${recorded.type} ${JSON.stringify(recorded.data).slice(0, 300)}`);
+      if (recorded.type !== again.type) {
+        this.report('decision', recorded, `decided again, ${definition.type} produces ${again.type}; the log has ${recorded.type}`);
+        return;
+      }
+      const difference = decisionDifference(recorded.type, again.data, recorded.data);
+      if (difference !== undefined) {
+        this.report('decision', recorded, `decided again, ${definition.type} produces another ${again.type}: ${difference}`);
         return;
       }
     }
