@@ -26,7 +26,7 @@ export async function answerQuery(reader: Reader | undefined, query: QueryDefini
     case 'all':
       return ask(params);
     case 'none':
-      throw new GatewayError('forbidden', `${reader.agentId} may not read ${name}: see the visibility table (README, "Who may read")`);
+      throw new GatewayError('forbidden', `${reader.agentId} may not read ${name}: see the visibility table (docs/security.md, "Who may read")`);
     case 'own': {
       const asked = params[access.param];
       if (asked !== undefined && asked !== reader.agentId) throw new GatewayError('forbidden', `${reader.agentId} may list ${name} only with ${access.param}=${reader.agentId} (its own)`);

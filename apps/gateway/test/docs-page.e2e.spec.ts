@@ -90,7 +90,7 @@ describe('/docs in Chromium', () => {
     expect(asyncapi.asyncapi).toMatch(/^3\./);
     const schema = (await (await fetch(`${gateway.url}/docs/json-schema/commands/SubmitProposal.json`)).json()) as { $schema: string };
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
-    expect(await (await fetch(`${gateway.url}/docs/signing.md`)).text()).toContain('### Signing specification');
+    expect(await (await fetch(`${gateway.url}/docs/signing.md`)).text()).toContain('## Signing specification\n');
     const missing = await fetch(`${gateway.url}/docs/json-schema/commands/Nope.json`);
     expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([404, 'not_found']);
   });

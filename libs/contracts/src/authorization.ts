@@ -2,7 +2,7 @@ import { commandByType, commands } from './catalog.js';
 import { isServiceOnly, serviceOfActor, type CommandDefinition } from './define.js';
 
 /**
- * Who may send each command (the README's authorization table is this data): the agent roles of
+ * Who may send each command (the authorization table of docs/security.md is this data): the agent roles of
  * its definition (`roles`), the services that issue it on their own behalf (`issuers`), and the
  * relation to the aggregate its decider enforces (`relation`). This module is the part that
  * depends on nothing but the actor and its roles: the command gate applies it to every command,
@@ -78,7 +78,7 @@ export function authorizationTable(): AuthorizationRow[] {
   return commands.map((c) => ({ type: c.type, service: c.service, roles: [...c.roles], issuers: [...(c.issuers ?? [])], relation: c.relation ?? null }));
 }
 
-/** The authorization table as Markdown (the README's copy is generated from this). */
+/** The authorization table as Markdown (docs/security.md's copy is generated from this). */
 export function authorizationTableMarkdown(): string {
   const lines = ['| command | service | agent roles | relation to the aggregate (decider) | services on their own behalf |', '| --- | --- | --- | --- | --- |'];
   for (const row of authorizationTable()) {

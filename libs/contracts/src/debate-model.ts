@@ -35,7 +35,7 @@ export const MoveKind = z
     'PROPOSE_THREAD',
     'SECOND_THREAD',
   ])
-  .describe('A debater move; each stage allows some of them, and PROPOSE_THREAD / SECOND_THREAD (spawning a thread) are allowed in any open thread (see the README, "Crux debate")');
+  .describe('A debater move; each stage allows some of them, and PROPOSE_THREAD / SECOND_THREAD (spawning a thread) are allowed in any open thread (see docs/protocols/debate.md)');
 export type MoveKind = z.infer<typeof MoveKind>;
 
 export const CommitSide = z.enum(['YES', 'NO', 'UNCERTAIN']);

@@ -116,7 +116,7 @@ export function buildDocuments(version = '0.1.0'): GeneratedDocuments {
   files['json-schema/EventMetadata.json'] = json({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Event metadata', ...schemaOf(EventMetadata, 'output') });
   files['asyncapi.json'] = json(asyncApi(version));
   files['openapi.json'] = json(openApiDocument({ version }));
-  files['authorization.md'] = `# Who may send each command\n\nGenerated from libs/contracts (authorizeCommand); the README has the same table.\n\n${authorizationTableMarkdown()}`;
+  files['authorization.md'] = `# Who may send each command\n\nGenerated from libs/contracts (authorizeCommand); docs/security.md has the same table.\n\n${authorizationTableMarkdown()}`;
   return { files };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The signing specification: how a client in any language signs a command, signs a resolution,
- * and re-verifies a signature from the log. One text, written into the README (between its
- * `signing-spec` markers) and into the AsyncAPI and OpenAPI descriptions by `npm run contracts`;
+ * and re-verifies a signature from the log. One text, written into docs/any-language-agents.md (between
+ * its `signing-spec` markers) and into the AsyncAPI and OpenAPI descriptions by `npm run contracts`;
  * the test vectors in libs/contracts/generated/test-vectors.json are its worked examples.
  * libs/identity implements it (canonicalJson, signingBytes, domainSigningBytes).
  */
@@ -35,8 +35,8 @@ export const READ_TOKEN = {
 /** The envelope members a command signature covers, in the order the canonical form writes them (key order). */
 export const SIGNED_ENVELOPE_FIELDS = ['actor', 'causationId', 'commandId', 'correlationId', 'issuedAt', 'payload', 'type'] as const;
 
-/** Markdown, headings at level 3 (it sits under a level-2 section of the README). */
-export const SIGNING_SPEC = `### Signing specification
+/** Markdown, headed at level 2 (it sits under the level-1 title of docs/any-language-agents.md). */
+export const SIGNING_SPEC = `## Signing specification
 
 Every command is signed by its actor with Ed25519; so is a party's agreement to a dialectic
 resolution. A client in any language needs only this section, the JSON Schemas, and the test vectors

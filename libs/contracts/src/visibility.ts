@@ -1,7 +1,7 @@
 import { queries } from './catalog.js';
 
 /**
- * Who may read what (the README's visibility table is this data), beside the authorization table
+ * Who may read what (the visibility table of docs/security.md is this data), beside the authorization table
  * for commands. Operators and auditors read everything. An agent reads what concerns it: the
  * public directory of agents, the aggregate figures, and the sessions, proposals and debates it is
  * a party to. An observer reads the figures and, on the event stream, every event's metadata
@@ -134,7 +134,7 @@ export function namedAt(value: unknown, fields: readonly string[]): Set<string> 
 const describeAccess = (a: QueryAccess | EventAccess): string =>
   a.read === 'all' ? 'all' : a.read === 'none' ? '**none**' : a.read === 'own' ? `its own (\`${a.param}\` = itself)` : `as a party (${a.fields.map((f) => `\`${f}\``).join(', ')})`;
 
-/** The visibility table as Markdown (the README's copy is generated from this). */
+/** The visibility table as Markdown (docs/security.md's copy is generated from this). */
 export function visibilityTableMarkdown(): string {
   const routes = new Map(queries.map((q) => [`${q.service}.${q.name}`, `GET /v1/${q.service}/${q.httpPath}`]));
   const lines = ['| query | route | operator, auditor | agent | observer |', '| --- | --- | --- | --- | --- |'];

@@ -38,9 +38,9 @@ describe('the authorization table', () => {
     });
   });
 
-  it('is the table in the README', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(authorizationTableMarkdown());
+  it('is the table in docs/security.md', () => {
+    const doc = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8');
+    expect(doc).toContain(authorizationTableMarkdown());
   });
 
   it('refuses the role "service" to agents at the schema, saying why', () => {

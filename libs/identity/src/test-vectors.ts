@@ -132,7 +132,7 @@ export function signingTestVectors(): Record<string, unknown> {
   });
 
   return {
-    description: 'Test vectors of the signing specification (README, "Signing specification"). Keys are Ed25519 from fixed seeds; every signature is over the UTF-8 of signedText.',
+    description: 'Test vectors of the signing specification (docs/any-language-agents.md, "Signing specification"). Keys are Ed25519 from fixed seeds; every signature is over the UTF-8 of signedText.',
     tags: SIGNING_TAGS,
     keys,
     canonicalJson: canonical,

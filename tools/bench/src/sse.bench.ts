@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { describeNatsServer, resolveNatsServer, startNatsServer } from '@agora/testing';
 import { formatReport, runSseLoad, targetsMet } from './sse-load.js';
 
-/** The gateway's memory bound, in MiB, that a run is checked against (README: what it is made of). */
+/** The gateway's memory bound, in MiB, that a run is checked against (docs/benchmarks.md, "SSE at scale": what it is made of). */
 const DEFAULT_BOUND = 512;
 
 const HELP = `Usage: npm run bench:sse -- [options]

@@ -3,7 +3,7 @@
 import { sourceArgs, startNatsServer, type PrivateNatsServer } from '@agora/testing';
 import { formatReport, runSseLoad } from '../src/sse-load.js';
 
-/** The gateway's memory bound (README, "SSE at scale"), the same as the benchmark's at 1,000 clients; from source it starts ~100 MiB larger. */
+/** The gateway's memory bound (docs/benchmarks.md, "SSE at scale"), the same as the benchmark's at 1,000 clients; from source it starts ~100 MiB larger. */
 const MEMORY_BOUND_MIB = 512;
 
 describe('SSE at scale (small)', () => {

@@ -1,5 +1,5 @@
 /** What `npm run contracts` writes, and which checked-in files differ from it. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { authorizationTableMarkdown, buildDocuments, SIGNING_SPEC, visibilityTableMarkdown } from '@agora/contracts';
@@ -7,7 +7,9 @@ import { signingTestVectors } from '@agora/identity';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const GENERATED_DIR = join(ROOT, 'libs', 'contracts', 'generated');
-export const README = join(ROOT, 'README.md');
+/** The documentation files that hold generated sections, relative to the repository's root. */
+export const SIGNING_DOC = 'docs/any-language-agents.md';
+export const SECURITY_DOC = 'docs/security.md';
 
 export const SPEC_BEGIN = '<!-- signing-spec: generated from libs/contracts/src/signing-spec.ts by npm run contracts -->';
 export const SPEC_END = '<!-- /signing-spec -->';
@@ -22,17 +24,29 @@ export function generatedFiles(): Record<string, string> {
   return { ...files, 'test-vectors.json': `${JSON.stringify(signingTestVectors(), null, 2)}\n` };
 }
 
-function between(readme: string, begin: string, end: string, content: string): string {
-  const from = readme.indexOf(begin);
-  const to = readme.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${begin} ... ${end} markers`);
-  return `${readme.slice(0, from + begin.length)}\n${content}${readme.slice(to)}`;
+function between(doc: string, name: string, begin: string, end: string, content: string): string {
+  const from = doc.indexOf(begin);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${name} has no ${begin} ... ${end} markers`);
+  return `${doc.slice(0, from + begin.length)}\n${content}${doc.slice(to)}`;
 }
 
-/** The README with its generated sections between their markers: the signing specification, the authorization and the visibility tables. */
-export function readmeWithSpec(readme: string): string {
-  const withTables = between(between(readme, SPEC_BEGIN, SPEC_END, SIGNING_SPEC), AUTHZ_BEGIN, AUTHZ_END, authorizationTableMarkdown());
-  return between(withTables, VISIBILITY_BEGIN, VISIBILITY_END, visibilityTableMarkdown());
+/** Each documentation file with generated sections -> its text with them regenerated between their markers: the signing specification, the authorization and the visibility tables. */
+export function docsWithGeneratedSections(): Record<string, string> {
+  const signing = readFileSync(join(ROOT, SIGNING_DOC), 'utf8');
+  const security = readFileSync(join(ROOT, SECURITY_DOC), 'utf8');
+  const withAuthz = between(security, SECURITY_DOC, AUTHZ_BEGIN, AUTHZ_END, authorizationTableMarkdown());
+  return {
+    [SIGNING_DOC]: between(signing, SIGNING_DOC, SPEC_BEGIN, SPEC_END, SIGNING_SPEC),
+    [SECURITY_DOC]: between(withAuthz, SECURITY_DOC, VISIBILITY_BEGIN, VISIBILITY_END, visibilityTableMarkdown()),
+  };
+}
+
+/** Writes the documentation files' generated sections; returns the files written. */
+export function writeGeneratedSections(): string[] {
+  const docs = docsWithGeneratedSections();
+  for (const [path, text] of Object.entries(docs)) writeFileSync(join(ROOT, path), text);
+  return Object.keys(docs);
 }
 
 export function listFiles(dir: string, base = dir): string[] {
@@ -51,13 +65,12 @@ export function listFiles(dir: string, base = dir): string[] {
   return out.sort();
 }
 
-/** Paths that differ between what would be generated and the files on disk (README.md included). */
+/** Paths that differ between what would be generated and the files on disk (the documentation files with generated sections included). */
 export function staleFiles(dir = GENERATED_DIR): string[] {
   const files = generatedFiles();
   const onDisk = new Set(listFiles(dir));
   const stale = Object.keys(files).filter((path) => !onDisk.has(path) || readFileSync(join(dir, path), 'utf8') !== files[path]);
   for (const path of onDisk) if (!(path in files)) stale.push(path);
-  const readme = readFileSync(README, 'utf8');
-  if (readmeWithSpec(readme) !== readme) stale.push('README.md');
+  for (const [path, text] of Object.entries(docsWithGeneratedSections())) if (readFileSync(join(ROOT, path), 'utf8') !== text) stale.push(path);
   return stale.sort();
 }

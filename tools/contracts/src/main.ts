@@ -1,18 +1,19 @@
 /**
  * `npm run contracts`: writes the documents generated from the zod contracts (JSON Schema,
  * AsyncAPI 3, OpenAPI 3.1) and the signing test vectors to libs/contracts/generated/ (replacing
- * what is there), and the signing specification into the README between its markers.
+ * what is there), and the signing specification, the authorization and the visibility tables into
+ * docs/ between their markers.
  * `--check` writes nothing and exits 1 when anything is stale.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GENERATED_DIR, README, generatedFiles, readmeWithSpec, staleFiles } from './generated.js';
+import { GENERATED_DIR, generatedFiles, staleFiles, writeGeneratedSections } from './generated.js';
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv.includes('--help')) {
     console.log(
-      'Usage: npm run contracts [-- --check]\n\nWrites JSON Schema, AsyncAPI 3 and OpenAPI 3.1 documents generated from the zod contracts, and the signing test vectors, to libs/contracts/generated/, and the signing specification into README.md.\n  --check  write nothing; exit 1 and list the files that are stale',
+      'Usage: npm run contracts [-- --check]\n\nWrites JSON Schema, AsyncAPI 3 and OpenAPI 3.1 documents generated from the zod contracts, and the signing test vectors, to libs/contracts/generated/, and the signing specification, the authorization and the visibility tables into docs/ (between their markers).\n  --check  write nothing; exit 1 and list the files that are stale',
     );
     process.exit(0);
   }
@@ -30,7 +31,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       mkdirSync(dirname(join(GENERATED_DIR, path)), { recursive: true });
       writeFileSync(join(GENERATED_DIR, path), content);
     }
-    writeFileSync(README, readmeWithSpec(readFileSync(README, 'utf8')));
-    console.log(`wrote ${Object.keys(files).length} files to ${relative(process.cwd(), GENERATED_DIR)} and the signing specification, authorization and visibility tables to README.md`);
+    const docs = writeGeneratedSections();
+    console.log(`wrote ${Object.keys(files).length} files to ${relative(process.cwd(), GENERATED_DIR)} and the signing specification, authorization and visibility tables to ${docs.join(', ')}`);
   }
 }

@@ -18,7 +18,7 @@ type Vectors = {
 const vectors = JSON.parse(readFileSync(join(GENERATED_DIR, 'test-vectors.json'), 'utf8')) as Vectors;
 
 describe('generated documents and test vectors', () => {
-  it('are checked in and up to date, the README included (run `npm run contracts` after changing a schema)', () => {
+  it('are checked in and up to date, docs/ included (run `npm run contracts` after changing a schema)', () => {
     expect(staleFiles()).toEqual([]);
   });
 

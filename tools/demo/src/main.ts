@@ -36,7 +36,7 @@ Options:
   -h, --help        this help
 
 Environment (debate): OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY set: the personas
-are played by models through the provider layer (its settings: see the README's configuration table);
+are played by models through the provider layer (its settings: see docs/configuration.md);
 AGORA_DEBATE_MODELS=saylor=<provider:model>,hayes=<provider:model> picks their models.`;
 
 /** The projections' /metrics where `npm start` serves it: METRICS_PORT (and METRICS_HOST when it names one address). */
