@@ -1,0 +1,142 @@
+/**
+ * `agora mcp-proxy` in front of a real MCP server from the npm registry
+ * (`@modelcontextprotocol/server-memory`, a knowledge graph kept in a JSONL file), spoken to by the
+ * MCP SDK's own Client over stdio, against a running Agora (the standalone process) whose
+ * validators vote from their SDK role loops. The upstream's own file shows what ran: an approved
+ * call's entity is in it, a denied call's never is. The log ends audited by `agora audit`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { generateKeyPair } from '@agora/identity';
+import { Agora, onVoteRequested, type RoleLoop } from '@agora/sdk';
+import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { toolCallDigest } from '../src/proxy.js';
+
+const VALIDATORS = ['vega', 'rigel', 'deneb'];
+/** The upstream: the memory server's entry point, run with this Node. */
+const MEMORY_SERVER = join(dirname(createRequire(join(REPO_ROOT, 'package.json')).resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
+
+const POLICY = {
+  server: 'memory',
+  rules: [
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'credential' } } }, decision: 'vote', riskLevel: 'high', reason: 'storing a credential' },
+    { tool: 'delete_entities', decision: 'deny', reason: 'the graph is append-only' },
+  ],
+};
+
+const entity = (name: string, entityType: string) => ({ name, entityType, observations: [`${name} was written through the proxy`] });
+
+describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2e)', () => {
+  let dir: string;
+  let agora: AgoraProcess;
+  let url: string;
+  let memoryFile: string;
+  let client: Client;
+  const sdkClients: Agora[] = [];
+  const loops: RoleLoop[] = [];
+  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (result: CallToolResult) => (result.content[0] as { text: string }).text;
+  /** What the upstream itself recorded: the names of the entities in its file. */
+  const upstreamEntities = () => (existsSync(memoryFile) ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; name: string }) : []).filter((r) => r.type === 'entity').map((r) => r.name);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-proxy-e2e-'));
+    memoryFile = join(dir, 'memory.jsonl');
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
+    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
+    sdkClients.push(root);
+    const register = async (agentId: string, roles: ('executive' | 'validator')[], trustScore: number) => {
+      const key = generateKeyPair();
+      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
+      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions: [], specializations: [], trustScore });
+    };
+    await register('deployer', ['executive'], 500);
+    for (const v of VALIDATORS) await register(v, ['validator'], 800);
+    // The validators read the call in the session's summary: a staging credential is fine, a production one is not.
+    for (const v of VALIDATORS) {
+      const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
+      sdkClients.push(sdk);
+      const loop = onVoteRequested(sdk, async ({ session }) => {
+        const production = (session.summary ?? '').includes('"name":"prod-');
+        return { decision: production ? 'deny' : 'approve', reasoning: production ? 'a production credential must not go into shared memory' : 'a staging credential may be stored', confidence: 0.9 };
+      });
+      loops.push(loop);
+      await loop.ready;
+    }
+    writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', join(dir, 'policy.json'), '--key', keyFile('deployer'), '--url', url, '--decision-timeout', '60', '--', process.execPath, MEMORY_SERVER],
+      cwd: REPO_ROOT,
+      env: processEnvironment({ MEMORY_FILE_PATH: memoryFile }) as Record<string, string>,
+      stderr: 'ignore',
+    });
+    client = new Client({ name: 'deployer-model', version: '1.0.0' });
+    await client.connect(transport);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(loops.map((l) => l.stop()));
+    await client?.close().catch(() => undefined);
+    await Promise.all(sdkClients.map((c) => c.close()));
+    await agora?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("passes the upstream's tool list through", async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['create_entities', 'delete_entities', 'read_graph']));
+  });
+
+  it('passes a call no rule matches straight through', async () => {
+    const result = await call('create_entities', { entities: [entity('release-notes', 'note')] });
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toEqual(['release-notes']);
+  }, 30_000);
+
+  it('forwards a matched call once the validators approve it, with the session bound to the exact call', async () => {
+    const args = { entities: [entity('staging-token', 'credential')] };
+    const result = await call('create_entities', args);
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toContain('staging-token');
+    const root = sdkClients[0]!;
+    const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
+    const views = await Promise.all(sessions.map((s) => root.query('GetVotingSession', { sessionId: s.sessionId })));
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: args, caller: 'deployer' });
+    const session = views.find((s) => s.summary?.includes(`sha256:${digest}`));
+    expect(session).toMatchObject({ actionType: 'mcp_tool_call:memory/create_entities', riskLevel: 'high', finalDecision: 'approve', consensus: 'unanimous_approve' });
+  }, 60_000);
+
+  it('never forwards a call the validators deny: the agent gets tool_call_denied and the upstream has no trace of it', async () => {
+    const result = await call('create_entities', { entities: [entity('prod-db-password', 'credential')] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: the validators' vote refused memory\/create_entities .*unanimous_deny/);
+    expect(result._meta?.['agora']).toMatchObject({ error: { code: 'tool_call_denied', details: { tool: 'create_entities' } } });
+    expect(upstreamEntities()).not.toContain('prod-db-password');
+    expect(readFileSync(memoryFile, 'utf8')).not.toContain('prod-db-password');
+  }, 60_000);
+
+  it('refuses a call the policy denies without asking, and the upstream keeps its entities', async () => {
+    const result = await call('delete_entities', { entityNames: ['release-notes'] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: the policy forbids memory\/delete_entities: the graph is append-only/);
+    expect(upstreamEntities()).toEqual(['release-notes', 'staging-token']);
+  }, 30_000);
+
+  it('leaves a log that agora audit verifies', async () => {
+    await Promise.all(loops.splice(0).map((l) => l.stop()));
+    await client.close();
+    await agora.stop();
+    const audit = await runToCompletion('apps/cli/src/main.ts', ['audit', '--workers', '0'], { AGORA_DATA_DIR: join(dir, 'data'), AGORA_OPERATOR_KEY_FILE: join(dir, 'data', 'operator.key.json') }, 120_000);
+    expect({ code: audit.code, findings: audit.stdout.split('\n').filter((l) => /@\d+ \(position/.test(l)) }).toEqual({ code: 0, findings: [] });
+    expect(audit.stderr).toMatch(/^audit: position \d+, \d+ events/);
+  }, 150_000);
+});
