@@ -7,11 +7,13 @@
  * call answers the agent with a tool error (`tool_call_denied` / `tool_call_expired`) and never
  * reaches the upstream.
  *
- * The binding: each governed call gets a session of its own (a fresh request id), created with the
- * call's digest, sha256 of the RFC 8785 canonical JSON of {server, tool, arguments, caller}, in its
- * summary together with the arguments themselves (what the validators vote on). The proxy forwards
- * exactly the arguments it digested, once, for that session alone: an approval is never looked up
- * by tool name or reused for another call.
+ * The binding, in the log: each governed call gets a session of its own (a fresh request id),
+ * created with the call (`toolCall`: server, tool and the digest, sha256 of the RFC 8785 canonical
+ * JSON of {server, tool, arguments, caller}) and a summary holding the arguments themselves (what
+ * the validators vote on). Before forwarding, the proxy sends ReleaseToolCall with the digest: the
+ * voting decider accepts it once, for an approved session bound to that digest, so an approval
+ * cannot be replayed for another call or used twice. After the call, RecordToolCallResult writes its
+ * outcome and the digest of its result. The proxy forwards exactly the arguments it digested.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ErrorBody, VotingSessionView } from '@agora/contracts';
@@ -78,18 +80,40 @@ export function createMcpProxy(agora: Agora, upstream: Client, policy: ToolPolic
     const rule = ruleFor(policy, call);
     if (rule === undefined || rule.decision === 'allow') return (await upstream.callTool(request.params)) as CallToolResult;
     if (rule.decision === 'deny') return denied(`the policy forbids ${call.server}/${call.tool}${rule.reason ? `: ${rule.reason}` : ''}`, { server: call.server, tool: call.tool });
-    const verdict = await decide(agora, call, rule, extra, options.decisionTimeoutMs ?? 10 * 60_000, log);
+    const digest = toolCallDigest(call);
+    const verdict = await decide(agora, call, digest, rule, extra, options.decisionTimeoutMs ?? 10 * 60_000, log);
     if (verdict.refusal) return verdict.refusal;
-    log(`${call.server}/${call.tool}: approved by voting session ${verdict.sessionId}, forwarding`);
-    return (await upstream.callTool({ ...request.params, arguments: call.arguments })) as CallToolResult;
+    const { sessionId } = verdict;
+    const released = await agora.trySend('ReleaseToolCall', { sessionId, callDigest: digest });
+    if (!released.ok) return denied(`Agora did not release the approval of voting session ${sessionId}: ${released.error.code}: ${released.error.message}`, { server: call.server, tool: call.tool, sessionId, digest, agora: released.error });
+    log(`${call.server}/${call.tool}: approved by voting session ${sessionId}, forwarding`);
+    let result: CallToolResult;
+    try {
+      result = (await upstream.callTool({ ...request.params, arguments: call.arguments })) as CallToolResult;
+    } catch (error) {
+      await record(agora, sessionId, 'failed', { error: (error as Error).message }, log);
+      throw error;
+    }
+    await record(agora, sessionId, result.isError ? 'tool_error' : 'ok', result, log);
+    return result;
   });
 
   return proxy;
 }
 
+/** sha256 (hex) of the RFC 8785 canonical JSON of a tool result: what the log keeps of it. */
+export function resultDigest(result: unknown): string {
+  return createHash('sha256').update(canonicalJson(result), 'utf8').digest('hex');
+}
+
+/** Writes what became of a released call; the agent gets its result even when the log refuses the record (said on stderr). */
+async function record(agora: Agora, sessionId: string, outcome: 'ok' | 'tool_error' | 'failed', result: unknown, log: (line: string) => void): Promise<void> {
+  const recorded = await agora.trySend('RecordToolCallResult', { sessionId, outcome, resultDigest: resultDigest(result) });
+  if (!recorded.ok) log(`voting session ${sessionId}: the result was not recorded: ${recorded.error.code}: ${recorded.error.message}`);
+}
+
 /** Puts one call to a vote and waits for the final decision: approve, or the refusal to answer with. */
-async function decide(agora: Agora, call: GovernedCall, rule: PolicyRule, extra: Extra, timeoutMs: number, log: (line: string) => void): Promise<{ sessionId: string; refusal?: CallToolResult }> {
-  const digest = toolCallDigest(call);
+async function decide(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, extra: Extra, timeoutMs: number, log: (line: string) => void): Promise<{ sessionId: string; refusal?: CallToolResult }> {
   const sessionId = randomUUID();
   const about = { server: call.server, tool: call.tool, sessionId, digest };
   const created = await agora.trySend('CreateVotingSession', {
@@ -97,6 +121,7 @@ async function decide(agora: Agora, call: GovernedCall, rule: PolicyRule, extra:
     actionType: `mcp_tool_call:${call.server}/${call.tool}`.slice(0, 100),
     riskLevel: rule.riskLevel,
     summary: callSummary(call, digest, rule),
+    toolCall: { server: call.server.slice(0, 200), tool: call.tool.slice(0, 200), callDigest: digest },
     ...(rule.votingTimeoutMs === undefined ? {} : { votingTimeoutMs: rule.votingTimeoutMs }),
   });
   if (!created.ok) return { sessionId, refusal: denied(`Agora refused to open a vote on ${call.server}/${call.tool}: ${created.error.code}: ${created.error.message}`, { ...about, agora: created.error }) };

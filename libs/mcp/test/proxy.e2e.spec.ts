@@ -16,7 +16,7 @@ import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraP
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toolCallDigest } from '../src/proxy.js';
+import { resultDigest, toolCallDigest } from '../src/proxy.js';
 
 const VALIDATORS = ['vega', 'rigel', 'deneb'];
 /** The upstream: the memory server's entry point, run with this Node. */
@@ -38,6 +38,7 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   let url: string;
   let memoryFile: string;
   let client: Client;
+  let approvedSession: string;
   const sdkClients: Agora[] = [];
   const loops: RoleLoop[] = [];
   const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
@@ -111,9 +112,24 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
     const views = await Promise.all(sessions.map((s) => root.query('GetVotingSession', { sessionId: s.sessionId })));
     const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: args, caller: 'deployer' });
-    const session = views.find((s) => s.summary?.includes(`sha256:${digest}`));
+    const session = views.find((s) => s.toolCall?.callDigest === digest);
     expect(session).toMatchObject({ actionType: 'mcp_tool_call:memory/create_entities', riskLevel: 'high', finalDecision: 'approve', consensus: 'unanimous_approve' });
+    expect(session!.summary).toContain(`sha256:${digest}`);
+    // In the log: the approval was released for this call, and the digest of what the upstream answered.
+    expect(session!.toolCall).toMatchObject({ server: 'memory', tool: 'create_entities', outcome: 'ok', resultDigest: resultDigest(result) });
+    expect(session!.toolCall!.releasedAt).not.toBeNull();
+    approvedSession = session!.sessionId;
   }, 60_000);
+
+  it('binds an approval to its call and lets it be used once: a replay, another digest or a denied session is refused by Agora', async () => {
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    const view = await deployer.query('GetVotingSession', { sessionId: approvedSession });
+    const again = await deployer.trySend('ReleaseToolCall', { sessionId: approvedSession, callDigest: view.toolCall!.callDigest });
+    expect(again).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/already used/) } });
+    const other = await deployer.trySend('ReleaseToolCall', { sessionId: approvedSession, callDigest: 'f'.repeat(64) });
+    expect(other).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/decided another call/) } });
+  }, 30_000);
 
   it('never forwards a call the validators deny: the agent gets tool_call_denied and the upstream has no trace of it', async () => {
     const result = await call('create_entities', { entities: [entity('prod-db-password', 'credential')] });
@@ -122,6 +138,14 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect(result._meta?.['agora']).toMatchObject({ error: { code: 'tool_call_denied', details: { tool: 'create_entities' } } });
     expect(upstreamEntities()).not.toContain('prod-db-password');
     expect(readFileSync(memoryFile, 'utf8')).not.toContain('prod-db-password');
+    // The denied session stays unreleased, and Agora refuses to release it.
+    const { sessionId } = (result._meta!['agora'] as { error: { details: { sessionId: string } } }).error.details;
+    const root = sdkClients[0]!;
+    expect((await root.query('GetVotingSession', { sessionId })).toolCall).toMatchObject({ releasedAt: null, outcome: null });
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: { entities: [entity('prod-db-password', 'credential')] }, caller: 'deployer' });
+    expect(await deployer.trySend('ReleaseToolCall', { sessionId, callDigest: digest })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/final decision deny/) } });
   }, 60_000);
 
   it('refuses a call the policy denies without asking, and the upstream keeps its entities', async () => {
