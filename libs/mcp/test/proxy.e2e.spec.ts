@@ -26,6 +26,8 @@ const POLICY = {
   server: 'memory',
   rules: [
     { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'credential' } } }, decision: 'vote', riskLevel: 'high', reason: 'storing a credential' },
+    { tool: 'create_entities', arguments: { entities: { $any: { name: { $prefix: 'silent-' } } } }, decision: 'vote', riskLevel: 'high', votingTimeoutMs: 2000 },
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'signing_key' } } }, decision: 'vote', riskLevel: 'critical' },
     { tool: 'delete_entities', decision: 'deny', reason: 'the graph is append-only' },
   ],
 };
@@ -66,7 +68,11 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
       const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
       sdkClients.push(sdk);
       const loop = onVoteRequested(sdk, async ({ session }) => {
-        const production = (session.summary ?? '').includes('"name":"prod-');
+        const summary = session.summary ?? '';
+        if (summary.includes('"name":"silent-')) return undefined; // nobody votes: the session expires
+        // A critical call is approved by all but one: not unanimous, so a person decides.
+        if (summary.includes('"entityType":"signing_key"')) return { decision: v === 'deneb' ? 'deny' : 'approve', reasoning: `${v} on a signing key`, confidence: 0.9 };
+        const production = summary.includes('"name":"prod-');
         return { decision: production ? 'deny' : 'approve', reasoning: production ? 'a production credential must not go into shared memory' : 'a staging credential may be stored', confidence: 0.9 };
       });
       loops.push(loop);
@@ -154,6 +160,34 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect(text(result)).toMatch(/^tool_call_denied: the policy forbids memory\/delete_entities: the graph is append-only/);
     expect(upstreamEntities()).toEqual(['release-notes', 'staging-token']);
   }, 30_000);
+
+  it('refuses a call whose session expires before the validators vote: tool_call_expired, never forwarded', async () => {
+    const result = await call('create_entities', { entities: [entity('silent-key', 'signing_key')] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_expired: voting session \S+ on memory\/create_entities expired before its validators decided/);
+    expect(upstreamEntities()).not.toContain('silent-key');
+  }, 60_000);
+
+  it('holds a call the vote escalates until a person decides, then forwards it', async () => {
+    const root = sdkClients[0]!;
+    const pending = call('create_entities', { entities: [entity('release-key', 'signing_key')] });
+    // The operator's inbox: the session waiting for a person.
+    let sessionId: string | undefined;
+    for (let i = 0; i < 100 && sessionId === undefined; i++) {
+      const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
+      sessionId = sessions.find((s) => s.awaitingOperator && s.status === 'decided')?.sessionId;
+      if (sessionId === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(sessionId).toBeDefined();
+    const held = await root.query('GetVotingSession', { sessionId: sessionId! });
+    expect(held).toMatchObject({ riskLevel: 'critical', recommendation: { decision: 'escalate' }, toolCall: { releasedAt: null } });
+    expect(upstreamEntities()).not.toContain('release-key');
+    await root.send('DecideVotingEscalation', { sessionId: sessionId!, decision: 'approve', reason: 'the release key goes to the build host only' });
+    const result = await pending;
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toContain('release-key');
+    expect((await root.query('GetVotingSession', { sessionId: sessionId! })).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest(result) });
+  }, 60_000);
 
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));
