@@ -189,6 +189,29 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect((await root.query('GetVotingSession', { sessionId: sessionId! })).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest(result) });
   }, 60_000);
 
+  it('sits in front of a Streamable HTTP upstream too (--upstream-url: the gateway\'s own /mcp)', async () => {
+    writeFileSync(join(dir, 'http-policy.json'), JSON.stringify({ server: 'agora', rules: [{ tool: 'list_voting_sessions', decision: 'deny', reason: 'not for this agent' }] }));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', join(dir, 'http-policy.json'), '--key', keyFile('deployer'), '--url', url, '--upstream-url', `${url}/mcp`],
+      cwd: REPO_ROOT,
+      env: processEnvironment({}) as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const httpClient = new Client({ name: 'deployer-model', version: '1.0.0' });
+    await httpClient.connect(transport);
+    try {
+      expect((await httpClient.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['get_agent', 'list_voting_sessions']));
+      const agent = (await httpClient.callTool({ name: 'get_agent', arguments: { agentId: 'deployer' } })) as CallToolResult;
+      expect(agent.isError).toBeFalsy();
+      expect(agent.structuredContent).toMatchObject({ agentId: 'deployer', roles: ['executive'] });
+      const refused = (await httpClient.callTool({ name: 'list_voting_sessions', arguments: {} })) as CallToolResult;
+      expect(text(refused)).toMatch(/^tool_call_denied: the policy forbids agora\/list_voting_sessions: not for this agent/);
+    } finally {
+      await httpClient.close();
+    }
+  }, 60_000);
+
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));
     await client.close();
