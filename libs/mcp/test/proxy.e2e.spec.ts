@@ -40,10 +40,27 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   let url: string;
   let memoryFile: string;
   let client: Client;
+  const proxies: Client[] = [];
   let approvedSession: string;
   const sdkClients: Agora[] = [];
   const loops: RoleLoop[] = [];
   const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  /** Starts `agora mcp-proxy` for the deployer, as its MCP configuration would, and connects the MCP SDK's client to it. */
+  const proxyClient = async (policy: unknown, args: string[]): Promise<Client> => {
+    const policyFile = join(dir, `policy-${proxies.length}.json`);
+    writeFileSync(policyFile, JSON.stringify(policy));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', policyFile, '--key', keyFile('deployer'), '--url', url, ...args],
+      cwd: REPO_ROOT,
+      env: processEnvironment({ MEMORY_FILE_PATH: memoryFile }) as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const mcp = new Client({ name: 'deployer-model', version: '1.0.0' });
+    await mcp.connect(transport);
+    proxies.push(mcp);
+    return mcp;
+  };
   const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
   const text = (result: CallToolResult) => (result.content[0] as { text: string }).text;
   /** What the upstream itself recorded: the names of the entities in its file. */
@@ -78,21 +95,12 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
       loops.push(loop);
       await loop.ready;
     }
-    writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', join(dir, 'policy.json'), '--key', keyFile('deployer'), '--url', url, '--decision-timeout', '60', '--', process.execPath, MEMORY_SERVER],
-      cwd: REPO_ROOT,
-      env: processEnvironment({ MEMORY_FILE_PATH: memoryFile }) as Record<string, string>,
-      stderr: 'ignore',
-    });
-    client = new Client({ name: 'deployer-model', version: '1.0.0' });
-    await client.connect(transport);
+    client = await proxyClient(POLICY, ['--decision-timeout', '60', '--', process.execPath, MEMORY_SERVER]);
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(loops.map((l) => l.stop()));
-    await client?.close().catch(() => undefined);
+    await Promise.all(proxies.map((c) => c.close().catch(() => undefined)));
     await Promise.all(sdkClients.map((c) => c.close()));
     await agora?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -190,26 +198,22 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   }, 60_000);
 
   it('sits in front of a Streamable HTTP upstream too (--upstream-url: the gateway\'s own /mcp)', async () => {
-    writeFileSync(join(dir, 'http-policy.json'), JSON.stringify({ server: 'agora', rules: [{ tool: 'list_voting_sessions', decision: 'deny', reason: 'not for this agent' }] }));
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', join(dir, 'http-policy.json'), '--key', keyFile('deployer'), '--url', url, '--upstream-url', `${url}/mcp`],
-      cwd: REPO_ROOT,
-      env: processEnvironment({}) as Record<string, string>,
-      stderr: 'ignore',
-    });
-    const httpClient = new Client({ name: 'deployer-model', version: '1.0.0' });
-    await httpClient.connect(transport);
-    try {
-      expect((await httpClient.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['get_agent', 'list_voting_sessions']));
-      const agent = (await httpClient.callTool({ name: 'get_agent', arguments: { agentId: 'deployer' } })) as CallToolResult;
-      expect(agent.isError).toBeFalsy();
-      expect(agent.structuredContent).toMatchObject({ agentId: 'deployer', roles: ['executive'] });
-      const refused = (await httpClient.callTool({ name: 'list_voting_sessions', arguments: {} })) as CallToolResult;
-      expect(text(refused)).toMatch(/^tool_call_denied: the policy forbids agora\/list_voting_sessions: not for this agent/);
-    } finally {
-      await httpClient.close();
-    }
+    const httpClient = await proxyClient({ server: 'agora', rules: [{ tool: 'list_voting_sessions', decision: 'deny', reason: 'not for this agent' }] }, ['--upstream-url', `${url}/mcp`]);
+    expect((await httpClient.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['get_agent', 'list_voting_sessions']));
+    const agent = (await httpClient.callTool({ name: 'get_agent', arguments: { agentId: 'deployer' } })) as CallToolResult;
+    expect(agent.isError).toBeFalsy();
+    expect(agent.structuredContent).toMatchObject({ agentId: 'deployer', roles: ['executive'] });
+    const refused = (await httpClient.callTool({ name: 'list_voting_sessions', arguments: {} })) as CallToolResult;
+    expect(text(refused)).toMatch(/^tool_call_denied: the policy forbids agora\/list_voting_sessions: not for this agent/);
+  }, 60_000);
+
+  it('stops waiting at --decision-timeout: tool_call_expired, the session cancelled, the call never forwarded', async () => {
+    const impatient = await proxyClient(POLICY, ['--decision-timeout', '1', '--', process.execPath, MEMORY_SERVER]);
+    const result = (await impatient.callTool({ name: 'create_entities', arguments: { entities: [entity('silent-too', 'credential')] } })) as CallToolResult;
+    expect(text(result)).toMatch(/^tool_call_expired: no decision on memory\/create_entities in time/);
+    const { sessionId } = (result._meta!['agora'] as { error: { details: { sessionId: string } } }).error.details;
+    expect(await sdkClients[0]!.query('GetVotingSession', { sessionId })).toMatchObject({ status: 'cancelled', cancellation: { cancelledBy: 'deployer', reason: expect.stringMatching(/no decision within 1000 ms/) } });
+    expect(upstreamEntities()).not.toContain('silent-too');
   }, 60_000);
 
   it('leaves a log that agora audit verifies', async () => {
