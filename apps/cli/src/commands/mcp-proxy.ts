@@ -13,8 +13,10 @@ export const mcpProxy: CommandSpec = {
   description: `tools/list passes through. A tools/call is looked up in the policy (a JSON file, see docs/mcp.md "Governed tool
 calls"): unmatched calls and "allow" pass through, "deny" is refused, "vote" opens a voting session of validators at the
 rule's risk level with the call's digest (sha256 of the canonical JSON of server, tool, arguments and caller) and its
-arguments, and the call is forwarded only if the final decision approves it. A refused or undecided call answers the
-agent with a tool error "tool_call_denied: ..." or "tool_call_expired: ...", and the upstream never sees it.`,
+arguments, and the call is forwarded only if the final decision approves it, after ReleaseToolCall used the approval
+(once, for this digest); RecordToolCallResult then logs the outcome and the result's digest. A refused or undecided
+call answers the agent with a tool error "tool_call_denied: ..." or "tool_call_expired: ...", and the upstream never
+sees it. A held call reports progress (one notification per event of its session) when the request asks for it.`,
   options: {
     policy: { type: 'string', short: 'p', value: '<file>', description: 'the policy file (JSON)' },
     ...AGENT_CONNECTION_OPTIONS,
