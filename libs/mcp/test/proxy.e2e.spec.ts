@@ -216,6 +216,29 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect(upstreamEntities()).not.toContain('silent-too');
   }, 60_000);
 
+  it('cancels the session when the agent cancels its held call, and never forwards it', async () => {
+    const root = sdkClients[0]!;
+    const before = new Set((await root.query('ListVotingSessions', { requestingAgent: 'deployer' })).sessions.map((s) => s.sessionId));
+    const abort = new AbortController();
+    const pending = client.callTool({ name: 'create_entities', arguments: { entities: [entity('silent-cancelled', 'credential')] } }, undefined, { signal: abort.signal });
+    let sessionId: string | undefined;
+    for (let i = 0; i < 100 && sessionId === undefined; i++) {
+      sessionId = (await root.query('ListVotingSessions', { requestingAgent: 'deployer' })).sessions.find((s) => !before.has(s.sessionId))?.sessionId;
+      if (sessionId === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    abort.abort('the model moved on');
+    await expect(pending).rejects.toThrow();
+    let status: string | undefined;
+    for (let i = 0; i < 100 && status !== 'cancelled'; i++) {
+      const view = await root.query('GetVotingSession', { sessionId: sessionId! });
+      status = view.status;
+      if (status === 'cancelled') expect(view.cancellation).toMatchObject({ cancelledBy: 'deployer', reason: 'the agent cancelled its tool call' });
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe('cancelled');
+    expect(upstreamEntities()).not.toContain('silent-cancelled');
+  }, 60_000);
+
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));
     await client.close();
