@@ -11,6 +11,7 @@ import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js'
 import { eventsTail } from './commands/events.js';
 import { keysNew, keysServices } from './commands/keys.js';
 import { mcp } from './commands/mcp.js';
+import { mcpProxy } from './commands/mcp-proxy.js';
 import { send } from './commands/send.js';
 import { token } from './commands/token.js';
 import { verifyReadModels } from './commands/verify.js';
@@ -30,7 +31,7 @@ const GROUPS: Group[] = [
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
 ];
-const TOP_LEVEL: CommandSpec[] = [send, token, mcp, verifyReadModels, audit];
+const TOP_LEVEL: CommandSpec[] = [send, token, mcp, mcpProxy, verifyReadModels, audit];
 
 /** Every command, for help and tests. */
 export const COMMANDS: readonly CommandSpec[] = [...GROUPS.flatMap((g) => g.commands), ...TOP_LEVEL];

@@ -52,6 +52,8 @@ export interface PositionalSpec {
   name: string;
   required: boolean;
   description: string;
+  /** The last positional takes every argument left (e.g. a command line after `--`). */
+  rest?: boolean;
 }
 
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -125,7 +127,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
   } catch (error) {
     throw new UsageError(parseErrorMessage(error), spec.name);
   }
-  const max = spec.positionals.length;
+  const max = spec.positionals.at(-1)?.rest ? Infinity : spec.positionals.length;
   const min = spec.positionals.filter((p) => p.required).length;
   if (parsed.positionals.length > max) {
     const extra = parsed.positionals[max] as string;

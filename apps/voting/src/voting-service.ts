@@ -10,6 +10,8 @@ import {
   ListVotingSessions,
   ListValidators,
   UpdateVotingConfig,
+  RecordToolCallResult,
+  ReleaseToolCall,
   votingCommands,
   votingServiceQueries,
   type PayloadOf,
@@ -158,6 +160,8 @@ export async function startVotingService(context: ServiceContext, options: Votin
           onCommand(CastValidatorVote, decideOnSession),
           onCommand(CancelVotingSession, decideOnSession),
           onCommand(DecideVotingEscalation, decideOnSession),
+          onCommand(ReleaseToolCall, decideOnSession),
+          onCommand(RecordToolCallResult, decideOnSession),
           onCommand(UpdateVotingConfig, decideConfig),
         ]),
         queries: new Map([

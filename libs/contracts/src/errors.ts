@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, meaning: 'the message exceeds the size limit' },
   unavailable: { status: 503, meaning: 'a service or the event store is unreachable' },
   read_model_behind: { status: 503, meaning: 'the read model answering the query had not reached the minPosition asked for within the bounded wait; details: {minPosition, position} (how far it has got); retry later' },
+  tool_call_denied: { status: 403, meaning: "a governed tool call was refused (by its policy, the validators' vote, a person, or a cancellation); the upstream MCP server never saw it" },
+  tool_call_expired: { status: 504, meaning: 'a governed tool call had no approving decision in time (the voting session expired, or the proxy stopped waiting); the upstream MCP server never saw it' },
   timeout: { status: 504, meaning: 'no reply within the request timeout' },
   internal: { status: 500, meaning: 'an unexpected error; the log has the details' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

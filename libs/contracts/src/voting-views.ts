@@ -4,7 +4,7 @@ import { AgentId, EntityId, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { TrustScore } from './registry.js';
-import { Confidence, ConsensusType, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, ValidatorTier, VoteDecision, VoteTally, VotingRules, VotingSessionStatus } from './voting-vocabulary.js';
+import { Confidence, ConsensusType, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, ToolCallView, ValidatorTier, VoteDecision, VoteTally, VotingRules, VotingSessionStatus } from './voting-vocabulary.js';
 
 // ---------------------------------------------------------------------------------------------
 // Read model (the session decider's state is this record)
@@ -53,6 +53,7 @@ export const VotingSessionRecord = z.object({
   concludedAt: Timestamp.nullable().describe('When it was decided or expired'),
   closedAt: Timestamp.nullable().describe('When nothing more could happen: decided without a human, resolved by one, or cancelled'),
   updatedAt: Timestamp,
+  toolCall: ToolCallView.optional().describe('A governed tool call: the call the session decides, and whether it was released and ran'),
 });
 export type VotingSessionRecord = z.infer<typeof VotingSessionRecord>;
 

@@ -149,3 +149,32 @@ export const Recommendation = z.object({
   escalationReason: EscalationReason.nullable(),
 });
 export type Recommendation = z.infer<typeof Recommendation>;
+
+// ---------------------------------------------------------------------------------------------
+// Governed tool calls (an MCP proxy's call put to a vote, DESIGN.md decision 14)
+// ---------------------------------------------------------------------------------------------
+
+export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'sha256, 64 lowercase hex digits');
+
+/** The one tool call a session decides: the approval is bound to it and released for it once. */
+export const ToolCallBinding = z
+  .object({
+    server: z.string().min(1).max(200).describe("The upstream MCP server's name"),
+    tool: z.string().min(1).max(200).describe('The tool called'),
+    callDigest: Sha256Hex.describe('sha256 of the RFC 8785 canonical JSON of {server, tool, arguments, caller}: the exact call the decision is bound to'),
+  })
+  .strict()
+  .describe('A governed MCP tool call: the session decides this call alone');
+export type ToolCallBinding = z.infer<typeof ToolCallBinding>;
+
+export const ToolCallOutcome = z.enum(['ok', 'tool_error', 'failed']).describe("ok: the tool answered; tool_error: it answered with isError; failed: the upstream did not answer (an error or a lost connection)");
+export type ToolCallOutcome = z.infer<typeof ToolCallOutcome>;
+
+/** What became of a governed call, on its session's view. */
+export const ToolCallView = ToolCallBinding.extend({
+  releasedAt: z.string().nullable().describe('When the approval was used for the call (once); null until then'),
+  outcome: ToolCallOutcome.nullable(),
+  resultDigest: Sha256Hex.nullable().describe('sha256 of the RFC 8785 canonical JSON of the tool result'),
+  completedAt: z.string().nullable(),
+});
+export type ToolCallView = z.infer<typeof ToolCallView>;

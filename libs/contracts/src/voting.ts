@@ -31,7 +31,7 @@ import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
 import { defineCommand, defineEvent } from './define.js';
 import { TrustScore } from './registry.js';
-import { Confidence, ConsensusType, EscalationReason, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, VoteDecision, VoteTally, VOTING_CONFIG_CATEGORY, VOTING_SESSION_CATEGORY, VotingConfig, VotingRules, VotingTimeoutMs } from './voting-vocabulary.js';
+import { Confidence, ConsensusType, EscalationReason, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, Sha256Hex, ToolCallBinding, ToolCallOutcome, VoteDecision, VoteTally, VOTING_CONFIG_CATEGORY, VOTING_SESSION_CATEGORY, VotingConfig, VotingRules, VotingTimeoutMs } from './voting-vocabulary.js';
 import { ValidatorCount } from './voting-fields.js';
 import { GetValidatorAgreement, GetVotingSession, GetVotingSessionByRequest, GetVotingStats, ListPendingVotingSessions, ListValidators, ListVotingSessions } from './voting-views.js';
 
@@ -62,6 +62,7 @@ export const CreateVotingSession = defineCommand({
       summary: ShortText(5000).optional().describe('The request, for the validators'),
       criteria: SelectionCriteria.default({ minTrustScore: 0, excludeAgents: [], preferredSpecializations: [] }),
       votingTimeoutMs: VotingTimeoutMs.optional().describe("This session's timeout; default the configuration's votingTimeoutMs"),
+      toolCall: ToolCallBinding.optional().describe('For a governed tool call (agora mcp-proxy): the exact call this session decides; an approval is released for it once (ReleaseToolCall)'),
     })
     .strict(),
 });
@@ -140,6 +141,29 @@ export const UpdateVotingConfig = defineCommand({
     .meta({ minProperties: 1 }),
 });
 
+export const ReleaseToolCall = defineCommand({
+  type: 'ReleaseToolCall',
+  service: 'voting',
+  aggregate: 'session',
+  verb: 'release',
+  roles: ['executive'],
+  relation: 'the requesting agent of a session created for a tool call',
+  summary:
+    "Use an approved session's decision for the tool call it was created for, before the call is forwarded: the digest must be the session's, the final decision approve, and the approval unused. Once: a second release is refused",
+  payload: z.object({ sessionId: EntityId, callDigest: Sha256Hex }).strict(),
+});
+
+export const RecordToolCallResult = defineCommand({
+  type: 'RecordToolCallResult',
+  service: 'voting',
+  aggregate: 'session',
+  verb: 'record_result',
+  roles: ['executive'],
+  relation: 'the requesting agent, after releasing the call',
+  summary: 'Record what became of a released tool call: its outcome and the sha256 of its result (the result itself stays with the agent). Once; the same record again changes nothing',
+  payload: z.object({ sessionId: EntityId, outcome: ToolCallOutcome, resultDigest: Sha256Hex.describe('sha256 of the RFC 8785 canonical JSON of the tool result (of the error message when failed)') }).strict(),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Events (category `voting_session`, stream `voting_session-<sessionId>`; and `voting_config`)
 // ---------------------------------------------------------------------------------------------
@@ -166,6 +190,7 @@ export const VotingSessionCreated = defineEvent({
     validators: z.array(SelectedValidator),
     createdAt: Timestamp,
     deadlineAt: Timestamp,
+    toolCall: ToolCallBinding.optional().describe('A governed tool call: the exact call this session decides'),
   }),
 });
 
@@ -251,7 +276,21 @@ export const VotingConfigUpdated = defineEvent({
   data: z.object({ config: VotingConfig, changed: z.array(z.string()), updatedBy: AgentId, updatedAt: Timestamp }),
 });
 
-export const votingCommands = [CreateVotingSession, CastValidatorVote, CancelVotingSession, DecideVotingEscalation, ExpireVotingSession, UpdateVotingConfig] as const;
+export const ToolCallReleased = defineEvent({
+  type: 'ToolCallReleased',
+  category: VOTING_SESSION_CATEGORY,
+  summary: "The session's approval was used for the tool call it is bound to (the call is forwarded next); it cannot be used again",
+  data: z.object({ ...base, server: z.string(), tool: z.string(), callDigest: Sha256Hex, releasedBy: AgentId, releasedAt: Timestamp }),
+});
+
+export const ToolCallResultRecorded = defineEvent({
+  type: 'ToolCallResultRecorded',
+  category: VOTING_SESSION_CATEGORY,
+  summary: 'What became of a released tool call: its outcome and the digest of its result',
+  data: z.object({ ...base, callDigest: Sha256Hex, outcome: ToolCallOutcome, resultDigest: Sha256Hex, recordedBy: AgentId, recordedAt: Timestamp }),
+});
+
+export const votingCommands = [CreateVotingSession, CastValidatorVote, CancelVotingSession, DecideVotingEscalation, ExpireVotingSession, UpdateVotingConfig, ReleaseToolCall, RecordToolCallResult] as const;
 export const votingEvents = [
   VotingSessionCreated,
   ValidatorVoteReceived,
@@ -261,6 +300,8 @@ export const votingEvents = [
   VotingSessionCancelled,
   VotingEscalationResolved,
   VotingConfigUpdated,
+  ToolCallReleased,
+  ToolCallResultRecorded,
 ] as const;
 /** Answered by the voting service. */
 export const votingServiceQueries = [GetVotingSession, GetVotingSessionByRequest, ListPendingVotingSessions, ListVotingSessions, ListValidators] as const;

@@ -13,6 +13,9 @@
  *   CancelVotingSession ─> VotingSessionCancelled (pending or voting only)       status cancelled
  *   DecideVotingEscalation (operator) on a decided or expired session whose recommendation
  *     requires a human ─> VotingEscalationResolved: the final decision; the session is closed
+ *   A session created for a governed tool call (`toolCall`: the call's digest), once its final
+ *   decision is approve: ReleaseToolCall ─> ToolCallReleased (once, the digest must match), then
+ *   RecordToolCallResult ─> ToolCallResultRecorded (the outcome and the result's digest)
  *
  * Rules worth knowing
  * - Only the selected validators vote, once each. The same vote again is already recorded ([]); a
@@ -31,6 +34,10 @@ import type {
   DecideVotingEscalation,
   ExpireVotingSession,
   PayloadOf,
+  RecordToolCallResult,
+  ReleaseToolCall,
+  ToolCallReleased,
+  ToolCallResultRecorded,
   ValidatorCandidate,
   ValidatorVoteReceived,
   VotingConfig,
@@ -53,7 +60,9 @@ export type VotingSessionEvent =
   | DomainEvent<'VotingSessionDecided', DataOf<typeof VotingSessionDecided>>
   | DomainEvent<'VotingSessionExpired', DataOf<typeof VotingSessionExpired>>
   | DomainEvent<'VotingSessionCancelled', DataOf<typeof VotingSessionCancelled>>
-  | DomainEvent<'VotingEscalationResolved', DataOf<typeof VotingEscalationResolved>>;
+  | DomainEvent<'VotingEscalationResolved', DataOf<typeof VotingEscalationResolved>>
+  | DomainEvent<'ToolCallReleased', DataOf<typeof ToolCallReleased>>
+  | DomainEvent<'ToolCallResultRecorded', DataOf<typeof ToolCallResultRecorded>>;
 
 /**
  * What the voting service adds to CreateVotingSession before deciding it: the registry's validators
@@ -73,7 +82,9 @@ export type VotingSessionCommand =
   | Command<'CastValidatorVote', PayloadOf<typeof CastValidatorVote>>
   | Command<'CancelVotingSession', PayloadOf<typeof CancelVotingSession>>
   | Command<'DecideVotingEscalation', PayloadOf<typeof DecideVotingEscalation>>
-  | Command<'ExpireVotingSession', PayloadOf<typeof ExpireVotingSession>>;
+  | Command<'ExpireVotingSession', PayloadOf<typeof ExpireVotingSession>>
+  | Command<'ReleaseToolCall', PayloadOf<typeof ReleaseToolCall>>
+  | Command<'RecordToolCallResult', PayloadOf<typeof RecordToolCallResult>>;
 
 export type VotingSession = VotingSessionRecord;
 export type VotingSessionState = { status: 'none' } | VotingSession;
@@ -162,6 +173,7 @@ function create(command: CommandOf<'CreateVotingSession'>, state: VotingSessionS
     validators,
     createdAt: context.now,
     deadlineAt: timeAfter(context.now, rules.votingTimeoutMs),
+    ...(p.toolCall === undefined ? {} : { toolCall: p.toolCall }),
   });
   const events: VotingSessionEvent[] = [created];
   if (validators.length < rules.minValidators) {
@@ -361,6 +373,7 @@ export function evolveVotingSession(state: VotingSessionState, e: VotingSessionE
       concludedAt: null,
       closedAt: null,
       updatedAt: d.createdAt,
+      ...(d.toolCall === undefined ? {} : { toolCall: { ...d.toolCall, releasedAt: null, outcome: null, resultDigest: null, completedAt: null } }),
     };
   }
   if (state.status === 'none') return state;
@@ -391,7 +404,51 @@ export function evolveVotingSession(state: VotingSessionState, e: VotingSessionE
         updatedAt: d.resolvedAt,
       };
     }
+    case 'ToolCallReleased':
+      return s.toolCall ? { ...s, toolCall: { ...s.toolCall, releasedAt: e.data.releasedAt }, updatedAt: e.data.releasedAt } : s;
+    case 'ToolCallResultRecorded': {
+      const d = e.data;
+      return s.toolCall ? { ...s, toolCall: { ...s.toolCall, outcome: d.outcome, resultDigest: d.resultDigest, completedAt: d.recordedAt }, updatedAt: d.recordedAt } : s;
+    }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Governed tool calls: an approval bound to one call's digest, released once
+// ---------------------------------------------------------------------------------------------
+
+function requireRequester(context: CommandContext, s: VotingSession, toDo: string): void {
+  if (context.actor === s.requestingAgent) return;
+  throw new DomainError('forbidden', `${context.actor} may not ${toDo}: only the requesting agent ${s.requestingAgent} may`, { actor: context.actor, requestingAgent: s.requestingAgent });
+}
+
+function releaseToolCall(command: CommandOf<'ReleaseToolCall'>, state: VotingSessionState): VotingSessionEvent[] {
+  const { payload: p, context } = command;
+  const s = existing(state, p.sessionId);
+  requireRequester(context, s, 'release its tool call');
+  const call = s.toolCall;
+  if (call === undefined) throw new DomainError('illegal_state', `voting session ${s.sessionId} was not created for a tool call`, { sessionId: s.sessionId });
+  if (p.callDigest !== call.callDigest) {
+    throw new DomainError('illegal_state', `voting session ${s.sessionId} decided another call (${call.server}/${call.tool}, digest ${call.callDigest}), not ${p.callDigest}`, { sessionId: s.sessionId, callDigest: call.callDigest });
+  }
+  if (s.finalDecision !== 'approve') {
+    throw new DomainError('illegal_state', `voting session ${s.sessionId} has not approved the call (status ${s.status}, final decision ${s.finalDecision ?? 'none'})`, { sessionId: s.sessionId, status: s.status, finalDecision: s.finalDecision });
+  }
+  if (call.releasedAt !== null) throw new DomainError('illegal_state', `the approval of voting session ${s.sessionId} was already used, at ${call.releasedAt}: an approval releases its call once`, { sessionId: s.sessionId, releasedAt: call.releasedAt });
+  return [event('ToolCallReleased', { sessionId: s.sessionId, server: call.server, tool: call.tool, callDigest: call.callDigest, releasedBy: context.actor, releasedAt: context.now })];
+}
+
+function recordToolCallResult(command: CommandOf<'RecordToolCallResult'>, state: VotingSessionState): VotingSessionEvent[] {
+  const { payload: p, context } = command;
+  const s = existing(state, p.sessionId);
+  requireRequester(context, s, 'record its tool call\'s result');
+  const call = s.toolCall;
+  if (call === undefined || call.releasedAt === null) throw new DomainError('illegal_state', `voting session ${s.sessionId} released no tool call`, { sessionId: s.sessionId });
+  if (call.outcome !== null) {
+    if (call.outcome === p.outcome && call.resultDigest === p.resultDigest) return [];
+    throw new DomainError('illegal_state', `the result of voting session ${s.sessionId}'s tool call is recorded already (${call.outcome}, ${call.resultDigest})`, { sessionId: s.sessionId, outcome: call.outcome, resultDigest: call.resultDigest });
+  }
+  return [event('ToolCallResultRecorded', { sessionId: s.sessionId, callDigest: call.callDigest, outcome: p.outcome, resultDigest: p.resultDigest, recordedBy: context.actor, recordedAt: context.now })];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,6 +470,10 @@ export const votingSessionDecider: Decider<VotingSessionCommand, VotingSessionEv
         return decideEscalation(command, state);
       case 'ExpireVotingSession':
         return expire(command, state);
+      case 'ReleaseToolCall':
+        return releaseToolCall(command, state);
+      case 'RecordToolCallResult':
+        return recordToolCallResult(command, state);
     }
   },
 };

@@ -3,7 +3,7 @@
 // rules are in consensus.unit.spec.ts; selection and tiers in selection.unit.spec.ts.
 import { VotingSessionRecord } from '@agora/contracts';
 import { DEFAULT_CONFIG } from '../src/config.js';
-import type { VotingSessionEvent } from '../src/session.js';
+import type { VotingSessionCommand, VotingSessionEvent } from '../src/session.js';
 import { at, cancel, candidates, create, created, ctx, decide, expire, FIVE, play, RID, spec, stateOf, T0, typesOf, vote, votesOf } from './fixtures.js';
 
 const selected = (agentId: string, trustScore: number, tier: string, specializations: string[], displayName: string) => ({ agentId, displayName, trustScore, tier, specializations });
@@ -289,5 +289,49 @@ describe('lifecycle', () => {
       'VotingSessionDecided',
       'VotingEscalationResolved',
     ]);
+  });
+});
+
+describe('governed tool calls: an approval bound to one call, released once', () => {
+  const DIGEST = 'a'.repeat(64);
+  const toolCall = { server: 'memory', tool: 'create_entities', callDigest: DIGEST };
+  const release = (callDigest = DIGEST, c = ctx('deployer', at(30))): VotingSessionCommand => ({ type: 'ReleaseToolCall', context: c, payload: { sessionId: RID, callDigest } });
+  const result = (outcome: 'ok' | 'tool_error' | 'failed', resultDigest = 'b'.repeat(64), c = ctx('deployer', at(31))): VotingSessionCommand => ({ type: 'RecordToolCallResult', context: c, payload: { sessionId: RID, outcome, resultDigest } });
+  const approved = () => play(created({ payload: { toolCall } }), ...votesOf(['approve', 'approve', 'approve', 'approve', 'approve']));
+
+  it('records the call a session is created for, and shows it unreleased', () => {
+    spec([]).when(create({ payload: { toolCall } })).then([createdEvent({ toolCall })]);
+    expect(stateOf(created({ payload: { toolCall } })).toolCall).toEqual({ ...toolCall, releasedAt: null, outcome: null, resultDigest: null, completedAt: null });
+    expect(stateOf(created()).toolCall).toBeUndefined();
+  });
+
+  it('releases an approved call for its own digest, once; then records its result once', () => {
+    spec(approved()).when(release()).then([{ type: 'ToolCallReleased', data: { sessionId: RID, server: 'memory', tool: 'create_entities', callDigest: DIGEST, releasedBy: 'deployer', releasedAt: at(30) } }]);
+    const released = play(approved(), release());
+    spec(released).when(release()).thenRefuses('illegal_state', /already used, at .*: an approval releases its call once/);
+    spec(released).when(result('ok')).then([{ type: 'ToolCallResultRecorded', data: { sessionId: RID, callDigest: DIGEST, outcome: 'ok', resultDigest: 'b'.repeat(64), recordedBy: 'deployer', recordedAt: at(31) } }]);
+    const done = play(released, result('ok'));
+    spec(done).when(result('ok')).thenNothing();
+    spec(done).when(result('tool_error')).thenRefuses('illegal_state', /recorded already/);
+    const s = stateOf(done);
+    expect(s.toolCall).toEqual({ ...toolCall, releasedAt: at(30), outcome: 'ok', resultDigest: 'b'.repeat(64), completedAt: at(31) });
+    expect(VotingSessionRecord.parse(s)).toEqual(s);
+  });
+
+  it('refuses to release another call, an undecided, denied or escalated session, a session made for no call, or for another agent', () => {
+    spec(approved()).when(release('c'.repeat(64))).thenRefuses('illegal_state', /decided another call \(memory\/create_entities/);
+    spec(created({ payload: { toolCall } })).when(release()).thenRefuses('illegal_state', /has not approved the call \(status pending/);
+    spec(play(created({ payload: { toolCall } }), ...votesOf(['deny', 'deny', 'deny', 'deny', 'deny']))).when(release()).thenRefuses('illegal_state', /final decision deny/);
+    const escalated = play(created({ payload: { toolCall, riskLevel: 'critical' } }), ...votesOf(['approve', 'approve', 'approve', 'approve', 'deny']));
+    expect(stateOf(escalated)).toMatchObject({ awaitingOperator: true, finalDecision: null });
+    spec(escalated).when(release()).thenRefuses('illegal_state', /final decision none/);
+    spec(play(created(), ...votesOf(['approve', 'approve', 'approve', 'approve', 'approve']))).when(release()).thenRefuses('illegal_state', /was not created for a tool call/);
+    spec(approved()).when(release(DIGEST, ctx('other_exec', at(30)))).thenRefuses('forbidden', /only the requesting agent deployer may/);
+    spec(approved()).when(result('ok')).thenRefuses('illegal_state', /released no tool call/);
+  });
+
+  it('releases a call a person approved after the vote escalated', () => {
+    const escalated = play(created({ payload: { toolCall, riskLevel: 'critical' } }), ...votesOf(['approve', 'approve', 'approve', 'approve', 'deny']), decide('approve', 'checked the staging token by hand'));
+    spec(escalated).when(release(DIGEST, ctx('deployer', at(500)))).thenEvents(([e]) => expect(e).toMatchObject({ type: 'ToolCallReleased' }));
   });
 });

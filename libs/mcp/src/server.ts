@@ -32,7 +32,7 @@ function answer(result: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** The things an agent follows, as resources: `agora://<kind>/<id>`, read with a query, updated by their stream's events. */
 const FOLLOWED = [
@@ -141,7 +141,7 @@ const waitInput = {
 };
 
 /** The options of a wait from a tool call: its timeout, the request's cancellation, and progress notifications when the client asked for them. */
-function waitOptions(input: { timeoutSeconds: number; final: boolean }, extra: Extra): WaitOptions {
+export function waitOptions(input: { timeoutSeconds: number; final: boolean }, extra: Extra): WaitOptions {
   const progressToken = extra._meta?.progressToken;
   let progress = 0;
   return {

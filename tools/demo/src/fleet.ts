@@ -56,6 +56,12 @@ export class Fleet {
     return this.keyOf(agentId).publicKey;
   }
 
+  /** The key file of a fleet agent (created on first use), for a process that signs as it (`agora mcp-proxy --key`). */
+  keyFileOf(agentId: string): string {
+    this.keyOf(agentId);
+    return join(this.keyDir, `${agentId}.key.json`);
+  }
+
   /** The secret key of a fleet agent, for what it signs besides commands (a dialectic resolution). */
   secretKeyOf(agentId: string): string {
     return this.keyOf(agentId).secretKey;

@@ -6,6 +6,7 @@ import { chamberDemo } from './chamber.js';
 import { Fleet } from './fleet.js';
 import { debateDemo } from './debate.js';
 import { dialecticDemo } from './dialectic.js';
+import { mcpDemo } from './mcp.js';
 import { tribunalDemo } from './tribunal.js';
 import { votingDemo } from './voting.js';
 
@@ -14,6 +15,7 @@ const SCENARIOS: Record<string, string> = {
   chamber: 'the Deliberation Chamber: starts its own Agora and stand-in provider servers (or calls the real providers when OPENAI_API_KEY, ANTHROPIC_API_KEY and GOOGLE_GENERATIVE_AI_API_KEY are set), a session approved with the operator key, its phases, outcome and cost',
   voting: 'validators approve a high-risk deploy; a critical action that is not unanimous waits for a human',
   dialectic: 'a paused agent and its reviewer converge on a signed resolution; another recovery is escalated to a human',
+  mcp: "an MCP client's risky tool calls through agora mcp-proxy (in front of the MCP memory server): held, voted on by validators, then run or refused",
   debate: 'the crux debate "Bitcoin is digital gold" (Saylor against Hayes): scripted, or personas played by models when a provider key is set; prints the stages and the final ThreadCrux',
 };
 
@@ -83,6 +85,7 @@ async function main(): Promise<number> {
     if (scenario === 'tribunal') await tribunalDemo(fleet, say, { metricsUrl: values.metrics ?? metricsUrlFromEnv(process.env), run });
     else if (scenario === 'voting') await votingDemo(fleet, say, { run, consoleUrl: url });
     else if (scenario === 'dialectic') await dialecticDemo(fleet, say, { consoleUrl: url });
+    else if (scenario === 'mcp') await mcpDemo(fleet, say, { url });
     else await debateDemo(fleet, say, { run, consoleUrl: url, env: process.env });
     return 0;
   } catch (error) {

@@ -2,7 +2,7 @@ import { until, type Fleet } from './fleet.js';
 
 type Say = (line: string) => void;
 
-const CAST = {
+export const CAST = {
   deployer: { roles: ['executive'] },
   aegis: { roles: ['validator'], specializations: ['security'], trustScore: 900 },
   ledger: { roles: ['validator'], specializations: ['compliance'], trustScore: 820 },

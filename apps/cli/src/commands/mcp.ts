@@ -1,8 +1,45 @@
 import { createAgoraMcpServer } from '@agora/mcp';
 import { Agora } from '@agora/sdk';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { EXIT, requiredOption, stringOption, type CommandSpec } from '../command.js';
+import { EXIT, requiredOption, stringOption, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
 import { gatewayUrl, readKeyFile } from '../gateway-client.js';
+
+/** The options naming the agent an MCP command signs for and how it reaches Agora. */
+export const AGENT_CONNECTION_OPTIONS: Record<string, OptionSpec> = {
+  key: { type: 'string', short: 'k', value: '<file>', description: 'the agent\'s key file (from `agora keys new`)' },
+  agent: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
+  nats: { type: 'string', value: '<url>', description: 'speak NATS instead of HTTP (NATS_USER / NATS_PASSWORD if the server wants them)' },
+};
+
+/** An SDK client signing with `--key`, over `--nats` or the gateway (`--url`). */
+export async function connectAgent(args: Parsed, io: Io, command: string): Promise<Agora> {
+  const keyFile = requiredOption(args, 'key', command);
+  readKeyFile(keyFile);
+  const agentId = stringOption(args, 'agent');
+  const natsUrl = stringOption(args, 'nats');
+  const user = io.env['NATS_USER'];
+  const signer = { keyFile, ...(agentId === undefined ? {} : { agentId }) };
+  return natsUrl
+    ? Agora.connect({ nats: { servers: natsUrl, ...(user ? { credentials: { user, pass: io.env['NATS_PASSWORD'] ?? '' } } : {}) }, signer })
+    : Agora.connect({ url: gatewayUrl(args, io, command), signer });
+}
+
+/** Serves an MCP server over stdio until the client goes away or the command is aborted. */
+export async function serveStdio(server: Pick<Server, 'connect' | 'close' | 'onclose'>, io: Io): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    const previous = server.onclose;
+    server.onclose = () => {
+      previous?.();
+      resolve();
+    };
+  });
+  await server.connect(new StdioServerTransport());
+  const stop = () => void server.close();
+  io.signal?.addEventListener('abort', stop, { once: true });
+  process.stdin.once('end', stop);
+  await closed;
+}
 
 export const mcp: CommandSpec = {
   name: 'mcp',
@@ -15,38 +52,14 @@ wait_for_verdict, wait_for_decision and wait_for_resolution, and request_dialect
 agora://proposals/{id}, agora://voting-sessions/{id}, agora://dialectic-sessions/{id}, agora://debates/{id}, with
 update notifications. The key stays in this process: the model sees tools, never the key. Nothing but MCP is
 written on stdout; diagnostics go to stderr.`,
-  options: {
-    key: { type: 'string', short: 'k', value: '<file>', description: 'the agent\'s key file (from `agora keys new`)' },
-    agent: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
-    nats: { type: 'string', value: '<url>', description: 'speak NATS instead of HTTP (NATS_USER / NATS_PASSWORD if the server wants them)' },
-  },
+  options: AGENT_CONNECTION_OPTIONS,
   positionals: [],
   examples: ['agora mcp --key alice.key.json --url http://127.0.0.1:8080'],
   async run(args, io) {
-    const keyFile = requiredOption(args, 'key', 'mcp');
-    readKeyFile(keyFile);
-    const agentId = stringOption(args, 'agent');
-    const natsUrl = stringOption(args, 'nats');
-    const user = io.env['NATS_USER'];
-    const signer = { keyFile, ...(agentId === undefined ? {} : { agentId }) };
-    const agora = natsUrl
-      ? await Agora.connect({ nats: { servers: natsUrl, ...(user ? { credentials: { user, pass: io.env['NATS_PASSWORD'] ?? '' } } : {}) }, signer })
-      : await Agora.connect({ url: gatewayUrl(args, io, 'mcp'), signer });
+    const agora = await connectAgent(args, io, 'mcp');
     const server = createAgoraMcpServer(agora);
-    const transport = new StdioServerTransport();
-    await server.connect(transport);
-    const closed = new Promise<void>((resolve) => {
-      const previous = server.server.onclose;
-      server.server.onclose = () => {
-        previous?.();
-        resolve();
-      };
-    });
     io.stderr(`agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind})\n`);
-    const stop = () => void server.close();
-    io.signal?.addEventListener('abort', stop, { once: true });
-    process.stdin.once('end', stop);
-    await closed;
+    await serveStdio(server.server, io);
     await agora.close();
     return EXIT.ok;
   },

@@ -1,0 +1,250 @@
+/**
+ * `agora mcp-proxy` in front of a real MCP server from the npm registry
+ * (`@modelcontextprotocol/server-memory`, a knowledge graph kept in a JSONL file), spoken to by the
+ * MCP SDK's own Client over stdio, against a running Agora (the standalone process) whose
+ * validators vote from their SDK role loops. The upstream's own file shows what ran: an approved
+ * call's entity is in it, a denied call's never is. The log ends audited by `agora audit`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { generateKeyPair } from '@agora/identity';
+import { Agora, onVoteRequested, type RoleLoop } from '@agora/sdk';
+import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { resultDigest, toolCallDigest } from '../src/proxy.js';
+
+const VALIDATORS = ['vega', 'rigel', 'deneb'];
+/** The upstream: the memory server's entry point, run with this Node. */
+const MEMORY_SERVER = join(dirname(createRequire(join(REPO_ROOT, 'package.json')).resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
+
+const POLICY = {
+  server: 'memory',
+  rules: [
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'credential' } } }, decision: 'vote', riskLevel: 'high', reason: 'storing a credential' },
+    { tool: 'create_entities', arguments: { entities: { $any: { name: { $prefix: 'silent-' } } } }, decision: 'vote', riskLevel: 'high', votingTimeoutMs: 2000 },
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'signing_key' } } }, decision: 'vote', riskLevel: 'critical' },
+    { tool: 'delete_entities', decision: 'deny', reason: 'the graph is append-only' },
+  ],
+};
+
+const entity = (name: string, entityType: string) => ({ name, entityType, observations: [`${name} was written through the proxy`] });
+
+describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2e)', () => {
+  let dir: string;
+  let agora: AgoraProcess;
+  let url: string;
+  let memoryFile: string;
+  let client: Client;
+  const proxies: Client[] = [];
+  let approvedSession: string;
+  const sdkClients: Agora[] = [];
+  const loops: RoleLoop[] = [];
+  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  /** Starts `agora mcp-proxy` for the deployer, as its MCP configuration would, and connects the MCP SDK's client to it. */
+  const proxyClient = async (policy: unknown, args: string[]): Promise<Client> => {
+    const policyFile = join(dir, `policy-${proxies.length}.json`);
+    writeFileSync(policyFile, JSON.stringify(policy));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp-proxy', '--policy', policyFile, '--key', keyFile('deployer'), '--url', url, ...args],
+      cwd: REPO_ROOT,
+      env: processEnvironment({ MEMORY_FILE_PATH: memoryFile }) as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const mcp = new Client({ name: 'deployer-model', version: '1.0.0' });
+    await mcp.connect(transport);
+    proxies.push(mcp);
+    return mcp;
+  };
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (result: CallToolResult) => (result.content[0] as { text: string }).text;
+  /** What the upstream itself recorded: the names of the entities in its file. */
+  const upstreamEntities = () => (existsSync(memoryFile) ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; name: string }) : []).filter((r) => r.type === 'entity').map((r) => r.name);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-proxy-e2e-'));
+    memoryFile = join(dir, 'memory.jsonl');
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
+    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
+    sdkClients.push(root);
+    const register = async (agentId: string, roles: ('executive' | 'validator')[], trustScore: number) => {
+      const key = generateKeyPair();
+      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
+      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions: [], specializations: [], trustScore });
+    };
+    await register('deployer', ['executive'], 500);
+    for (const v of VALIDATORS) await register(v, ['validator'], 800);
+    // The validators read the call in the session's summary: a staging credential is fine, a production one is not.
+    for (const v of VALIDATORS) {
+      const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
+      sdkClients.push(sdk);
+      const loop = onVoteRequested(sdk, async ({ session }) => {
+        const summary = session.summary ?? '';
+        if (summary.includes('"name":"silent-')) return undefined; // nobody votes: the session expires
+        // A critical call is approved by all but one: not unanimous, so a person decides.
+        if (summary.includes('"entityType":"signing_key"')) return { decision: v === 'deneb' ? 'deny' : 'approve', reasoning: `${v} on a signing key`, confidence: 0.9 };
+        const production = summary.includes('"name":"prod-');
+        return { decision: production ? 'deny' : 'approve', reasoning: production ? 'a production credential must not go into shared memory' : 'a staging credential may be stored', confidence: 0.9 };
+      });
+      loops.push(loop);
+      await loop.ready;
+    }
+    client = await proxyClient(POLICY, ['--decision-timeout', '60', '--', process.execPath, MEMORY_SERVER]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(loops.map((l) => l.stop()));
+    await Promise.all(proxies.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(sdkClients.map((c) => c.close()));
+    await agora?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("passes the upstream's tool list through", async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['create_entities', 'delete_entities', 'read_graph']));
+  });
+
+  it('passes a call no rule matches straight through', async () => {
+    const result = await call('create_entities', { entities: [entity('release-notes', 'note')] });
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toEqual(['release-notes']);
+  }, 30_000);
+
+  it('forwards a matched call once the validators approve it, with the session bound to the exact call', async () => {
+    const args = { entities: [entity('staging-token', 'credential')] };
+    const result = await call('create_entities', args);
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toContain('staging-token');
+    const root = sdkClients[0]!;
+    const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
+    const views = await Promise.all(sessions.map((s) => root.query('GetVotingSession', { sessionId: s.sessionId })));
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: args, caller: 'deployer' });
+    const session = views.find((s) => s.toolCall?.callDigest === digest);
+    expect(session).toMatchObject({ actionType: 'mcp_tool_call:memory/create_entities', riskLevel: 'high', finalDecision: 'approve', consensus: 'unanimous_approve' });
+    expect(session!.summary).toContain(`sha256:${digest}`);
+    // In the log: the approval was released for this call, and the digest of what the upstream answered.
+    expect(session!.toolCall).toMatchObject({ server: 'memory', tool: 'create_entities', outcome: 'ok', resultDigest: resultDigest(result) });
+    expect(session!.toolCall!.releasedAt).not.toBeNull();
+    approvedSession = session!.sessionId;
+  }, 60_000);
+
+  it('binds an approval to its call and lets it be used once: a replay, another digest or a denied session is refused by Agora', async () => {
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    const view = await deployer.query('GetVotingSession', { sessionId: approvedSession });
+    const again = await deployer.trySend('ReleaseToolCall', { sessionId: approvedSession, callDigest: view.toolCall!.callDigest });
+    expect(again).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/already used/) } });
+    const other = await deployer.trySend('ReleaseToolCall', { sessionId: approvedSession, callDigest: 'f'.repeat(64) });
+    expect(other).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/decided another call/) } });
+  }, 30_000);
+
+  it('never forwards a call the validators deny: the agent gets tool_call_denied and the upstream has no trace of it', async () => {
+    const result = await call('create_entities', { entities: [entity('prod-db-password', 'credential')] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: the validators' vote refused memory\/create_entities .*unanimous_deny/);
+    expect(result._meta?.['agora']).toMatchObject({ error: { code: 'tool_call_denied', details: { tool: 'create_entities' } } });
+    expect(upstreamEntities()).not.toContain('prod-db-password');
+    expect(readFileSync(memoryFile, 'utf8')).not.toContain('prod-db-password');
+    // The denied session stays unreleased, and Agora refuses to release it.
+    const { sessionId } = (result._meta!['agora'] as { error: { details: { sessionId: string } } }).error.details;
+    const root = sdkClients[0]!;
+    expect((await root.query('GetVotingSession', { sessionId })).toolCall).toMatchObject({ releasedAt: null, outcome: null });
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: { entities: [entity('prod-db-password', 'credential')] }, caller: 'deployer' });
+    expect(await deployer.trySend('ReleaseToolCall', { sessionId, callDigest: digest })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/final decision deny/) } });
+  }, 60_000);
+
+  it('refuses a call the policy denies without asking, and the upstream keeps its entities', async () => {
+    const result = await call('delete_entities', { entityNames: ['release-notes'] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: the policy forbids memory\/delete_entities: the graph is append-only/);
+    expect(upstreamEntities()).toEqual(['release-notes', 'staging-token']);
+  }, 30_000);
+
+  it('refuses a call whose session expires before the validators vote: tool_call_expired, never forwarded', async () => {
+    const result = await call('create_entities', { entities: [entity('silent-key', 'signing_key')] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_expired: voting session \S+ on memory\/create_entities expired before its validators decided/);
+    expect(upstreamEntities()).not.toContain('silent-key');
+  }, 60_000);
+
+  it('holds a call the vote escalates until a person decides, then forwards it', async () => {
+    const root = sdkClients[0]!;
+    const pending = call('create_entities', { entities: [entity('release-key', 'signing_key')] });
+    // The operator's inbox: the session waiting for a person.
+    let sessionId: string | undefined;
+    for (let i = 0; i < 100 && sessionId === undefined; i++) {
+      const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
+      sessionId = sessions.find((s) => s.awaitingOperator && s.status === 'decided')?.sessionId;
+      if (sessionId === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(sessionId).toBeDefined();
+    const held = await root.query('GetVotingSession', { sessionId: sessionId! });
+    expect(held).toMatchObject({ riskLevel: 'critical', recommendation: { decision: 'escalate' }, toolCall: { releasedAt: null } });
+    expect(upstreamEntities()).not.toContain('release-key');
+    await root.send('DecideVotingEscalation', { sessionId: sessionId!, decision: 'approve', reason: 'the release key goes to the build host only' });
+    const result = await pending;
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toContain('release-key');
+    expect((await root.query('GetVotingSession', { sessionId: sessionId! })).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest(result) });
+  }, 60_000);
+
+  it('sits in front of a Streamable HTTP upstream too (--upstream-url: the gateway\'s own /mcp)', async () => {
+    const httpClient = await proxyClient({ server: 'agora', rules: [{ tool: 'list_voting_sessions', decision: 'deny', reason: 'not for this agent' }] }, ['--upstream-url', `${url}/mcp`]);
+    expect((await httpClient.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['get_agent', 'list_voting_sessions']));
+    const agent = (await httpClient.callTool({ name: 'get_agent', arguments: { agentId: 'deployer' } })) as CallToolResult;
+    expect(agent.isError).toBeFalsy();
+    expect(agent.structuredContent).toMatchObject({ agentId: 'deployer', roles: ['executive'] });
+    const refused = (await httpClient.callTool({ name: 'list_voting_sessions', arguments: {} })) as CallToolResult;
+    expect(text(refused)).toMatch(/^tool_call_denied: the policy forbids agora\/list_voting_sessions: not for this agent/);
+  }, 60_000);
+
+  it('stops waiting at --decision-timeout: tool_call_expired, the session cancelled, the call never forwarded', async () => {
+    const impatient = await proxyClient(POLICY, ['--decision-timeout', '1', '--', process.execPath, MEMORY_SERVER]);
+    const result = (await impatient.callTool({ name: 'create_entities', arguments: { entities: [entity('silent-too', 'credential')] } })) as CallToolResult;
+    expect(text(result)).toMatch(/^tool_call_expired: no decision on memory\/create_entities in time/);
+    const { sessionId } = (result._meta!['agora'] as { error: { details: { sessionId: string } } }).error.details;
+    expect(await sdkClients[0]!.query('GetVotingSession', { sessionId })).toMatchObject({ status: 'cancelled', cancellation: { cancelledBy: 'deployer', reason: expect.stringMatching(/no decision within 1000 ms/) } });
+    expect(upstreamEntities()).not.toContain('silent-too');
+  }, 60_000);
+
+  it('cancels the session when the agent cancels its held call, and never forwards it', async () => {
+    const root = sdkClients[0]!;
+    const before = new Set((await root.query('ListVotingSessions', { requestingAgent: 'deployer' })).sessions.map((s) => s.sessionId));
+    const abort = new AbortController();
+    const pending = client.callTool({ name: 'create_entities', arguments: { entities: [entity('silent-cancelled', 'credential')] } }, undefined, { signal: abort.signal });
+    let sessionId: string | undefined;
+    for (let i = 0; i < 100 && sessionId === undefined; i++) {
+      sessionId = (await root.query('ListVotingSessions', { requestingAgent: 'deployer' })).sessions.find((s) => !before.has(s.sessionId))?.sessionId;
+      if (sessionId === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    abort.abort('the model moved on');
+    await expect(pending).rejects.toThrow();
+    let status: string | undefined;
+    for (let i = 0; i < 100 && status !== 'cancelled'; i++) {
+      const view = await root.query('GetVotingSession', { sessionId: sessionId! });
+      status = view.status;
+      if (status === 'cancelled') expect(view.cancellation).toMatchObject({ cancelledBy: 'deployer', reason: 'the agent cancelled its tool call' });
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe('cancelled');
+    expect(upstreamEntities()).not.toContain('silent-cancelled');
+  }, 60_000);
+
+  it('leaves a log that agora audit verifies', async () => {
+    await Promise.all(loops.splice(0).map((l) => l.stop()));
+    await client.close();
+    await agora.stop();
+    const audit = await runToCompletion('apps/cli/src/main.ts', ['audit', '--workers', '0'], { AGORA_DATA_DIR: join(dir, 'data'), AGORA_OPERATOR_KEY_FILE: join(dir, 'data', 'operator.key.json') }, 120_000);
+    expect({ code: audit.code, findings: audit.stdout.split('\n').filter((l) => /@\d+ \(position/.test(l)) }).toEqual({ code: 0, findings: [] });
+    expect(audit.stderr).toMatch(/^audit: position \d+, \d+ events/);
+  }, 150_000);
+});
