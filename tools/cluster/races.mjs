@@ -80,7 +80,7 @@ function cast(run) {
 const atOnce = (items, fn) => Promise.all(items.map(fn));
 
 async function races(fleet, run) {
-  const query = (path) => fleet.query(path).catch(() => undefined);
+  const query = (name, params) => fleet.query(name, params).catch(() => undefined);
   const refusals = [];
   const keep = (what) => (reply) => {
     if (!reply.ok) refusals.push(`${what}: ${reply.error.code}: ${reply.error.message}`);
@@ -90,7 +90,7 @@ async function races(fleet, run) {
   // Reviews: every proposal's round open with its four reviewers, then all 4 x ROUNDS reviews at once.
   const proposals = Array.from({ length: ROUNDS }, (_, i) => `race-${run}-p${i}`);
   await atOnce(proposals, (proposalId) => fleet.must('racer-exec', 'SubmitProposal', { proposalId, title: proposalId, body: 'Ship the release on Friday.', problem: 'Users wait for the fix' }));
-  await atOnce(proposals, (proposalId) => until(`round 1 of ${proposalId}`, async () => (await query(`/v1/proposal/proposals/${proposalId}`))?.rounds?.find((r) => r.round === 1 && r.status === 'open'), 60_000));
+  await atOnce(proposals, (proposalId) => until(`round 1 of ${proposalId}`, async () => (await query('GetProposal', { proposalId }))?.rounds?.find((r) => r.round === 1 && r.status === 'open'), 60_000));
   const reviewStart = Date.now();
   await atOnce(
     proposals.flatMap((proposalId) => REVIEWERS.map(([agent, constitution]) => ({ proposalId, agent, constitution }))),
@@ -101,7 +101,7 @@ async function races(fleet, run) {
   // Votes: every session created, then every drawn validator of every session votes at once.
   const sessions = Array.from({ length: ROUNDS }, (_, i) => `race-${run}-s${i}`);
   await atOnce(sessions, (requestId) => fleet.must('racer-exec', 'CreateVotingSession', { requestId, actionType: 'deploy_production', riskLevel: 'high', summary: `Roll out ${requestId}` }));
-  const drawn = await atOnce(sessions, async (sessionId) => ({ sessionId, validators: (await until(`session ${sessionId}`, () => query(`/v1/voting/sessions/${sessionId}`), 60_000)).validators.map((v) => v.agentId) }));
+  const drawn = await atOnce(sessions, async (sessionId) => ({ sessionId, validators: (await until(`session ${sessionId}`, () => query('GetVotingSession', { sessionId }), 60_000)).validators.map((v) => v.agentId) }));
   await atOnce(
     drawn.flatMap(({ sessionId, validators }) => validators.map((agent) => ({ sessionId, agent }))),
     ({ sessionId, agent }) => fleet.send(agent, 'CastValidatorVote', { sessionId, decision: 'approve', reasoning: 'The canary held.', confidence: 0.85 }).then(keep(`${agent} on ${sessionId}`)),
@@ -113,14 +113,14 @@ async function races(fleet, run) {
   // under its breaker's threshold (0.6), so that no patient is drawn to review another.
   const patients = Array.from({ length: ROUNDS }, (_, i) => `racer-patient-${run}-${i}`);
   await atOnce(patients, (agentId) => fleet.must(agentId, 'ReportHealth', { agentId, health: 0.6, risk: 0.5, tags: ['cascade'], metrics: { coherence: 0.6, risk_score: 0.5 } }));
-  await atOnce(patients, (agentId) => until(`${agentId}'s report`, async () => ((await query(`/v1/registry/agents/${agentId}`))?.risk === 0.5 ? true : undefined), 60_000));
+  await atOnce(patients, (agentId) => until(`${agentId}'s report`, async () => ((await query('GetAgent', { agentId }))?.risk === 0.5 ? true : undefined), 60_000));
   // The dialectic service's own view of the candidates follows the same events.
   await sleep(1_000);
   const recoveries = await atOnce(patients, async (agentId) => {
     await fleet.must(agentId, 'ReportHealth', { agentId, health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { coherence: 0.45, risk_score: 0.65 } });
-    const sessionId = await until(`${agentId} to be paused`, async () => (await query(`/v1/registry/agents/${agentId}`))?.breaker?.sessionId ?? undefined, 60_000);
+    const sessionId = await until(`${agentId} to be paused`, async () => (await query('GetAgent', { agentId }))?.breaker?.sessionId ?? undefined, 60_000);
     const opened = await until(`a reviewer for ${sessionId}`, async () => {
-      const s = await query(`/v1/dialectic/sessions/${sessionId}`);
+      const s = await query('GetDialecticSession', { sessionId });
       return s?.reviewer ? s : undefined;
     }, 60_000);
     const reviewer = opened.reviewer;
@@ -130,7 +130,7 @@ async function races(fleet, run) {
     await fleet.must(agentId, 'SubmitSynthesis', { sessionId, round: 1, rootCause: 'An outside spike', proposedConditions: conditions, reasoning: 'Agreed', agrees: true });
     await fleet.must(reviewer, 'SubmitSynthesis', { sessionId, round: 2, rootCause: 'An outside spike', proposedConditions: conditions, reasoning: 'Agreed', agrees: true });
     const proposed = await until(`the resolution of ${sessionId}`, async () => {
-      const s = await query(`/v1/dialectic/sessions/${sessionId}`);
+      const s = await query('GetDialecticSession', { sessionId });
       return s?.proposed ? s : undefined;
     }, 60_000);
     return { agentId, sessionId, reviewer, payload: proposed.proposed.payload };
@@ -156,9 +156,9 @@ async function races(fleet, run) {
   console.log(`races: ${envelopes.length} envelopes sent ten times each at once`);
 
   // The read models catch up with the decisions before the log is read (the reactions come first).
-  await atOnce(proposals, (id) => until(`${id} approved`, async () => ((await query(`/v1/proposal/proposals/${id}`))?.status === 'approved' ? true : undefined), 60_000).catch(() => undefined));
-  await atOnce(sessions, (id) => until(`${id} decided`, async () => ((await query(`/v1/voting/sessions/${id}`))?.recommendation ? true : undefined), 60_000).catch(() => undefined));
-  await atOnce(recoveries, (r) => until(`${r.agentId} resumed`, async () => ((await query(`/v1/registry/agents/${r.agentId}`))?.breaker?.state === 'closed' ? true : undefined), 60_000).catch(() => undefined));
+  await atOnce(proposals, (id) => until(`${id} approved`, async () => ((await query('GetProposal', { proposalId: id }))?.status === 'approved' ? true : undefined), 60_000).catch(() => undefined));
+  await atOnce(sessions, (id) => until(`${id} decided`, async () => ((await query('GetVotingSession', { sessionId: id }))?.recommendation ? true : undefined), 60_000).catch(() => undefined));
+  await atOnce(recoveries, (r) => until(`${r.agentId} resumed`, async () => ((await query('GetAgent', { agentId: r.agentId }))?.breaker?.state === 'closed' ? true : undefined), 60_000).catch(() => undefined));
   return { proposals, sessions, recoveries, envelopes, copies, refusals };
 }
 
