@@ -2,8 +2,9 @@
 // separate processes over a NATS server of the test's own, the log in JetStream. The debaters are
 // personas played by models (the LLM runner, in this process, sending signed moves over NATS), the
 // models being the provider stand-ins at the network boundary (OpenAI's and Anthropic's wire APIs).
-// A model proposes a thread and the other seconds it (the second bite), the models' duplicate
-// questions merge threads, and the debate completes with its coalitions and common ground.
+// A model proposes a thread (its duplicate proposal refused first, and retried with the refusal) and
+// the other seconds it (the second bite), the models' duplicate questions merge threads, and the
+// debate completes with its coalitions and common ground.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,8 +83,9 @@ describe('a debate of several threads over separate processes, played by models 
     ];
     await waitFor(async () => (await send('saylor', OpenDebate, { debateId: DEBATE, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, threads })).ok, 'the debate service to know the debaters', 20_000);
 
-    // Hayes' model proposes a thread when nothing else is due from it; saylor's model is told the second is due and gives it.
-    const model = personaModel({ proposeThread: { agentId: 'hayes', topic: SPAWNED_TOPIC } });
+    // Hayes' model proposes a thread when nothing else is due from it (first a duplicate of main, refused, then a new
+    // sub-dispute); saylor's model is told the second is due and gives it.
+    const model = personaModel({ proposeThread: { agentId: 'hayes', topics: ['Is Bitcoin really digital gold?', SPAWNED_TOPIC] } });
     stands.script(model);
     const turns: TurnReport[] = [];
     const result = await runLlmDebate({
@@ -106,6 +108,12 @@ describe('a debate of several threads over separate processes, played by models 
       ['saylor', 'SECOND_THREAD', 'openai:gpt-4.1'],
     ]);
     expect(stands.servers.anthropic.requests[0]!.prompt).toMatch(/^Moves allowed now: .*PROPOSE_THREAD\.$/m);
+    // A model's proposal is validated like any move: the duplicate is refused, and the retry is told why.
+    expect(turns.filter((t) => t.kind === 'PROPOSE_THREAD').map((t) => [t.agentId, t.outcome, t.detail])).toEqual([
+      ['hayes', 'refused', expect.stringMatching(/^invalid_command: PROPOSE_THREAD refused: thread main already takes it up/)],
+      ['hayes', 'accepted', expect.stringMatching(/ThreadSpawnProposed/)],
+    ]);
+    expect(stands.servers.anthropic.requests[1]!.prompt).toMatch(/Your previous answer was refused: invalid_command: PROPOSE_THREAD refused: thread main already takes it up/);
     expect(stands.requests.some((r) => /^Due from you now, most pressing first: SECOND_THREAD #\d+ by hayes/m.test(r.prompt))).toBe(true);
 
     // The log (JetStream, written by the debate service's process): the spawn, the merges, the completion.

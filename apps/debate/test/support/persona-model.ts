@@ -4,8 +4,9 @@
  * prompt says is due, the way an obedient model would. So the debate converges only if the
  * runner's stage-aware context is right. Hayes grades the first steelman of him INCOMPLETE (a
  * critical grader); the first answer of saylor is a CHALLENGE in DISCOVERY (refused: the runner
- * must pass the refusal back and try again). With `proposeThread`, that debater proposes the topic
- * as a new thread once, the first time the prompt offers PROPOSE_THREAD and nothing is due from it;
+ * must pass the refusal back and try again). With `proposeThread`, that debater proposes its topics
+ * as new threads, one after the other (a refused one is followed by the next at once), whenever the
+ * prompt offers PROPOSE_THREAD and nothing is due from it;
  * a debater told a SECOND_THREAD is due seconds it (the second bite).
  */
 import type { StandInReply, StandInRequest, StandInScript } from '@agora/providers';
@@ -18,9 +19,9 @@ const FALSIFIERS: Record<string, { metric: string; threshold: string; deadline: 
   hayes: { metric: '90-day correlation of Bitcoin with the Nasdaq 100', threshold: '< 0.2 correlation', deadline: '2028-12-31' },
 };
 
-export function personaModel(options: { proposeThread?: { agentId: string; topic: string } } = {}): StandInScript & { answers: string[] } {
+export function personaModel(options: { proposeThread?: { agentId: string; topics: string[] } } = {}): StandInScript & { answers: string[] } {
   const graded = new Map<string, number>();
-  let proposed = false;
+  let proposed = 0;
   let challengedEarly = false;
   const answers: string[] = [];
   const script = (request: StandInRequest): StandInReply => {
@@ -34,9 +35,8 @@ export function personaModel(options: { proposeThread?: { agentId: string; topic
     if (me === 'saylor' && stage === 'DISCOVERY' && !challengedEarly) {
       challengedEarly = true;
       answer = move('CHALLENGE', { target: other }, 'Your view is wrong.');
-    } else if (options.proposeThread?.agentId === me && !proposed && due === '' && /^Moves allowed now: .*PROPOSE_THREAD/m.test(request.prompt)) {
-      proposed = true;
-      answer = move('PROPOSE_THREAD', { topic: options.proposeThread.topic }, 'This sub-dispute deserves its own thread.');
+    } else if (options.proposeThread?.agentId === me && proposed < options.proposeThread.topics.length && due === '' && /^Moves allowed now: .*PROPOSE_THREAD/m.test(request.prompt)) {
+      answer = move('PROPOSE_THREAD', { topic: options.proposeThread.topics[proposed++] }, 'This sub-dispute deserves its own thread.');
     } else if (first.startsWith('SECOND_THREAD')) answer = move('SECOND_THREAD', { proposalSeq: Number(/#(\d+)/.exec(first)![1]) }, 'Take it up.');
     else if (first.startsWith('ACCEPT_FALSIFIER')) answer = move('ACCEPT_FALSIFIER', { proposalId: first.split(' ')[1] });
     else if (first.startsWith('GRADE_STEELMAN')) {
