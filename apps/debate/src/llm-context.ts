@@ -5,11 +5,11 @@
  * structured answer (one move) checked by the debate service like any agent's move.
  */
 import type { DebateMove, DebateView, MoveKind, Participant, ThreadView } from '@agora/contracts';
-import { budgetOf, checkLock, hasAccurateSteelman, movesAllowed } from '@agora/domain-debate';
+import { budgetOf, checkLock, hasAccurateSteelman, isOpenThread, MAX_THREADS, movesAllowed } from '@agora/domain-debate';
 import { z } from 'zod';
 
-/** The moves a model is offered: every move but spawning a thread (PROPOSE_THREAD, SECOND_THREAD), which models are not asked to do yet. */
-export type ModelMoveKind = Exclude<MoveKind, 'PROPOSE_THREAD' | 'SECOND_THREAD'>;
+/** The moves a model may answer with: every move, the thread moves (PROPOSE_THREAD, SECOND_THREAD) included when threadMovesOffered offers them. */
+export type ModelMoveKind = MoveKind;
 
 /** The seed's per-move prompts (Milestone 4), one line each. */
 export const MOVE_GUIDE: Record<ModelMoveKind, string> = {
@@ -26,6 +26,9 @@ export const MOVE_GUIDE: Record<ModelMoveKind, string> = {
   PROVIDE_EVIDENCE: 'Present data tied to a declared falsifier (falsifierId), saying whether it supports or undermines its owner (bearing) and its source.',
   CONCEDE: 'Concede a point honestly; give your TopClaim after the concession if it changed.',
   CONCLUDE: 'Rest your case in one sentence.',
+  PROPOSE_THREAD:
+    'Only when a sub-dispute deserves its own thread (a different question from every thread open): propose it (topic) and say why in text. It starts only once another debater seconds it (the second bite); a topic that duplicates a thread is refused.',
+  SECOND_THREAD: "Second another debater's proposed thread (proposalSeq = its message number) if the sub-dispute deserves its own thread: that starts it. You cannot second your own.",
 };
 
 /** The answer a model gives: one move, every field present (null when the move does not use it), so strict JSON-schema modes accept it. */
@@ -49,6 +52,8 @@ export const ModelMove = z.object({
   bearing: z.enum(['supports', 'undermines']).nullable().describe('PROVIDE_EVIDENCE'),
   source: z.string().nullable().describe('PROVIDE_EVIDENCE'),
   proposalId: z.string().nullable().describe('ACCEPT_FALSIFIER'),
+  topic: z.string().nullable().describe('PROPOSE_THREAD: the sub-dispute the new thread takes up'),
+  proposalSeq: z.number().int().nullable().describe('SECOND_THREAD: message number of the proposed thread'),
 });
 export type ModelMove = z.infer<typeof ModelMove>;
 
@@ -78,8 +83,25 @@ export function toDebateMove(m: ModelMove): DebateMove {
       return { kind: m.kind, falsifierId: m.falsifierId ?? '', bearing: m.bearing ?? 'supports', ...(m.source ? { source: m.source } : {}), text };
     case 'CONCEDE':
       return { kind: m.kind, text, ...(m.topClaim ? { topClaim: m.topClaim } : {}) };
+    case 'PROPOSE_THREAD':
+      return { kind: m.kind, topic: m.topic ?? '', text };
+    case 'SECOND_THREAD':
+      return { kind: m.kind, proposalSeq: m.proposalSeq ?? 0, text };
   }
 }
+
+/**
+ * The thread moves offered to `agentId` in an open thread, where the second bite allows them:
+ * PROPOSE_THREAD while the debate has room for another thread (MAX_THREADS), SECOND_THREAD while
+ * another debater's proposal in this thread awaits its second (and there is room). None in a thread that has ended.
+ */
+export function threadMovesOffered(d: DebateView, t: ThreadView, agentId: string): ModelMoveKind[] {
+  if (!isOpenThread(t) || d.threads.length >= MAX_THREADS) return [];
+  return secondable(t, agentId).length > 0 ? ['PROPOSE_THREAD', 'SECOND_THREAD'] : ['PROPOSE_THREAD'];
+}
+
+/** Proposals in the thread that `agentId` may second: another debater's, not spawned yet. */
+const secondable = (t: ThreadView, agentId: string) => t.spawnProposals.filter((p) => p.proposedBy !== agentId && p.spawnedThreadId === null);
 
 /** What is due from `agentId` in the thread now, most pressing first: what the gates wait for. */
 export function obligationsOf(d: DebateView, t: ThreadView, agentId: string): string[] {
@@ -108,6 +130,7 @@ export function obligationsOf(d: DebateView, t: ThreadView, agentId: string): st
     if (challengeable.length > 0 && !d.messages.some((m) => m.threadId === t.threadId && m.kind === 'CHALLENGE' && m.agentId === agentId)) out.push(`CHALLENGE ${challengeable.join(' or ')}`);
     if (budget && t.stageMessages >= budget.min - d.participants.length && !t.concluded.includes(agentId)) out.push('CONCLUDE: the evidence stage is nearly over');
   }
+  if (threadMovesOffered(d, t, agentId).includes('SECOND_THREAD')) for (const p of secondable(t, agentId)) out.push(`SECOND_THREAD #${p.seq} by ${p.proposedBy} if it deserves its own thread: "${p.topic}"`);
   return out;
 }
 
@@ -123,17 +146,19 @@ export function gateNeeds(d: DebateView, t: ThreadView): string[] {
 export const systemPromptOf = (p: Participant, d: Pick<DebateView, 'topic'>): string =>
   `You are ${p.agentId}, playing ${p.persona}, in a structured crux debate on "${d.topic}". Stay in character and argue honestly.
 The debate has stages: DISCOVERY (explore, then propose and accept a binary question), CRUX_LOCK (commit YES/NO/UNCERTAIN, steelman each opponent and grade their steelmans of you, declare a falsifier), EVIDENCE (evidence tied to falsifiers, challenges, concessions, conclude), then the crux is crystallized.
+A debate holds up to ${MAX_THREADS} threads. In any open thread, whatever its stage, a debater may propose a new thread for a sub-dispute that deserves its own (PROPOSE_THREAD); it starts only when another debater seconds it (SECOND_THREAD: the second bite). A thread whose accepted question duplicates another thread's is merged into that thread.
 Every message is one move. A move the stage does not allow, or a vague falsifier, is refused with the reason. Answer with exactly one move as JSON; fields a move does not use are null.`;
 
 /** The per-move prompt: the stage-aware context and what to do now. */
 export function movePromptOf(d: DebateView, threadId: string, agentId: string, options: { refusal?: string; transcript?: number } = {}): string {
   const t = d.threads.find((x) => x.threadId === threadId) ?? d.threads[0]!;
   const budget = budgetOf(t.stage, d.settings);
-  const allowed = movesAllowed(t.stage, t.stageMessages, d.settings).filter((k): k is ModelMoveKind => k in MOVE_GUIDE);
+  const allowed = [...movesAllowed(t.stage, t.stageMessages, d.settings).filter((k): k is ModelMoveKind => k in MOVE_GUIDE), ...threadMovesOffered(d, t, agentId)];
   const due = obligationsOf(d, t, agentId);
   const recent = d.messages.filter((m) => m.threadId === t.threadId).slice(-(options.transcript ?? 12));
   const lines = [
     `Debate: ${d.topic} (thread ${t.threadId}). Today: ${d.updatedAt.slice(0, 10)}.`,
+    `Threads: ${d.threads.map((x) => `${x.threadId} "${x.question ?? x.topic}" (${x.mergedInto ? `merged into ${x.mergedInto}` : x.stage})`).join('; ')}; ${d.threads.length} of at most ${MAX_THREADS}.`,
     `Debaters: ${d.participants.map((p) => `${p.agentId} (${p.persona})`).join('; ')}. You are ${agentId}.`,
     `Stage: ${t.stage}${budget ? `, ${t.stageMessages} messages of a budget of ${budget.min}-${budget.max}` : ''}.`,
     `Question: ${t.question ?? '(none accepted yet)'}${t.forcedBinary ? ' (forced binary: answer YES or NO)' : ''}`,
@@ -141,6 +166,7 @@ export function movePromptOf(d: DebateView, threadId: string, agentId: string, o
     `The gate still needs: ${gateNeeds(d, t).join('; ') || 'nothing'}.`,
     `Due from you now, most pressing first: ${due.join('; ') || 'nothing in particular: move the debate forward'}.`,
     ...(t.questions.length > 0 ? [`Proposed questions: ${t.questions.map((q) => `#${q.seq} by ${q.proposedBy} "${q.text}"${q.accepted ? ' (accepted)' : ''}`).join('; ')}`] : []),
+    ...(t.spawnProposals.length > 0 ? [`Proposed threads: ${t.spawnProposals.map((p) => `#${p.seq} by ${p.proposedBy} "${p.topic}" (${p.spawnedThreadId ? `spawned as ${p.spawnedThreadId}` : 'awaiting a second'})`).join('; ')}`] : []),
     ...(t.commitments.length > 0 ? [`Commitments: ${t.commitments.map((c) => `${c.agentId} ${c.side} (${c.confidence})`).join('; ')}`] : []),
     ...(t.falsifiers.length > 0 ? [`Falsifiers: ${t.falsifiers.map((f) => `${f.falsifierId} (${f.agentId}): ${f.metric} ${f.threshold.text} by ${f.deadline}`).join('; ')}`] : []),
     ...(t.steelmans.length > 0 ? [`Steelmans: ${t.steelmans.map((s) => `#${s.seq} ${s.author} of ${s.target}: ${s.grade ?? 'awaiting its grade'}`).join('; ')}`] : []),

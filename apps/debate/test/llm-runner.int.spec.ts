@@ -65,7 +65,7 @@ describe('the LLM debaters against stand-in providers', () => {
     expect(stands.servers.openai.requests[1]!.prompt).toMatch(/Your previous answer was refused: illegal_state: CHALLENGE refused in stage DISCOVERY/);
     // The stage-aware context: stage, budget, allowed moves, the gate's needs, what is due.
     const lockPrompt = stands.requests.find((r) => /Stage: CRUX_LOCK/.test(r.prompt))!.prompt;
-    expect(lockPrompt).toMatch(/Moves allowed now: COMMIT, STEELMAN, GRADE_STEELMAN, DECLARE_FALSIFIER, ACCEPT_FALSIFIER, CLAIM, QUESTION\./);
+    expect(lockPrompt).toMatch(/Moves allowed now: COMMIT, STEELMAN, GRADE_STEELMAN, DECLARE_FALSIFIER, ACCEPT_FALSIFIER, CLAIM, QUESTION, PROPOSE_THREAD\./);
     expect(lockPrompt).toMatch(/The gate still needs: commitments: .*/);
     expect(lockPrompt).toMatch(/Due from you now, most pressing first: COMMIT/);
     expect(lockPrompt).toMatch(/- DECLARE_FALSIFIER: What evidence would change your mind\?/);

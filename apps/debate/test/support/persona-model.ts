@@ -4,11 +4,14 @@
  * prompt says is due, the way an obedient model would. So the debate converges only if the
  * runner's stage-aware context is right. Hayes grades the first steelman of him INCOMPLETE (a
  * critical grader); the first answer of saylor is a CHALLENGE in DISCOVERY (refused: the runner
- * must pass the refusal back and try again).
+ * must pass the refusal back and try again). With `proposeThread`, that debater proposes its topics
+ * as new threads, one after the other (a refused one is followed by the next at once), whenever the
+ * prompt offers PROPOSE_THREAD and nothing is due from it;
+ * a debater told a SECOND_THREAD is due seconds it (the second bite).
  */
 import type { StandInReply, StandInRequest, StandInScript } from '@agora/providers';
 
-const NULLS = { target: null, questionSeq: null, steelmanSeq: null, grade: null, side: null, confidence: null, topClaim: null, metric: null, threshold: null, deadline: null, falsifierId: null, bearing: null, source: null, proposalId: null };
+const NULLS = { target: null, questionSeq: null, steelmanSeq: null, grade: null, side: null, confidence: null, topClaim: null, metric: null, threshold: null, deadline: null, falsifierId: null, bearing: null, source: null, proposalId: null, topic: null, proposalSeq: null };
 
 const SIDES: Record<string, 'YES' | 'NO'> = { saylor: 'YES', hayes: 'NO' };
 const FALSIFIERS: Record<string, { metric: string; threshold: string; deadline: string }> = {
@@ -16,14 +19,15 @@ const FALSIFIERS: Record<string, { metric: string; threshold: string; deadline: 
   hayes: { metric: '90-day correlation of Bitcoin with the Nasdaq 100', threshold: '< 0.2 correlation', deadline: '2028-12-31' },
 };
 
-export function personaModel(): StandInScript & { answers: string[] } {
+export function personaModel(options: { proposeThread?: { agentId: string; topics: string[] } } = {}): StandInScript & { answers: string[] } {
   const graded = new Map<string, number>();
+  let proposed = 0;
   let challengedEarly = false;
   const answers: string[] = [];
   const script = (request: StandInRequest): StandInReply => {
     const me = /You are (\w+)\./.exec(request.prompt)?.[1] ?? 'unknown';
     const stage = /Stage: (\w+)/.exec(request.prompt)?.[1];
-    const due = /Due from you now, most pressing first: (.*)\./.exec(request.prompt)?.[1] ?? '';
+    const due = /Due from you now, most pressing first: (.*)\./.exec(request.prompt)?.[1]?.replace(/^nothing in particular: .*$/, '') ?? '';
     const first = due.split('; ')[0] ?? '';
     const other = me === 'saylor' ? 'hayes' : 'saylor';
     const move = (kind: string, fields: Record<string, unknown> = {}, text = `${me} on ${kind.toLowerCase()}`) => ({ ...NULLS, kind, text, ...fields });
@@ -31,7 +35,10 @@ export function personaModel(): StandInScript & { answers: string[] } {
     if (me === 'saylor' && stage === 'DISCOVERY' && !challengedEarly) {
       challengedEarly = true;
       answer = move('CHALLENGE', { target: other }, 'Your view is wrong.');
-    } else if (first.startsWith('ACCEPT_FALSIFIER')) answer = move('ACCEPT_FALSIFIER', { proposalId: first.split(' ')[1] });
+    } else if (options.proposeThread?.agentId === me && proposed < options.proposeThread.topics.length && due === '' && /^Moves allowed now: .*PROPOSE_THREAD/m.test(request.prompt)) {
+      answer = move('PROPOSE_THREAD', { topic: options.proposeThread.topics[proposed++] }, 'This sub-dispute deserves its own thread.');
+    } else if (first.startsWith('SECOND_THREAD')) answer = move('SECOND_THREAD', { proposalSeq: Number(/#(\d+)/.exec(first)![1]) }, 'Take it up.');
+    else if (first.startsWith('ACCEPT_FALSIFIER')) answer = move('ACCEPT_FALSIFIER', { proposalId: first.split(' ')[1] });
     else if (first.startsWith('GRADE_STEELMAN')) {
       const n = (graded.get(me) ?? 0) + 1;
       graded.set(me, n);

@@ -1,0 +1,147 @@
+// A debate of several threads as an operator runs it: the registry and the debate service as
+// separate processes over a NATS server of the test's own, the log in JetStream. The debaters are
+// personas played by models (the LLM runner, in this process, sending signed moves over NATS), the
+// models being the provider stand-ins at the network boundary (OpenAI's and Anthropic's wire APIs).
+// A model proposes a thread (its duplicate proposal refused first, and retried with the refusal) and
+// the other seconds it (the second bite), the models' duplicate questions merge threads, and the
+// debate completes with its coalitions and common ground.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { commandByType, GetDebate, OpenDebate, PostDebateMove, type CommandDefinition, type DebateView, type Reply } from '@agora/contracts';
+import { debateStreamId, EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
+import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { NatsAgoraClient } from '@agora/messaging';
+import { DEFAULT_PRICES, ProviderLayer, StandIns } from '@agora/providers';
+import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { runLlmDebate, type TurnReport } from '../src/llm-runner.js';
+import type { DebateClient } from '../src/scripted.js';
+import { personaModel } from './support/persona-model.js';
+
+const SERVICES = [
+  { name: 'registry', entry: 'apps/registry/src/main.ts' },
+  { name: 'debate', entry: 'apps/debate/src/main.ts' },
+] as const;
+const DEBATERS = ['saylor', 'hayes'] as const;
+const DEBATE = 'btc-threads';
+const SPAWNED_TOPIC = 'Will spot ETF flows decide the Bitcoin price?';
+
+describe('a debate of several threads over separate processes, played by models (e2e)', () => {
+  let nats: PrivateNatsServer;
+  let log: ReturnType<typeof uniqueJetStreamLog>;
+  let stands: StandIns;
+  const root = generateKeyPair();
+  const keys = Object.fromEntries(DEBATERS.map((a) => [a, generateKeyPair()])) as Record<string, KeyPair>;
+  const processes: AgoraProcess[] = [];
+  let dir: string;
+  let nc: NatsAgoraClient;
+  let store: EventStore;
+
+  const send = (agent: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) =>
+    nc.request(definition.subject, createSignedCommand({ type: definition.type, actor: agent, payload, secretKey: (agent === 'root' ? root : keys[agent]!).secretKey }), { timeoutMs: 10_000 }) as Promise<Reply<{ events: string[] }>>;
+  const client: DebateClient = {
+    move: (agentId, payload) => send(agentId, PostDebateMove, payload),
+    async debate(debateId) {
+      const reply = (await nc.request(GetDebate.subject, { debateId }, { timeoutMs: 10_000 })) as Reply<DebateView>;
+      if (!reply.ok) throw new Error(`${reply.error.code} ${reply.error.message}`);
+      return reply.result;
+    },
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-debate-threads-e2e-'));
+    nats = await startNatsServer();
+    log = uniqueJetStreamLog('debate-threads', nats.url);
+    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    nc = await NatsAgoraClient.connect({ servers: nats.url, name: 'debate-threads-e2e' });
+    stands = await StandIns.start();
+    processes.push(
+      ...(await Promise.all(
+        SERVICES.map((s) => startAgoraProcess(s.entry, `agora-${s.name}`, { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: join(dir, s.name), AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' })),
+      )),
+    );
+    for (const agentId of DEBATERS) {
+      const reply = await send('root', commandByType('RegisterAgent')!, { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: ['debater'], constitutions: [], trustScore: 500 });
+      if (!reply.ok) throw new Error(`RegisterAgent ${agentId}: ${reply.error.message}`);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await stands?.close();
+    await nc?.close();
+    await store?.close();
+    await nats?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('spawns a thread on a model\'s second bite, merges the duplicate threads, and completes with coalitions and common ground', async () => {
+    const threads = [
+      { threadId: 'main', topic: EXAMPLE_TOPIC },
+      { threadId: 'reserve', topic: 'Bitcoin as a treasury reserve asset for companies' },
+    ];
+    await waitFor(async () => (await send('saylor', OpenDebate, { debateId: DEBATE, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, threads })).ok, 'the debate service to know the debaters', 20_000);
+
+    // Hayes' model proposes a thread when nothing else is due from it (first a duplicate of main, refused, then a new
+    // sub-dispute); saylor's model is told the second is due and gives it.
+    const model = personaModel({ proposeThread: { agentId: 'hayes', topics: ['Is Bitcoin really digital gold?', SPAWNED_TOPIC] } });
+    stands.script(model);
+    const turns: TurnReport[] = [];
+    const result = await runLlmDebate({
+      layer: new ProviderLayer({ providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 }, stands.env),
+      client,
+      debateId: DEBATE,
+      personas: [
+        { agentId: 'saylor', persona: 'Michael Saylor: Bitcoin maximalist, treasury reserve', model: 'openai:gpt-4.1' },
+        { agentId: 'hayes', persona: 'Arthur Hayes: macro trader, ETF flows and liquidity', model: 'anthropic:claude-sonnet-4-20250514' },
+      ],
+      maxTurns: 400,
+      onTurn: (t) => turns.push(t),
+    });
+    expect(result.complete).toBe(true);
+    expect(result.wallMs).toBeLessThan(45_000);
+    // The models were offered the thread moves and played them, on their own providers' wire APIs.
+    const accepted = turns.filter((t) => t.outcome === 'accepted');
+    expect(accepted.filter((t) => t.kind === 'PROPOSE_THREAD' || t.kind === 'SECOND_THREAD').map((t) => [t.agentId, t.kind, t.model])).toEqual([
+      ['hayes', 'PROPOSE_THREAD', 'anthropic:claude-sonnet-4-20250514'],
+      ['saylor', 'SECOND_THREAD', 'openai:gpt-4.1'],
+    ]);
+    expect(stands.servers.anthropic.requests[0]!.prompt).toMatch(/^Moves allowed now: .*PROPOSE_THREAD\.$/m);
+    // A model's proposal is validated like any move: the duplicate is refused, and the retry is told why.
+    expect(turns.filter((t) => t.kind === 'PROPOSE_THREAD').map((t) => [t.agentId, t.outcome, t.detail])).toEqual([
+      ['hayes', 'refused', expect.stringMatching(/^invalid_command: PROPOSE_THREAD refused: thread main already takes it up/)],
+      ['hayes', 'accepted', expect.stringMatching(/ThreadSpawnProposed/)],
+    ]);
+    expect(stands.servers.anthropic.requests[1]!.prompt).toMatch(/Your previous answer was refused: invalid_command: PROPOSE_THREAD refused: thread main already takes it up/);
+    expect(stands.requests.some((r) => /^Due from you now, most pressing first: SECOND_THREAD #\d+ by hayes/m.test(r.prompt))).toBe(true);
+
+    // The log (JetStream, written by the debate service's process): the spawn, the merges, the completion.
+    const events = await store.readStream(debateStreamId(DEBATE));
+    const proposed = events.filter((e) => e.type === 'ThreadSpawnProposed').map((e) => e.data as { agentId: string; topic: string; seq: number });
+    expect(proposed).toEqual([expect.objectContaining({ agentId: 'hayes', topic: SPAWNED_TOPIC })]);
+    const spawned = events.filter((e) => e.type === 'ThreadSpawned').map((e) => e.data as { newThreadId: string; proposedBy: string; secondedBy: string; threadId: string });
+    expect(spawned).toHaveLength(1);
+    expect(spawned[0]).toMatchObject({ proposedBy: 'hayes', secondedBy: 'saylor', newThreadId: `${spawned[0]!.threadId}-s${proposed[0]!.seq}` });
+    // The spawning moves are the models' own: each message carries its call's usage.
+    const thread = events.filter((e) => e.type === 'DebateMessagePosted').map((e) => e.data as { kind: string; usage: { model: string } | null }).filter((m) => m.kind === 'PROPOSE_THREAD' || m.kind === 'SECOND_THREAD');
+    expect(thread.map((m) => m.usage?.model)).toEqual(['anthropic:claude-sonnet-4-20250514', 'openai:gpt-4.1']);
+    const merges = events.filter((e) => e.type === 'ThreadsMerged').map((e) => e.data as { threadId: string; into: string });
+    expect(merges.length).toBeGreaterThanOrEqual(1);
+    expect(events.filter((e) => e.type === 'DebateCompleted')).toHaveLength(1);
+    const completed = events.find((e) => e.type === 'DebateCompleted')!.data as { coalitions: unknown[]; commonGround: { agreedQuestions: unknown[]; concessions: unknown[]; sharedMetrics: unknown[] } };
+    expect(completed.coalitions).toEqual([]); // opponents on every thread: no coalition
+    expect(completed.commonGround).toEqual({ agreedQuestions: [], concessions: expect.any(Array), sharedMetrics: expect.any(Array) });
+
+    // The debate view (the service's query, over NATS) tells the same story.
+    const d = await client.debate(DEBATE);
+    expect(d.threads.map((t) => t.threadId)).toEqual(['main', 'reserve', spawned[0]!.newThreadId]);
+    expect(d.threads.find((t) => t.threadId === spawned[0]!.newThreadId)).toMatchObject({ parentThreadId: spawned[0]!.threadId, topic: SPAWNED_TOPIC });
+    const kept = d.threads.filter((t) => t.mergedInto === null);
+    expect(kept).toHaveLength(1);
+    expect(d.threads.filter((t) => t.mergedInto !== null).map((t) => [t.threadId, t.mergedInto])).toEqual(merges.map((m) => [m.threadId, m.into]));
+    expect(kept[0]).toMatchObject({ stage: 'CONVERGED', crux: { validated: true, positions: { saylor: { side: 'YES' }, hayes: { side: 'NO' } } } });
+    expect(d).toMatchObject({ status: 'complete', outcome: 'converged', primaryThreadId: kept[0]!.threadId });
+    expect(d.usage.calls).toBe(accepted.length);
+  }, 60_000);
+});
