@@ -67,7 +67,7 @@ describe('handleCommand', () => {
       signature: metadata.signature,
       prevCommitHash: genesisCommitHash(streamId),
       // The context the decider saw and, as no payload was signed, the payload it decided on: an audit decides it again from these.
-      decision: { now: command.context.now, actorRoles: [...command.context.actorRoles], payload: command.payload },
+      decision: { now: command.context.now, actorRoles: [...command.context.actorRoles], payload: command.payload, rules: RULES_VERSION },
     });
   });
 
