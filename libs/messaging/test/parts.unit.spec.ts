@@ -117,6 +117,10 @@ describe('ReplyCache', () => {
 
 describe('InProcessBus', () => {
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Waits until `done()` holds (deliveries are asynchronous; a loaded machine may take a while), at most 5 s. */
+  const until = async (done: () => boolean) => {
+    for (const deadline = Date.now() + 5_000; !done() && Date.now() < deadline; ) await wait(5);
+  };
 
   it('matches NATS wildcards', () => {
     const m = (p: string, s: string) => subjectMatches(p.split('.'), s.split('.'));
@@ -137,7 +141,7 @@ describe('InProcessBus', () => {
     bus.publish('x.y', json(1));
     bus.publish('x.y', json(2));
     expect(got).toEqual([]);
-    await wait(5);
+    await until(() => got.length >= 4);
     expect(got.filter((g) => g === 'plain')).toHaveLength(2);
     expect(got.filter((g) => g.startsWith('q')).sort()).toEqual(['q1', 'q2']);
   });
@@ -149,7 +153,7 @@ describe('InProcessBus', () => {
     const data = json({ a: 1 });
     bus.publish('x', data);
     data[0] = 0;
-    await wait(5);
+    await until(() => received !== undefined);
     expect(text(received as Uint8Array)).toBe('{"a":1}');
   });
 
