@@ -10,7 +10,7 @@ const task: VerifyTask = { bytes: signingBytes(unsigned), publicKey: signer.publ
 // One bit of R flipped: always a different, invalid signature (zeroing the last byte would not always
 // differ, as the top byte of S is zero about one time in sixteen).
 const raw = Buffer.from(signature, 'base64url');
-raw[0] ^= 1;
+raw.writeUInt8(raw.readUInt8(0) ^ 1, 0);
 const tampered = raw.toString('base64url');
 
 // On this thread (worker threads load the built verify-worker.js, which a unit test does not have).
