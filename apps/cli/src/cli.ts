@@ -9,6 +9,7 @@ import { debateCommands } from './commands/debate.js';
 import { audit } from './commands/audit.js';
 import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
 import { eventsTail } from './commands/events.js';
+import { fleetRun } from './commands/fleet.js';
 import { keysNew, keysServices } from './commands/keys.js';
 import { mcp } from './commands/mcp.js';
 import { mcpProxy } from './commands/mcp-proxy.js';
@@ -30,6 +31,7 @@ const GROUPS: Group[] = [
   { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
+  { name: 'fleet', summary: 'Model-backed participants for every role, from a fleet file', commands: [fleetRun] },
 ];
 const TOP_LEVEL: CommandSpec[] = [send, token, mcp, mcpProxy, verifyReadModels, audit];
 

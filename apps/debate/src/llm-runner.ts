@@ -7,9 +7,8 @@
  * also returns the wall time and the totals.
  */
 import type { DebateView, Participant } from '@agora/contracts';
-import { attentionOf, threadsSeenBy } from '@agora/domain-debate';
 import type { ProviderLayer } from '@agora/providers';
-import { ModelMove, movePromptOf, obligationsOf, systemPromptOf, toDebateMove } from './llm-context.js';
+import { ModelMove, movePromptOf, systemPromptOf, threadFor, toDebateMove } from './llm-context.js';
 import type { DebateClient } from './scripted.js';
 
 export interface Persona extends Participant {
@@ -55,20 +54,6 @@ export interface LlmDebateResult {
   providerErrors: number;
   costUsd: number;
   wallMs: number;
-}
-
-/**
- * Where a debater speaks this turn: the first thread, by its attention, in which a move is due from
- * it (the others wait on it there); else the thread it attends to most (threadsSeenBy).
- */
-export function threadFor(d: DebateView, agentId: string): string {
-  const seen = threadsSeenBy(d, agentId);
-  const open = attentionOf(d, agentId)
-    .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score)
-    .map((s) => d.threads.find((t) => t.threadId === s.threadId)!);
-  const owed = open.find((t) => obligationsOf(d, t, agentId).length > 0);
-  return owed?.threadId ?? seen[0] ?? d.threads[0]!.threadId;
 }
 
 /** Plays the personas until the debate completes or the turns run out; provider errors are reported verbatim and count as a lost turn. */

@@ -12,11 +12,11 @@ import { Fleet, until } from './fleet.js';
 type Say = (line: string) => void;
 
 const KEYS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'] as const;
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const QUESTION = 'Should a five-person team rewrite its billing service in Rust this quarter, or harden the existing one?';
 const CONTEXT = 'The billing service is 40k lines of Python, 3 incidents last quarter (two from race conditions), no Rust experience on the team, a pricing change due in 10 weeks.';
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -28,7 +28,7 @@ function freePort(): Promise<number> {
 }
 
 /** Starts Agora (standalone, from dist/) and resolves once it says it is ready. */
-function startAgora(env: NodeJS.ProcessEnv, say: Say): Promise<ChildProcess> {
+export function startAgora(env: NodeJS.ProcessEnv, say: Say): Promise<ChildProcess> {
   return new Promise((resolveStart, reject) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'apps/standalone/dist/main.js')], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

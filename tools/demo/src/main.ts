@@ -7,6 +7,7 @@ import { Fleet } from './fleet.js';
 import { debateDemo } from './debate.js';
 import { dialecticDemo } from './dialectic.js';
 import { mcpDemo } from './mcp.js';
+import { modelFleetDemo } from './model-fleet.js';
 import { tribunalDemo } from './tribunal.js';
 import { votingDemo } from './voting.js';
 
@@ -16,6 +17,7 @@ const SCENARIOS: Record<string, string> = {
   voting: 'validators approve a high-risk deploy; a critical action that is not unanimous waits for a human',
   dialectic: 'a paused agent and its reviewer converge on a signed resolution; another recovery is escalated to a human',
   mcp: "an MCP client's risky tool calls through agora mcp-proxy (in front of the MCP memory server): held, voted on by validators, then run or refused",
+  fleet: 'every role played by models (agora fleet run on examples/fleet/fleet.json): starts its own Agora and stand-in provider servers (or the real providers when the three API keys are set); a proposal reviewed by four reviewers, revised and approved; a vote by three validators; a recovery by two agents; a debate; each decision with its cost',
   debate: 'the crux debate "Bitcoin is digital gold" (Saylor against Hayes): scripted, or personas played by models when a provider key is set; prints the stages and the final ThreadCrux',
 };
 
@@ -69,9 +71,9 @@ async function main(): Promise<number> {
   const dataDir = resolve(values.data ?? process.env['AGORA_DATA_DIR'] ?? './data');
   const url = (values.url ?? process.env['AGORA_URL'] ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const say = (line: string) => console.log(line);
-  if (scenario === 'chamber') {
+  if (scenario === 'chamber' || scenario === 'fleet') {
     try {
-      await chamberDemo(say, values.data ? { dataDir: dataDir } : {});
+      await (scenario === 'chamber' ? chamberDemo : modelFleetDemo)(say, values.data ? { dataDir: dataDir } : {});
       return 0;
     } catch (error) {
       console.error(`demo: ${(error as Error).message}`);

@@ -1,0 +1,34 @@
+/**
+ * Model calls made straight through the provider layer, without a record in the log: at most once
+ * per call id in this process, and within the agent's budget as far as this process has spent it.
+ * A stop-gap until the recorded calls (a reservation in the log before each call, the outcome after
+ * it) are wired in its place: the fleet takes its calls from a factory, so that is one line.
+ */
+import type { CallOutcome, ProviderLayer } from '@agora/providers';
+import type { ModelCallOutcome, ModelCalls } from '../model-calls.js';
+
+export function unrecordedModelCalls(layer: ProviderLayer, options: { budget?: number | undefined } = {}): ModelCalls & { spent(): number } {
+  const made = new Map<string, Promise<CallOutcome<unknown>>>();
+  let spent = 0;
+  let reserved = 0;
+  return {
+    spent: () => spent,
+    async call<T>(request: Parameters<ModelCalls['call']>[0] & { schema?: unknown }): Promise<ModelCallOutcome<T>> {
+      const earlier = made.get(request.callId);
+      if (earlier) return { ...((await earlier) as CallOutcome<T>), replayed: true };
+      const { callId, purpose: _purpose, ...call } = request;
+      const max = options.budget === undefined ? 0 : layer.maxCost(call.model, (call.system?.length ?? 0) + call.prompt.length, call.maxOutputTokens ?? 4096);
+      if (options.budget !== undefined && spent + reserved + max > options.budget) {
+        const model = typeof call.model === 'string' ? call.model : `${call.model.provider}:${call.model.model}`;
+        const message = `budget exhausted: ${spent} spent and ${reserved} reserved of ${options.budget} ${layer.currency}; this call may cost up to ${max}`;
+        return { ok: false, model, provider: model.split(':')[0]!, attempts: 0, latencyMs: 0, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, retried: [], error: { kind: 'config', message, retryable: false }, replayed: false };
+      }
+      reserved += max;
+      const pending = layer.generate(call as Parameters<ProviderLayer['generate']>[0]).finally(() => (reserved -= max));
+      made.set(callId, pending);
+      const outcome = (await pending) as CallOutcome<T>;
+      spent += outcome.cost;
+      return { ...outcome, replayed: false };
+    },
+  };
+}
