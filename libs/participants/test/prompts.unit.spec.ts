@@ -46,6 +46,8 @@ describe('prompts', () => {
     expect(prompts.pathOf('thesis.md')).toBe(join(new Prompts().shipped, 'thesis.md'));
     writeFileSync(join(dir, 'thesis.md'), 'Thesis for {{sesion}}');
     expect(() => new Prompts(dir).render('thesis', { sessionId: 's', session: '' })).toThrow(/prompt thesis\.md uses \{\{sesion\}\}/);
+    // Found before the fleet starts, naming the file.
+    expect(() => new Prompts(dir).check([])).toThrow(`prompt thesis.md (${join(dir, 'thesis.md')}) uses {{sesion}}, which it is not given (it is given: sessionId, session)`);
     expect(PROMPT_NAMES).toContain('retry');
   });
 });

@@ -12,9 +12,22 @@ import { fileURLToPath } from 'node:url';
 /** The prompts shipped with the package (next to src/ and dist/). */
 export const SHIPPED_PROMPTS_DIR = fileURLToPath(new URL('../../prompts/', import.meta.url));
 
-/** The prompt files the roles read (constitution mandates besides). */
-export const PROMPT_NAMES = ['reviewer', 'review-request', 'executive', 'revise-request', 'validator', 'vote-request', 'dialectic', 'thesis', 'antithesis', 'synthesis', 'retry'] as const;
-export type PromptName = (typeof PROMPT_NAMES)[number];
+/** The prompt files the roles read (constitution mandates besides), each with the placeholders its role fills in. */
+export const PROMPT_PLACEHOLDERS = {
+  reviewer: ['agent', 'constitution', 'mandate'],
+  'review-request': ['proposalId', 'revision', 'proposer', 'round', 'constitution', 'title', 'problem', 'body', 'evidence', 'objections'],
+  executive: ['agent'],
+  'revise-request': ['proposalId', 'revision', 'nextRevision', 'title', 'problem', 'body', 'objections'],
+  validator: ['agent', 'specializations'],
+  'vote-request': ['sessionId', 'requester', 'actionType', 'riskLevel', 'critical', 'summary', 'toolCall', 'validators', 'specializations'],
+  dialectic: ['agent'],
+  thesis: ['sessionId', 'session'],
+  antithesis: ['sessionId', 'session', 'pausedAgent'],
+  synthesis: ['sessionId', 'session', 'round', 'party', 'otherPosition'],
+  retry: ['error'],
+} as const satisfies Record<string, readonly string[]>;
+export type PromptName = keyof typeof PROMPT_PLACEHOLDERS;
+export const PROMPT_NAMES = Object.keys(PROMPT_PLACEHOLDERS) as PromptName[];
 
 const PLACEHOLDER = /\{\{\s*([a-zA-Z][a-zA-Z0-9_]*)\s*\}\}/g;
 
@@ -63,9 +76,9 @@ export class Prompts {
     return this.read(join('constitutions', `${constitution}.md`));
   }
 
-  /** Reads every prompt the roles use (and the mandates of `constitutions`), so a missing file stops the fleet before it starts. */
+  /** Reads every prompt the roles use (and the mandates of `constitutions`), so a missing file or an unknown placeholder stops the fleet before it starts. */
   check(constitutions: readonly string[]): void {
-    for (const name of PROMPT_NAMES) this.read(`${name}.md`);
+    for (const name of PROMPT_NAMES) renderTemplate(this.read(`${name}.md`), Object.fromEntries(PROMPT_PLACEHOLDERS[name].map((p) => [p, ''])), `prompt ${name}.md (${this.pathOf(`${name}.md`)})`);
     for (const c of constitutions) this.mandate(c);
   }
 }
