@@ -3,13 +3,16 @@
  * NATS server, reached through its HTTP gateway), its models played by the provider stand-ins
  * speaking OpenAI's, Anthropic's and Gemini's wire APIs (fleetStandInScript): a proposal reviewed by
  * four reviewers, revised by the executive and approved; a vote by three validators; a recovery by
- * two agents; and a validator whose model answers malformed JSON twice, which abstains.
+ * two agents; a debate in two threads played by two debaters; and a validator whose model answers
+ * malformed JSON twice, which abstains.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
 import { parseKeyFile } from '@agora/identity';
+import { waitOnLog } from '@agora/sdk';
 import { DEFAULT_PRICES, ProviderLayer, StandIns, type StandInReply, type StandInRequest } from '@agora/providers';
 import { startAgoraProcess, startNatsServer, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
 import { fleetStandInScript, parseFleetFile, startFleet, unrecordedModelCalls, type ParticipantAction, type StartedFleet } from '../src/index.js';
@@ -40,6 +43,8 @@ describe('a fleet of model-backed participants (e2e)', () => {
       ...Object.entries(REVIEWERS).map(([id, constitution]) => ({ id, roles: ['reviewer', 'dialectic'], constitutions: [constitution] })),
       ...Object.entries(VALIDATORS).map(([id, specialization]) => ({ id, roles: ['validator', 'dialectic'], specializations: [specialization], model: 'google:gemini-2.5-flash' })),
       { id: 'nova', roles: ['executive', 'dialectic'] },
+      { id: 'saylor', roles: ['debater', 'dialectic'] },
+      { id: 'hayes', roles: ['debater', 'dialectic'], model: 'anthropic:claude-sonnet-4-20250514' },
       // Any active agent may be drawn to review a recovery: the operator takes its turns too.
       { id: operator, keyFile: operatorKeyFile, roles: ['dialectic'] },
     ].map((a) => ({ keyFile: `keys/${a.id}.key.json`, ...a }));
@@ -133,6 +138,30 @@ describe('a fleet of model-backed participants (e2e)', () => {
     const turns = actions.filter((a) => a.role === 'dialectic');
     expect(turns.map((a) => a.agent)).toEqual(['nova', resolved.reviewer, 'nova', resolved.reviewer]);
   }, 150_000);
+
+  it('a debate in two threads played by two model-backed debaters, each move with its call\'s usage, to a validated crux', async () => {
+    const saylor = client('saylor');
+    const threads = [
+      { threadId: 'main', topic: EXAMPLE_TOPIC },
+      { threadId: 'reserve', topic: 'Bitcoin as a treasury reserve asset for companies' },
+    ];
+    const opened = await saylor.send('OpenDebate', { debateId: 'fleet-debate', topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, threads });
+    const debate = await waitOnLog(saylor, { category: 'debate', streamId: 'debate-fleet-debate', what: 'the debate to complete', read: () => saylor.query('GetDebate', { debateId: 'fleet-debate' }), done: (d) => d.status === 'complete' }, { after: opened.position!, timeoutMs: 240_000 });
+    expect(debate.outcome).toBe('converged');
+    const moves = debate.messages.filter((m) => m.kind !== 'MODERATOR');
+    // Both debaters spoke in both threads, each on its own model; every move carried its call's usage into the debate's cost.
+    for (const threadId of ['main', 'reserve']) expect(new Set(moves.filter((m) => m.threadId === threadId).map((m) => m.agentId))).toEqual(new Set(['saylor', 'hayes']));
+    const debaterRequests = (server: keyof StandIns['servers']) => stands.servers[server].requests.filter((r) => /crux debate/.test(r.system)).map((r) => /^You are (\w+),/.exec(r.system)?.[1]);
+    expect(new Set(debaterRequests('openai'))).toEqual(new Set(['saylor']));
+    expect(new Set(debaterRequests('anthropic'))).toEqual(new Set(['hayes']));
+    expect(debate.usage.calls).toBe(moves.length);
+    expect(debate.usage.costUsd).toBeGreaterThan(0);
+    expect(debate.threads.filter((t) => t.mergedInto === null).every((t) => t.crux?.validated)).toBe(true);
+    // saylor's first answer (a CHALLENGE in DISCOVERY) was refused and asked again with the refusal.
+    expect(stands.servers.openai.requests.some((r) => /Your previous answer was refused: illegal_state: CHALLENGE refused in stage DISCOVERY/.test(r.prompt))).toBe(true);
+    const debaters = actions.filter((a) => a.role === 'debater');
+    expect(debaters.filter((a) => a.outcome === 'acted')).toHaveLength(moves.length);
+  }, 300_000);
 
   it('a validator whose model answers malformed JSON is asked once more with the error, then abstains explicitly', async () => {
     const malformed: StandInRequest[] = [];
