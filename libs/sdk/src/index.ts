@@ -12,6 +12,7 @@ export {
   onDialecticTurn,
   onReviewRequested,
   onVoteRequested,
+  queryAt,
   runRoleLoop,
   uuidV5,
   ROLE_LOOP_NAMESPACE,
