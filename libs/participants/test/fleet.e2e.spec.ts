@@ -7,11 +7,9 @@
  * malformed JSON twice, which abstains.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
-import { parseKeyFile } from '@agora/identity';
 import { waitOnLog } from '@agora/sdk';
 import { DEFAULT_PRICES, ProviderLayer, StandIns, type StandInReply, type StandInRequest } from '@agora/providers';
 import { startAgoraProcess, startNatsServer, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
@@ -37,7 +35,6 @@ describe('a fleet of model-backed participants (e2e)', () => {
     const url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
     stands = await StandIns.start(fleetStandInScript({ override: (request) => override?.(request) }));
     const operatorKeyFile = join(dir, 'data', 'operator.key.json');
-    const operator = parseKeyFile(readFileSync(operatorKeyFile, 'utf8')).agentId ?? 'root';
     const agents = [
       { id: 'seldon', roles: ['executive', 'dialectic'], model: 'anthropic:claude-sonnet-4-20250514' },
       ...Object.entries(REVIEWERS).map(([id, constitution]) => ({ id, roles: ['reviewer', 'dialectic'], constitutions: [constitution] })),
@@ -45,8 +42,6 @@ describe('a fleet of model-backed participants (e2e)', () => {
       { id: 'nova', roles: ['executive', 'dialectic'] },
       { id: 'saylor', roles: ['debater', 'dialectic'] },
       { id: 'hayes', roles: ['debater', 'dialectic'], model: 'anthropic:claude-sonnet-4-20250514' },
-      // Any active agent may be drawn to review a recovery: the operator takes its turns too.
-      { id: operator, keyFile: operatorKeyFile, roles: ['dialectic'] },
     ].map((a) => ({ keyFile: `keys/${a.id}.key.json`, ...a }));
     const config = parseFleetFile(JSON.stringify({ defaults: { model: 'openai:gpt-4.1', budget: 1 }, agents }), join(dir, 'fleet.json'));
     const layer = new ProviderLayer({ providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 30_000, maxAttempts: 2, backoffMs: 50 }, stands.env);

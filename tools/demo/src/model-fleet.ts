@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXAMPLE_TOPIC } from '@agora/domain-debate';
-import { parseKeyFile } from '@agora/identity';
 import { describeAction, fleetStandInScript, parseFleetFile, startFleet, type ParticipantAction } from '@agora/participants';
 import { DEFAULT_PRICES, ProviderLayer, providersConfigFromEnv, StandIns } from '@agora/providers';
 import { waitOnLog } from '@agora/sdk';
@@ -16,8 +15,7 @@ const PROTOCOL: Record<ParticipantAction['role'], string> = { reviewer: 'tribuna
 /**
  * Every role played by models: starts Agora in one process with its own data directory, the three
  * providers' stand-in servers (or, with the three API keys set, the real providers), and the example
- * fleet (examples/fleet/fleet.json, its keys in the data directory, the operator taking its turns in
- * recoveries too, since any agent may be drawn); then a proposal reviewed by four reviewers, revised
+ * fleet (examples/fleet/fleet.json, its keys in the data directory); then a proposal reviewed by four reviewers, revised
  * and approved; a vote by three validators; a recovery by two agents; a debate. Each action and each
  * decision is printed with its cost.
  */
@@ -42,10 +40,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
   try {
     const url = `http://127.0.0.1:${port}`;
     const operatorKeyFile = join(dataDir, 'operator.key.json');
-    const operator = parseKeyFile(readFileSync(operatorKeyFile, 'utf8')).agentId ?? 'root';
-    const example = JSON.parse(readFileSync(join(REPO_ROOT, 'examples/fleet/fleet.json'), 'utf8')) as { agents: Record<string, unknown>[] };
-    example.agents.push({ id: operator, keyFile: operatorKeyFile, roles: ['dialectic'] });
-    const fleet = parseFleetFile(JSON.stringify(example), join(dataDir, 'fleet.json'));
+    const fleet = parseFleetFile(readFileSync(join(REPO_ROOT, 'examples/fleet/fleet.json'), 'utf8'), join(dataDir, 'fleet.json'));
     say(`\nthe fleet (examples/fleet/fleet.json, keys in ${join(dataDir, 'keys')}):`);
     for (const a of fleet.agents) say(`  ${a.id.padEnd(10)} ${a.roles.join(', ').padEnd(22)} ${a.model}${a.constitutions.length ? ` (${a.constitutions.join(', ')})` : ''}${a.specializations.length ? ` (${a.specializations.join(', ')})` : ''}`);
     started = await startFleet({
@@ -59,6 +54,12 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
       onRefused: (agent, role, error, event) => say(`  ${agent} (${role}) refused on ${event.type}: ${error.code ?? ''} ${error.message}`),
     });
     await started.ready;
+    // A loop that stops (a handler threw, Agora stayed unreachable) ends the demo at once, saying why.
+    const stopped = started.done.then(
+      () => new Promise<never>(() => undefined),
+      (error: unknown) => Promise.reject(new Error(`a participant stopped: ${(error as Error).message}`)),
+    );
+    const unless = <T>(work: Promise<T>): Promise<T> => Promise.race([work, stopped]);
     say(`registered ${started.connection.registered.join(', ')}; ${started.loops.length} participants running`);
     const client = (id: string) => started!.connection.clients.get(id)!;
     const cost = (protocol: string) => `${(costs.get(protocol) ?? 0).toFixed(6)} ${layer.currency}`;
@@ -73,13 +74,13 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
       body: 'Switch all billing traffic to the new provider on Monday at 09:00, in one step, and retire the old integration the same day.',
       evidence: [{ ref: 'd/7c1e2a90', summary: 'Last quarter the current provider failed 2.1% of card payments' }],
     });
-    const verdict = await client('seldon').waitForVerdict(proposalId, { after: submitted.position, final: true, timeoutMs: real ? 600_000 : 180_000 });
+    const verdict = await unless(client('seldon').waitForVerdict(proposalId, { after: submitted.position, final: true, timeoutMs: real ? 600_000 : 180_000 }));
     say(`   decision: ${verdict.status} after ${verdict.rounds.length} rounds and ${verdict.revision - 1} revision(s); objections ${verdict.objections.map((o) => `${o.constitution} ${o.status}`).join(', ') || 'none'}; cost ${cost('tribunal')}`);
 
     say('\n2. vote: nova asks to run a high-risk action');
     const created = await client('nova').send('CreateVotingSession', { requestId: `fleet-deploy-${run}`, actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out billing 4.2 behind a feature flag, 10% of traffic first, rollback by flag.' });
     const { sessionId } = await client('nova').query('GetVotingSessionByRequest', { requestId: `fleet-deploy-${run}` });
-    const decided = await client('nova').waitForDecision(sessionId, { after: created.position, timeoutMs: real ? 600_000 : 120_000 });
+    const decided = await unless(client('nova').waitForDecision(sessionId, { after: created.position, timeoutMs: real ? 600_000 : 120_000 }));
     say(`   decision: ${decided.recommendation?.decision} (${decided.consensus}); votes ${decided.votes.map((v) => `${v.validator} ${v.decision} ${v.confidence}`).join(', ')}; cost ${cost('vote')}`);
 
     say('\n3. recovery: nova reports a risk above its breaker threshold and is paused');
@@ -92,7 +93,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
       }
     }
     if (!recovery) throw new Error('no recovery opened for nova');
-    const resolved = await client('nova').waitForResolution(recovery, { after: reported.position, final: true, timeoutMs: real ? 600_000 : 120_000 });
+    const resolved = await unless(client('nova').waitForResolution(recovery, { after: reported.position, final: true, timeoutMs: real ? 600_000 : 120_000 }));
     say(`   decision: ${resolved.status}${resolved.resolved ? `: ${resolved.resolved.resolution.rootCause}; conditions ${JSON.stringify(resolved.resolved.resolution.conditions)}` : ''} (reviewer ${resolved.reviewer}); cost ${cost('recovery')}`);
 
     const debateId = `fleet-debate-${run}`;
@@ -100,7 +101,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
     say(`\n4. debate: "${EXAMPLE_TOPIC}", ${debaters.map((d) => d.id).join(' vs ')}`);
     const opened = await client(debaters[0]!.id).send('OpenDebate', { debateId, topic: EXAMPLE_TOPIC, participants: debaters.map((d) => ({ agentId: d.id, persona: d.persona ?? d.id })) });
     const reader = client(debaters[0]!.id);
-    const debate = await waitOnLog(reader, { category: 'debate', streamId: `debate-${debateId}`, what: `the debate ${debateId} to complete`, read: () => reader.query('GetDebate', { debateId }), done: (d) => d.status === 'complete' }, { after: opened.position!, timeoutMs: real ? 900_000 : 300_000 });
+    const debate = await unless(waitOnLog(reader, { category: 'debate', streamId: `debate-${debateId}`, what: `the debate ${debateId} to complete`, read: () => reader.query('GetDebate', { debateId }), done: (d) => d.status === 'complete' }, { after: opened.position!, timeoutMs: real ? 900_000 : 300_000 }));
     const main = debate.threads.find((t) => t.threadId === debate.primaryThreadId) ?? debate.threads[0]!;
     const positions = Object.entries(main.crux?.positions ?? {}).map(([agent, p]) => `${agent} ${p.side} (${p.confidence})`).join(', ');
     say(`   decision: ${debate.outcome}; ${debate.threads.length} thread(s); crux: "${main.crux?.question ?? '(none)'}" ${positions}${main.crux?.validated ? ', validated' : ''}; cost ${cost('debate')}`);
