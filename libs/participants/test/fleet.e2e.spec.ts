@@ -25,6 +25,9 @@ describe('a fleet of model-backed participants (e2e)', () => {
   let stands: StandIns;
   let fleet: StartedFleet;
   const actions: ParticipantAction[] = [];
+  const refusals: string[] = [];
+  /** Fails at once, saying why, if a participant's loop stops while a test waits on the log. */
+  let unless: <T>(work: Promise<T>) => Promise<T>;
   let override: ((request: StandInRequest) => StandInReply | undefined) | undefined;
   const client = (id: string) => fleet.connection.clients.get(id)!;
 
@@ -52,8 +55,15 @@ describe('a fleet of model-backed participants (e2e)', () => {
       // The calls as the tests make them: through the provider layer, once per call id.
       modelCalls: ({ layer: l, agent }) => unrecordedModelCalls(l, { budget: agent.budget }),
       onAction: (action) => actions.push(action),
+      onRefused: (agent, role, error, event) => refusals.push(`${agent} (${role}) on ${event.type}: ${error.code} ${error.message}`),
     });
     await fleet.ready;
+    const stopped = fleet.done.then(
+      () => new Promise<never>(() => undefined),
+      (error: unknown) => Promise.reject(new Error(`a participant stopped: ${(error as Error).message}`)),
+    );
+    stopped.catch(() => undefined); // seen by whoever waits; not an unhandled rejection otherwise
+    unless = (work) => Promise.race([work, stopped]);
   }, 180_000);
 
   afterAll(async () => {
@@ -80,7 +90,7 @@ describe('a fleet of model-backed participants (e2e)', () => {
       body: 'Switch all billing traffic to the new provider on Monday, in one step.',
       evidence: [{ ref: 'd/7c1e2a90', summary: 'Last quarter 2.1% of card payments failed' }],
     });
-    const verdict = await seldon.waitForVerdict('fleet-p1', { after: submitted.position, final: true, timeoutMs: 150_000 });
+    const verdict = await unless(seldon.waitForVerdict('fleet-p1', { after: submitted.position, final: true, timeoutMs: 150_000 }));
     expect(verdict.status).toBe('approved');
     expect(verdict.rounds).toHaveLength(2);
     const [first, second] = verdict.rounds;
@@ -107,7 +117,7 @@ describe('a fleet of model-backed participants (e2e)', () => {
     const nova = client('nova');
     const created = await nova.send('CreateVotingSession', { requestId: 'fleet-deploy', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out billing 4.2 behind a flag, 10% first.' });
     const session = await nova.query('GetVotingSessionByRequest', { requestId: 'fleet-deploy' });
-    const decided = await nova.waitForDecision(session.sessionId, { after: created.position, timeoutMs: 120_000 });
+    const decided = await unless(nova.waitForDecision(session.sessionId, { after: created.position, timeoutMs: 120_000 }));
     expect(decided.recommendation?.decision).toBe('approve');
     expect(decided.votes.map((v) => v.validator).sort()).toEqual(Object.keys(VALIDATORS).sort());
     for (const vote of decided.votes) {
@@ -125,7 +135,11 @@ describe('a fleet of model-backed participants (e2e)', () => {
         break;
       }
     }
-    const resolved = await nova.waitForResolution(sessionId!, { after: reported.position, final: true, timeoutMs: 120_000 });
+    expect(sessionId).toBeDefined();
+    const resolved = await unless(nova.waitForResolution(sessionId!, { after: reported.position, final: true, timeoutMs: 120_000 })).catch(async (error: unknown) => {
+      const view = await nova.query('GetDialecticSession', { sessionId: sessionId! });
+      throw new Error(`${String(error)}; session ${view.status}, awaiting ${view.awaiting.join(',')}, reviewer ${view.reviewer}; actions ${JSON.stringify(actions.filter((a) => a.role === 'dialectic'))}; refused ${refusals.join('; ')}`);
+    });
     expect(resolved.status).toBe('resolved');
     expect(resolved.messages.map((m) => `${m.kind}:${m.author === 'nova' ? 'nova' : 'reviewer'}`)).toEqual(['thesis:nova', 'antithesis:reviewer', 'synthesis:nova', 'synthesis:reviewer']);
     expect(resolved.resolved!.resolution).toMatchObject({ rootCause: 'Unbounded retries amplified an upstream latency spike' });
@@ -141,7 +155,7 @@ describe('a fleet of model-backed participants (e2e)', () => {
       { threadId: 'reserve', topic: 'Bitcoin as a treasury reserve asset for companies' },
     ];
     const opened = await saylor.send('OpenDebate', { debateId: 'fleet-debate', topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, threads });
-    const debate = await waitOnLog(saylor, { category: 'debate', streamId: 'debate-fleet-debate', what: 'the debate to complete', read: () => saylor.query('GetDebate', { debateId: 'fleet-debate' }), done: (d) => d.status === 'complete' }, { after: opened.position!, timeoutMs: 240_000 });
+    const debate = await unless(waitOnLog(saylor, { category: 'debate', streamId: 'debate-fleet-debate', what: 'the debate to complete', read: () => saylor.query('GetDebate', { debateId: 'fleet-debate' }), done: (d) => d.status === 'complete' }, { after: opened.position!, timeoutMs: 240_000 }));
     expect(debate.outcome).toBe('converged');
     const moves = debate.messages.filter((m) => m.kind !== 'MODERATOR');
     // Both debaters spoke in both threads, each on its own model; every move carried its call's usage into the debate's cost.
@@ -168,7 +182,7 @@ describe('a fleet of model-backed participants (e2e)', () => {
     const nova = client('nova');
     const created = await nova.send('CreateVotingSession', { requestId: 'fleet-malformed', actionType: 'rotate_keys', riskLevel: 'high', summary: 'Rotate the signing keys of fleet-malformed, staged.' });
     const session = await nova.query('GetVotingSessionByRequest', { requestId: 'fleet-malformed' });
-    const decided = await nova.waitForDecision(session.sessionId, { after: created.position, timeoutMs: 120_000 });
+    const decided = await unless(nova.waitForDecision(session.sessionId, { after: created.position, timeoutMs: 120_000 }));
     override = undefined;
     expect(malformed).toHaveLength(2);
     expect(malformed[0]!.prompt).not.toMatch(/Your previous answer could not be used/);

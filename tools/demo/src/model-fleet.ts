@@ -59,6 +59,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
       () => new Promise<never>(() => undefined),
       (error: unknown) => Promise.reject(new Error(`a participant stopped: ${(error as Error).message}`)),
     );
+    stopped.catch(() => undefined); // seen by whoever waits; not an unhandled rejection otherwise
     const unless = <T>(work: Promise<T>): Promise<T> => Promise.race([work, stopped]);
     say(`registered ${started.connection.registered.join(', ')}; ${started.loops.length} participants running`);
     const client = (id: string) => started!.connection.clients.get(id)!;
