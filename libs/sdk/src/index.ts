@@ -12,7 +12,6 @@ export {
   onDialecticTurn,
   onReviewRequested,
   onVoteRequested,
-  queryAt,
   runRoleLoop,
   uuidV5,
   ROLE_LOOP_NAMESPACE,

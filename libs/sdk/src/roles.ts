@@ -21,8 +21,8 @@ import {
   type ResolutionPayload,
   type VotingSessionView,
 } from '@agora/contracts';
-import { replyError, type Agora } from './client.js';
-import type { CommandInput, CommandName, QueryName, QueryParams, QueryResult } from './catalog.js';
+import type { Agora } from './client.js';
+import type { CommandInput, CommandName } from './catalog.js';
 import { pause } from './http.js';
 import type { AgoraEvent } from './transport.js';
 
@@ -115,21 +115,6 @@ export interface RoleSpec {
 const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict', 'internal']);
 const RETRIES = 6;
 
-/**
- * A query as of an event a loop handles: the answer reflects at least the event's position
- * (read-your-writes: a read model a few milliseconds behind the log would otherwise show the state
- * before the event, and the loop would pass over its turn); a lagging or unreachable service is
- * asked again, with backoff.
- */
-export async function queryAt<N extends QueryName>(agora: Agora, name: N, params: QueryParams<N>, event: Pick<AgoraEvent, 'position'>, signal?: AbortSignal): Promise<QueryResult<N>> {
-  for (let attempt = 0; ; attempt++) {
-    const reply = await agora.tryQuery(name, params, { minPosition: event.position });
-    if (reply.ok) return reply.result;
-    if (!(RETRYABLE.has(reply.error.code) || reply.error.code === 'read_model_behind') || attempt >= RETRIES || signal?.aborted) throw replyError(reply.error);
-    await pause(200 * 2 ** attempt, signal);
-  }
-}
-
 /** Runs a role: for each matching event after the checkpoint, its actions, then the checkpoint moves past the event. */
 export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptions = {}): RoleLoop {
   if (agora.agentId === undefined) throw new TypeError('a role loop acts: connect with a signer');
@@ -198,7 +183,7 @@ export function onReviewRequested(
         const data = event.data as { proposalId: string; round: number; assignments: { constitution: string; reviewer: string }[] };
         const actions: Action[] = [];
         for (const { constitution } of data.assignments.filter((a) => a.reviewer === agora.agentId)) {
-          const proposal = await queryAt(agora, 'GetProposal', { proposalId: data.proposalId }, event);
+          const proposal = await agora.query('GetProposal', { proposalId: data.proposalId });
           const review = await handler({ proposal, round: data.round, constitution, event });
           if (review) actions.push({ type: 'SubmitReview', payload: { ...review, proposalId: data.proposalId, round: data.round, constitution }, key: `${event.id}:${constitution}` });
         }
@@ -222,7 +207,7 @@ export function onVoteRequested(agora: Agora, handler: (request: { session: Voti
       async act(event) {
         const data = event.data as { sessionId: string; validators: { agentId: string }[] };
         if (!data.validators.some((v) => v.agentId === agora.agentId)) return undefined;
-        const session = await queryAt(agora, 'GetVotingSession', { sessionId: data.sessionId }, event);
+        const session = await agora.query('GetVotingSession', { sessionId: data.sessionId });
         const vote = await handler({ session, event });
         return vote ? [{ type: 'CastValidatorVote', payload: { ...vote, sessionId: data.sessionId } }] : undefined;
       },
@@ -261,7 +246,7 @@ export function onDialecticTurn(agora: Agora, handler: (turn: DialecticTurn) => 
       types: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'ResolutionSigned'],
       async act(event) {
         const sessionId = (event.data as { sessionId: string }).sessionId;
-        const session = await queryAt(agora, 'GetDialecticSession', { sessionId }, event);
+        const session = await agora.query('GetDialecticSession', { sessionId });
         if (!session.awaiting.includes(agora.agentId as string)) return undefined;
         const key = `${sessionId}:${session.status}:${session.round}`;
         if (taken.has(key)) return undefined;
@@ -304,7 +289,7 @@ export function onDebateTurn(
       types: ['DebateOpened', 'DebateMessagePosted'],
       async act(event) {
         const debateId = (event.data as { debateId: string }).debateId;
-        const debate = await queryAt(agora, 'GetDebate', { debateId }, event);
+        const debate = await agora.query('GetDebate', { debateId });
         if (debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
         const next = await handler({ debate, event });
         // One move per state of the transcript: a repeat after a restart (or a second event seen before the move) is the same command.
