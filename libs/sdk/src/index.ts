@@ -25,4 +25,19 @@ export {
   type RoleSpec,
   type VoteAnswer,
 } from './roles.js';
+export { readToolPolicy, ruleFor, matchesPattern, ToolPolicy, PolicyRule } from './tool-policy.js';
+export {
+  governToolCall,
+  releaseToolCall,
+  recordToolCallResult,
+  toolCallDigest,
+  resultDigest,
+  callSummary,
+  toolCallDenied,
+  DEFAULT_DECISION_TIMEOUT_MS,
+  type GovernedCall,
+  type GovernOptions,
+  type ToolCallDecision,
+  type ToolCallSource,
+} from './governed.js';
 export { AgoraError } from '@agora/contracts';
