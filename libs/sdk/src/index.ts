@@ -40,4 +40,5 @@ export {
   type ToolCallDecision,
   type ToolCallSource,
 } from './governed.js';
+export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
 export { AgoraError } from '@agora/contracts';
