@@ -26,7 +26,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { positiveIntOption } from './options.js';
-import { fmt } from './replicas.js';
+import { fmt, stopReplica } from './replicas.js';
 import { percentile } from './store.bench.js';
 
 const HELP = `Usage: npm run bench:mcp -- [options]
@@ -87,15 +87,6 @@ function startStandalone(dataDir: string): Promise<{ child: ChildProcess; url: s
     child.once('error', (error) => fail(`could not start (${error.message})`));
     child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
   });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 interface Way {
@@ -220,7 +211,7 @@ async function main(): Promise<void> {
   } finally {
     await mcp?.close().catch(() => undefined);
     await sdk?.close().catch(() => undefined);
-    if (standalone) await stop(standalone.child);
+    if (standalone) await stopReplica({ ...standalone, id: 'standalone' });
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
