@@ -10,11 +10,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
+import type { VotingSessionView } from '@agora/contracts';
 import { Agora, ToolPolicy, governedTools, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '../src/index.js';
 
 const VALIDATORS = ['vega', 'rigel', 'deneb'];
@@ -103,6 +104,15 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
     return views.find((s) => s.toolCall?.callDigest === digest);
   };
 
+  /** The session once the read model shows `done` of it (what the adapter sent last may not be read yet). */
+  const sessionOnce = async (toolName: string, args: Record<string, unknown>, done: (s: VotingSessionView) => boolean) => {
+    await waitFor(async () => {
+      const session = await sessionFor(toolName, args);
+      return session !== undefined && done(session);
+    }, `the session of ${toolName} ${JSON.stringify(args)}`, 30_000);
+    return (await sessionFor(toolName, args))!;
+  };
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-ai-sdk-e2e-'));
     workspace = join(dir, 'workspace');
@@ -123,6 +133,7 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
       const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
       clients.push(sdk);
       const loop = onVoteRequested(sdk, async ({ session }) => {
+        if ((session.summary ?? '').includes('"path":"drafts/silent-')) return undefined; // nobody votes
         const production = (session.summary ?? '').includes('"path":"prod/');
         return { decision: production ? 'deny' : 'approve', reasoning: production ? 'an agent does not write production config' : 'a draft is harmless', confidence: 0.9 };
       });
@@ -152,7 +163,7 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
     expect(result.steps[0]!.content).toContainEqual(expect.objectContaining({ type: 'tool-approval-response', approved: true, reason: expect.stringMatching(/^approved by Agora voting session /) }));
     expect(result.text).toBe(`the tool said: ${JSON.stringify({ type: 'json', value: output })}`);
 
-    const session = await sessionFor('writeFile', args);
+    const session = await sessionOnce('writeFile', args, (s) => s.toolCall?.outcome != null);
     expect(session).toMatchObject({ actionType: 'ai_sdk_tool_call:workspace/writeFile', riskLevel: 'high', finalDecision: 'approve', consensus: 'unanimous_approve', requestingAgent: 'deployer' });
     expect(session!.summary).toContain('AI SDK tool call workspace/writeFile by deployer (writes outside notes/)');
     expect(session!.summary).toContain('arguments: {"content":"step 1: measure","path":"drafts/plan.md"}');
@@ -193,7 +204,18 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
     expect(types.indexOf('tool-approval-response')).toBeGreaterThan(-1);
     expect(types.indexOf('tool-result')).toBeGreaterThan(types.indexOf('tool-approval-response'));
     expect(await stream.text).toContain('"written":"drafts/notes-2.md"');
-    expect((await sessionFor('writeFile', args))!.toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest({ written: 'drafts/notes-2.md', bytes: 8 }) });
+    expect((await sessionOnce('writeFile', args, (s) => s.toolCall?.outcome != null)).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest({ written: 'drafts/notes-2.md', bytes: 8 }) });
+  }, 90_000);
+
+  it('refuses a call nobody decides within decisionTimeoutMs: tool_call_expired, the session cancelled, the tool never run', async () => {
+    const args = { path: 'drafts/silent-plan.md', content: 'unvoted' };
+    const model = modelCalling('writeFile', args);
+    const governed = governedTools(deployer, tools(), POLICY, { decisionTimeoutMs: 1500 });
+    await generateText({ model, tools: governed.tools, toolApproval: governed.toolApproval, stopWhen: stepCountIs(3), prompt: 'write quietly' });
+
+    expect(existsSync(file('drafts/silent-plan.md'))).toBe(false);
+    expect(toolOutputIn(model.doGenerateCalls[1]!.prompt)).toMatchObject({ type: 'execution-denied', reason: expect.stringMatching(/^tool_call_expired: no decision on workspace\/writeFile in time/) });
+    expect(await sessionOnce('writeFile', args, (s) => s.status === 'cancelled')).toMatchObject({ status: 'cancelled', toolCall: { releasedAt: null } });
   }, 90_000);
 
   it('passes a call no vote is needed for, and denies a call the policy forbids without asking anyone', async () => {
