@@ -42,6 +42,7 @@ export const QUERY_VISIBILITY: readonly QueryVisibility[] = [
   { query: 'tribunal.assignments.list', agent: own('reviewer'), observer: none },
   { query: 'tribunal.stats', agent: all, observer: all },
   { query: 'tribunal.coverage', agent: none, observer: none },
+  { query: 'tribunal.calibration', agent: own('reviewer'), observer: none },
   { query: 'voting.sessions.get', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
   { query: 'voting.sessions.by_request', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
   { query: 'voting.sessions.pending', agent: own('validator'), observer: none },

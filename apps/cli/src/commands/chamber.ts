@@ -4,7 +4,8 @@ import { ApproveChamberSession, CancelChamberSession, ProposeChamberSession, Rej
 import { CommandFailed, EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
 import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
 
-const SIGNING: Record<string, OptionSpec> = {
+/** The options of a command signed with a key file (shared by the commands that sign one). */
+export const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
   actor: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
   json: { type: 'boolean', description: 'print the whole reply as JSON' },
@@ -88,7 +89,8 @@ async function fetchSession(url: string, sessionId: string, headers: Record<stri
   return resultOf(await requestReply<ChamberSessionView>((args ? withMinPosition(target, args) : target).href, { headers }));
 }
 
-async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
+/** Signs `type` with --key (as --actor), sends it through the gateway and prints the reply in one line (or JSON with --json). */
+export async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
   const url = gatewayUrl(args, io, command);
   const keyPath = requiredOption(args, 'key', command);
   const key = readKeyFile(keyPath);
