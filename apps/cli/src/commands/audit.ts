@@ -32,11 +32,28 @@ function summary(report: AuditReport, store: string): string {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([name, p]): [string, string] => [name, `${String(p.events).padStart(6)}  ${String(p.commands).padStart(7)}  ${String(p.findings).padStart(8)}`]),
     ]),
+    ...modelCallLines(report),
     '',
     report.findings.length === 0 ? 'no findings' : `${report.findings.length} finding${report.findings.length === 1 ? '' : 's'}:`,
     ...report.findings.map((f) => `  ${findingLine(f)}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** Every model call attributed: who made it, the budget it was reserved against, what it cost. */
+function modelCallLines(report: AuditReport): string[] {
+  if (report.modelCalls.length === 0) return [];
+  return [
+    '',
+    'model calls by caller and budget:',
+    columns([
+      ['caller', 'budget  calls  interrupted  open  spent / amount'],
+      ...report.modelCalls.map((m): [string, string] => [
+        m.caller,
+        `${m.budget}  ${m.calls}  ${m.interrupted}  ${m.open}  ${m.spent}${m.amount === null ? '' : ` / ${m.amount}`}${m.currency === null ? '' : ` ${m.currency}`}`,
+      ]),
+    ]),
+  ];
 }
 
 export const audit: CommandSpec = {
