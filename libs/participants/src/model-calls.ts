@@ -95,23 +95,34 @@ export function recordedModelCalls(agora: Agora, layer: ProviderLayer, options: 
     return replay(request, settled.model, settled.outcome);
   }
 
+  async function call<T>(request: ModelCallRequest<T>): Promise<ModelCallOutcome<T>> {
+    const known = await recorded(request.callId);
+    if (known) return known.outcome ? replay(request, known.model, known.outcome) : settle(request, known);
+    const model = typeof request.model === 'string' ? request.model : modelRefText(request.model);
+    const maxOutputTokens = request.maxOutputTokens ?? options.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+    const maxCost = layer.maxCost(model, promptChars(request), maxOutputTokens);
+    await send('ReserveModelCall', { agentId: agentId!, callId: request.callId, purpose: request.purpose, model, maxCost, currency: layer.currency }, 'reserve');
+    const made = await layer.generate<T>({ ...request, maxOutputTokens });
+    await send('RecordModelCallOutcome', { agentId: agentId!, callId: request.callId, outcome: outcomeRecord(made as CallOutcome<unknown>) }, 'record');
+    return { ...made, replayed: false };
+  }
+
+  // A call id asked for again while its call is in flight here waits for that call (and gets its outcome, replayed)
+  // instead of finding its reservation without an outcome and settling it as interrupted.
+  const inFlight = new Map<string, Promise<ModelCallOutcome<unknown>>>();
   return {
     async call<T>(request: ModelCallRequest<T>): Promise<ModelCallOutcome<T>> {
-      const known = await recorded(request.callId);
-      if (known) {
-        const outcome = known.outcome ? replay(request, known.model, known.outcome) : await settle(request, known);
-        options.onCall?.(request, outcome);
+      const running = inFlight.get(request.callId);
+      if (running) return { ...((await running) as ModelCallOutcome<T>), replayed: true };
+      const started = call(request);
+      inFlight.set(request.callId, started);
+      try {
+        const outcome = await started;
+        options.onCall?.(request as ModelCallRequest<unknown>, outcome);
         return outcome;
+      } finally {
+        inFlight.delete(request.callId);
       }
-      const model = typeof request.model === 'string' ? request.model : modelRefText(request.model);
-      const maxOutputTokens = request.maxOutputTokens ?? options.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-      const maxCost = layer.maxCost(model, promptChars(request), maxOutputTokens);
-      await send('ReserveModelCall', { agentId, callId: request.callId, purpose: request.purpose, model, maxCost, currency: layer.currency }, 'reserve');
-      const made = await layer.generate<T>({ ...request, maxOutputTokens });
-      await send('RecordModelCallOutcome', { agentId, callId: request.callId, outcome: outcomeRecord(made as CallOutcome<unknown>) }, 'record');
-      const outcome = { ...made, replayed: false };
-      options.onCall?.(request, outcome);
-      return outcome;
     },
   };
 }
