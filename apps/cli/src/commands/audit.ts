@@ -59,7 +59,7 @@ function modelCallLines(report: AuditReport): string[] {
 export const audit: CommandSpec = {
   name: 'audit',
   brief: 'verify every event of the log: signatures, roles, chains, checkpoints, decisions',
-  summary: 'Read the whole event log (EVENT_STORE) and verify every commit: its signed envelope, the signature under the key the signer had then, the signer\'s role then, its stream\'s chain, the log checkpoints, and the command decided again on the state before it. Exit code 1 on any finding.',
+  summary: 'Read the whole event log (EVENT_STORE) and verify every commit: its signed envelope, the signature under the key the signer had then, the signer\'s role then, its stream\'s chain, the log checkpoints, and the command decided again on the state before it; every model call attributed to its caller and budget (an agent\'s ledger: no outcome without a reservation, no second outcome, no spend over the budget). Exit code 1 on any finding.',
   usage: '[--json] [--workers <n>]',
   description: `Reads the store directly (not through the gateway). Progress goes to stderr about once a second.\n\nEnvironment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
   options: {
