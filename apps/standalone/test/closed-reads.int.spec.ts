@@ -14,6 +14,7 @@ import { startGateway, type Gateway } from '@agora/gateway';
 import { createSignedCommand, domainSigningBytes, generateKeyPair, mintReadToken, signBytes, signReadToken, type KeyPair } from '@agora/identity';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
+import { Agora, type AgoraEvent } from '@agora/sdk';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
@@ -348,3 +349,24 @@ describe('closed reads: logging in with a key (browser sessions)', () => {
   });
 });
 
+
+describe('closed reads: the SDK over HTTP signs its reads with its signer', () => {
+  it('queries and the event stream carry a fresh read token; the visibility table applies to the signer', async () => {
+    const alice = await Agora.connect({ url: gateway.url, signer: { secretKey: keys['alice']!.secretKey, agentId: 'alice' } });
+    const bob = await Agora.connect({ url: gateway.url, signer: { secretKey: keys['bob']!.secretKey, agentId: 'bob' } });
+    const anonymous = await Agora.connect({ url: gateway.url });
+    try {
+      expect(await alice.query('GetProposal', { proposalId })).toMatchObject({ proposalId, proposer: 'alice' });
+      expect(await bob.tryQuery('GetProposal', { proposalId })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+      expect(await anonymous.tryQuery('ListAgents', {})).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
+      const seen: AgoraEvent[] = [];
+      for await (const event of alice.events({ from: 'start' })) {
+        seen.push(event);
+        if (event.streamId === 'agent-zed') break;
+      }
+      expect(seen.some((e) => e.streamId === `proposal-${proposalId}`)).toBe(true);
+    } finally {
+      await Promise.all([alice.close(), bob.close(), anonymous.close()]);
+    }
+  });
+});
