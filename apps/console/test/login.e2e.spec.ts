@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, parseKeyFile } from '@agora/identity';
-import { launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { firstPage, launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleBuilt } from '../src/index.js';
 
@@ -60,8 +60,7 @@ describe('the console logs in with a key when reads are closed (e2e, Chromium)',
       TIMEOUT_MS,
     );
     browser = await launchChromium(join(dir, 'chromium-profile'));
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
+    page = await firstPage(browser);
   }, 120_000);
 
   afterAll(async () => {

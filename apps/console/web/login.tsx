@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { readKeyFile } from './lib/operator';
 import { logIn } from './lib/session';
+import { Alert } from './ui';
 
 export function LoginPage(props: { why?: string }) {
   const file = useRef<HTMLInputElement>(null);
@@ -64,11 +65,7 @@ export function LoginPage(props: { why?: string }) {
           <button type="submit" class="primary login-submit" disabled={busy}>
             {busy ? 'Logging in…' : 'Log in'}
           </button>
-          {error ? (
-            <p class="error" role="alert">
-              {error}
-            </p>
-          ) : null}
+          <Alert message={error} />
         </form>
         <ul class="login-facts small muted">
           <li>The secret key never leaves this page: it is kept in memory to sign your decisions, never sent and never stored. Reloading the page forgets it.</li>

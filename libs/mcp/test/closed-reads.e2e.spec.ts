@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import type { Role } from '@agora/contracts';
 import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { Agora } from '@agora/sdk';
-import { REPO_ROOT, processEnvironment, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { agoraMcpOverStdio } from './stdio-client.js';
 
 const FLEET: Record<string, Role[]> = { alice: ['executive'], bob: ['executive'], eve: ['observer'] };
 const TITLE = 'Rotate the signing keys';
@@ -45,15 +45,7 @@ describe('MCP with closed reads: read tokens and the visibility table (e2e)', ()
   };
   /** `agora mcp` for an agent over stdio, as its MCP configuration would start it. */
   const stdioFor = async (agentId: string): Promise<Client> => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp', '--key', keyFile(agentId), '--url', url],
-      cwd: REPO_ROOT,
-      env: processEnvironment({}) as Record<string, string>,
-      stderr: 'ignore',
-    });
-    const client = new Client({ name: `${agentId}-model`, version: '1.0.0' });
-    await client.connect(transport);
+    const client = await agoraMcpOverStdio(agentId, keyFile(agentId), url);
     clients.push(client);
     return client;
   };

@@ -13,7 +13,7 @@ import { eventLog } from '../lib/event-log';
 import { readKeyFile, setOperatorKey, useOperatorKey } from '../lib/operator';
 import type { OperatorKey } from '../lib/signing';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Section, ShowMore, Time } from '../ui';
+import { AgentName, Alert, Badge, Empty, ErrorNote, Section, ShowMore, Time } from '../ui';
 import { SignatureBadge } from './events';
 
 function KeyPanel() {
@@ -62,11 +62,7 @@ function KeyPanel() {
         Load key
       </button>
       <span class="small muted">Read in this browser only: the secret never leaves the page.</span>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <Alert message={error} />
     </form>
   );
 }
