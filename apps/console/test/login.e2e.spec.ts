@@ -124,6 +124,13 @@ describe('the console logs in with a key when reads are closed (e2e, Chromium)',
     expect(sent.join('\n')).not.toContain(secret);
     const cookie = `agora_session=${session!.value}`;
     expect((await readAs('/v1/proposal/proposals/audit-trail', { cookie })).body).toMatchObject({ ok: true, result: { status: 'rejected' } });
+
+    // The session ends under the page (as at its expiry): with the key still in memory, the page logs in again by itself.
+    await fetch(`${url}/v1/logout`, { method: 'POST', headers: { cookie } });
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('row', { name: /seldon/ }).waitFor({ timeout: TIMEOUT_MS });
+    await waitFor(async () => (await browser.cookies(url)).some((c) => c.name === 'agora_session' && c.value !== session!.value), 'a new session cookie', TIMEOUT_MS);
+    await page.getByText('Logged in as').waitFor();
   });
 
   it('logs out: back to the login page, and the session reads nothing any more', async () => {
