@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Reply } from '@agora/contracts';
 import { consoleBuilt } from '../src/index.js';
 import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
-import { launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { firstPage, launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 
 const SHOTS = join(REPO_ROOT, 'apps/console/test-output/screenshots');
@@ -122,8 +122,7 @@ describe('the web console in Chromium (e2e)', () => {
     await send('ops', 'ReportOutcome', { proposalId: rogue, outcome: 'failed', note: 'The week went to the wrong thing.' });
 
     browser = await launchChromium(join(dir, 'chromium-profile'));
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
+    page = await firstPage(browser);
   }, 180_000);
 
   afterAll(async () => {

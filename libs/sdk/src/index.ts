@@ -1,7 +1,7 @@
 export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions, type Signer } from './client.js';
 export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 export type { AgoraEvent, EventFilter, Transport } from './transport.js';
-export { HttpTransport, queryUrl } from './http.js';
+export { HttpTransport, queryUrl, type HttpReader } from './http.js';
 export { MessagingTransport, type NatsOptions } from './nats.js';
 export { SseParser, type SseMessage } from './sse.js';
 export { viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
