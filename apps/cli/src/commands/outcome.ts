@@ -1,6 +1,6 @@
-import { ReportOutcome, type OutcomeCounts, type ReviewerCalibration, type ValidatorAgreement } from '@agora/contracts';
+import { ReportOutcome } from '@agora/contracts';
 import { EXIT, flag, requiredOption, stringOption, UsageError, type CommandSpec } from '../command.js';
-import { gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, requestReply, resultOf, withMinPosition } from '../gateway-client.js';
+import { gatewayReader, MIN_POSITION_OPTION, printJson, queryGateway } from '../gateway-client.js';
 import { SIGNING, sendSigned } from './chamber.js';
 
 const READ_OPTIONS = { ...MIN_POSITION_OPTION, json: { type: 'boolean', description: 'the query result as JSON' } } as const;
@@ -45,12 +45,12 @@ export const outcomeCalibration: CommandSpec = {
   examples: ['agora outcome calibration', 'agora outcome calibration --reviewer harbinger --json'],
   async run(args, io) {
     const command = 'outcome calibration';
-    const url = new URL(`${gatewayUrl(args, io, command)}/v1/tribunal/calibration`);
-    for (const name of ['reviewer', 'constitution', 'limit']) {
-      const value = stringOption(args, name);
-      if (value !== undefined) url.searchParams.set(name, value);
-    }
-    const page = resultOf(await requestReply<{ outcomes: OutcomeCounts; reviewers: ReviewerCalibration[]; nextCursor?: string }>(withMinPosition(url, args).href, { headers: readHeaders(args, io, command) }));
+    const reviewer = stringOption(args, 'reviewer');
+    const constitution = stringOption(args, 'constitution');
+    const limit = stringOption(args, 'limit');
+    if (limit !== undefined && !/^[1-9][0-9]*$/.test(limit)) throw new UsageError('--limit must be a whole number from 1', command);
+    const params = { ...(reviewer === undefined ? {} : { reviewer }), ...(constitution === undefined ? {} : { constitution }), ...(limit === undefined ? {} : { limit: Number(limit) }) };
+    const page = await queryGateway(gatewayReader(args, io, command), 'GetReviewerCalibration', params, args);
     if (flag(args, 'json')) {
       printJson(io, page);
       return EXIT.ok;
@@ -78,10 +78,8 @@ export const outcomeValidators: CommandSpec = {
   examples: ['agora outcome validators'],
   async run(args, io) {
     const command = 'outcome validators';
-    const url = new URL(`${gatewayUrl(args, io, command)}/v1/voting/validators/agreement`);
     const validator = stringOption(args, 'validator');
-    if (validator !== undefined) url.searchParams.set('validator', validator);
-    const page = resultOf(await requestReply<{ validators: ValidatorAgreement[]; nextCursor?: string }>(withMinPosition(url, args).href, { headers: readHeaders(args, io, command) }));
+    const page = await queryGateway(gatewayReader(args, io, command), 'GetValidatorAgreement', validator === undefined ? {} : { validator }, args);
     if (flag(args, 'json')) {
       printJson(io, page);
       return EXIT.ok;
