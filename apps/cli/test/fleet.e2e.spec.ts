@@ -62,6 +62,7 @@ describe('agora fleet run (e2e)', () => {
     try {
       await waitFor(() => /3 participants running/.test(stderr), `the fleet to start (${stderr})`, 60_000);
       expect(stderr).toContain('registered: aegis, ledger, pilot');
+      expect(stderr).toContain('budgets set: aegis 0.5 USD, ledger 0.5 USD, pilot 0.5 USD');
       const root = await Agora.connect({ url, signer: { keyFile: operatorKeyFile } });
       try {
         const created = await root.send('CreateVotingSession', { requestId: 'cli-fleet', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out 4.2, staged.' });

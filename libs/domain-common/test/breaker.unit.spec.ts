@@ -127,7 +127,7 @@ describe('ResumeAgent', () => {
 
 describe('a paused agent', () => {
   it('may only report its health and take its part in its recovery', () => {
-    for (const type of ['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery']) expect(mayIssueWhilePaused(type)).toBe(true);
+    for (const type of ['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery', 'ReserveModelCall', 'RecordModelCallOutcome']) expect(mayIssueWhilePaused(type)).toBe(true);
     for (const type of ['SubmitProposal', 'CastValidatorVote', 'SubmitReview', 'SubmitAntithesis', 'CreateVotingSession']) expect(mayIssueWhilePaused(type)).toBe(false);
     const b = fold(breakerDecision(subject(), report(0.65), policy));
     expect(pausedRefusal(AGENT, b, 'SubmitProposal')).toMatchObject({ code: 'forbidden', message: `${AGENT} is paused by its circuit breaker since ${T0} (recovery session ${AGENT}-p1): SubmitProposal is refused until it resumes` });

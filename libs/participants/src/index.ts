@@ -10,7 +10,6 @@ export * from './fleet/prompts.js';
 export * from './fleet/fleet-file.js';
 export * from './fleet/connect.js';
 export * from './fleet/runner.js';
-export * from './fleet/unrecorded-calls.js';
 export * from './fleet/stand-in-debaters.js';
 export * from './fleet/stand-in-models.js';
 export * from './fleet/start.js';

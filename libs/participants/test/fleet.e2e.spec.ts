@@ -4,7 +4,8 @@
  * speaking OpenAI's, Anthropic's and Gemini's wire APIs (fleetStandInScript): a proposal reviewed by
  * four reviewers, revised by the executive and approved; a vote by three validators; a recovery by
  * two agents; a debate in two threads played by two debaters; and a validator whose model answers
- * malformed JSON twice, which abstains.
+ * malformed JSON twice, which abstains. Every call is in its agent's ledger, within the budget the
+ * fleet file gives.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
 import { waitOnLog } from '@agora/sdk';
 import { DEFAULT_PRICES, ProviderLayer, StandIns, type StandInReply, type StandInRequest } from '@agora/providers';
 import { startAgoraProcess, startNatsServer, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
-import { fleetStandInScript, parseFleetFile, startFleet, unrecordedModelCalls, type ParticipantAction, type StartedFleet } from '../src/index.js';
+import { fleetStandInScript, parseFleetFile, startFleet, type ParticipantAction, type StartedFleet } from '../src/index.js';
 
 const REVIEWERS = { harbinger: 'risk', heretic: 'premise', sentinel: 'evidence', zealot: 'execution' } as const;
 const VALIDATORS = { aegis: 'security', ledger: 'compliance', pilot: 'operations' } as const;
@@ -52,8 +53,6 @@ describe('a fleet of model-backed participants (e2e)', () => {
       fleet: config,
       layer,
       connection: { url, operatorKeyFile },
-      // The calls as the tests make them: through the provider layer, once per call id.
-      modelCalls: ({ layer: l, agent }) => unrecordedModelCalls(l, { budget: agent.budget }),
       onAction: (action) => actions.push(action),
       onRefused: (agent, role, error, event) => refusals.push(`${agent} (${role}) on ${event.type}: ${error.code} ${error.message}`),
     });
@@ -74,8 +73,9 @@ describe('a fleet of model-backed participants (e2e)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('registered the agents with their roles, constitutions and specializations, and created their key files', async () => {
+  it('registered the agents with their roles, constitutions and specializations, set their budgets, and created their key files', async () => {
     expect(fleet.connection.registered).toEqual(expect.arrayContaining(['seldon', ...Object.keys(REVIEWERS), ...Object.keys(VALIDATORS), 'nova']));
+    expect(fleet.connection.budgets).toContain('harbinger 1 USD');
     const harbinger = await client('seldon').query('GetAgent', { agentId: 'harbinger' });
     expect(harbinger).toMatchObject({ roles: ['reviewer'], constitutions: ['risk'] });
     expect(fleet.connection.created).toContain(join(dir, 'keys', 'harbinger.key.json'));
@@ -111,6 +111,11 @@ describe('a fleet of model-backed participants (e2e)', () => {
     const tribunal = actions.filter((a) => a.role === 'reviewer' || a.role === 'executive');
     expect(tribunal.map((a) => `${a.agent}:${a.outcome}`).sort()).toEqual([...Object.keys(REVIEWERS).flatMap((r) => [`${r}:acted`, `${r}:acted`]), 'seldon:acted'].sort());
     expect(tribunal.every((a) => a.calls === 1 && a.cost > 0)).toBe(true);
+    // Each call in the reviewer's ledger: reserved against the budget the fleet set, its outcome recorded.
+    const { ledger, calls } = await client('harbinger').query('GetModelLedger', { agentId: 'harbinger' });
+    expect(ledger).toMatchObject({ budget: { amount: 1, currency: 'USD' }, calls: { total: 2, completed: 2, reserved: 0 } });
+    expect(ledger.spent).toBeCloseTo(tribunal.filter((a) => a.agent === 'harbinger').reduce((sum, a) => sum + a.cost, 0), 6);
+    expect(calls.map((c) => c.purpose)).toEqual(['review proposal fleet-p1 round 1 (risk)', 'review proposal fleet-p1 round 2 (risk)']);
   }, 180_000);
 
   it('a vote by three model-backed validators, each from its specializations, with reasoning and confidence', async () => {
@@ -192,5 +197,12 @@ describe('a fleet of model-backed participants (e2e)', () => {
     expect(decided.votes.filter((v) => v.validator !== 'ledger').every((v) => v.decision === 'approve')).toBe(true);
     expect(decided.consensus).not.toBe('unanimous_approve');
     expect(actions.find((a) => a.agent === 'ledger' && a.outcome === 'abstained')).toMatchObject({ calls: 2, error: expect.stringMatching(/^no answer that fits/) });
+    // Both answers are in the validator's ledger, verbatim, as the provider's invalid output.
+    const { calls } = await client('ledger').query('GetModelLedger', { agentId: 'ledger' });
+    const tried = calls.filter((c) => c.purpose.startsWith(`vote in session ${session.sessionId}`));
+    expect(tried.map((c) => [c.purpose.endsWith('(retry)'), c.status])).toEqual([
+      [false, 'failed'],
+      [true, 'failed'],
+    ]);
   }, 150_000);
 });

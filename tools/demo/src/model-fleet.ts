@@ -61,7 +61,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
     );
     stopped.catch(() => undefined); // seen by whoever waits; not an unhandled rejection otherwise
     const unless = <T>(work: Promise<T>): Promise<T> => Promise.race([work, stopped]);
-    say(`registered ${started.connection.registered.join(', ')}; ${started.loops.length} participants running`);
+    say(`registered ${started.connection.registered.join(', ')}; budgets set: ${started.connection.budgets.join(', ')}; ${started.loops.length} participants running`);
     const client = (id: string) => started!.connection.clients.get(id)!;
     const cost = (protocol: string) => `${(costs.get(protocol) ?? 0).toFixed(6)} ${layer.currency}`;
     const run = Date.now().toString(36);

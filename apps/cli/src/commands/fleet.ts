@@ -11,12 +11,14 @@ export const fleetRun: CommandSpec = {
   usage: '<fleet file> [--operator-key <file>] [--url <url> | --nats <url>]',
   description: `The fleet file (JSON, see docs/fleet.md) names the agents, their key files (created when missing), roles,
 constitutions, specializations, models (<provider>:<model>) and budgets. With --operator-key, agents not registered yet
-are registered. Each loop keeps a checkpoint in the fleet's state directory: a restarted fleet resumes where it stopped.
+are registered and the budgets the fleet file gives are set. Every model call is reserved against its agent's
+budget in the log before it is made, and its outcome recorded after (a call already recorded is never made
+again). Each loop keeps a checkpoint in the fleet's state directory: a restarted fleet resumes where it stopped.
 Each action is printed: who, what, the model, the calls and their cost. Providers: the environment, as for the
 chamber (OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, *_BASE_URL, AGORA_PROVIDERS,
 AGORA_MODEL_PRICES; see docs/configuration.md).`,
   options: {
-    'operator-key': { type: 'string', value: '<file>', description: 'an operator key file: registers the agents not registered yet' },
+    'operator-key': { type: 'string', value: '<file>', description: 'an operator key file: registers the agents not registered yet, and sets their budgets' },
     nats: { type: 'string', value: '<url>', description: 'speak NATS instead of HTTP (NATS_USER / NATS_PASSWORD if the server wants them)' },
   },
   positionals: [{ name: 'fleet file', required: true, description: 'the fleet file (JSON)' }],
@@ -54,6 +56,7 @@ AGORA_MODEL_PRICES; see docs/configuration.md).`,
     });
     if (started.connection.created.length > 0) io.stderr(`key files created: ${started.connection.created.join(', ')}\n`);
     if (started.connection.registered.length > 0) io.stderr(`registered: ${started.connection.registered.join(', ')}\n`);
+    if (started.connection.budgets.length > 0) io.stderr(`budgets set: ${started.connection.budgets.join(', ')}\n`);
     await started.ready;
     io.stderr(`fleet: ${started.loops.length} participants running (${fleet.agents.map((a) => `${a.id}: ${a.roles.join('+')} on ${a.model}`).join('; ')}); Ctrl-C stops\n`);
     const aborted = new Promise<void>((resolve) => (io.signal?.aborted ? resolve() : io.signal?.addEventListener('abort', () => resolve(), { once: true })));

@@ -1,13 +1,14 @@
 /**
  * A fleet's agents on Agora: each agent's key file (created when missing, mode 0600), its
- * registration (by an operator, when the fleet is given an operator key and the agent is not
- * registered yet; a registered agent is left as it is), and one SDK client per agent, signing with its key.
+ * registration and its model budget (by an operator, when the fleet is given an operator key: an
+ * agent not registered yet is registered, a registered one is left as it is; the budget the fleet
+ * file gives is set, SetModelBudget, once per amount), and one SDK client per agent, signing with its key.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Role } from '@agora/contracts';
 import { generateKeyPair, parseKeyFile } from '@agora/identity';
-import { Agora, type NatsOptions } from '@agora/sdk';
+import { Agora, uuidV5, type NatsOptions } from '@agora/sdk';
 import type { FleetAgentConfig, FleetConfig } from './fleet-file.js';
 
 export interface FleetConnection {
@@ -15,6 +16,8 @@ export interface FleetConnection {
   clients: Map<string, Agora>;
   /** The agents the operator registered now. */
   registered: string[];
+  /** The budgets the operator set now (`agent amount currency`). */
+  budgets: string[];
   /** Key files created now. */
   created: string[];
   close(): Promise<void>;
@@ -24,8 +27,10 @@ export interface ConnectFleetOptions {
   /** The gateway (`http://127.0.0.1:8080`), or `nats`. */
   url?: string;
   nats?: NatsOptions;
-  /** An operator's key file: agents not registered yet are registered with it. */
+  /** An operator's key file: agents not registered yet are registered with it, and their budgets set. */
   operatorKeyFile?: string;
+  /** The currency of the budgets (the provider layer's). Default USD. */
+  currency?: string;
 }
 
 /** The registry roles of a fleet agent (taking turns in recoveries needs none: an observer, when it plays nothing else). */
@@ -51,6 +56,7 @@ export async function connectFleet(fleet: FleetConfig, options: ConnectFleetOpti
   const transport = options.nats ? { nats: options.nats } : { url: options.url ?? 'http://127.0.0.1:8080' };
   const clients = new Map<string, Agora>();
   const registered: string[] = [];
+  const budgets: string[] = [];
   const created: string[] = [];
   const close = async () => {
     await Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined)));
@@ -63,19 +69,26 @@ export async function connectFleet(fleet: FleetConfig, options: ConnectFleetOpti
         const client = await Agora.connect({ ...transport, signer: { keyFile: agent.keyFile, agentId: agent.id } });
         clients.set(agent.id, client);
         const known = await (operator ?? client).tryQuery('GetAgent', { agentId: agent.id });
-        if (known.ok) continue;
-        if (known.error.code !== 'not_found' && known.error.code !== 'unknown_actor') throw new Error(`reading agent ${agent.id}: ${known.error.code}: ${known.error.message}`);
-        if (!operator) throw new Error(`agent ${agent.id} is not registered: register it (agora agents register) or give the fleet an operator key`);
-        await operator.send('RegisterAgent', {
-          agentId: agent.id,
-          publicKey,
-          displayName: agent.id,
-          roles: registryRoles(agent),
-          constitutions: agent.constitutions,
-          specializations: agent.specializations,
-          trustScore: agent.trustScore ?? 500,
-        });
-        registered.push(agent.id);
+        if (!known.ok) {
+          if (known.error.code !== 'not_found' && known.error.code !== 'unknown_actor') throw new Error(`reading agent ${agent.id}: ${known.error.code}: ${known.error.message}`);
+          if (!operator) throw new Error(`agent ${agent.id} is not registered: register it (agora agents register) or give the fleet an operator key`);
+          await operator.send('RegisterAgent', {
+            agentId: agent.id,
+            publicKey,
+            displayName: agent.id,
+            roles: registryRoles(agent),
+            constitutions: agent.constitutions,
+            specializations: agent.specializations,
+            trustScore: agent.trustScore ?? 500,
+          });
+          registered.push(agent.id);
+        }
+        if (operator && agent.budget !== undefined) {
+          // One command per amount: a fleet started again with the same budget changes nothing.
+          const currency = options.currency ?? 'USD';
+          const set = await operator.send('SetModelBudget', { agentId: agent.id, amount: agent.budget, currency }, { commandId: uuidV5(`fleet-budget:${agent.id}:${agent.budget}:${currency}`) });
+          if (!set.duplicate) budgets.push(`${agent.id} ${agent.budget} ${currency}`);
+        }
       }
     } finally {
       await operator?.close();
@@ -84,5 +97,5 @@ export async function connectFleet(fleet: FleetConfig, options: ConnectFleetOpti
     await close();
     throw error;
   }
-  return { clients, registered, created, close };
+  return { clients, registered, budgets, created, close };
 }

@@ -11,7 +11,7 @@
 import type { DebateView } from '@agora/contracts';
 import { onDebateTurn, uuidV5, type Agora, type RoleLoop, type RoleLoopOptions } from '@agora/sdk';
 import { ModelMove, movePromptOf, systemPromptOf, threadFor, toDebateMove } from './debate-context.js';
-import type { ParticipantSettings } from './participant.js';
+import { callModel, type ParticipantSettings } from './participant.js';
 
 /** Whose turn it is: the debater after the author of the last move (the moderator's messages aside); the first debater to open. */
 export function debaterDue(debate: DebateView): string | undefined {
@@ -39,7 +39,7 @@ export function runDebater(agora: Agora, settings: ParticipantSettings & { retri
       const report = (outcome: 'acted' | 'silent', what: string, error?: string) =>
         settings.report?.({ agent: me, role: 'debater', outcome, what, model: settings.model, calls, cost: Math.round(cost * 1e6) / 1e6, ...(error === undefined ? {} : { error }) });
       for (let attempt = 0; attempt <= retries; attempt++) {
-        const outcome = await settings.calls.call({
+        const outcome = await callModel(settings.calls, {
           callId: uuidV5(`debate:${debate.debateId}:${turn}:${me}:${attempt}`),
           purpose: `move ${turn} of debate ${debate.debateId} (${threadId})${attempt > 0 ? ' (retry)' : ''}`,
           model: settings.model,
@@ -50,6 +50,10 @@ export function runDebater(agora: Agora, settings: ParticipantSettings & { retri
           maxOutputTokens: settings.maxOutputTokens ?? 800,
           ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
         });
+        if ('refused' in outcome) {
+          report('silent', `no move ${turn} in ${debate.debateId}`, outcome.refused);
+          return undefined;
+        }
         calls += 1;
         cost += outcome.cost;
         if (!outcome.ok) {

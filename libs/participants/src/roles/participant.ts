@@ -7,7 +7,7 @@
 import { uuidV5 } from '@agora/sdk';
 import type { z } from 'zod';
 import type { Prompts } from '../fleet/prompts.js';
-import type { ModelCalls } from '../model-calls.js';
+import type { ModelCallOutcome, ModelCallRequest, ModelCalls } from '../model-calls.js';
 
 /** What a participant did in answer to an event: logged by the fleet (who, what, cost). */
 export interface ParticipantAction {
@@ -67,7 +67,7 @@ export async function ask<T>(settings: ParticipantSettings, question: Question<T
   let error = '';
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const prompt = attempt === 0 ? question.prompt : `${question.prompt}\n${settings.prompts.render('retry', { error })}`;
-    const outcome = await settings.calls.call({
+    const outcome = await callModel(settings.calls, {
       callId: uuidV5(`${question.key}:${attempt}`),
       purpose: attempt === 0 ? question.purpose : `${question.purpose} (retry)`,
       model: settings.model,
@@ -78,6 +78,7 @@ export async function ask<T>(settings: ParticipantSettings, question: Question<T
       ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
       ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
     });
+    if ('refused' in outcome) return { ok: false, error: outcome.refused, calls, cost };
     calls += 1;
     cost += outcome.cost;
     if (!outcome.ok) {
@@ -91,6 +92,20 @@ export async function ask<T>(settings: ParticipantSettings, question: Question<T
     error = problem;
   }
   return { ok: false, error: `no answer that fits after ${ATTEMPTS} attempts: ${error}`, calls, cost };
+}
+
+/**
+ * A model call through the participant's ModelCalls; a call refused before it was made (no budget
+ * left, a model with no price) or whose outcome could not be recorded is `{refused}` with the reason,
+ * so that the role answers as it does for any call that gave nothing (never a crashed loop).
+ */
+export async function callModel<T>(calls: ModelCalls, request: ModelCallRequest<T>): Promise<ModelCallOutcome<T> | { refused: string }> {
+  try {
+    return await calls.call(request);
+  } catch (error) {
+    const { code, message } = error as Error & { code?: string };
+    return { refused: `the model call was refused: ${code ? `${code}: ` : ''}${message}` };
+  }
 }
 
 /** The action report of an answer (or of the lack of one). */
