@@ -107,7 +107,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
     const positions = Object.entries(main.crux?.positions ?? {}).map(([agent, p]) => `${agent} ${p.side} (${p.confidence})`).join(', ');
     say(`   decision: ${debate.outcome}; ${debate.threads.length} thread(s); crux: "${main.crux?.question ?? '(none)'}" ${positions}${main.crux?.validated ? ', validated' : ''}; cost ${cost('debate')}`);
     say(`\ntotal cost: ${[...costs.values()].reduce((a, b) => a + b, 0).toFixed(6)} ${layer.currency}${stands ? `; the stand-ins received ${stands.requests.length} requests` : ''}`);
-    say(`every decision re-verified from the log: AGORA_DATA_DIR=${dataDir} npm run agora -- audit`);
+    say(`every decision re-verified, every model call attributed to its agent and budget: AGORA_DATA_DIR=${dataDir} AGORA_OPERATOR_KEY_FILE=${operatorKeyFile} npm run agora -- audit`);
   } finally {
     await started?.close();
     agora.kill('SIGTERM');
