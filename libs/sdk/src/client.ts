@@ -16,7 +16,7 @@ export type Signer = { keyFile: string; agentId?: string } | { secretKey: string
 export interface ConnectOptions {
   /** The gateway's URL (`http://127.0.0.1:8080`). */
   url?: string;
-  /** NATS instead of HTTP: servers and, where the server wants them, credentials. */
+  /** NATS instead of HTTP: servers and, where the server wants them, credentials (without them, a signer connects as itself: its nkey). */
   nats?: NatsOptions;
   /** Who signs the commands; without it the client only reads (queries, events). */
   signer?: Signer;
@@ -64,7 +64,7 @@ export class Agora {
   static async connect(options: ConnectOptions): Promise<Agora> {
     const { agentId, secretKey } = readSigner(options.signer);
     if ((options.url === undefined) === (options.nats === undefined)) throw new TypeError('connect to Agora with either `url` (the HTTP gateway) or `nats`');
-    const transport = options.url !== undefined ? new HttpTransport(options.url) : await MessagingTransport.connect(options.nats as NatsOptions);
+    const transport = options.url !== undefined ? new HttpTransport(options.url) : await MessagingTransport.connect(options.nats as NatsOptions, agentId !== undefined && secretKey !== undefined ? { agentId, secretKey } : undefined);
     return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 

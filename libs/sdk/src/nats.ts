@@ -1,9 +1,22 @@
-import { EVENT_SUBJECT_PREFIX, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
-import type { SignedCommand } from '@agora/identity';
+import { EVENT_SUBJECT_PREFIX, READ_TOKEN, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
+import { mintReadToken, type SignedCommand } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging/client';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 
-export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>[0]>;
+export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>[0]> & {
+  /** The audience of the read tokens its queries carry (services with closed reads check it). Default READ_TOKEN.defaultAudience. */
+  readAudience?: string;
+};
+
+/** Who reads: each query carries a fresh read token of this agent (header READ_TOKEN.natsHeader). */
+export interface NatsReader {
+  agentId: string;
+  secretKey: string;
+  audience?: string;
+}
+
+/** How long the read token of one query lives: enough for a slow reply, far below the most allowed. */
+const QUERY_TOKEN_SECONDS = 60;
 
 /** How many event ids a NATS listener remembers to drop a redelivered event (the relay is at least once). */
 const SEEN_IDS = 10_000;
@@ -17,11 +30,25 @@ const SEEN_IDS = 10_000;
 export class MessagingTransport implements Transport {
   readonly kind = 'messaging';
 
-  /** @param client NATS, or the in-process bus of the process the caller runs in (the gateway's /mcp). */
-  constructor(private readonly client: AgoraClient) {}
+  /**
+   * @param client NATS, or the in-process bus of the process the caller runs in (the gateway's /mcp).
+   * @param reader when given, every query carries a read token of this agent.
+   */
+  constructor(
+    private readonly client: AgoraClient,
+    private readonly reader?: NatsReader,
+  ) {}
 
-  static async connect(options: NatsOptions): Promise<MessagingTransport> {
-    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...options }));
+  /**
+   * Connects to NATS. With a signer and no user/password, the connection is the signer's own: its
+   * key as an nkey, its replies under `_INBOX_<agentId>` (`agora setup nats` makes the server's
+   * users so), and its queries carry its read token.
+   */
+  static async connect(options: NatsOptions, signer?: { agentId: string; secretKey: string }): Promise<MessagingTransport> {
+    const { readAudience, ...connect } = options;
+    const identity = connect.identity ?? (signer !== undefined && connect.credentials === undefined ? signer : undefined);
+    const reader = identity && { ...identity, ...(readAudience === undefined ? {} : { audience: readAudience }) };
+    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...connect, ...(identity ? { identity } : {}) }), reader);
   }
 
   command(definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
@@ -29,7 +56,11 @@ export class MessagingTransport implements Transport {
   }
 
   query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
-    return this.client.request(definition.subject, params, { timeoutMs });
+    return this.client.request(definition.subject, params, { timeoutMs, ...(this.reader ? { headers: { [READ_TOKEN.natsHeader]: this.readToken(this.reader) } } : {}) });
+  }
+
+  private readToken(reader: NatsReader): string {
+    return mintReadToken({ agentId: reader.agentId, secretKey: reader.secretKey, lifetimeSeconds: QUERY_TOKEN_SECONDS, ...(reader.audience === undefined ? {} : { audience: reader.audience }) });
   }
 
   async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
