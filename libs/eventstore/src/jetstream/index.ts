@@ -5,11 +5,11 @@ import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
 import { clusteredLogRefusal } from './server-version.js';
-import { ensureStream, StreamNotReady, verifyStream } from './stream-setup.js';
+import { ensureStream, setUpStream, StreamNotReady, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
 export type { JetStreamStoreLogger } from './store.js';
-export { setUpStream, verifyStream, StreamNotReady, type StreamSetup, type StreamSetupAction } from './stream-setup.js';
+export { StreamNotReady, type StreamSetupAction } from './stream-setup.js';
 
 export interface JetStreamEventStoreOptions {
   /** NATS servers to connect to (ignored when `connection` is given). Default `127.0.0.1:4222`. */
@@ -108,6 +108,22 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     if (error instanceof StreamNotReady) throw new StoreRefused(`jetstream: ${error.message}`, 'stream_not_ready');
     throw new StoreUnavailable(`jetstream: cannot set up stream ${config.streamName}: ${messageOf(error)}`, undefined, { cause: error });
   }
+}
+
+/**
+ * The setup step of a deployment whose services only verify the log's stream
+ * (`EVENT_STORE=jetstream?setup=verify`; `agora setup nats --stream`): creates the stream, or brings
+ * it up to what the store needs, over a connection allowed to (an operator's). Says what it did;
+ * a second run is `unchanged`.
+ */
+export async function setUpJetStreamLog(
+  connection: NatsConnection,
+  options: Pick<JetStreamEventStoreOptions, 'streamName' | 'subjectPrefix' | 'replicas' | 'duplicateWindowMs' | 'requestTimeoutMs'> = {},
+): Promise<StreamSetupAction> {
+  const config = resolveOptions(options);
+  refuseClusteredLogOn(connection, config.streamName, config.replicas);
+  const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
+  return (await setUpStream(jsm, config)).action;
 }
 
 /** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */
