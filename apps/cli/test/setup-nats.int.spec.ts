@@ -16,10 +16,10 @@ import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-co
 import { connect } from '@nats-io/transport-node';
 import { ListProposals, type Reply } from '@agora/contracts';
 import { openEventStore, StoreRefused } from '@agora/eventstore';
-import { generateKeyPair, type KeyPair } from '@agora/identity';
+import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { connectNats, createServiceMicroservice, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
-import { startNatsServer, type PrivateNatsServer } from '@agora/testing';
+import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { setUpNats } from '../src/commands/setup.js';
 
 const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
@@ -139,6 +139,23 @@ describe('each agent on NATS is itself', () => {
     expect(seen).toEqual([]);
   }, 30_000);
 
+  it("the SDK says so when an agent's user may not hear a category's events, and hears the ones it may", async () => {
+    const agora = await Agora.connect({ nats: { servers: nats.url }, signer: { agentId: 'alice', secretKey: keys.alice.secretKey } });
+    try {
+      const proposals = agora.events({ categories: ['proposal'] })[Symbol.asyncIterator]();
+      await expect(proposals.next()).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining('agora.evt.proposal.*') });
+      let opened = false;
+      const stop = new AbortController();
+      const agents = agora.events({ categories: ['agent'], signal: stop.signal, onOpen: () => (opened = true) })[Symbol.asyncIterator]();
+      const next = agents.next();
+      await waitFor(() => opened, 'the agent events open');
+      stop.abort();
+      expect(await next).toEqual({ done: true, value: undefined });
+    } finally {
+      await agora.close();
+    }
+  }, 30_000);
+
   it('an agent listens only to the event categories it may read in full; an operator to all', () => {
     expect(natsAgentPermissions(alice).subscribe).toEqual(['_INBOX_alice.>', 'agora.evt.agent.>']);
     expect(natsAgentPermissions(root).subscribe).toEqual(['_INBOX_root.>', 'agora.evt.>']);
@@ -201,7 +218,6 @@ describe('closed reads on NATS', () => {
       await operator.close();
     }
     // Alice's connection, claiming to be bob in the token: the signature does not verify under bob's key.
-    const { mintReadToken } = await import('@agora/identity');
     const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, identity: identity('alice') })));
     const forged = mintReadToken({ agentId: 'bob', secretKey: keys.alice.secretKey });
     expect(await client.request(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { 'Agora-Read-Token': forged } })).toMatchObject({ ok: false, error: { code: 'bad_signature' } });

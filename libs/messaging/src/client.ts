@@ -33,7 +33,7 @@ export interface AgoraClient {
   /** Fire-and-forget notification (no reply). Resolves once handed to the transport. */
   publish(subject: string, data: unknown, options?: { headers?: WireHeaders }): Promise<void>;
   /** Listens on a subject (wildcards allowed); bodies that are not JSON are skipped. */
-  subscribe(subject: string, handler: (message: AgoraMessage) => void, options?: { queue?: string }): WireSubscription;
+  subscribe(subject: string, handler: (message: AgoraMessage) => void, options?: { queue?: string; onError?: (error: Error) => void }): WireSubscription;
   close(): Promise<void>;
 }
 
@@ -69,7 +69,7 @@ abstract class WireAgoraClient implements AgoraClient {
     this.wire.publish(subject, encodeJson(data), options);
   }
 
-  subscribe(subject: string, handler: (message: AgoraMessage) => void, options: { queue?: string } = {}): WireSubscription {
+  subscribe(subject: string, handler: (message: AgoraMessage) => void, options: { queue?: string; onError?: (error: Error) => void } = {}): WireSubscription {
     const sub = this.wire.subscribe(subject, {
       ...options,
       callback: (msg) => {

@@ -88,7 +88,8 @@ export class NatsWire implements WireConnection {
       ...(options.queue ? { queue: options.queue } : {}),
       callback: (error, msg) => {
         // Errors here are subscription-level (permissions); nats.js closes the subscription after them.
-        if (!error) options.callback(delivery(msg));
+        if (error) options.onError?.(error);
+        else options.callback(delivery(msg));
       },
     });
     return { unsubscribe: () => sub.unsubscribe() };

@@ -91,6 +91,7 @@ ${NATS_CREDENTIALS_HELP}
 AGORA_NATS_READS           open (default) or closed: with closed, a query on NATS must carry its reader's
                            read token (header Agora-Read-Token; the SDK and the gateway send it) and is
                            answered by the visibility table; without one it is refused (forbidden)
+AGORA_READ_AUDIENCE        the audience those read tokens must name (default agora, as the gateway's)
 AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
 AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
                            it is checked and ignored): may sign the first RegisterAgent

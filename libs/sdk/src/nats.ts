@@ -1,4 +1,4 @@
-import { EVENT_SUBJECT_PREFIX, READ_TOKEN, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
+import { AgoraError, EVENT_SUBJECT_PREFIX, READ_TOKEN, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
 import { mintReadToken, type SignedCommand } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging/client';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
@@ -71,22 +71,35 @@ export class MessagingTransport implements Transport {
     const queue: AgoraEvent[] = [];
     let wake: (() => void) | undefined;
     const seen = new Set<string>();
+    let refused: AgoraError | undefined;
     const subscriptions = subjects.map((subject) =>
-      this.client.subscribe(subject, (message) => {
-        const event = message.body as AgoraEvent;
-        if (!event || typeof event.id !== 'string' || seen.has(event.id)) return;
-        seen.add(event.id);
-        if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
-        queue.push(event);
-        wake?.();
-      }),
+      this.client.subscribe(
+        subject,
+        (message) => {
+          const event = message.body as AgoraEvent;
+          if (!event || typeof event.id !== 'string' || seen.has(event.id)) return;
+          seen.add(event.id);
+          if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+          queue.push(event);
+          wake?.();
+        },
+        {
+          // An agent's own NATS user hears only the event categories it may read in full: say so rather than wait for ever.
+          onError: (error) => {
+            refused ??= new AgoraError('forbidden', `NATS refused the events on ${subject} (${error.message}): an agent's NATS user hears only the categories it may read in full; read the others through the gateway's event stream`, { subject });
+            wake?.();
+          },
+        },
+      ),
     );
     const onAbort = () => wake?.();
     signal.addEventListener('abort', onAbort);
     try {
       if (this.client instanceof NatsAgoraClient) await this.client.connection.flush();
+      if (refused) throw refused;
       filter.onOpen?.();
       while (!signal.aborted) {
+        if (refused) throw refused;
         const event = queue.shift();
         if (event) {
           yield event;
