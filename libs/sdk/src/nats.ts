@@ -42,12 +42,14 @@ export class MessagingTransport implements Transport {
   /**
    * Connects to NATS. With a signer and no user/password, the connection is the signer's own: its
    * key as an nkey, its replies under `_INBOX_<agentId>` (`agora setup nats` makes the server's
-   * users so), and its queries carry its read token.
+   * users so). With a signer, its queries carry the signer's read token.
    */
   static async connect(options: NatsOptions, signer?: { agentId: string; secretKey: string }): Promise<MessagingTransport> {
     const { readAudience, ...connect } = options;
     const identity = connect.identity ?? (signer !== undefined && connect.credentials === undefined ? signer : undefined);
-    const reader = identity && { ...identity, ...(readAudience === undefined ? {} : { audience: readAudience }) };
+    // Who reads is the signer, however the connection authenticates (its nkey, or a NATS_USER of the bootstrap users).
+    const readerKey = signer ?? identity;
+    const reader = readerKey && { ...readerKey, ...(readAudience === undefined ? {} : { audience: readAudience }) };
     return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...connect, ...(identity ? { identity } : {}) }), reader);
   }
 
