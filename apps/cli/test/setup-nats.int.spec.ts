@@ -223,3 +223,4 @@ describe('closed reads on NATS', () => {
     expect(await client.request(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { 'Agora-Read-Token': forged } })).toMatchObject({ ok: false, error: { code: 'bad_signature' } });
   }, 30_000);
 });
+

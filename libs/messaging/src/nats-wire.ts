@@ -17,6 +17,8 @@ export interface NatsConnectOptions {
    * `_INBOX_<agentId>` (the only inbox `agora setup nats` lets it subscribe to). Instead of `credentials`.
    */
   identity?: NatsIdentity;
+  /** How long the first connection may take (nats.js `timeout`). Default nats.js's 20 s. */
+  connectTimeoutMs?: number;
 }
 
 /** Who a connection is on a server with nkey users: the agent id and the secret key that signs its commands. */
@@ -37,6 +39,7 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
     ...(options.identity === undefined ? {} : identityConnectOptions(options.identity)),
+    ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
     // Keep trying for ever: a service outlives a NATS restart.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,

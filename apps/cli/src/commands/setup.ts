@@ -57,12 +57,16 @@ export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult>
   }
 }
 
-/** Connects as the operator; right after a reload the server may not know the operator's user yet, so a refusal is retried until `waitMs`. */
+/**
+ * Connects as the operator. A server reloads asynchronously: right after the signal it may not
+ * know the operator's user yet, and a connection it accepts in the middle of its reload may never
+ * be answered, so each attempt is short and a failure is retried until `waitMs`.
+ */
 async function connectAsOperator(servers: string, identity: NatsIdentity, waitMs: number) {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      return await connectNats({ servers, name: 'agora-setup', identity });
+      return await connectNats({ servers, name: 'agora-setup', identity, connectTimeoutMs: waitMs > 0 ? 2_000 : 10_000 });
     } catch (error) {
       if (Date.now() >= deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -77,7 +81,8 @@ export const setupNats: CommandSpec = {
     "Write the NATS users file (auth.conf, beside deploy/nats/roles.conf) from the registry: one nkey user per active agent, its Ed25519 key, allowed its own inbox prefix _INBOX_<agentId> only; then make nats-server reload it, and with --stream create or update the log's JetStream stream as the operator of --key.",
   usage: '--key <operator key file> --out <auth.conf> [--pid <n> | --pid-file <file>] [--stream] [--nats <url>] [--replicas <n>]',
   description: [
-    'Agents are read from the gateway (--url) with a read token of --key. Run it again after registering,',
+    'Agents are read from the gateway (--url) with a read token of --key; the operator of --key gets a user even when it is a',
+    'bootstrap operator the registry does not list. Run it again after registering,',
     'disabling or re-keying an agent: a run that changes nothing writes nothing and does not reload.',
     'Services that only check the stream run with EVENT_STORE=jetstream?setup=verify (docs/deployment.md).',
   ].join('\n'),
@@ -103,7 +108,10 @@ export const setupNats: CommandSpec = {
     const pid = integerOption(args, 'pid', 'setup nats', { min: 1, max: 2 ** 22 }) ?? (pidFile === undefined ? undefined : Number(readFileSync(pidFile, 'utf8').trim()));
     const url = new URL(`${gatewayUrl(args, io, 'setup nats')}/v1/registry/agents`);
     url.searchParams.set('includeDisabled', 'true');
-    const agents = await requestAllPages<AgentView>(url, 'agents', undefined, readHeaders(args, io, 'setup nats'));
+    const agents: NatsAgent[] = await requestAllPages<AgentView>(url, 'agents', undefined, readHeaders(args, io, 'setup nats'));
+    // A bootstrap operator (AGORA_OPERATOR_PUBLIC_KEY) is not in the registry: the one running the setup gets its user too.
+    const bootstrap = !agents.some((a) => a.agentId === key.agentId);
+    if (bootstrap) agents.push({ agentId: key.agentId, publicKey: key.publicKey, roles: ['operator'], status: 'active' });
     const replicas = integerOption(args, 'replicas', 'setup nats', { min: 1, max: 5 });
     let result: NatsSetupResult;
     try {
@@ -119,7 +127,7 @@ export const setupNats: CommandSpec = {
       throw new CommandFailed(undefined, `setup nats: ${error instanceof Error ? error.message : String(error)}`);
     }
     const active = agents.filter((a) => a.status === 'active').length;
-    io.stdout(`${out}: ${result.file} (${active} agent${active === 1 ? '' : 's'} as nkey users)${result.reloaded ? `; nats-server ${pid} reloaded` : ''}\n`);
+    io.stdout(`${out}: ${result.file} (${active} agent${active === 1 ? '' : 's'} as nkey users${bootstrap ? `, ${key.agentId} as the bootstrap operator of --key` : ''})${result.reloaded ? `; nats-server ${pid} reloaded` : ''}\n`);
     if (result.stream) io.stdout(`log stream: ${result.stream}\n`);
     return EXIT.ok;
   },
