@@ -15,7 +15,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { ListProposals, type Reply } from '@agora/contracts';
-import { openEventStore, StoreRefused } from '@agora/eventstore';
+import { startGateway } from '@agora/gateway';
+import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { connectNats, createServiceMicroservice, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
@@ -173,7 +174,7 @@ describe('closed reads on NATS', () => {
   ];
 
   beforeAll(async () => {
-    const directory = new StaticAgentDirectory(Object.fromEntries([root, alice, bob].map((a) => [a.agentId, { publicKey: a.publicKey, roles: a.roles, status: a.status }])));
+    directory = new StaticAgentDirectory(Object.fromEntries([root, alice, bob].map((a) => [a.agentId, { publicKey: a.publicKey, roles: a.roles, status: a.status }])));
     service = await createServiceMicroservice({
       service: 'proposal',
       transport: 'nats',
@@ -188,8 +189,25 @@ describe('closed reads on NATS', () => {
     });
   }, 30_000);
 
+  let directory: StaticAgentDirectory;
+
   afterAll(async () => {
     await service?.close();
+  }, 30_000);
+
+  it("the gateway's HTTP queries keep working: it forwards its reader's token to the service", async () => {
+    const store = await openEmbeddedEventStore({ directory: join(dir, 'gateway-events') });
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY } })));
+    const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory } });
+    try {
+      const token = mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
+      const res = await fetch(`${gateway.url}/v1/proposal/proposals`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { result: { proposals: { proposalId: string }[] } }).result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+    } finally {
+      await gateway.close();
+      await store.close();
+    }
   }, 30_000);
 
   it('a query without a read token is refused forbidden', async () => {
