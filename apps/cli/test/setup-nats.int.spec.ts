@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { ListProposals, type Reply } from '@agora/contracts';
+import { ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
 import { startGateway } from '@agora/gateway';
 import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
@@ -108,15 +108,27 @@ describe('each agent on NATS is itself', () => {
   beforeAll(async () => {
     // A responder in a service's queue group, as the service user: it answers whoever asks.
     service = await asService();
-    service.subscribe('agora.cmd.registry.>', { queue: 'registry', callback: (_e, msg) => void msg.respond(JSON.stringify({ ok: true, result: { for: new TextDecoder().decode(msg.data) } })) });
+    service.subscribe('agora.cmd.proposal.>', { queue: 'proposal', callback: (_e, msg) => void msg.respond(JSON.stringify({ ok: true, result: { for: new TextDecoder().decode(msg.data) } })) });
     await service.flush();
   }, 30_000);
 
   it("alice's own request and reply work, under her own inbox prefix", async () => {
     const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
-    const reply = await nc.request('agora.cmd.registry.agent.ping', 'from alice', { timeout: 10_000 });
+    const reply = await nc.request(SubmitProposal.subject, 'from alice', { timeout: 10_000 });
     expect(reply.subject.startsWith('_INBOX_alice.')).toBe(true);
     expect(reply.json()).toEqual({ ok: true, result: { for: 'from alice' } });
+  }, 30_000);
+
+  it('an agent publishes only the commands its roles may send', async () => {
+    const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
+    const refused = await nc.request(RegisterAgent.subject, '{}', { timeout: 5_000 }).then(
+      () => new Error('the request went through'),
+      (e: unknown) => (e instanceof errors.RequestError && e.cause ? e.cause : e),
+    );
+    expect(refused).toBeInstanceOf(errors.PermissionViolationError);
+    expect(natsAgentPermissions(alice).publish).toContain(SubmitProposal.subject);
+    expect(natsAgentPermissions(alice).publish).not.toContain(RegisterAgent.subject);
+    expect(natsAgentPermissions(root).publish).toContain(RegisterAgent.subject);
   }, 30_000);
 
   it("alice cannot subscribe to bob's inbox, nor to every inbox", async () => {
@@ -133,7 +145,7 @@ describe('each agent on NATS is itself', () => {
     const seen: string[] = [];
     const sub = spy.subscribe('_INBOX_bob.>', { callback: (_e, msg) => void seen.push(msg.subject) });
     const bobNc = track(await connectNats({ servers: nats.url, identity: identity('bob') }));
-    const reply = await bobNc.request('agora.cmd.registry.agent.ping', 'secret of bob', { timeout: 10_000 });
+    const reply = await bobNc.request(SubmitProposal.subject, 'secret of bob', { timeout: 10_000 });
     expect(reply.json()).toEqual({ ok: true, result: { for: 'secret of bob' } });
     expect(reply.subject.startsWith('_INBOX_bob.')).toBe(true);
     expect(await ended(sub)).toBeInstanceOf(errors.PermissionViolationError);

@@ -4,15 +4,16 @@
  * user per active agent, whose key is the agent's own Ed25519 key. Works on nats-server 2.9: a
  * plain `authorization` block the server reloads (SIGHUP, `nats-server --signal reload`).
  *
- * What an agent may do: publish requests on command and query subjects (the services check the
- * signature and the role of each command), receive replies only under its own inbox prefix
+ * What an agent may do: publish requests on the subjects of the commands its roles may send (the
+ * authorization table; the services still check the signature and the role of each command) and on
+ * query subjects, receive replies only under its own inbox prefix
  * `_INBOX_<agentId>` (no agent can read another's replies), and listen to the events of the
  * categories the visibility table lets it read in full (libs/contracts EVENT_VISIBILITY; a
  * notification subject names no aggregate, so categories read "as a party" are read through the
  * gateway's event stream, which filters them). Operators and auditors listen to every event, and
  * operators may create and update the log's stream (`agora setup nats --stream`).
  */
-import { COMMAND_SUBJECT_PREFIX, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, QUERY_SUBJECT_PREFIX, readerOf } from '@agora/contracts';
+import { authorizeSender, commands, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, QUERY_SUBJECT_PREFIX, readerOf } from '@agora/contracts';
 import { inboxPrefixOf, natsUserKey } from './nats-identity.js';
 
 /** An agent as the registry knows it (the fields of its AgentView this needs). */
@@ -48,7 +49,9 @@ export function natsAgentPermissions(agent: NatsAgent, options: { streamName?: s
           .map(([category]) => `${EVENT_SUBJECT_PREFIX}.${category}.>`)
       : [];
   const admin = agent.roles.includes('operator') ? streamAdminApi(options.streamName ?? 'AGORA_EVENTS') : [];
-  return { publish: [`${COMMAND_SUBJECT_PREFIX}.>`, `${QUERY_SUBJECT_PREFIX}.>`, ...admin], subscribe: [inbox, ...events] };
+  // Its own command subjects: those of the commands its roles may send now (a role granted later needs a new `agora setup nats`).
+  const own = commands.filter((c) => authorizeSender(c, { actor: agent.agentId, roles: agent.roles }).allowed).map((c) => c.subject);
+  return { publish: [...own, `${QUERY_SUBJECT_PREFIX}.>`, ...admin], subscribe: [inbox, ...events] };
 }
 
 const list = (subjects: readonly string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
