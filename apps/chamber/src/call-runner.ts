@@ -2,7 +2,7 @@ import { ArbiterVerdict, CrossExamAnswer, PanelAnswer, type CallOutcomeRecord, t
 import { DomainError } from '@agora/decider';
 import { chamberStreamId, type ChamberDecider, type ChamberSessionState } from '@agora/domain-chamber';
 import type { EventStore } from '@agora/eventstore';
-import type { CallOutcome, ProviderLayer } from '@agora/providers';
+import { interruptedRecord, outcomeRecord, type ProviderLayer } from '@agora/providers';
 import type { z } from 'zod';
 import { issueInternalCommand, type KeyedLock, type ServiceIdentity } from '@agora/runtime';
 import { contextOfEvent, inContext } from '@agora/tracing';
@@ -10,34 +10,6 @@ import { contextOfEvent, inContext } from '@agora/tracing';
 type Request = DataOf<typeof ChamberCallRequested>;
 
 const SCHEMAS: Record<Request['schema'], z.ZodType<unknown>> = { PanelAnswer, CrossExamAnswer, ArbiterVerdict };
-
-/** A provider outcome as the log records it (the API key never appears in it: the layer never returns it). */
-export function outcomeRecord(outcome: CallOutcome<unknown>): CallOutcomeRecord {
-  if (outcome.ok) {
-    return { ok: true, text: outcome.text, output: outcome.output, responseModel: outcome.responseModel ?? null, finishReason: outcome.finishReason, usage: outcome.usage, cost: outcome.cost, latencyMs: outcome.latencyMs, attempts: outcome.attempts, retried: outcome.retried };
-  }
-  return { ok: false, error: outcome.error, usage: outcome.usage, cost: outcome.cost, costEstimated: false, latencyMs: outcome.latencyMs, attempts: outcome.attempts, retried: outcome.retried };
-}
-
-/**
- * An interrupted call, settled: the process that made it stopped before its outcome was recorded,
- * so whether the provider answered (and billed) is unknown. It is recorded failed (kind
- * `interrupted`) at its maximum cost (the reservation's own estimate of it), once: the session may
- * then call that step again (stepAttempts), and the budget counts the interrupted attempt at most
- * at what it could have cost, never twice.
- */
-export function interruptedRecord(request: Request): CallOutcomeRecord {
-  return {
-    ok: false,
-    error: { kind: 'interrupted', message: 'the chamber process stopped while this call was in flight; its answer, if any, was lost (counted at its maximum cost)', retryable: true },
-    usage: { inputTokens: 0, outputTokens: 0 },
-    cost: request.maxCost,
-    costEstimated: true,
-    latencyMs: 0,
-    attempts: 0,
-    retried: [],
-  };
-}
 
 export interface CallRunnerOptions {
   store: EventStore;
@@ -75,7 +47,7 @@ export class CallRunner {
     for (const state of sessions) {
       for (const call of state.calls) {
         if (call.status !== 'pending') continue;
-        await this.record(call.request, interruptedRecord(call.request), `interrupted-${call.request.sessionId}-${call.request.callId}`);
+        await this.record(call.request, interruptedRecord(call.request.maxCost, 'the chamber process'), `interrupted-${call.request.sessionId}-${call.request.callId}`);
         settled++;
       }
     }

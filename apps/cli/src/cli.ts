@@ -12,6 +12,7 @@ import { eventsTail } from './commands/events.js';
 import { keysNew, keysServices } from './commands/keys.js';
 import { mcp } from './commands/mcp.js';
 import { mcpProxy } from './commands/mcp-proxy.js';
+import { outcomeCommands } from './commands/outcome.js';
 import { send } from './commands/send.js';
 import { setupNats } from './commands/setup.js';
 import { token } from './commands/token.js';
@@ -31,6 +32,7 @@ const GROUPS: Group[] = [
   { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
+  { name: 'outcome', summary: "Outcomes of executed proposals, and the calibration figures: reviewers' verdicts and validators' votes against what happened", commands: outcomeCommands },
   { name: 'setup', summary: 'Set up a deployment: NATS users from the registry, the log stream', commands: [setupNats] },
 ];
 const TOP_LEVEL: CommandSpec[] = [send, token, mcp, mcpProxy, verifyReadModels, audit];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { commandByType, commands, MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
 import { InvalidKey, mintReadToken, parseKeyFile, type KeyPair } from '@agora/identity';
-import { Agora, HttpTransport, type CommandName } from '@agora/sdk';
+import { Agora, HttpTransport, type CommandName, type QueryName, type QueryParams, type QueryResult } from '@agora/sdk';
 import { CommandFailed, stringOption, UsageError, type Io, type OptionSpec, type Parsed } from './command.js';
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
@@ -26,27 +26,6 @@ export function unreachable(url: string, error: unknown): CommandFailed {
   return new CommandFailed('unavailable', `cannot reach the gateway at ${url} (${why}); is it running? Set --url or AGORA_URL`);
 }
 
-/** Sends one request and reads the Agora reply it answers with (whatever the HTTP status). */
-export async function requestReply<T = unknown>(url: string, init: RequestInit = {}): Promise<Reply<T>> {
-  let res: Response;
-  try {
-    res = await fetch(url, init);
-  } catch (error) {
-    throw unreachable(url, error);
-  }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new CommandFailed('internal', `the gateway answered ${res.status} with something that is not JSON: ${text.slice(0, 200)}`);
-  }
-  if (body === null || typeof body !== 'object' || typeof (body as { ok?: unknown }).ok !== 'boolean') {
-    throw new CommandFailed('internal', `the gateway answered ${res.status} with something that is not an Agora reply: ${text.slice(0, 200)}`);
-  }
-  return body as Reply<T>;
-}
-
 /** The result of an ok reply; a failed reply becomes a CommandFailed (printed as `error <code>: <message>`). */
 export function resultOf<T>(reply: Reply<T>): T {
   if (!reply.ok) throw new CommandFailed(reply.error.code, reply.error.message, reply.error.details);
@@ -54,21 +33,47 @@ export function resultOf<T>(reply: Reply<T>): T {
 }
 
 /**
- * Every item of a paged list query (GET with `limit` and `cursor`): follows `nextCursor` from page
- * to page, `pageSize` items a request (default PAGE_LIMIT_MAX), and returns the list's items in order.
+ * An SDK client that reads through the gateway (GET /v1/<service>/...): each read carries a fresh
+ * read token signed with the reader's key file (readKeyPath: --read-key, --key, $AGORA_KEY_FILE),
+ * for the audience $AGORA_READ_AUDIENCE, else the one the gateway's /health names. Without a key
+ * file the reads go unsigned (a gateway with open reads answers them).
  */
-export async function requestAllPages<T>(url: URL, field: string, pageSize = PAGE_LIMIT_MAX, headers: Record<string, string> = {}): Promise<T[]> {
+export function gatewayReader(args: Parsed, io: Io, command: string): Agora {
+  const url = gatewayUrl(args, io, command);
+  const path = readKeyPath(args, io);
+  if (path === undefined) return Agora.over(new HttpTransport(url));
+  const key = readKeyFile(path);
+  const agentId = stringOption(args, 'actor') ?? key.agentId;
+  if (!agentId) throw new UsageError(`the key file ${path} names no agentId: say who reads with --actor <agentId>`, command);
+  const audience = io.env['AGORA_READ_AUDIENCE'] || undefined;
+  return Agora.over(new HttpTransport(url, { agentId, secretKey: key.secretKey, ...(audience === undefined ? {} : { audience }) }));
+}
+
+/** A reply of the SDK as the CLI prints it: a gateway it cannot reach says how to point at one. */
+function withHint<T>(reply: Reply<T>): Reply<T> {
+  if (!reply.ok && reply.error.code === 'unavailable' && reply.error.message.startsWith('cannot reach')) throw new CommandFailed('unavailable', `${reply.error.message}; is it running? Set --url or AGORA_URL`);
+  return reply;
+}
+
+/** Asks a query through the SDK, after --min-position when the command was given one; a refusal becomes a CommandFailed. */
+export async function queryGateway<N extends QueryName>(agora: Agora, name: N, params: QueryParams<N>, args?: Parsed): Promise<QueryResult<N>> {
+  const minPosition = args === undefined ? undefined : stringOption(args, 'min-position');
+  return resultOf(withHint(await agora.tryQuery(name, params, minPosition === undefined ? {} : { minPosition })));
+}
+
+/**
+ * Every item of a paged list query (`limit` and `cursor`): follows `nextCursor` from page to page,
+ * `pageSize` items a request (default PAGE_LIMIT_MAX), and returns the list's items in order.
+ */
+export async function queryAllPages<N extends QueryName, T>(agora: Agora, name: N, field: string, params: QueryParams<N>, pageSize = PAGE_LIMIT_MAX, args?: Parsed): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {
-    const page = new URL(url);
-    page.searchParams.set('limit', String(pageSize));
-    if (cursor !== undefined) page.searchParams.set('cursor', cursor);
-    const result = resultOf(await requestReply<Record<string, unknown> & { nextCursor?: string }>(page.href, { headers }));
-    const list = result[field];
-    if (!Array.isArray(list)) throw new CommandFailed('internal', `the gateway answered ${page.pathname} without a "${field}" list`);
+    const page = (await queryGateway(agora, name, { ...(params as Record<string, unknown>), limit: pageSize, ...(cursor === undefined ? {} : { cursor }) } as QueryParams<N>, args)) as Record<string, unknown> & { nextCursor?: string };
+    const list = page[field];
+    if (!Array.isArray(list)) throw new CommandFailed('internal', `the gateway answered ${name} without a "${field}" list`);
     items.push(...(list as T[]));
-    cursor = result.nextCursor;
+    cursor = page.nextCursor;
   } while (cursor !== undefined);
   return items;
 }
@@ -133,9 +138,7 @@ export async function sendCommand(baseUrl: string, input: { type: string; actor:
     return { ok: false, error: { code: 'invalid_command', message: `unknown command type ${JSON.stringify(input.type)}; known types: ${knownTypes.join(', ')}`, details: { knownTypes } } };
   }
   const agora = Agora.over(new HttpTransport(baseUrl), { signer: { secretKey: input.key.secretKey, agentId: input.actor } });
-  const reply = await agora.trySend(input.type as CommandName, input.payload as never);
-  if (!reply.ok && reply.error.code === 'unavailable' && reply.error.message.startsWith('cannot reach')) throw new CommandFailed('unavailable', `${reply.error.message}; is it running? Set --url or AGORA_URL`);
-  return reply;
+  return withHint(await agora.trySend(input.type as CommandName, input.payload as never));
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `agora audit` on the log every protocol leaves: the registry, a tribunal review approved in
- * round 1, a voting session decided by its validators, a recovery that converges (the services'
- * own signed commands among them: rounds opened, the recovery opened with its reviewer), and the
+ * round 1 (then executed, its outcome reported), a voting session decided by its validators, a
+ * recovery that converges (the services' own signed commands among them: rounds opened, the
+ * recovery opened with its reviewer), and the
  * projections' log checkpoints. Every commit verifies, is authorized, chains, and decides again
  * to exactly the events recorded: 0 findings.
  */
@@ -110,6 +111,9 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
     await ok('SubmitReview', agent, { proposalId: 'p1', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
   }
   await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p1' }))?.status === 'approved', 'p1 approved', 15_000);
+  // Executed, and its outcome reported by the proposer.
+  await ok('RecordExecution', 'seldon', { proposalId: 'p1', summary: 'bounties posted' });
+  await ok('ReportOutcome', 'seldon', { proposalId: 'p1', outcome: 'failed', note: 'nobody came' });
 
   // Voting: a session on the registry's validators, every selected one approves.
   await ok(CreateVotingSession.type, 'seldon', { requestId: 'r1', actionType: 'deploy_production', riskLevel: 'high' });

@@ -10,8 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { startGateway, type Gateway } from '@agora/gateway';
 import { generateKeyPair, parseKeyFile, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startProjectionsService } from '@agora/projections';
+import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { waitFor } from '@agora/testing';
 import { COMMANDS } from '../src/cli.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -30,6 +32,7 @@ describe('the agora command against a gateway', () => {
   let context: ServiceContext;
   let registry: { close(): Promise<void> };
   let projections: { close(): Promise<void> };
+  let proposals: { close(): Promise<void> };
   let gateway: Gateway;
 
   /** Runs `agora <args>` to completion: exit code and output. */
@@ -77,11 +80,13 @@ describe('the agora command against a gateway', () => {
     });
     registry = await startRegistryService(context, { logger: false });
     projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    proposals = await startProposalService(context, { logger: false });
     gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false });
   }, 120_000);
 
   afterAll(async () => {
     await gateway?.close();
+    await proposals?.close();
     await projections?.close();
     await registry?.close();
     await context?.close();
@@ -241,13 +246,36 @@ describe('the agora command against a gateway', () => {
     expect(await exited).toBe(0);
   }, 30_000);
 
+  it('outcome report signs ReportOutcome for an executed proposal, once; outcome calibration shows the figures', async () => {
+    const seldon = generateKeyPair();
+    const seldonFile = writeKey('seldon.key.json', { agentId: 'seldon', ...seldon });
+    expect((await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'seldon', '--public-key', seldon.publicKey, '--roles', 'executive'])).code).toBe(0);
+    // No tribunal runs here: the proposal stays under review, and its execution is recorded despite that.
+    // (Sent again until the proposal service's directory knows seldon: the same submission changes nothing.)
+    const submission = JSON.stringify({ proposalId: 'cli-plan', title: 'Plan', body: 'Do it', problem: 'Nothing done' });
+    await waitFor(async () => (await agora(['send', 'SubmitProposal', submission, '--key', seldonFile])).code === 0, 'the proposal service to accept seldon');
+    const early = await agora(['outcome', 'report', 'cli-plan', '--failed', '--note', 'too early', '--key', seldonFile]);
+    expect(early).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error illegal_state: proposal cli-plan has not been executed/) });
+    expect((await agora(['send', 'RecordExecution', JSON.stringify({ proposalId: 'cli-plan', summary: 'done' }), '--key', seldonFile])).code).toBe(0);
+    expect(await agora(['outcome', 'report', 'cli-plan', '--worked', '--failed', '--note', 'x', '--key', seldonFile])).toMatchObject({ code: 2, stderr: expect.stringMatching(/either --worked or --failed/) });
+    const reported = await agora(['outcome', 'report', 'cli-plan', '--failed', '--note', 'nobody came', '--key', seldonFile]);
+    expect(reported).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ReportOutcome: proposal-cli-plan@\d+ \[OutcomeReported\] at \d+\n$/) });
+    const position = /at (\d+)\n$/.exec(reported.stdout)![1]!;
+    const again = await agora(['outcome', 'report', 'cli-plan', '--worked', '--note', 'changed my mind', '--key', rootKeyFile]);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error illegal_state: the outcome of proposal cli-plan was already reported \(failed\)/) });
+    const figures = await agora(['outcome', 'calibration', '--read-key', rootKeyFile, '--min-position', position]);
+    expect(figures).toMatchObject({ code: 0, stdout: 'executed proposals 1: 0 worked, 1 failed, 0 not reported\nno reviews\n' });
+    const json = await agora(['outcome', 'calibration', '--json', '--read-key', rootKeyFile, '--min-position', position]);
+    expect(JSON.parse(json.stdout)).toEqual({ outcomes: { executed: 1, worked: 0, failed: 1 }, reviewers: [] });
+  }, 60_000);
+
   it('--help of every command exits 0 with a usage line', async () => {
     for (const name of ['', ...COMMANDS.map((c) => c.name)]) {
       const result = await agora([...name.split(' ').filter((w) => w !== ''), '--help']);
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^Usage: agora /);
     }
-  }, 30_000);
+  }, 90_000);
 
   it('says when the gateway cannot be reached, with exit 1', async () => {
     // A port that was free a moment ago: nothing listens there.

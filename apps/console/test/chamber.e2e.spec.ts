@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { ChamberSessionView, Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
 import { StandIns, type StandInRequest, type StandInScript } from '@agora/providers';
-import { launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { firstPage, launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { consoleBuilt } from '../src/index.js';
 
@@ -124,8 +124,7 @@ describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)
     root = parseKeyFile(readFileSync(operatorKeyFile(), 'utf8'));
     await must('root', root.secretKey, 'RegisterAgent', { agentId: 'pipeline', publicKey: pipeline.publicKey, displayName: 'pipeline', roles: ['executive'], constitutions: [], trustScore: 500 });
     browser = await launchChromium(join(dir, 'chromium-profile'));
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
+    page = await firstPage(browser);
   }, 120_000);
 
   afterAll(async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Reply } from '@agora/contracts';
 import { consoleBuilt } from '../src/index.js';
 import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
-import { launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { firstPage, launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 
 const SHOTS = join(REPO_ROOT, 'apps/console/test-output/screenshots');
@@ -117,10 +117,12 @@ describe('the web console in Chromium (e2e)', () => {
     // An escalation nobody has decided yet: the tribunal demo's deadlock is decided by ops in the demo itself.
     await send('seldon', 'SubmitProposal', { proposalId: 'audit-trail', title: 'Keep every audit trail for a year', body: 'Store audit trails for 365 days.', problem: 'Audits need history', proposalClass: 'security' });
     await waitFor(async () => (await query<{ status: string }>('/v1/proposal/proposals/audit-trail')).status === 'escalated', 'the security proposal to escalate');
+    // The demo's rogue proposal, executed despite an objection: an operator reports that it failed.
+    const rogue = (await query<{ proposals: { proposalId: string }[] }>('/v1/proposal/proposals?limit=1000')).proposals.find((p) => p.proposalId.startsWith('rogue'))!.proposalId;
+    await send('ops', 'ReportOutcome', { proposalId: rogue, outcome: 'failed', note: 'The week went to the wrong thing.' });
 
     browser = await launchChromium(join(dir, 'chromium-profile'));
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
+    page = await firstPage(browser);
   }, 180_000);
 
   afterAll(async () => {
@@ -162,6 +164,9 @@ describe('the web console in Chromium (e2e)', () => {
       await shot(`${tag}-tribunal`);
       await page.getByRole('link', { name: /^space-os/ }).click();
       await shows(page.getByText(/answered by revision 2/).first());
+      await page.getByRole('link', { name: /^rogue/ }).click();
+      await hasText(page.locator('#proposal-outcome'), /failed reported by .*ops.* \(operator\).*The week went to the wrong thing\./);
+      await shot(`${tag}-tribunal-outcome`);
 
       await visit('/voting');
       await page.getByRole('link', { name: /rotate_root_keys/ }).click();

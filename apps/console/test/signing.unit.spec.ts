@@ -8,6 +8,9 @@ import { createSignedCommand, generateKeyPair, verifyCommandSignature, type Sign
 import { resolutionPayload, verifyResolutionSignature as verifyResolutionNode } from '@agora/domain-dialectic';
 import { loadOperatorKey, SignatureChecker, verifyResolutionSignature } from '../web/lib/signing.js';
 import type { AgoraEvent } from '../src/sse-client.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@agora/testing';
 
 let seq = 0;
 /** An event as the log records a command's commit: the envelope in the metadata, the payload in the first event's. */
@@ -74,5 +77,17 @@ describe('the console signature checks (WebCrypto)', () => {
     expect(await verifyResolutionSignature({ ...payload, rootCause: 'y' }, { signer: 'ops', publicKey: ops.publicKey, signature })).toBe(false);
     await expect(loadOperatorKey(JSON.stringify({ agentId: 'ops', publicKey: generateKeyPair().publicKey, secretKey: ops.secretKey }))).rejects.toThrow(/does not belong/);
     await expect(loadOperatorKey('not json')).rejects.toThrow(/not a key file/);
+  });
+
+  it("answers a login challenge with the bytes of the signing specification's login vector", async () => {
+    const vectors = JSON.parse(readFileSync(join(REPO_ROOT, 'libs/contracts/generated/test-vectors.json'), 'utf8')) as {
+      keys: { name: string; secretKey: string; publicKey: string }[];
+      domainTagged: { tag: string; signer: string; value: { aud: string; challenge: string; sub: string }; signature: string }[];
+    };
+    const login = vectors.domainTagged.find((d) => d.tag === 'agora.login.v1')!;
+    const signer = vectors.keys.find((k) => k.name === login.signer)!;
+    const key = await loadOperatorKey(JSON.stringify({ agentId: login.value.sub, publicKey: signer.publicKey, secretKey: signer.secretKey }));
+    // Ed25519 is deterministic: the browser's signature is the vector's, byte for byte.
+    expect(await key.signLogin(login.value.challenge, login.value.aud)).toBe(login.signature);
   });
 });

@@ -2,6 +2,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { useLiveStatus } from './lib/live';
 import { onLinkClick, useLocation } from './lib/router';
+import { logOut, useSession, type SessionState } from './lib/session';
+import { LoginPage } from './login';
 import type { ConsolePage } from './page';
 import { pages } from './pages/index';
 
@@ -38,7 +40,31 @@ function LiveIndicator() {
   );
 }
 
+/** Who is logged in, and the way out (reads closed only). */
+function SessionBar(props: { session: Extract<SessionState, { state: 'in' }> }) {
+  return (
+    <span class="who">
+      <span>
+        <span class="who-label">Logged in as </span>
+        <strong>{props.session.agentId}</strong>
+        {props.session.roles.length ? <span class="who-roles"> · {props.session.roles.join(', ')}</span> : null}
+      </span>
+      <button type="button" class="logout" onClick={() => void logOut()}>
+        Log out
+      </button>
+    </span>
+  );
+}
+
+/** The console, or the login page when the gateway closes reads and this browser has no session. */
 export function App() {
+  const session = useSession();
+  if (session.state === 'checking') return <p class="checking muted">Connecting to the gateway…</p>;
+  if (session.state === 'out') return <LoginPage {...(session.why ? { why: session.why } : {})} />;
+  return <Console session={session} />;
+}
+
+function Console(props: { session: SessionState }) {
   const { path, search } = useLocation();
   const { page, rest } = pageOf(path);
   const main = useRef<HTMLElement>(null);
@@ -60,7 +86,10 @@ export function App() {
           <img src="/favicon.svg" alt="" width={24} height={24} />
           Agora
         </a>
-        <LiveIndicator />
+        <span class="top-right">
+          <LiveIndicator />
+          {props.session.state === 'in' ? <SessionBar session={props.session} /> : null}
+        </span>
       </header>
       <nav class="nav" aria-label="Pages">
         <ul>

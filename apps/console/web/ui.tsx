@@ -33,6 +33,15 @@ export function Loading(props: { what: string }) {
   );
 }
 
+/** A message that something the person did failed, read out by screen readers as it appears; nothing without one. */
+export function Alert(props: { message: string | undefined }) {
+  return props.message ? (
+    <p class="error" role="alert">
+      {props.message}
+    </p>
+  ) : null;
+}
+
 export function ErrorNote(props: { error: Error | undefined; what: string }) {
   if (!props.error) return null;
   const code = (props.error as { code?: string }).code;

@@ -2,13 +2,18 @@
  * The LLM debaters: personas played by models through the provider layer (@agora/providers, the
  * one shared with the chamber), one move per call, in pseudo-turns (round robin; each debater
  * speaks in the thread it attends to most, by the attention scorer; a debater whose move is
- * refused is told why and tries again, up to `retries` times). Each move carries its
- * call's usage (model, cost, tokens, latency), so the debate's cost is in its log; the runner
- * also returns the wall time and the totals.
+ * refused is told why and tries again, up to `retries` times). Every call goes through the
+ * debater's own model-call ledger (`ModelCalls`, @agora/participants' recordedModelCalls): reserved
+ * against its budget before, recorded after, under a call id derived from the debate's revision,
+ * so a restarted runner replays what was called at that revision and calls nothing twice. Each
+ * move also carries its call's usage (model, cost, tokens, latency), so the debate's cost is in its
+ * log; the runner returns the wall time and the totals.
  */
-import type { DebateView, Participant } from '@agora/contracts';
+import { AgoraError, type DebateView, type Participant } from '@agora/contracts';
 import { attentionOf, threadsSeenBy } from '@agora/domain-debate';
-import type { ProviderLayer } from '@agora/providers';
+import type { ModelCallOutcome, ModelCalls } from '@agora/participants';
+import { uuidV5 } from '@agora/sdk';
+import type { z } from 'zod';
 import { ModelMove, movePromptOf, obligationsOf, systemPromptOf, toDebateMove } from './llm-context.js';
 import type { DebateClient } from './scripted.js';
 
@@ -18,7 +23,8 @@ export interface Persona extends Participant {
 }
 
 export interface LlmDebateOptions {
-  layer: ProviderLayer;
+  /** Each debater's model calls, signed as that debater (recordedModelCalls over its own Agora client). */
+  calls(agentId: string): ModelCalls;
   client: DebateClient;
   debateId: string;
   /** Every move in this thread. Default: each turn, threadFor (a thread where a move is due from the debater, else the one it attends to most). */
@@ -39,22 +45,42 @@ export interface TurnReport {
   agentId: string;
   threadId: string;
   model: string;
-  outcome: 'accepted' | 'refused' | 'provider_error';
+  /** not_reserved: the debater's ledger refused the call (no budget, or over it): the debate stops there. */
+  outcome: 'accepted' | 'refused' | 'provider_error' | 'not_reserved';
   kind?: string;
   detail: string;
   costUsd: number;
   latencyMs: number;
+  /** The call's outcome came from the log (a call made before a restart), not from the provider now. */
+  replayed?: boolean;
 }
 
 export interface LlmDebateResult {
   debate: DebateView;
   complete: boolean;
   turns: number;
+  /** Calls made now (not those answered from the log). */
   calls: number;
+  /** Calls answered from the log: made before a restart, at the same revision of the debate. */
+  replayed: number;
   refusals: number;
   providerErrors: number;
   costUsd: number;
   wallMs: number;
+  /** Why the runner stopped before the debate completed or the turns ran out (a refused reservation), if it did. */
+  stopped?: string;
+}
+
+/** Namespace of the debaters' call ids (UUIDv5). */
+const DEBATE_CALLS_NAMESPACE = '3f9a7c52-1d84-4b6e-a0c3-5e2f8d9b7a14';
+
+/**
+ * The id of a debater's n-th call at one revision of the debate (n counts its attempts there:
+ * refused moves and provider errors write nothing, so the revision stays): a runner restarted at
+ * that revision asks for the same ids in the same order, and the ledger answers them from the log.
+ */
+export function debateCallId(debateId: string, agentId: string, threadId: string, revision: number, n: number): string {
+  return uuidV5(`debate:${debateId}:${agentId}:${threadId}:${revision}:${n}`, DEBATE_CALLS_NAMESPACE);
 }
 
 /**
@@ -75,15 +101,23 @@ export function threadFor(d: DebateView, agentId: string): string {
 export async function runLlmDebate(options: LlmDebateOptions): Promise<LlmDebateResult> {
   const started = performance.now();
   const retries = options.retries ?? 2;
-  const totals = { calls: 0, refusals: 0, providerErrors: 0, costUsd: 0 };
+  const totals = { calls: 0, replayed: 0, refusals: 0, providerErrors: 0, costUsd: 0 };
+  /** Calls asked for per debater, thread and revision (the n of debateCallId). */
+  const asked = new Map<string, number>();
+  let stopped: string | undefined;
   let debate = await options.client.debate(options.debateId);
   let turn = 0;
-  for (; turn < (options.maxTurns ?? 80) && debate.status !== 'complete'; turn++) {
+  for (; turn < (options.maxTurns ?? 80) && debate.status !== 'complete' && stopped === undefined; turn++) {
     const persona = options.personas[turn % options.personas.length]!;
     const threadId = options.threadId ?? threadFor(debate, persona.agentId);
     let refusal: string | undefined;
     for (let attempt = 0; attempt <= retries; attempt++) {
-      const outcome = await options.layer.generate({
+      const key = `${persona.agentId}/${threadId}/${debate.streamRevision}`;
+      const n = asked.get(key) ?? 0;
+      asked.set(key, n + 1);
+      const request = {
+        callId: debateCallId(options.debateId, persona.agentId, threadId, debate.streamRevision, n),
+        purpose: `debate ${options.debateId} thread ${threadId} move`,
         model: persona.model,
         system: systemPromptOf(persona, debate),
         prompt: movePromptOf(debate, threadId, persona.agentId, refusal === undefined ? {} : { refusal }),
@@ -92,10 +126,22 @@ export async function runLlmDebate(options: LlmDebateOptions): Promise<LlmDebate
         schemaDescription: 'One move of the debate',
         maxOutputTokens: options.maxOutputTokens ?? 800,
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-      });
-      totals.calls += 1;
-      totals.costUsd += outcome.cost;
-      const report = { turn, agentId: persona.agentId, threadId, model: persona.model, costUsd: outcome.cost, latencyMs: outcome.latencyMs };
+      };
+      let outcome: ModelCallOutcome<z.infer<typeof ModelMove>>;
+      try {
+        outcome = await options.calls(persona.agentId).call(request);
+      } catch (error) {
+        if (!(error instanceof AgoraError)) throw error;
+        stopped = `${persona.agentId}'s call was not reserved: ${error.code}: ${error.message}`;
+        options.onTurn?.({ turn, agentId: persona.agentId, threadId, model: persona.model, outcome: 'not_reserved', detail: stopped, costUsd: 0, latencyMs: 0 });
+        break;
+      }
+      if (outcome.replayed) totals.replayed += 1;
+      else {
+        totals.calls += 1;
+        totals.costUsd += outcome.cost;
+      }
+      const report = { turn, agentId: persona.agentId, threadId, model: persona.model, costUsd: outcome.cost, latencyMs: outcome.latencyMs, ...(outcome.replayed ? { replayed: true } : {}) };
       if (!outcome.ok) {
         totals.providerErrors += 1;
         options.onTurn?.({ ...report, outcome: 'provider_error', detail: `${outcome.error.kind}${outcome.error.status ? ` ${outcome.error.status}` : ''}: ${outcome.error.message}` });
@@ -114,5 +160,5 @@ export async function runLlmDebate(options: LlmDebateOptions): Promise<LlmDebate
     }
     debate = await options.client.debate(options.debateId);
   }
-  return { debate, complete: debate.status === 'complete', turns: turn, ...totals, wallMs: Math.round(performance.now() - started) };
+  return { debate, complete: debate.status === 'complete', turns: turn, ...totals, wallMs: Math.round(performance.now() - started), ...(stopped === undefined ? {} : { stopped }) };
 }

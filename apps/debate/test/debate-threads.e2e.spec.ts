@@ -8,12 +8,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandByType, GetDebate, OpenDebate, PostDebateMove, type CommandDefinition, type DebateView, type Reply } from '@agora/contracts';
+import { commandByType, GetDebate, OpenDebate, PostDebateMove, SetModelBudget, type CommandDefinition, type DebateView, type Reply } from '@agora/contracts';
 import { debateStreamId, EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
+import { recordedModelCalls } from '@agora/participants';
 import { DEFAULT_PRICES, ProviderLayer, StandIns } from '@agora/providers';
+import { Agora, MessagingTransport } from '@agora/sdk';
 import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
 import { runLlmDebate, type TurnReport } from '../src/llm-runner.js';
 import type { DebateClient } from '../src/scripted.js';
@@ -64,6 +66,8 @@ describe('a debate of several threads over separate processes, played by models 
     for (const agentId of DEBATERS) {
       const reply = await send('root', commandByType('RegisterAgent')!, { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: ['debater'], constitutions: [], trustScore: 500 });
       if (!reply.ok) throw new Error(`RegisterAgent ${agentId}: ${reply.error.message}`);
+      const budget = await send('root', SetModelBudget, { agentId, amount: 20, currency: 'USD' });
+      if (!budget.ok) throw new Error(`SetModelBudget ${agentId}: ${budget.error.message}`);
     }
   }, 60_000);
 
@@ -88,8 +92,11 @@ describe('a debate of several threads over separate processes, played by models 
     const model = personaModel({ proposeThread: { agentId: 'hayes', topics: ['Is Bitcoin really digital gold?', SPAWNED_TOPIC] } });
     stands.script(model);
     const turns: TurnReport[] = [];
+    // Each debater's calls reserved and recorded in its own ledger, signed with its key, over NATS.
+    const layer = new ProviderLayer({ providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 }, stands.env);
+    const calls = Object.fromEntries(DEBATERS.map((a) => [a, recordedModelCalls(Agora.over(new MessagingTransport(nc), { signer: { secretKey: keys[a]!.secretKey, agentId: a } }), layer)]));
     const result = await runLlmDebate({
-      layer: new ProviderLayer({ providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 }, stands.env),
+      calls: (agentId) => calls[agentId]!,
       client,
       debateId: DEBATE,
       personas: [
@@ -143,5 +150,10 @@ describe('a debate of several threads over separate processes, played by models 
     expect(kept[0]).toMatchObject({ stage: 'CONVERGED', crux: { validated: true, positions: { saylor: { side: 'YES' }, hayes: { side: 'NO' } } } });
     expect(d).toMatchObject({ status: 'complete', outcome: 'converged', primaryThreadId: kept[0]!.threadId });
     expect(d.usage.calls).toBe(accepted.length);
+
+    // Every call the models answered is in the debaters' ledgers (the registry's process, the same JetStream log).
+    const recorded = await Promise.all(DEBATERS.map(async (a) => (await store.readStream(`model_calls-${a}`)).filter((e) => e.type === 'ModelCallRecorded')));
+    expect(recorded.flat()).toHaveLength(stands.requests.length);
+    expect(result.calls).toBe(stands.requests.length);
   }, 60_000);
 });

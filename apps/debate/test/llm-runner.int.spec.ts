@@ -6,6 +6,7 @@
  */
 import { DEFAULT_PRICES, ProviderLayer, StandIns, type ProvidersConfig } from '@agora/providers';
 import { runLlmDebate, type TurnReport } from '../src/llm-runner.js';
+import type { DebateClient } from '../src/scripted.js';
 import { personaModel } from './support/persona-model.js';
 import { startHarness, type Harness } from './support/harness.js';
 
@@ -28,7 +29,7 @@ describe('the LLM debaters against stand-in providers', () => {
     const config: ProvidersConfig = { providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 };
     const turns: TurnReport[] = [];
     const result = await runLlmDebate({
-      layer: new ProviderLayer(config, stands.env),
+      calls: h.calls(new ProviderLayer(config, stands.env)),
       client: h.client,
       debateId,
       personas: [
@@ -78,6 +79,39 @@ describe('the LLM debaters against stand-in providers', () => {
     expect(result.debate.usage.calls).toBe(accepted.length);
     expect(result.wallMs).toBeGreaterThan(0);
     expect(result.wallMs).toBeLessThan(120_000);
+  }, 120_000);
+
+  it("records every call in the debater's ledger; a runner restarted after a call, before its move, gets that call from the log", async () => {
+    await h.open('llm-restart');
+    const model = personaModel();
+    stands.script(model);
+    const config: ProvidersConfig = { providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 };
+    const personas = [
+      { agentId: 'saylor', persona: 'Michael Saylor: Bitcoin maximalist', model: 'openai:gpt-4.1' },
+      { agentId: 'hayes', persona: 'Arthur Hayes: macro trader', model: 'anthropic:claude-sonnet-4-20250514' },
+    ];
+    const before = stands.requests.length;
+    // The first runner stops (its process dies) after its first call, before the move is sent.
+    const dying: DebateClient = { debate: (id) => h.client.debate(id), move: () => Promise.reject(new Error('the runner died before its move')) };
+    await expect(runLlmDebate({ calls: h.calls(new ProviderLayer(config, stands.env)), client: dying, debateId: 'llm-restart', personas, maxTurns: 1 })).rejects.toThrow('died before its move');
+    expect(stands.requests.length).toBe(before + 1);
+    const first = stands.requests.at(-1)!;
+
+    // A new runner (new clients, new layer): its first call is the same call id at the same revision, answered from the ledger.
+    const turns: TurnReport[] = [];
+    const result = await runLlmDebate({ calls: h.calls(new ProviderLayer(config, stands.env)), client: h.client, debateId: 'llm-restart', personas, maxTurns: 4, onTurn: (t) => turns.push(t) });
+    expect(result.replayed).toBe(1);
+    expect(turns[0]).toMatchObject({ agentId: 'saylor', replayed: true });
+    expect(stands.requests.length).toBe(before + 1 + result.calls);
+    expect(stands.requests.slice(before + 1).some((r) => r.prompt === first.prompt && r.system === first.system)).toBe(false);
+
+    // The ledgers hold each call once, reserved then recorded, with its cost; the debate's usage counts the accepted moves.
+    const ledgers = (await Promise.all(['saylor', 'hayes'].map((a) => h.context.store.readStream(`model_calls-${a}`)))).flat();
+    const reserved = new Set(ledgers.filter((e) => e.type === 'ModelCallReserved' && (e.data as { purpose: string }).purpose.startsWith('debate llm-restart ')).map((e) => (e.data as { callId: string }).callId));
+    const recorded = ledgers.filter((e) => e.type === 'ModelCallRecorded' && reserved.has((e.data as { callId: string }).callId));
+    expect(reserved.size).toBe(1 + result.calls);
+    expect(recorded).toHaveLength(reserved.size);
+    expect(recorded.reduce((sum, e) => sum + (e.data as { outcome: { cost: number } }).outcome.cost, 0)).toBeGreaterThan(0);
   }, 120_000);
 
   it('a debate of several threads: a thread spawned on a second bite, the debaters led by attention, duplicate threads merged, then coalitions and common ground', async () => {

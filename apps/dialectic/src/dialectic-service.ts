@@ -1,5 +1,6 @@
 import {
   AgoraError,
+  authorizeSender,
   DecideRecovery,
   DIALECTIC_SESSION_CATEGORY,
   dialecticCommands,
@@ -89,6 +90,15 @@ function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): Validat
     .list()
     .filter((a) => a.roles.includes('validator'))
     .map((a) => ({ agentId: a.agentId, displayName: a.displayName, trustScore: a.trustScore, specializations: [...a.specializations], status: a.status }));
+}
+
+/**
+ * The registry's agents who may send `commandType` (the authorization table decides): a recovery's
+ * reviewer, tie-breaker or auditor is drawn only from agents whose roles let them answer, never from
+ * one (a debater-only agent, say) whose antithesis the gate would refuse.
+ */
+function agentsWhoMay(registry: Pick<RegistryDirectory, 'list'>, command: typeof SubmitAntithesis | typeof RecordTieBreak | typeof SubmitAudit) {
+  return registry.list().filter((a) => authorizeSender(command, { actor: a.agentId, roles: a.roles }).allowed);
 }
 
 type SignedPayload = { sessionId: string; publicKey?: string | undefined };
@@ -182,7 +192,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
             tags: d.tags,
             pausedAt: d.pausedAt,
             seed: seedFrom(event.id),
-            candidates: recoveryCandidates(context.registry.list(), records(), d.agentId, d.pausedAt).slice(0, 500),
+            candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAntithesis), records(), d.agentId, d.pausedAt).slice(0, 500),
           }),
         ];
         if (d.previousResume) commands.push(onSession(d.previousResume.sessionId, 'RecordRelapse', { sessionId: d.previousResume.sessionId, pause: d.pause, risk: d.risk, pausedAt: d.pausedAt }));
@@ -194,7 +204,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
         const s = await readDialecticSession(store, d.sessionId);
         if (!s) return [];
         if (d.tier === 'tie_break') {
-          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(context.registry.list(), records(), s.agentId, d.escalatedAt).slice(0, 500) })];
+          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(agentsWhoMay(context.registry, RecordTieBreak), records(), s.agentId, d.escalatedAt).slice(0, 500) })];
         }
         if (!d.votingSessionId || !d.proposal) return [];
         const { config, revision } = await readVotingConfig(store);
@@ -224,7 +234,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
       case 'RecoveryResolved': {
         const d = event.data as DataOf<typeof RecoveryResolved>;
         if (!d.audit.sampled) return [];
-        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(context.registry.list(), records(), d.agentId, d.resolvedAt).slice(0, 500) })];
+        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAudit), records(), d.agentId, d.resolvedAt).slice(0, 500) })];
       }
       case 'VotingSessionDecided':
       case 'VotingSessionExpired':

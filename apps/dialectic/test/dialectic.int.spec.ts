@@ -73,6 +73,8 @@ const FLEET: Record<string, { roles: Role[]; trustScore: number }> = {
   dee: { roles: ['executive'], trustScore: 500 },
   rev1: { roles: ['reviewer'], trustScore: 700 },
   rev2: { roles: ['reviewer'], trustScore: 700 },
+  // May only debate: the gate would refuse its antithesis, so it is never drawn to review.
+  deb: { roles: ['debater'], trustScore: 950 },
   ...Object.fromEntries([1, 2, 3, 4, 5, 6].map((n) => [`val${n}`, { roles: ['validator'] as Role[], trustScore: 900 - n * 20 }])),
 };
 
@@ -178,6 +180,8 @@ describe.each(setups)('dialectic service ($name)', ({ config: transportConfig })
     expect(opened.seed).toBe(seedFrom(pausedEvent.id));
     expect(opened.reviewer).toBe(pickFromPool(opened.reviewerSelection!.pool, opened.reviewerSelection!.draw));
     expect(opened.reviewerSelection!.excluded).toEqual(expect.arrayContaining([{ agentId: 'ada', reason: 'self' }]));
+    expect(opened.reviewerSelection!.pool.map((c) => c.agentId)).toEqual(expect.arrayContaining(['rev1', 'rev2']));
+    expect(opened.reviewerSelection!.pool.map((c) => c.agentId)).not.toContain('deb');
     expect(await agentView('ada')).toMatchObject({ risk: 0.65, breaker: { state: 'open', pauses: 1, sessionId: 'ada-p1' } });
 
     // While paused, the agent's commands to another service are refused; its part in its recovery is not.

@@ -13,6 +13,7 @@ import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
 import { tokenOf } from './read-auth.js';
 import { answerQuery, eventViewFor, notAParty, StreamParties } from './read-visibility.js';
+import { sessionCookie, sessionCookieOf, type SessionStore } from './sessions.js';
 
 /** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
 export class EventStreams {
@@ -122,8 +123,7 @@ export class GatewayController {
     // The client may have left while the position was being checked.
     if (res.destroyed) return;
     const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, ...(view ? { view } : {}) });
-    this.streams.sessions.add(session);
-    res.once('close', () => this.streams.sessions.delete(session));
+    this.follow(req, res, session);
     session.start(this.streams.feed, after);
   }
 
@@ -146,9 +146,74 @@ export class GatewayController {
     const after = await this.streams.startPosition(this.options.store, request);
     if (res.destroyed) return;
     const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, frame: debateSseFrame });
-    this.streams.sessions.add(session);
-    res.once('close', () => this.streams.sessions.delete(session));
+    this.follow(req, res, session);
     session.start(this.streams.feed, after);
+  }
+
+  /** Keeps an event stream among the open ones until it closes; one opened with a login session ends with it (logout, expiry). */
+  private follow(req: IncomingMessage, res: ServerResponse, stream: EventStreamSession): void {
+    this.streams.sessions.add(stream);
+    const loginSession = this.options.reads.sessionOf(req);
+    const unfollow = loginSession === undefined ? undefined : this.options.reads.sessions?.whenEnded(loginSession, () => void stream.stop());
+    res.once('close', () => {
+      this.streams.sessions.delete(stream);
+      unfollow?.();
+    });
+  }
+
+  /** A one-time challenge to sign for POST /v1/login (the signing specification, "Logging in"). */
+  @Post('v1/login/challenge')
+  async loginChallenge(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/login/challenge');
+    await discardBody(req);
+    sendJson(res, 200, { ok: true, result: this.loginSessions().challenge() });
+  }
+
+  /** `{agentId, challenge, signature}` -> a session cookie (HttpOnly, SameSite=Strict) for this agent's reads. */
+  @Post('v1/login')
+  async login(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/login');
+    const sessions = this.loginSessions();
+    if (!isJsonContentType(req.headers['content-type'])) {
+      await discardBody(req);
+      throw new GatewayError('invalid_command', 'send the login as application/json {"agentId", "challenge", "signature"}', undefined, 415);
+    }
+    const body = parseJsonObject(await readBody(req, 4096));
+    const { agentId, challenge, signature } = body;
+    if (typeof agentId !== 'string' || typeof challenge !== 'string' || typeof signature !== 'string') throw new GatewayError('invalid_command', 'a login is {"agentId", "challenge", "signature"}, three strings');
+    const { session, roles } = await sessions.login({ agentId, challenge, signature });
+    sendJson(res, 200, { ok: true, result: { agentId, roles, expiresAt: new Date(session.expiresAt).toISOString() } }, { 'set-cookie': sessionCookie(req, { id: session.id, maxAgeSeconds: sessions.sessionSeconds }) });
+  }
+
+  /** Who the session cookie reads as: `{agentId, roles, expiresAt}`, or 401 `unauthenticated`. */
+  @Get('v1/session')
+  async session(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/session');
+    const sessions = this.loginSessions();
+    const id = sessionCookieOf(req);
+    const session = id === undefined ? undefined : sessions.get(id);
+    if (session === undefined) throw new GatewayError('unauthenticated', id === undefined ? 'not logged in' : 'the session has ended (logged out or expired): log in again');
+    const reader = await this.options.reads.reader(req);
+    const roles = (await sessions.roles(session.agentId)) ?? [];
+    sendJson(res, 200, { ok: true, result: { agentId: session.agentId, roles, readsAll: reader?.readsAll ?? false, expiresAt: new Date(session.expiresAt).toISOString() } });
+  }
+
+  /** Ends the session of the cookie (its event streams close) and clears the cookie. */
+  @Post('v1/logout')
+  async logout(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    markRoute(req, '/v1/logout');
+    const sessions = this.loginSessions();
+    await discardBody(req);
+    const id = sessionCookieOf(req);
+    if (id !== undefined) sessions.end(id);
+    sendJson(res, 200, { ok: true, result: { loggedOut: true } }, { 'set-cookie': sessionCookie(req, undefined) });
+  }
+
+  /** The session store; with reads open there is nothing to log in to (404). */
+  private loginSessions(): SessionStore {
+    const sessions = this.options.reads.sessions;
+    if (sessions === undefined) throw new GatewayError('not_found', 'this gateway keeps reads open (AGORA_READS=open): no login is needed');
+    return sessions;
   }
 
   @Get('health')

@@ -65,9 +65,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.disable('x-powered-by');
   app.use(metrics.middleware);
   app.use(tracingMiddleware);
-  // /mcp does not apply the visibility table yet: while reads are closed (AGORA_READS=closed) it is off rather than open to all.
-  const mcpSetting = options.reads?.mode === 'closed' ? false : options.mcp;
-  const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}) });
+  // With reads closed, /mcp reads as the reader of each request's read token, by the visibility table.
+  const mcpSetting = options.mcp;
+  const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { reads: resolved.reads, parties: streams.parties }, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}) });
   if (mcp) app.use('/mcp', mcp.handler);
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();

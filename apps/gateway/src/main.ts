@@ -36,6 +36,7 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
 AGORA_READS                closed: every read needs a read token and sees what the visibility table gives
                            its reader (default open)
 AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
+AGORA_SESSION_SECONDS      how long a console login lasts with reads closed, in seconds (default 900)
 ${MCP_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,

@@ -4,10 +4,11 @@
  * (the default until the console logs in with a key) nobody is asked.
  */
 import type { IncomingMessage } from 'node:http';
-import { AgoraError, READ_TOKEN, type Reader } from '@agora/contracts';
+import { AgoraError, READ_TOKEN, readerOf, type Reader } from '@agora/contracts';
 import { readerOfToken, type AgentDirectory } from '@agora/messaging';
 import { ConfigError } from '@agora/runtime';
 import { GatewayError } from './http-reply.js';
+import { sessionCookieOf, SessionStore, type SessionOptions } from './sessions.js';
 
 export interface ReadAccessOptions {
   /** `closed`: every read needs a read token and sees what the visibility table gives its reader. Default `open`. */
@@ -18,13 +19,17 @@ export interface ReadAccessOptions {
   audience?: string;
   /** Clock of the token check. Default: now. */
   now?: () => Date;
+  /** Browser sessions (POST /v1/login): their lifetime and bounds. Used when closed. */
+  sessions?: SessionOptions;
 }
 
-/** AGORA_READS and AGORA_READ_AUDIENCE as ReadAccessOptions (without the directory). Throws on a value it does not understand. */
-export function readAccessFromEnv(env: NodeJS.ProcessEnv): Pick<ReadAccessOptions, 'mode' | 'audience'> {
+/** AGORA_READS, AGORA_READ_AUDIENCE and AGORA_SESSION_SECONDS as ReadAccessOptions (without the directory). Throws on a value it does not understand. */
+export function readAccessFromEnv(env: NodeJS.ProcessEnv): Pick<ReadAccessOptions, 'mode' | 'audience' | 'sessions'> {
   const mode = env['AGORA_READS'] || 'open';
   if (mode !== 'open' && mode !== 'closed') throw new ConfigError(`AGORA_READS must be open or closed (got ${JSON.stringify(mode)})`);
-  return { mode, audience: env['AGORA_READ_AUDIENCE'] || READ_TOKEN.defaultAudience };
+  const seconds = env['AGORA_SESSION_SECONDS'];
+  if (seconds !== undefined && seconds !== '' && !(/^\d+$/.test(seconds) && Number(seconds) > 0)) throw new ConfigError(`AGORA_SESSION_SECONDS must be a positive whole number of seconds (got ${JSON.stringify(seconds)})`);
+  return { mode, audience: env['AGORA_READ_AUDIENCE'] || READ_TOKEN.defaultAudience, ...(seconds ? { sessions: { sessionSeconds: Number(seconds) } } : {}) };
 }
 
 /** The token a request carries: `Authorization: Bearer <token>`, else `?access_token=`. */
@@ -42,27 +47,50 @@ export function tokenOf(req: IncomingMessage): string | undefined {
 export class ReadAccess {
   readonly closed: boolean;
   readonly audience: string;
+  /** Browser sessions (POST /v1/login): there only when reads are closed. */
+  readonly sessions: SessionStore | undefined;
 
   constructor(private readonly options: ReadAccessOptions = {}) {
     this.closed = options.mode === 'closed';
     this.audience = options.audience ?? READ_TOKEN.defaultAudience;
     if (this.closed && options.directory === undefined) throw new Error('closed reads need the agent directory to check read tokens against');
+    this.sessions = this.closed ? new SessionStore(options.directory!, this.audience, options.sessions, options.now) : undefined;
+  }
+
+  /** The id of the live session a request reads with (a session cookie and no read token), if any. */
+  sessionOf(req: IncomingMessage): string | undefined {
+    if (this.sessions === undefined || tokenOf(req) !== undefined) return undefined;
+    const id = sessionCookieOf(req);
+    return id === undefined ? undefined : this.sessions.get(id)?.id;
   }
 
   /**
    * The reader of a request: undefined when reads are open (everything may be read); with reads
-   * closed, the token's agent and roles, or a 401 (or `actor_disabled`, 403) naming what is wrong.
+   * closed, the token's agent and roles (else the session cookie's, POST /v1/login), or a 401 (or
+   * `actor_disabled`, 403) naming what is wrong.
    */
   async reader(req: IncomingMessage): Promise<Reader | undefined> {
     if (!this.closed) return undefined;
     const token = tokenOf(req);
     if (token === undefined) {
-      throw new GatewayError('unauthenticated', `this gateway closes reads: send a read token as "Authorization: Bearer <token>" or ?${READ_TOKEN.queryParameter}=<token> (\`agora token --key <key file>\` makes one)`);
+      const cookie = sessionCookieOf(req);
+      if (cookie !== undefined) return this.sessionReader(cookie);
+      throw new GatewayError('unauthenticated', `this gateway closes reads: send a read token as "Authorization: Bearer <token>" or ?${READ_TOKEN.queryParameter}=<token> (\`agora token --key <key file>\` makes one), or log in (POST /v1/login)`);
     }
     try {
       return await readerOfToken(token, { directory: this.options.directory!, audience: this.audience, ...(this.options.now ? { now: this.options.now } : {}) });
     } catch (error) {
       throw error instanceof AgoraError ? new GatewayError(error.code, error.message) : error;
     }
+  }
+
+  /** The reader of a session: its agent's roles as the directory has them now (a role change or a disabled agent applies to the next read). */
+  private async sessionReader(id: string): Promise<Reader> {
+    const session = this.sessions!.get(id);
+    if (session === undefined) throw new GatewayError('unauthenticated', 'the session has ended (logged out or expired): log in again');
+    const record = await this.options.directory!.get(session.agentId);
+    if (record === undefined) throw new GatewayError('unknown_actor', `agent ${session.agentId} is no longer registered`);
+    if (record.status !== 'active') throw new GatewayError('actor_disabled', `agent ${session.agentId} is disabled`);
+    return readerOf(session.agentId, record.roles);
   }
 }

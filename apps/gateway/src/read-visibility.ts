@@ -118,8 +118,13 @@ export function eventViewFor(reader: Reader | undefined, parties: StreamParties)
 export const PUBLIC_METADATA = ['actor', 'commandId', 'commandType', 'issuedAt', 'signature', 'correlationId', 'causationId', 'prevCommitHash', 'schemaVersion'] as const;
 
 /** The SSE frame of an event's metadata alone: no data, and of the metadata only PUBLIC_METADATA. */
+/** The members of an event's metadata an observer reads (PUBLIC_METADATA): none that copies the payload. */
+export function publicMetadataOf(event: Pick<RecordedEvent, 'metadata'>): Record<string, unknown> {
+  return Object.fromEntries(PUBLIC_METADATA.filter((key) => Object.hasOwn(event.metadata, key)).map((key) => [key, event.metadata[key]]));
+}
+
 export function metadataFrame(event: RecordedEvent): string {
   const { id, type, streamId, revision, position, recordedAt } = event;
-  const metadata = Object.fromEntries(PUBLIC_METADATA.filter((key) => Object.hasOwn(event.metadata, key)).map((key) => [key, event.metadata[key]]));
+  const metadata = publicMetadataOf(event);
   return `id: ${position}\nevent: ${type}\ndata: ${JSON.stringify({ id, type, streamId, revision, position, recordedAt, metadata })}\n\n`;
 }

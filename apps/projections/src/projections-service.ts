@@ -1,4 +1,4 @@
-import { AgoraError, chamberProjectionQueries, dialecticProjectionQueries, GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, VerifyReadModels, votingProjectionQueries } from '@agora/contracts';
+import { AgoraError, chamberProjectionQueries, dialecticProjectionQueries, GetReviewerCalibration, GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, VerifyReadModels, votingProjectionQueries } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -6,6 +6,7 @@ import { pageOf, proposalsProjection, type ProposalsModel } from '@agora/read-mo
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { Registry } from 'prom-client';
+import { calibrationQuery, registerCalibrationMetrics } from './calibration-metrics.js';
 import { DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics, startChamberProjections, type ChamberProjections } from './chamber-metrics.js';
 import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoints.js';
 import { registerDialecticMetrics, startDialecticProjections, type DialecticProjections } from './dialectic-metrics.js';
@@ -19,8 +20,8 @@ export { DEFAULT_METRICS_HOST };
 /** Queue group and `$SRV` name of the service; its subjects stay those of the query definitions (`agora.qry.tribunal.*`). */
 export const PROJECTIONS_SERVICE = 'projections';
 
-/** Its commands: VerifyReadModels (an operator's), and RecordLogCheckpoint, its own (service-only: refused on its subject). The queries this service answers: the tribunal's health figures, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
-export const projectionsCatalog = { commands: [VerifyReadModels, RecordLogCheckpoint], queries: [GetTribunalStats, ListUnderCoveredProposals, ...votingProjectionQueries, ...dialecticProjectionQueries, ...chamberProjectionQueries] };
+/** Its commands: VerifyReadModels (an operator's), and RecordLogCheckpoint, its own (service-only: refused on its subject). The queries this service answers: the tribunal's health figures and the reviewers' calibration, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
+export const projectionsCatalog = { commands: [VerifyReadModels, RecordLogCheckpoint], queries: [GetTribunalStats, ListUnderCoveredProposals, GetReviewerCalibration, ...votingProjectionQueries, ...dialecticProjectionQueries, ...chamberProjectionQueries] };
 
 export interface ProjectionsServiceOptions {
   /** Port of the HTTP endpoint with /metrics and /health. Default 9464; 0 picks a free one. */
@@ -139,6 +140,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
           const { items, nextCursor } = pageOf(constitutionalCoverage([...records()], below), order, { limit, cursor }, (c) => c);
           return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
         }),
+        calibrationQuery(records),
         ...voting.queries,
         ...dialectic.queries,
         ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
@@ -152,6 +154,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const unregister = registerRemovably(registry, (r) => {
       registerTribunalMetrics(r, { records, windowDays });
       registerVotingMetrics(r, { records: voting.records });
+      registerCalibrationMetrics(r, { proposals: records, votingSessions: voting.records });
       registerDialecticMetrics(r, { records: dialectic.records, windowDays });
       registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
       registerDebateMetrics(r, { records: debate.records });

@@ -22,7 +22,8 @@ export interface VotingMetricsOptions {
  * Counters hold all-time totals of the log (reset() + inc(n)); they only grow because a session's
  * conclusion, an operator decision and a vote are final. Labels are statuses, consensus types,
  * decisions and escalation reasons, a handful of values each: never an id. Per-validator figures
- * are a query (`agora.qry.voting.validators.agreement`), not a label.
+ * are a query (`agora.qry.voting.validators.agreement`) and, labelled by validator only, the
+ * calibration gauge `agora_voting_validator_votes` (calibration-metrics.ts).
  *
  * - agora_voting_sessions{status}                          gauge: sessions by current status
  * - agora_voting_sessions_awaiting_operator                gauge: escalated, no human decision yet

@@ -135,14 +135,26 @@ describe('projections service (in-process transport, embedded store)', () => {
       if (type === 'counter') expect(name).toMatch(/_total$/);
       expect(m.help.get(name)?.length ?? 0).toBeGreaterThan(30);
     }
-    // No id, no actor, anywhere in a label.
+    // No id, no actor, anywhere in a label; but the calibration gauges name the reviewer (one series
+    // per reviewer, constitution and fate or verdict, never per proposal).
     const forbidden = new Set([...FLEET_IDS, ...ACTORS]);
+    const reviewers = new Set(['harbinger', 'heretic', 'sentinel', 'zealot']);
     for (const sample of m.samples.filter((s) => s.name.startsWith('agora_'))) {
+      const calibration = sample.name.startsWith('agora_tribunal_reviewer_');
       for (const [key, value] of Object.entries(sample.labels)) {
-        expect(ALLOWED_LABELS.has(key) ? key : `${sample.name}{${key}}`).toBe(key);
-        expect(forbidden.has(value) ? `${sample.name}{${key}="${value}"}` : value).toBe(value);
+        expect(ALLOWED_LABELS.has(key) || (calibration && ['reviewer', 'constitution', 'fate'].includes(key)) ? key : `${sample.name}{${key}}`).toBe(key);
+        expect(forbidden.has(value) && !(calibration && key === 'reviewer' && reviewers.has(value)) ? `${sample.name}{${key}="${value}"}` : value).toBe(value);
       }
     }
+    // The calibration figures of the fleet (no outcome reported): p2's two objections were upheld by
+    // its revision, p4's three by none yet (pending), p5's one approval so far.
+    const objections = (reviewer: string, constitution: string, fate: string) => valueOf(m, 'agora_tribunal_reviewer_objections', { reviewer, constitution, fate });
+    expect(objections('harbinger', 'risk', 'upheld_by_revision')).toBe(3);
+    expect(objections('heretic', 'premise', 'upheld_by_revision')).toBe(1);
+    expect(objections('harbinger', 'risk', 'pending')).toBe(1);
+    expect(valueOf(m, 'agora_tribunal_reviewer_verdicts', { reviewer: 'zealot', constitution: 'execution', verdict: 'deemed' })).toBe(1);
+    expect(valueOf(m, 'agora_tribunal_executed_proposals')).toBe(1);
+    expect(valueOf(m, 'agora_tribunal_outcomes_total', { outcome: 'failed' })).toBe(0);
 
     // Scraping again counts nothing twice.
     const again = await scrape();

@@ -147,17 +147,27 @@ describe('projections service: voting statistics and metrics', () => {
     expect([bucket('1'), bucket('15'), bucket('30'), bucket('60'), bucket('+Inf')]).toEqual([1, 2, 3, 4, 4]);
     expect(valueOf(m, 'agora_voting_time_to_decision_seconds_sum')).toBe(98);
 
+    // Per validator, its votes by agreement with the final decision: the agreement query's figures.
+    const agreement = validatorAgreement([...running.voting.records()]);
+    expect(agreement.length).toBeGreaterThan(0);
+    for (const a of agreement) {
+      const votes = (agreement: string) => valueOf(m, 'agora_voting_validator_votes', { validator: a.validator, agreement });
+      expect([votes('agreed'), votes('disagreed'), votes('abstained'), votes('undecided')]).toEqual([a.agreed, a.disagreed, a.abstain, a.votes - a.abstain - a.agreed - a.disagreed]);
+    }
+
     const families = [...m.types.entries()].filter(([name]) => name.startsWith('agora_voting_'));
-    expect(families).toHaveLength(8);
+    expect(families).toHaveLength(9);
     for (const [name, type] of families) {
       if (type === 'counter') expect(name).toMatch(/_total$/);
       expect(m.help.get(name)?.length ?? 0).toBeGreaterThan(30);
     }
+    // No id as a label, but for the calibration gauge: one series per validator and agreement, never per session.
     const ids = new Set([...SESSION_IDS, ...VALIDATORS, 'deployer', 'root']);
     for (const sample of m.samples.filter((s) => s.name.startsWith('agora_voting_'))) {
+      const calibration = sample.name === 'agora_voting_validator_votes';
       for (const [key, value] of Object.entries(sample.labels)) {
-        expect(ALLOWED_LABELS.has(key) ? key : `${sample.name}{${key}}`).toBe(key);
-        expect(ids.has(value) ? `${sample.name}{${key}="${value}"}` : value).toBe(value);
+        expect(ALLOWED_LABELS.has(key) || (calibration && (key === 'validator' || key === 'agreement')) ? key : `${sample.name}{${key}}`).toBe(key);
+        expect(ids.has(value) && !(calibration && key === 'validator' && VALIDATORS.includes(value)) ? `${sample.name}{${key}="${value}"}` : value).toBe(value);
       }
     }
     // Scraping again counts nothing twice.

@@ -1,4 +1,4 @@
-import { AgoraError, GetProposal, ListProposals, RecordExecution, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
+import { AgoraError, GetProposal, ListProposals, RecordExecution, ReportOutcome, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -24,7 +24,7 @@ export function tribunalPolicyFromEnv(env: NodeJS.ProcessEnv): TribunalPolicy | 
 
 /**
  * The proposal service: an executive submits, revises, withdraws and records the execution of its
- * proposals (the decider checks that only the proposer may). Every submission and revision asks
+ * proposals (the decider checks that only the proposer may), and reports their outcome (or an operator does). Every submission and revision asks
  * the tribunal for a review round (ReviewRoundRequested), which the tribunal service answers.
  */
 export async function startProposalService(context: ServiceContext, options: ProposalServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
@@ -43,7 +43,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
       directory: context.directory,
       maxClockSkewMs: context.config.maxClockSkewMs,
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
-      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide)]),
+      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide), onCommand(ReportOutcome, decide)]),
       queries: new Map([
         onQuery(GetProposal, async ({ proposalId }) => {
           const proposal = await readProposal(context.store, proposalId);

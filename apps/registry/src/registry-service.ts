@@ -3,6 +3,11 @@ import {
   DIALECTIC_SESSION_CATEGORY,
   DisableAgent,
   GetAgent,
+  GetModelCall,
+  GetModelLedger,
+  RecordModelCallOutcome,
+  ReserveModelCall,
+  SetModelBudget,
   ListAgents,
   GetConfiguredKeys,
   RegisterAgent,
@@ -14,9 +19,10 @@ import {
   type ProceededDespiteObjections,
 } from '@agora/contracts';
 import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, resumePayloadOf } from '@agora/domain-common';
-import { agentDecider, agentStreamId, createAgentDecider, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
+import { agentDecider, agentStreamId, createAgentDecider, modelLedgerDecider, modelLedgerStreamId, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
+import { modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
 import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
@@ -135,13 +141,24 @@ export async function startRegistryService(context: ServiceContext, options: Reg
   );
   const decider = Object.keys(policy).length > 0 ? createAgentDecider(defineBreakerPolicy(policy)) : agentDecider;
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
+  // Agents' model-call ledgers (model_calls-<agentId>): budgets set by operators, calls reserved and recorded by the agents themselves.
+  const ledger = deciderHandler({ store: context.store, decider: modelLedgerDecider, streamOf: (p: { agentId: string }) => modelLedgerStreamId(p.agentId), locks });
+  const setBudget: typeof ledger = async (command) => {
+    const { agentId } = command.payload as { agentId: string };
+    if (!(await context.registry.agent(agentId))) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
+    return ledger(command);
+  };
   const service = await createServiceMicroservice({
     service: 'registry',
     ...context.transport,
     directory: context.directory,
     maxClockSkewMs: context.config.maxClockSkewMs,
     description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
-    commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide)]),
+    commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide),
+      onCommand(SetModelBudget, setBudget),
+      onCommand(ReserveModelCall, ledger),
+      onCommand(RecordModelCallOutcome, ledger),
+    ]),
     queries: new Map([
       onQuery(ListAgents, async ({ role, includeDisabled, limit, cursor }) => {
         const matching = [...context.registry.all()].filter((a) => (includeDisabled || a.status === 'active') && (role === undefined || a.roles.includes(role)));
@@ -152,6 +169,13 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         const agent = await context.registry.agent(agentId);
         if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
         return agentView(agent);
+      }),
+      onQuery(GetModelLedger, async ({ agentId, limit, cursor }) => modelLedgerPage(await modelLedgerOf(context.store, agentId), { limit, cursor })),
+      onQuery(GetModelCall, async ({ agentId, callId }) => {
+        const { state } = await modelLedgerOf(context.store, agentId);
+        const call = state.calls[callId];
+        if (!call || call.reservedAt === null) throw new AgoraError('not_found', `${agentId} reserved no call ${callId}`, { agentId, callId });
+        return modelCallView(agentId, call);
       }),
       onQuery(GetConfiguredKeys, async () => ({
         operators: context.config.operators.map(({ agentId, publicKey }) => ({ agentId, publicKey })),
@@ -164,7 +188,7 @@ export async function startRegistryService(context: ServiceContext, options: Reg
   const identity = context.serviceIdentity('registry');
   const penalty = options.trustPenaltyProceeded ?? DEFAULT_TRUST_PENALTY_PROCEEDED;
   const running = await startAll([
-    async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.qry.registry.*`], close: () => service.close() }),
+    async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.cmd.registry.model_calls.*, agora.qry.registry.*`], close: () => service.close() }),
     () => runReactor(context, { name: 'registry-trust', as: identity, categories: ['proposal'], react: trustReactions(penalty) }),
     () => runReactor(context, { name: 'registry-breaker', as: identity, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
   ]);

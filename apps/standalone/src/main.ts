@@ -59,6 +59,7 @@ AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${D
 AGORA_READS                closed: every read needs a read token (agora token) and sees what the visibility
                            table gives its reader (default open)
 AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
+AGORA_SESSION_SECONDS      how long a console login lasts with reads closed, in seconds (default 900)
 ${MCP_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}

@@ -9,16 +9,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get } from 'node:http';
-import { RegisterAgent, SubmitProposal, type Reply, type Role } from '@agora/contracts';
+import { DisableAgent, LOGIN, RegisterAgent, SIGNING_TAGS, SubmitProposal, type Reply, type Role } from '@agora/contracts';
 import { startGateway, type Gateway } from '@agora/gateway';
-import { createSignedCommand, generateKeyPair, mintReadToken, signReadToken, type KeyPair } from '@agora/identity';
+import { createSignedCommand, domainSigningBytes, generateKeyPair, mintReadToken, signBytes, signReadToken, type KeyPair } from '@agora/identity';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
+import { Agora, type AgoraEvent } from '@agora/sdk';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
+import { waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 
-const FLEET: Record<string, Role[]> = { alice: ['executive'], bob: ['executive'], eve: ['observer'], ada: ['auditor'], zed: ['reviewer'] };
+const FLEET: Record<string, Role[]> = { alice: ['executive'], bob: ['executive'], eve: ['observer'], ada: ['auditor'], mal: ['executive'], zed: ['reviewer'] };
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
 let dir: string;
@@ -236,5 +238,135 @@ describe('closed reads: what each role reads of GET /v1/events', () => {
     const { status, text } = await streamed('/v1/events');
     expect(status).toBe(401);
     expect(JSON.parse(text)).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
+  });
+});
+
+describe('closed reads: logging in with a key (browser sessions)', () => {
+  const post = async (base: string, path: string, body?: unknown, cookie?: string) => {
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(cookie ? { cookie } : {}) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: res.status, setCookie: res.headers.get('set-cookie') ?? '', body: (await res.json()) as Reply<Record<string, unknown>> };
+  };
+  const getWith = async (base: string, path: string, cookie: string) => {
+    const res = await fetch(`${base}${path}`, { headers: { cookie } });
+    return { status: res.status, body: (await res.json()) as Reply<Record<string, unknown>> };
+  };
+  const challengeOf = async (base: string) => {
+    const { body } = await post(base, '/v1/login/challenge');
+    if (!body.ok) throw new Error(JSON.stringify(body.error));
+    return body.result as { challenge: string; audience: string; expiresAt: string };
+  };
+  const answer = (agentId: string, challenge: string, aud = 'agora', signer = agentId) => ({ agentId, challenge, signature: signBytes(domainSigningBytes(SIGNING_TAGS.login, { aud, challenge, sub: agentId }), keys[signer]!.secretKey) });
+  /** Logs in as `agentId`; the session cookie (name=value) to send back. */
+  const logIn = async (base: string, agentId: string) => {
+    const { challenge } = await challengeOf(base);
+    const reply = await post(base, '/v1/login', answer(agentId, challenge));
+    expect(reply).toMatchObject({ status: 200, body: { ok: true, result: { agentId, roles: FLEET[agentId] ?? ['operator'] } } });
+    return { cookie: reply.setCookie.split(';')[0]!, setCookie: reply.setCookie };
+  };
+
+  it('a signed challenge gives an HttpOnly, SameSite=Strict session cookie that reads as that agent, by the visibility table', async () => {
+    const { challenge, audience } = await challengeOf(gateway.url);
+    expect(challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(audience).toBe('agora');
+    const { setCookie } = await logIn(gateway.url, 'alice');
+    expect(setCookie).toMatch(new RegExp(`^${LOGIN.cookie}=[A-Za-z0-9_-]{43}; Max-Age=${LOGIN.sessionSeconds}; Path=/; HttpOnly; SameSite=Strict$`));
+    const alice = setCookie.split(';')[0]!;
+    expect((await getWith(gateway.url, '/v1/session', alice)).body).toMatchObject({ ok: true, result: { agentId: 'alice', roles: ['executive'], readsAll: false } });
+    expect((await getWith(gateway.url, `/v1/proposal/proposals/${proposalId}`, alice)).body).toMatchObject({ ok: true, result: { proposer: 'alice' } });
+    const bob = (await logIn(gateway.url, 'bob')).cookie;
+    expect((await getWith(gateway.url, `/v1/proposal/proposals/${proposalId}`, bob))).toMatchObject({ status: 403, body: { ok: false, error: { code: 'forbidden' } } });
+    const root = (await logIn(gateway.url, 'root')).cookie;
+    expect((await getWith(gateway.url, '/v1/session', root)).body).toMatchObject({ ok: true, result: { agentId: 'root', readsAll: true } });
+    expect((await getWith(gateway.url, '/v1/tribunal/coverage', root)).status).toBe(200);
+  });
+
+  it('a challenge is good once, for this audience, signed by the key registered for the agent named', async () => {
+    const { challenge } = await challengeOf(gateway.url);
+    // Signed by bob's key for alice: bad_signature; the challenge is then used up, even for a good answer.
+    expect(await post(gateway.url, '/v1/login', answer('alice', challenge, 'agora', 'bob'))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'bad_signature' } } });
+    expect(await post(gateway.url, '/v1/login', answer('alice', challenge))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'invalid_token' } } });
+    const other = await challengeOf(gateway.url);
+    expect(await post(gateway.url, '/v1/login', answer('alice', other.challenge, 'another-gateway'))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'bad_signature' } } });
+    expect(await post(gateway.url, '/v1/login', answer('alice', 'made-up-challenge'))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'invalid_token' } } });
+    const third = await challengeOf(gateway.url);
+    expect(await post(gateway.url, '/v1/login', answer('nobody', third.challenge, 'agora', 'alice'))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'unknown_actor' } } });
+    expect(await post(gateway.url, '/v1/login', { agentId: 'alice' })).toMatchObject({ status: 400, body: { ok: false, error: { code: 'invalid_command' } } });
+    // A made-up cookie reads nothing.
+    expect((await getWith(gateway.url, '/v1/registry/agents', `${LOGIN.cookie}=forged`)).body).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
+  });
+
+  it('logout ends the session: its reads are refused and its open event stream ends', async () => {
+    const { cookie } = await logIn(gateway.url, 'root');
+    const controller = new AbortController();
+    const stream = await fetch(`${gateway.url}/v1/events?from=end`, { headers: { cookie, accept: 'text/event-stream' }, signal: controller.signal });
+    expect(stream.status).toBe(200);
+    const ended = (async () => {
+      const reader = stream.body!.getReader();
+      for (;;) if ((await reader.read()).done) return true;
+    })();
+    const out = await post(gateway.url, '/v1/logout', undefined, cookie);
+    expect(out).toMatchObject({ status: 200, body: { ok: true } });
+    expect(out.setCookie).toMatch(new RegExp(`^${LOGIN.cookie}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`));
+    expect(await ended).toBe(true);
+    for (const path of ['/v1/session', '/v1/registry/agents', '/v1/events']) {
+      expect({ path, ...(await getWith(gateway.url, path, cookie)) }).toMatchObject({ path, status: 401, body: { ok: false, error: { code: 'unauthenticated' } } });
+    }
+    controller.abort();
+  });
+
+  it('a disabled agent reads no more with its session', async () => {
+    const { cookie } = await logIn(gateway.url, 'mal');
+    expect((await getWith(gateway.url, '/v1/registry/agents', cookie)).status).toBe(200);
+    await command(DisableAgent.type, 'root', { agentId: 'mal', reason: 'left the fleet' });
+    await waitFor(async () => (await getWith(gateway.url, '/v1/registry/agents', cookie)).status === 403, 'the disabled agent to be refused', 15_000);
+    expect((await getWith(gateway.url, '/v1/registry/agents', cookie)).body).toMatchObject({ ok: false, error: { code: 'actor_disabled' } });
+  });
+
+  it('challenges and sessions expire', async () => {
+    let now = Date.now();
+    const clocked = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory: context.directory, now: () => new Date(now), sessions: { sessionSeconds: 120 } } });
+    try {
+      const late = await challengeOf(clocked.url);
+      now += (LOGIN.challengeSeconds + 1) * 1000;
+      expect(await post(clocked.url, '/v1/login', answer('alice', late.challenge))).toMatchObject({ status: 401, body: { ok: false, error: { code: 'invalid_token' } } });
+      const { cookie, setCookie } = await logIn(clocked.url, 'alice');
+      expect(setCookie).toContain('Max-Age=120;');
+      expect((await getWith(clocked.url, '/v1/registry/agents', cookie)).status).toBe(200);
+      now += 121_000;
+      expect((await getWith(clocked.url, '/v1/registry/agents', cookie)).body).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
+    } finally {
+      await clocked.close();
+    }
+  });
+
+  it('with reads open there is nothing to log in to', async () => {
+    const open = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, console: false });
+    try {
+      expect(await post(open.url, '/v1/login/challenge')).toMatchObject({ status: 404, body: { ok: false, error: { code: 'not_found' } } });
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+
+describe('closed reads: the SDK over HTTP signs its reads with its signer', () => {
+  it('queries and the event stream carry a fresh read token; the visibility table applies to the signer', async () => {
+    const alice = await Agora.connect({ url: gateway.url, signer: { secretKey: keys['alice']!.secretKey, agentId: 'alice' } });
+    const bob = await Agora.connect({ url: gateway.url, signer: { secretKey: keys['bob']!.secretKey, agentId: 'bob' } });
+    const anonymous = await Agora.connect({ url: gateway.url });
+    try {
+      expect(await alice.query('GetProposal', { proposalId })).toMatchObject({ proposalId, proposer: 'alice' });
+      expect(await bob.tryQuery('GetProposal', { proposalId })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+      expect(await anonymous.tryQuery('ListAgents', {})).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
+      const seen: AgoraEvent[] = [];
+      for await (const event of alice.events({ from: 'start' })) {
+        seen.push(event);
+        if (event.streamId === 'agent-zed') break;
+      }
+      expect(seen.some((e) => e.streamId === `proposal-${proposalId}`)).toBe(true);
+    } finally {
+      await Promise.all([alice.close(), bob.close(), anonymous.close()]);
+    }
   });
 });

@@ -4,14 +4,15 @@ import { chamberContracts } from './chamber-queries.js';
 import { debateContracts } from './debate.js';
 import { dialecticContracts } from './dialectic.js';
 import { projectionsCommands } from './projections.js';
+import { modelCallCommands, modelCallEvents, modelCallQueries } from './model-calls.js';
 import { registryCommands, registryEvents, registryQueries } from './registry.js';
 import { tribunalContracts } from './tribunal.js';
 import { votingContracts } from './voting.js';
 
 /** Every command, event and query Agora speaks. Services and the generated documents read from here. */
-export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands, ...votingContracts.commands, ...dialecticContracts.commands, ...chamberContracts.commands, ...debateContracts.commands, ...projectionsCommands, ...auditContracts.commands];
-export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events, ...votingContracts.events, ...dialecticContracts.events, ...chamberContracts.events, ...debateContracts.events, ...auditContracts.events];
-export const queries: readonly QueryDefinition[] = [...registryQueries, ...tribunalContracts.queries, ...votingContracts.queries, ...dialecticContracts.queries, ...chamberContracts.queries, ...debateContracts.queries];
+export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands, ...votingContracts.commands, ...dialecticContracts.commands, ...chamberContracts.commands, ...debateContracts.commands, ...projectionsCommands, ...auditContracts.commands, ...modelCallCommands];
+export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events, ...votingContracts.events, ...dialecticContracts.events, ...chamberContracts.events, ...debateContracts.events, ...auditContracts.events, ...modelCallEvents];
+export const queries: readonly QueryDefinition[] = [...registryQueries, ...tribunalContracts.queries, ...votingContracts.queries, ...dialecticContracts.queries, ...chamberContracts.queries, ...debateContracts.queries, ...modelCallQueries];
 
 function indexBy<T, K extends keyof T>(items: readonly T[], key: K, what: string): Map<T[K], T> {
   const map = new Map<T[K], T>();

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { EntityId, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
-import { chamberCommands, chamberEvents, ChamberOutcome, ChamberStatus, Currency, Money, Month } from './chamber.js';
+import { chamberCommands, chamberEvents, ChamberOutcome, ChamberStatus, Month } from './chamber.js';
+import { Currency, Money } from './model-calls.js';
 import { defineQuery } from './define.js';
 
 export const ChamberSessionSummary = z

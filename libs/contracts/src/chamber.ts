@@ -31,6 +31,7 @@
 import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp, type Role } from './common.js';
 import { defineCommand, defineEvent } from './define.js';
+import { CallOutcomeRecord, CallUsage, Currency, ModelRefText, Money, ProviderErrorRecord } from './model-calls.js';
 
 export const CHAMBER_SESSION_CATEGORY = 'chamber_session';
 export const CHAMBER_BUDGET_CATEGORY = 'chamber_budget';
@@ -39,12 +40,6 @@ export const CHAMBER_BUDGET_CATEGORY = 'chamber_budget';
 const PROPOSERS: Role[] = ['executive', 'operator'];
 const ANY_ROLE: Role[] = ['executive', 'reviewer', 'validator', 'operator', 'observer'];
 
-export const ModelRefText = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,39}:[^\s]{1,200}$/, 'a model is written <provider>:<model>, e.g. openai:gpt-4.1')
-  .describe('A model as `<provider>:<model>`, e.g. `anthropic:claude-sonnet-4-20250514`');
-export const Money = z.number().min(0).max(1_000_000).describe('An amount in the configured currency');
-export const Currency = z.string().regex(/^[A-Z]{3}$/);
 const Label = z
   .string()
   .regex(/^[A-Z]$/, 'labels are single capital letters')
@@ -114,20 +109,6 @@ export type ArbiterVerdict = z.infer<typeof ArbiterVerdict>;
 
 export const CallStep = z.enum(['blind', 'cross_exam', 'arbiter']).describe('blind: phase 1; cross_exam: the one cross-examination round; arbiter: arbitration (the fallback arbiter too)');
 export type CallStep = z.infer<typeof CallStep>;
-
-export const ProviderErrorRecord = z
-  .object({
-    kind: z.enum(['http', 'timeout', 'network', 'invalid_output', 'config', 'aborted', 'interrupted']),
-    message: z.string(),
-    status: z.number().int().optional(),
-    body: z.string().optional().describe("The provider's error body, verbatim"),
-    text: z.string().optional().describe('What the model answered, for invalid_output'),
-    retryable: z.boolean(),
-  })
-  .strict();
-export type ProviderErrorRecord = z.infer<typeof ProviderErrorRecord>;
-
-export const CallUsage = z.object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) }).strict();
 
 export const Divergence = z
   .object({
@@ -231,36 +212,6 @@ export const RecordChamberFollowUp = defineCommand({
     })
     .strict(),
 });
-
-export const CallOutcomeRecord = z.discriminatedUnion('ok', [
-  z
-    .object({
-      ok: z.literal(true),
-      text: z.string().describe('The full response text, verbatim'),
-      output: z.unknown().describe('The structured output'),
-      responseModel: z.string().nullable(),
-      finishReason: z.string(),
-      usage: CallUsage,
-      cost: Money,
-      latencyMs: z.number().int().min(0),
-      attempts: z.number().int().min(0),
-      retried: z.array(ProviderErrorRecord),
-    })
-    .strict(),
-  z
-    .object({
-      ok: z.literal(false),
-      error: ProviderErrorRecord,
-      usage: CallUsage,
-      cost: Money,
-      costEstimated: z.boolean().describe('True for an interrupted call: its cost is unknown and counted at its maximum'),
-      latencyMs: z.number().int().min(0),
-      attempts: z.number().int().min(0),
-      retried: z.array(ProviderErrorRecord),
-    })
-    .strict(),
-]);
-export type CallOutcomeRecord = z.infer<typeof CallOutcomeRecord>;
 
 export const RecordChamberCallOutcome = defineCommand({
   type: 'RecordChamberCallOutcome',

@@ -8,6 +8,7 @@ export * from './registry.js';
 export * from './tribunal.js';
 export * from './voting.js';
 export * from './dialectic.js';
+export * from './model-calls.js';
 export * from './chamber.js';
 export * from './chamber-queries.js';
 export * from './debate-model.js';

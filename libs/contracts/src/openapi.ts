@@ -10,7 +10,7 @@ import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from
 import { DEBATE_SSE_TYPES } from './debate.js';
 import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
-import { SIGNING_SPEC } from './signing-spec.js';
+import { LOGIN, SIGNING_SPEC, SIGNING_TAGS } from './signing-spec.js';
 
 export interface OpenApiOptions {
   /** What to describe. Default: the contracts catalog. */
@@ -188,6 +188,30 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
       },
     };
   }
+  // Logging in (the signing specification, "Logging in"): a session cookie for a browser's reads, when the gateway closes reads.
+  const okOf = (result: JsonSchema) => json({ type: 'object', properties: { ok: { const: true }, result }, required: ['ok', 'result'] });
+  const who = { type: 'object', properties: { agentId: { type: 'string' }, roles: { type: 'array', items: { type: 'string' } }, expiresAt: { type: 'string', format: 'date-time' } }, required: ['agentId', 'roles', 'expiresAt'] };
+  paths['/v1/login/challenge'] = {
+    post: {
+      operationId: 'loginChallenge',
+      summary: 'A one-time challenge to sign for POST /v1/login (reads closed only)',
+      responses: { '200': { description: 'The challenge, good for one attempt within a minute', content: okOf({ type: 'object', properties: { challenge: { type: 'string' }, audience: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } }, required: ['challenge', 'audience', 'expiresAt'] }) }, ...errorResponses(['not_found']) },
+    },
+  };
+  paths['/v1/login'] = {
+    post: {
+      operationId: 'login',
+      summary: `Log in with a signed challenge: sets the session cookie ${LOGIN.cookie} (HttpOnly, SameSite=Strict) that reads as this agent`,
+      requestBody: { required: true, content: json({ type: 'object', properties: { agentId: { type: 'string' }, challenge: { type: 'string' }, signature: { type: 'string', description: `Ed25519 over "${SIGNING_TAGS.login}\\n" + canonicalJson({aud, challenge, sub}), base64url` } }, required: ['agentId', 'challenge', 'signature'] }) },
+      responses: { '200': { description: 'Logged in', content: okOf(who) }, ...errorResponses(['invalid_command', 'invalid_token', 'unknown_actor', 'bad_signature', 'actor_disabled', 'not_found']) },
+    },
+  };
+  paths['/v1/session'] = {
+    get: { operationId: 'session', summary: 'Who the session cookie reads as', responses: { '200': { description: 'The session', content: okOf({ ...who, properties: { ...who.properties, readsAll: { type: 'boolean' } } }) }, ...errorResponses(['unauthenticated', 'not_found']) } },
+  };
+  paths['/v1/logout'] = {
+    post: { operationId: 'logout', summary: 'End the session of the cookie (its event streams close) and clear the cookie', responses: { '200': { description: 'Logged out', content: okOf({ type: 'object' }) }, ...errorResponses(['not_found']) } },
+  };
   paths['/health'] = {
     get: {
       operationId: 'health',

@@ -12,6 +12,21 @@ export const SIGNING_TAGS = {
   command: 'agora.command.v1',
   /** A party's signature of a dialectic resolution (SignResolution, RecordTieBreak, DecideRecovery). */
   resolution: 'agora.dialectic.resolution.v1',
+  /** A login: the answer to a gateway's one-time challenge, which opens a browser session (the console). */
+  login: 'agora.login.v1',
+} as const;
+
+/**
+ * Logging in (the signing specification, "Logging in"): a gateway that closes reads hands out a
+ * one-time challenge; the reader signs it with its key and gets a session cookie for its reads.
+ */
+export const LOGIN = {
+  /** How long a challenge may be answered, in seconds; it is good for one attempt. */
+  challengeSeconds: 60,
+  /** How long a session lasts by default (AGORA_SESSION_SECONDS), in seconds. */
+  sessionSeconds: 900,
+  /** The session cookie's name (HttpOnly, SameSite=Strict, Path=/). */
+  cookie: 'agora_session',
 } as const;
 
 /**
@@ -108,6 +123,7 @@ answered with the first result and writes nothing).
 | --- | --- | --- |
 | \`${SIGNING_TAGS.command}\` | the unsigned envelope (above) | every command's \`signature\` |
 | \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | \`SignResolution\`, \`RecordTieBreak\`, \`DecideRecovery\` (\`publicKey\`, \`signature\`) |
+| \`${SIGNING_TAGS.login}\` | \`{"aud": <the gateway's audience>, "challenge": <the challenge>, "sub": <agent id>}\` | \`POST /v1/login\` (\`signature\`), see "Logging in" |
 
 The resolution payload is the \`resolution\` of the \`ResolutionProposed\` event (or of the dialectic
 session query's \`proposed\`), taken as it is: it has every member (\`null\` where empty) and its
@@ -150,6 +166,23 @@ the query parameter \`${READ_TOKEN.queryParameter}\`, and refuses it with 401 an
 | \`token_expired\` | \`exp\` is more than ${READ_TOKEN.clockSkewSeconds} seconds behind the gateway's clock |
 
 (a disabled agent's token is \`actor_disabled\`, 403). The test vectors' \`readTokens\` give fixed claims and the exact token.
+
+**Logging in.** A browser (the web console) reads with a session instead of tokens, so that no
+script of the page ever holds something that reads on its own. \`POST /v1/login/challenge\` answers
+\`{"challenge", "audience", "expiresAt"}\`: a random challenge (base64url) good for one attempt within
+${LOGIN.challengeSeconds} seconds. The reader signs, with the key that signs its commands, the UTF-8 of
+
+\`\`\`
+"${SIGNING_TAGS.login}" + "\\n" + canonicalJson({"aud": <audience>, "challenge": <challenge>, "sub": <agent id>})
+\`\`\`
+
+and sends \`POST /v1/login\` with \`{"agentId", "challenge", "signature"}\`. Any registered, active
+agent may log in; the reply is \`{"agentId", "roles", "expiresAt"}\` and a cookie \`${LOGIN.cookie}\`
+(HttpOnly, SameSite=Strict, Path=/) that the gateway takes for a read token of that agent until the
+session expires (${LOGIN.sessionSeconds} seconds unless configured) or \`POST /v1/logout\` ends it.
+\`GET /v1/session\` says who the cookie reads as. A challenge that is unknown, expired or already
+tried is \`invalid_token\` (401); a signature that does not verify is \`bad_signature\`. The test
+vectors' \`domainTagged\` include a login.
 
 **Re-verifying an event from the log.** Every event appended because of a signed command carries,
 in its \`metadata\` (schema: \`EventMetadata\` in the AsyncAPI components and every event schema):

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AgentId, EntityId, Timestamp } from './common.js';
 import { defineEvent } from './define.js';
 import { Constitution } from './registry.js';
-import { Evidence, ObjectionId, PROPOSAL_CATEGORY, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
+import { Evidence, ObjectionId, PROPOSAL_CATEGORY, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalOutcome, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Events (category `proposal`, stream `proposal-<proposalId>`)
@@ -227,5 +227,20 @@ export const ProceededDespiteObjections = defineEvent({
     openObjections: z.array(OpenObjectionSummary),
     unheard: z.array(Constitution).describe('Constitutions assigned in an open round that had not answered yet'),
     recordedAt: Timestamp,
+  }),
+});
+
+export const OutcomeReported = defineEvent({
+  type: 'OutcomeReported',
+  category: PROPOSAL_CATEGORY,
+  summary: 'The proposer or an operator reported whether the executed proposal worked or failed (once per proposal): what the calibration figures compare reviews with',
+  data: z.object({
+    ...base,
+    outcome: ProposalOutcome,
+    note: z.string(),
+    reporter: AgentId,
+    reportedAs: z.enum(['executive', 'operator']).describe('executive: the proposer itself; operator: an operator (a human)'),
+    revision: ProposalRevision.describe('The revision current when the outcome was reported'),
+    reportedAt: Timestamp,
   }),
 });

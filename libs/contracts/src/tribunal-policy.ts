@@ -125,6 +125,8 @@ export const ReviewAssignment = z.object({ constitution: Constitution, reviewer:
 export type ReviewAssignment = z.infer<typeof ReviewAssignment>;
 
 export const ReviewVerdict = z.enum(['approve', 'object']);
+export const ProposalOutcome = z.enum(['worked', 'failed']).describe('What became of an executed proposal, as its proposer or an operator reported it');
+export type ProposalOutcome = z.infer<typeof ProposalOutcome>;
 export const ProposalEscalationReason = z
   .enum(['deadlock', 'insufficient_coverage'])
   .describe('deadlock: maxRoundsBeforeEscalation contested rounds; insufficient_coverage: fewer than minConstitutions constitutions had an eligible reviewer');

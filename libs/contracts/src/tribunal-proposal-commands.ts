@@ -1,8 +1,8 @@
-// Tribunal contracts: the commands of the proposal service (the executive's submission, revision, withdrawal and execution).
+// Tribunal contracts: the commands of the proposal service (the executive's submission, revision, withdrawal, execution and outcome report).
 import { z } from 'zod';
 import { EntityId, ShortText } from './common.js';
 import { defineCommand } from './define.js';
-import { Evidence, ObjectionId, ProposalClass, ReviewDeadlineMs } from './tribunal-policy.js';
+import { Evidence, ObjectionId, ProposalClass, ProposalOutcome, ReviewDeadlineMs } from './tribunal-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Commands: proposal service (the executive)
@@ -72,6 +72,24 @@ export const RecordExecution = defineCommand({
       proposalId: EntityId,
       summary: ShortText(5000).describe('What was done'),
       ref: ShortText(500).optional().describe('Where to see it (a commit, a run, a ticket)'),
+    })
+    .strict(),
+});
+
+export const ReportOutcome = defineCommand({
+  type: 'ReportOutcome',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'report_outcome',
+  roles: ['executive', 'operator'],
+  relation: 'the executive that submitted the proposal, or any operator',
+  summary:
+    'Report whether an executed proposal worked or failed, with a note (its proposer or an operator; once the execution is recorded). One report per proposal, final: the same report again changes nothing, a different one is refused. The calibration figures compare the reviews with it',
+  payload: z
+    .object({
+      proposalId: EntityId,
+      outcome: ProposalOutcome,
+      note: ShortText(5000).describe('What happened: the evidence for the verdict'),
     })
     .strict(),
 });

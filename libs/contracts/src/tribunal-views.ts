@@ -4,7 +4,7 @@ import { AgentId, EntityId, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { Constitution } from './registry.js';
-import { Evidence, ObjectionId, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
+import { Evidence, ObjectionId, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalOutcome, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Read model (the decider's state is this record; a projection can fold with the decider)
@@ -89,6 +89,15 @@ export const ProposalExecutionView = z.object({
   recordedAt: Timestamp,
 });
 
+export const ProposalOutcomeView = z.object({
+  outcome: ProposalOutcome,
+  note: z.string(),
+  reporter: AgentId,
+  reportedAs: z.enum(['executive', 'operator']),
+  reportedAt: Timestamp,
+});
+export type ProposalOutcomeView = z.infer<typeof ProposalOutcomeView>;
+
 /** A proposal with its whole review history: the state of the proposal decider. */
 export const ProposalRecord = z.object({
   proposalId: EntityId,
@@ -108,6 +117,7 @@ export const ProposalRecord = z.object({
   objections: z.array(ObjectionView),
   escalations: z.array(ProposalEscalationView),
   execution: ProposalExecutionView.nullable(),
+  outcome: ProposalOutcomeView.nullable().optional().describe('What became of it once executed (OutcomeReported); null until reported'),
   submittedAt: Timestamp,
   updatedAt: Timestamp,
 });

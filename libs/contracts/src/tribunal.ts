@@ -16,8 +16,12 @@
  * constitutions can be covered. Reviews (or ReviewDeemedApproved at the deadline) close the round:
  * ReviewRoundClosed, then ProposalApproved, nothing (blocked: the executive must revise), or
  * ProposalEscalated after too many contested rounds.
+ *
+ * After execution (RecordExecution), the proposer or an operator reports once whether it worked or
+ * failed (ReportOutcome ─> OutcomeReported); the calibration figures (GetReviewerCalibration) compare
+ * each reviewer's verdicts with those outcomes.
  */
-import { SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution } from './tribunal-proposal-commands.js';
+import { SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome } from './tribunal-proposal-commands.js';
 import { OpenReviewRound, SubmitReview, WithdrawObjection, ExpireReviewRound, DecideEscalation } from './tribunal-review-commands.js';
 import {
   ProposalSubmitted,
@@ -35,16 +39,19 @@ import {
   EscalationDecided,
   ExecutionRecorded,
   ProceededDespiteObjections,
+  OutcomeReported,
 } from './tribunal-events.js';
 import { GetProposal, ListProposals, ListAssignments, GetTribunalStats, ListUnderCoveredProposals } from './tribunal-views.js';
+import { GetReviewerCalibration } from './tribunal-calibration.js';
 
 export * from './tribunal-policy.js';
 export * from './tribunal-proposal-commands.js';
 export * from './tribunal-review-commands.js';
 export * from './tribunal-events.js';
 export * from './tribunal-views.js';
+export * from './tribunal-calibration.js';
 
-export const proposalCommands = [SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution] as const;
+export const proposalCommands = [SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome] as const;
 export const tribunalCommands = [OpenReviewRound, SubmitReview, WithdrawObjection, ExpireReviewRound, DecideEscalation] as const;
 export const tribunalEvents = [
   ProposalSubmitted,
@@ -62,8 +69,9 @@ export const tribunalEvents = [
   EscalationDecided,
   ExecutionRecorded,
   ProceededDespiteObjections,
+  OutcomeReported,
 ] as const;
-export const tribunalQueries = [GetProposal, ListProposals, ListAssignments, GetTribunalStats, ListUnderCoveredProposals] as const;
+export const tribunalQueries = [GetProposal, ListProposals, ListAssignments, GetTribunalStats, ListUnderCoveredProposals, GetReviewerCalibration] as const;
 
 /** Everything of the proposal and tribunal services, for the catalog. */
 export const tribunalContracts = {

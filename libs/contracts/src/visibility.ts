@@ -37,11 +37,14 @@ export const QUERY_VISIBILITY: readonly QueryVisibility[] = [
   { query: 'registry.agents.list', agent: all, observer: none },
   { query: 'registry.agents.get', agent: all, observer: none },
   { query: 'registry.keys.configured', agent: all, observer: none },
+  { query: 'registry.model_calls.ledger', agent: own('agentId'), observer: none },
+  { query: 'registry.model_calls.get', agent: party('agentId'), observer: none },
   { query: 'proposal.proposals.get', agent: party('proposer', 'rounds.assignments.reviewer', 'rounds.reviews.reviewer'), observer: none },
   { query: 'proposal.proposals.list', agent: own('proposer'), observer: none },
   { query: 'tribunal.assignments.list', agent: own('reviewer'), observer: none },
   { query: 'tribunal.stats', agent: all, observer: all },
   { query: 'tribunal.coverage', agent: none, observer: none },
+  { query: 'tribunal.calibration', agent: own('reviewer'), observer: none },
   { query: 'voting.sessions.get', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
   { query: 'voting.sessions.by_request', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
   { query: 'voting.sessions.pending', agent: own('validator'), observer: none },
@@ -80,6 +83,7 @@ export const EVENT_VISIBILITY: Readonly<Record<string, EventAccess>> = {
   chamber_budget: none,
   debate: party('openedBy', 'participants.agentId', 'agentId', 'author'),
   audit: none,
+  model_calls: party('agentId'),
 };
 
 /** Roles that read everything. */

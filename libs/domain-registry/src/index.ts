@@ -1,1 +1,2 @@
 export * from './agent.js';
+export * from './model-calls.js';

@@ -1,4 +1,4 @@
-// The proposal decider, after the review: the operator's escalation decision, and the execution of a proposal.
+// The proposal decider, after the review: the operator's escalation decision, the execution of a proposal and its outcome.
 import { DomainError } from '@agora/decider';
 import { Decision, existing, requestRound, requireProposer, requireRole } from './proposal-guards.js';
 import { type CommandOf, event, ids, latestRound, openObjections, openRound, type ProposalEvent, type ProposalState, satisfiedConstitutions } from './proposal-state.js';
@@ -86,4 +86,45 @@ export function recordExecution(command: CommandOf<'RecordExecution'>, state: Pr
     );
   }
   return events;
+}
+
+/**
+ * The outcome of an executed proposal, reported by its proposer (as executive) or by an operator:
+ * once, final. The same report again (same outcome and note) changes nothing; a different one is
+ * refused, so the figures computed from it cannot be rewritten after the fact.
+ */
+export function reportOutcome(command: CommandOf<'ReportOutcome'>, state: ProposalState): ProposalEvent[] {
+  const { payload: p, context } = command;
+  const s = existing(state, p.proposalId);
+  const asProposer = context.actor === s.proposer && context.actorRoles.includes('executive');
+  if (!asProposer && !context.actorRoles.includes('operator')) {
+    throw new DomainError('forbidden', `only the proposer ${s.proposer} or an operator may report the outcome of proposal ${s.proposalId}; ${context.actor} is neither`, {
+      proposalId: s.proposalId,
+      proposer: s.proposer,
+      actor: context.actor,
+    });
+  }
+  if (!s.execution) {
+    throw new DomainError('illegal_state', `proposal ${s.proposalId} has not been executed: record its execution (RecordExecution) before reporting its outcome`, { proposalId: s.proposalId, status: s.status });
+  }
+  if (s.outcome) {
+    if (s.outcome.outcome === p.outcome && s.outcome.note === p.note) return [];
+    throw new DomainError('illegal_state', `the outcome of proposal ${s.proposalId} was already reported (${s.outcome.outcome}) by ${s.outcome.reporter} at ${s.outcome.reportedAt}; a report is final`, {
+      proposalId: s.proposalId,
+      outcome: s.outcome.outcome,
+      reporter: s.outcome.reporter,
+      reportedAt: s.outcome.reportedAt,
+    });
+  }
+  return [
+    event('OutcomeReported', {
+      proposalId: s.proposalId,
+      outcome: p.outcome,
+      note: p.note,
+      reporter: context.actor,
+      reportedAs: asProposer ? 'executive' : 'operator',
+      revision: s.revision,
+      reportedAt: context.now,
+    }),
+  ];
 }

@@ -30,6 +30,7 @@ export function evolveProposal(state: ProposalState, e: ProposalEvent): Proposal
       objections: [],
       escalations: [],
       execution: null,
+      outcome: null,
       submittedAt: d.submittedAt,
       updatedAt: d.submittedAt,
     };
@@ -178,5 +179,9 @@ export function evolveProposal(state: ProposalState, e: ProposalEvent): Proposal
     }
     case 'ProceededDespiteObjections':
       return s.execution ? { ...s, execution: { ...s.execution, despiteObjections: true }, updatedAt: e.data.recordedAt } : s;
+    case 'OutcomeReported': {
+      const d = e.data;
+      return { ...s, outcome: { outcome: d.outcome, note: d.note, reporter: d.reporter, reportedAs: d.reportedAs, reportedAt: d.reportedAt }, updatedAt: d.reportedAt };
+    }
   }
 }

@@ -1,5 +1,5 @@
 // The proposal decider's types, and the readings of a proposal's state shared by its rules.
-import type { DataOf, DecideEscalation, EscalationDecided, ExecutionRecorded, ExpireReviewRound, ObjectionView, ObjectionWithdrawn, OpenReviewRound, PayloadOf, ProceededDespiteObjections, ProposalApproved, ProposalEscalated, ProposalRecord, ProposalRejected, ProposalRevised, ProposalSubmitted, ProposalWithdrawn, RecordExecution, ReviewDeemedApproved, ReviewRoundClosed, ReviewRoundOpened, ReviewRoundRequested, ReviewRoundView, ReviewSubmitted, ReviseProposal, SubmitProposal, SubmitReview, WithdrawObjection, WithdrawProposal } from '@agora/contracts';
+import type { DataOf, DecideEscalation, EscalationDecided, ExecutionRecorded, ExpireReviewRound, ObjectionView, ObjectionWithdrawn, OpenReviewRound, OutcomeReported, PayloadOf, ProceededDespiteObjections, ProposalApproved, ProposalEscalated, ProposalRecord, ProposalRejected, ProposalRevised, ProposalSubmitted, ProposalWithdrawn, RecordExecution, ReportOutcome, ReviewDeemedApproved, ReviewRoundClosed, ReviewRoundOpened, ReviewRoundRequested, ReviewRoundView, ReviewSubmitted, ReviseProposal, SubmitProposal, SubmitReview, WithdrawObjection, WithdrawProposal } from '@agora/contracts';
 import { type Command, DomainError, type DomainEvent } from '@agora/decider';
 
 export type ProposalEvent =
@@ -17,13 +17,15 @@ export type ProposalEvent =
   | DomainEvent<'ProposalEscalated', DataOf<typeof ProposalEscalated>>
   | DomainEvent<'EscalationDecided', DataOf<typeof EscalationDecided>>
   | DomainEvent<'ExecutionRecorded', DataOf<typeof ExecutionRecorded>>
-  | DomainEvent<'ProceededDespiteObjections', DataOf<typeof ProceededDespiteObjections>>;
+  | DomainEvent<'ProceededDespiteObjections', DataOf<typeof ProceededDespiteObjections>>
+  | DomainEvent<'OutcomeReported', DataOf<typeof OutcomeReported>>;
 
 export type ProposalCommand =
   | Command<'SubmitProposal', PayloadOf<typeof SubmitProposal>>
   | Command<'ReviseProposal', PayloadOf<typeof ReviseProposal>>
   | Command<'WithdrawProposal', PayloadOf<typeof WithdrawProposal>>
   | Command<'RecordExecution', PayloadOf<typeof RecordExecution>>
+  | Command<'ReportOutcome', PayloadOf<typeof ReportOutcome>>
   | Command<'OpenReviewRound', PayloadOf<typeof OpenReviewRound>>
   | Command<'SubmitReview', PayloadOf<typeof SubmitReview>>
   | Command<'WithdrawObjection', PayloadOf<typeof WithdrawObjection>>

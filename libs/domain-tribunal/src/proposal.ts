@@ -2,7 +2,7 @@
  * The proposal decider: one aggregate, the stream `proposal-<proposalId>`, holds a proposal, its
  * revisions, its review rounds, the objections and the escalations, so every rule of the tribunal
  * (seed 000) is decided atomically here. Both services append to it: `proposal` (SubmitProposal,
- * ReviseProposal, WithdrawProposal, RecordExecution) and `tribunal` (OpenReviewRound, SubmitReview,
+ * ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome) and `tribunal` (OpenReviewRound, SubmitReview,
  * WithdrawObjection, ExpireReviewRound, DecideEscalation).
  *
  * Lifecycle
@@ -20,6 +20,7 @@
  *   DecideEscalation (operator) ─> EscalationDecided + ProposalApproved | ProposalRejected |
  *                                  ReviewRoundRequested (send_back)
  *   RecordExecution ─> ExecutionRecorded (+ ProceededDespiteObjections unless approved)
+ *   ReportOutcome (proposer or operator, after execution, once) ─> OutcomeReported (worked | failed)
  *
  * Rules worth knowing
  * - Objections are never outvoted: one open objection blocks approval, whatever the others say. An
@@ -37,7 +38,7 @@
  */
 import type { Decider } from '@agora/decider';
 import { DEFAULT_TRIBUNAL_POLICY, type TribunalPolicy } from './policy.js';
-import { decideEscalation, recordExecution } from './proposal-escalation.js';
+import { decideEscalation, recordExecution, reportOutcome } from './proposal-escalation.js';
 import { evolveProposal } from './proposal-evolve.js';
 import { expireReviewRound, openReviewRound, submitReview, withdrawObjection } from './proposal-review.js';
 import type { ProposalCommand, ProposalEvent, ProposalState } from './proposal-state.js';
@@ -70,6 +71,8 @@ export function createProposalDecider(policy: TribunalPolicy = DEFAULT_TRIBUNAL_
           return withdraw(command, state);
         case 'RecordExecution':
           return recordExecution(command, state);
+        case 'ReportOutcome':
+          return reportOutcome(command, state);
         case 'OpenReviewRound':
           return openReviewRound(command, state);
         case 'SubmitReview':

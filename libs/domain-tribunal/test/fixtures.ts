@@ -126,6 +126,11 @@ export const recordExecution = (summary: string, c = ctx('seldon', at(9000)), re
   context: c,
   payload: ref === undefined ? { proposalId: PID, summary } : { proposalId: PID, summary, ref },
 });
+export const reportOutcome = (outcome: 'worked' | 'failed', note: string, c = ctx('seldon', at(10_000)), proposalId = PID): ProposalCommand => ({
+  type: 'ReportOutcome',
+  context: c,
+  payload: { proposalId, outcome, note },
+});
 
 const scenario = scenarioOf(decider, 'proposal');
 /** Checks an event against its contract: the schema parses it and it is plain JSON (no undefined anywhere). */

@@ -8,6 +8,8 @@ import { canonicalJson } from './canonical-json.js';
  */
 export const COMMAND_SIGNING_TAG = 'agora.command.v1';
 export const COMMAND_SIGNING_DOMAIN = `${COMMAND_SIGNING_TAG}\n`;
+/** SIGNING_TAGS.login of @agora/contracts (kept here as text: the browser bundle imports no contracts runtime). */
+export const LOGIN_SIGNING_TAG = 'agora.login.v1';
 
 /** The fields of a command envelope that the signature covers: all of them but `signature`. */
 export interface UnsignedCommand {
@@ -37,6 +39,18 @@ export function domainSigningText(tag: string, value: unknown): string {
 export function commandSigningText(envelope: UnsignedCommand): string {
   const { commandId, type, actor, issuedAt, payload, correlationId, causationId } = envelope;
   return domainSigningText(COMMAND_SIGNING_TAG, { commandId, type, actor, issuedAt, payload, correlationId, causationId });
+}
+
+/** What a login signs (the signing specification, "Logging in"): the gateway's audience, its one-time challenge, and who logs in. */
+export interface LoginChallengeAnswer {
+  aud: string;
+  challenge: string;
+  sub: string;
+}
+
+/** The text a reader signs to answer a login challenge: `agora.login.v1`, a newline, canonical JSON of {aud, challenge, sub}. */
+export function loginSigningText(answer: LoginChallengeAnswer): string {
+  return domainSigningText(LOGIN_SIGNING_TAG, { aud: answer.aud, challenge: answer.challenge, sub: answer.sub });
 }
 
 /** Text forms of keys: `ed25519:<base64url of the 32-byte public key>`, `ed25519-secret:<base64url of the 32-byte seed>`. */

@@ -112,8 +112,11 @@ export function signingTestVectors(): Record<string, unknown> {
     decider: null,
   };
   const resolutionBytes = domainSigningBytes(SIGNING_TAGS.resolution, { resolution, signer: 'alice' });
+  const login = { aud: 'agora', challenge: 'q9Xh2c0sYw1mXK8bF3n4tA', sub: 'root' };
+  const loginBytes = domainSigningBytes(SIGNING_TAGS.login, login);
   const domainTagged = [
     { name: 'resolution signed by the paused agent', tag: SIGNING_TAGS.resolution, signer: 'alice', publicKey: alice.publicKey, value: { resolution, signer: 'alice' }, signedText: resolutionBytes.toString('utf8'), signedBytesBase64url: b64url(resolutionBytes), signature: signBytes(resolutionBytes, alice.secretKey) },
+    { name: 'a login: the answer to a gateway challenge (POST /v1/login)', tag: SIGNING_TAGS.login, signer: 'root', publicKey: root.publicKey, value: login, signedText: loginBytes.toString('utf8'), signedBytesBase64url: b64url(loginBytes), signature: signBytes(loginBytes, root.secretKey) },
   ];
 
   const tampered = { ...envelopes[1]!.envelope, payload: { ...envelopes[1]!.envelope.payload, confidence: 0.86 } };

@@ -12,9 +12,21 @@ export interface McpHttpOptions {
   allowedHostnames?: readonly string[];
 }
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+/** A JSON-RPC error answered over HTTP before any MCP session handles the request; `data` e.g. `{code: 'forbidden'}` (Agora's code). */
+export function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, data?: Record<string, unknown>): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data === undefined ? {} : { data }) }, id: null }));
+}
+
+/** Who calls, as the host proved it (a reader of the gateway): an MCP session belongs to the caller that opened it. */
+export interface McpCaller {
+  /** The caller's identity (an agent id): later requests of the session must come from the same one. */
+  id: string;
+}
+
+/** The caller of a session as of its latest request (a role change applies to the next request). */
+export interface CallerRef<C extends McpCaller> {
+  current: C | undefined;
 }
 
 function hostnameOf(value: string | undefined): string | undefined {
@@ -31,19 +43,22 @@ function hostnameOf(value: string | undefined): string | undefined {
  * found again by its `Mcp-Session-Id`; requests whose Host or Origin is not an allowed host name
  * are refused (DNS rebinding protection).
  */
-export class McpHttpEndpoint {
-  private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+export class McpHttpEndpoint<C extends McpCaller = McpCaller> {
+  private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; caller: CallerRef<C> }>();
   private readonly allowed: ReadonlySet<string>;
 
   constructor(
-    private readonly createServer: () => McpServer,
+    private readonly createServer: (caller: CallerRef<C>) => McpServer,
     options: McpHttpOptions = {},
   ) {
     this.allowed = new Set([...LOCAL_HOSTNAMES, ...(options.allowedHostnames ?? [])].map((h) => h.toLowerCase()));
   }
 
-  /** Handles one request; `body` is the parsed JSON of a POST. */
-  async handle(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+  /**
+   * Handles one request; `body` is the parsed JSON of a POST; `caller` who makes it, when the host
+   * checks (a session opened by one caller is refused to any other, `forbidden`).
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, body?: unknown, caller?: C): Promise<void> {
     const host = hostnameOf(req.headers.host);
     if (host === undefined || !this.allowed.has(host)) return jsonRpcError(res, 403, -32000, `Invalid Host header: ${req.headers.host ?? '(none)'}`);
     const origin = req.headers.origin;
@@ -52,13 +67,17 @@ export class McpHttpEndpoint {
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
       if (!session) return jsonRpcError(res, 404, -32001, 'Session not found');
+      // Said exactly as for an unknown session: another caller learns nothing of whose session it is.
+      if (session.caller.current?.id !== caller?.id) return jsonRpcError(res, 404, -32001, 'Session not found');
+      session.caller.current = caller;
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id (start with initialize)');
-    const server = this.createServer();
+    const ref: CallerRef<C> = { current: caller };
+    const server = this.createServer(ref);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void this.sessions.set(id, { transport, server }),
+      onsessioninitialized: (id) => void this.sessions.set(id, { transport, server, caller: ref }),
     });
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);

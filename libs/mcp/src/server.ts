@@ -12,7 +12,7 @@
 import { commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ErrorBody } from '@agora/contracts';
 import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
 
@@ -235,8 +235,10 @@ function registerResources(server: McpServer, agora: Agora): void {
       { title: followed.title, mimeType: 'application/json', description: `${followed.title}; subscribe for updates (one per event of its stream)` },
       async (uri, variables) => {
         const id = String(variables['id']);
-        const view = await agora.query(followed.query as QueryName, { [followed.param]: decodeURIComponent(id) } as never);
-        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(view) }] };
+        const reply = await agora.tryQuery(followed.query as QueryName, { [followed.param]: decodeURIComponent(id) } as never);
+        // A refusal as an MCP error that carries Agora's code (`forbidden`, `not_found`) in its message and data.
+        if (!reply.ok) throw new McpError(ErrorCode.InvalidParams, `${reply.error.code}: ${reply.error.message}`, { code: reply.error.code });
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(reply.result) }] };
       },
     );
   }

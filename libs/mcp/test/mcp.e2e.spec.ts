@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import type { Role } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
 import { Agora, onDialecticTurn, onReviewRequested, type RoleLoop } from '@agora/sdk';
-import { REPO_ROOT, processEnvironment, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { agoraMcpOverStdio } from './stdio-client.js';
 
 const CAST: Record<string, { roles: Role[]; constitutions?: string[]; trustScore?: number }> = {
   seldon: { roles: ['executive'] },
@@ -40,15 +40,7 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
 
   /** Starts `agora mcp` for an agent, as its MCP configuration would, and connects the MCP SDK's client to it. */
   const mcpFor = async (agentId: string): Promise<Client> => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...sourceArgs('apps/cli/src/main.ts'), 'mcp', '--key', keyFile(agentId), '--url', url],
-      cwd: REPO_ROOT,
-      env: processEnvironment({}) as Record<string, string>,
-      stderr: 'ignore',
-    });
-    const client = new Client({ name: `${agentId}-model`, version: '1.0.0' });
-    await client.connect(transport);
+    const client = await agoraMcpOverStdio(agentId, keyFile(agentId), url);
     mcpClients.push(client);
     return client;
   };

@@ -11,12 +11,11 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { Agora, onVoteRequested, type RoleLoop } from '@agora/sdk';
+import { Agora, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '@agora/sdk';
 import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { resultDigest, toolCallDigest } from '../src/proxy.js';
 
 const VALIDATORS = ['vega', 'rigel', 'deneb'];
 /** The upstream: the memory server's entry point, run with this Node. */

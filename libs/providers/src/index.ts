@@ -1,3 +1,4 @@
 export * from './config.js';
 export * from './layer.js';
 export * from './stand-in.js';
+export * from './record.js';

@@ -23,9 +23,11 @@ export interface CallUsage {
  * - `invalid_output`: an answer that is not the structured output asked for (its text kept, its tokens billed).
  * - `config`: the call could not be made (no API key in the environment, unknown provider).
  * - `aborted`: the caller cancelled it.
+ * - `interrupted`: only in an outcome read back from the log: the process that made the call stopped
+ *   before recording its outcome (see `interruptedRecord`).
  */
 export interface ProviderError {
-  kind: 'http' | 'timeout' | 'network' | 'invalid_output' | 'config' | 'aborted';
+  kind: 'http' | 'timeout' | 'network' | 'invalid_output' | 'config' | 'aborted' | 'interrupted';
   message: string;
   status?: number;
   body?: string;

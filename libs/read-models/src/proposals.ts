@@ -16,6 +16,8 @@ export const proposalsProjection = aggregateViews<ProposalView, ProposalState, P
   category: 'proposal',
   initial: { status: 'unsubmitted' },
   evolve: evolveProposal,
+  // 2: proposals carry their reported outcome (OutcomeReported).
+  snapshotVersion: 2,
 });
 
 /** The one-line form of a proposal (ListProposals). */

@@ -22,6 +22,8 @@ export interface ConnectOptions {
   signer?: Signer;
   /** Timeout of each command or query (default 15 s). */
   timeoutMs?: number;
+  /** Over HTTP: the audience of the signer's read tokens; default the one the gateway's GET /health names. */
+  readAudience?: string;
 }
 
 export interface SendOptions {
@@ -64,7 +66,10 @@ export class Agora {
   static async connect(options: ConnectOptions): Promise<Agora> {
     const { agentId, secretKey } = readSigner(options.signer);
     if ((options.url === undefined) === (options.nats === undefined)) throw new TypeError('connect to Agora with either `url` (the HTTP gateway) or `nats`');
-    const transport = options.url !== undefined ? new HttpTransport(options.url) : await MessagingTransport.connect(options.nats as NatsOptions, agentId !== undefined && secretKey !== undefined ? { agentId, secretKey } : undefined);
+    // Over HTTP the signer also signs the read tokens of the client's reads (a gateway that closes reads wants them); over NATS too (services with closed reads).
+    const reader = agentId !== undefined && secretKey !== undefined ? { agentId, secretKey, ...(options.readAudience === undefined ? {} : { audience: options.readAudience }) } : undefined;
+    const nats = { ...(options.nats as NatsOptions), ...(options.readAudience === undefined ? {} : { readAudience: options.readAudience }) };
+    const transport = options.url !== undefined ? new HttpTransport(options.url, reader) : await MessagingTransport.connect(nats, agentId !== undefined && secretKey !== undefined ? { agentId, secretKey } : undefined);
     return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 

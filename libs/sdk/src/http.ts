@@ -1,5 +1,5 @@
-import { Reply as ReplySchema, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
-import type { SignedCommand } from '@agora/identity';
+import { READ_TOKEN, Reply as ReplySchema, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
+import { mintReadToken, type SignedCommand } from '@agora/identity';
 import { SseParser } from './sse.js';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 
@@ -28,29 +28,67 @@ export function queryUrl(baseUrl: string, definition: QueryDefinition, params: R
   return url;
 }
 
-/** Speaks to Agora through its HTTP gateway: POST /v1/commands, GET /v1/<service>/..., SSE on GET /v1/events. */
+/** Who reads (the signing specification, "Read tokens"): the agent and the key that signs its read tokens. */
+export interface HttpReader {
+  agentId: string;
+  secretKey: string;
+  /** The gateway's audience; default: the one its GET /health names (asked once), else READ_TOKEN.defaultAudience. */
+  audience?: string;
+}
+
+/**
+ * Speaks to Agora through its HTTP gateway: POST /v1/commands, GET /v1/<service>/..., SSE on GET
+ * /v1/events. Given a reader, every read carries a read token signed with the reader's key, a
+ * fresh one per request and per reconnection of an event stream (one Ed25519 signature each), so
+ * a token never expires in a client's hands; a gateway with open reads ignores it.
+ */
 export class HttpTransport implements Transport {
   readonly kind = 'http';
   readonly baseUrl: string;
+  private audience: Promise<string> | undefined;
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly reader?: HttpReader,
+  ) {
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`the gateway URL must be http:// or https:// (got ${JSON.stringify(url)})`);
     this.baseUrl = parsed.href.replace(/\/+$/, '');
+    if (reader?.audience !== undefined) this.audience = Promise.resolve(reader.audience);
+  }
+
+  /** `authorization: Bearer <fresh read token>` with a reader, else nothing. */
+  async readHeaders(): Promise<Record<string, string>> {
+    if (this.reader === undefined) return {};
+    this.audience ??= this.gatewayAudience();
+    const token = mintReadToken({ agentId: this.reader.agentId, secretKey: this.reader.secretKey, audience: await this.audience });
+    return { authorization: `Bearer ${token}` };
+  }
+
+  /** The audience GET /health names (READ_TOKEN.defaultAudience when it names none or cannot be asked now, and then asked again next time). */
+  private async gatewayAudience(): Promise<string> {
+    try {
+      const health = (await (await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(5_000) })).json()) as { reads?: { audience?: unknown } };
+      const audience = health.reads?.audience;
+      return typeof audience === 'string' ? audience : READ_TOKEN.defaultAudience;
+    } catch {
+      this.audience = undefined;
+      return READ_TOKEN.defaultAudience;
+    }
   }
 
   command(_definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
     return this.request(`${this.baseUrl}/v1/commands`, timeoutMs, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
   }
 
-  query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
+  async query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
     let url: URL;
     try {
       url = queryUrl(this.baseUrl, definition, params);
     } catch (error) {
-      return Promise.resolve({ ok: false, error: { code: 'invalid_command', message: (error as Error).message } });
+      return { ok: false, error: { code: 'invalid_command', message: (error as Error).message } };
     }
-    return this.request(url.href, timeoutMs, {});
+    return this.request(url.href, timeoutMs, { headers: await this.readHeaders() });
   }
 
   /** One request and the Agora reply it answers with, whatever the HTTP status; network failures become `unavailable` or `timeout` replies. */
@@ -103,7 +141,7 @@ export class HttpTransport implements Transport {
       else if ((filter.from ?? 'end') === 'end') url.searchParams.set('from', 'end');
       let res: Response;
       try {
-        res = await fetch(url, { signal, headers: { accept: 'text/event-stream' } });
+        res = await fetch(url, { signal, headers: { accept: 'text/event-stream', ...(await this.readHeaders()) } });
       } catch (error) {
         if (signal.aborted) return;
         if (++failures > RECONNECT_MS.length * 4) throw new Error(`the event stream at ${url.href} cannot be reached: ${(error as Error).message}`);

@@ -1,7 +1,7 @@
 export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions, type Signer } from './client.js';
 export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 export type { AgoraEvent, EventFilter, Transport } from './transport.js';
-export { HttpTransport, queryUrl } from './http.js';
+export { HttpTransport, queryUrl, type HttpReader } from './http.js';
 export { MessagingTransport, type NatsOptions } from './nats.js';
 export { SseParser, type SseMessage } from './sse.js';
 export { viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
@@ -25,4 +25,20 @@ export {
   type RoleSpec,
   type VoteAnswer,
 } from './roles.js';
+export { readToolPolicy, ruleFor, matchesPattern, ToolPolicy, PolicyRule } from './tool-policy.js';
+export {
+  governToolCall,
+  releaseToolCall,
+  recordToolCallResult,
+  toolCallDigest,
+  resultDigest,
+  callSummary,
+  toolCallDenied,
+  DEFAULT_DECISION_TIMEOUT_MS,
+  type GovernedCall,
+  type GovernOptions,
+  type ToolCallDecision,
+  type ToolCallSource,
+} from './governed.js';
+export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
 export { AgoraError } from '@agora/contracts';

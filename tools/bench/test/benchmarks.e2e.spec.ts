@@ -49,6 +49,10 @@ describe('the benchmarks, small', () => {
     await bench('startup', ['--sizes', '500', '--agents', '50', '--timeout', '60', '--cache', join(dir, 'startup')], [/^\| embedded +\| 500 +\| rebuild/m, /^\| jetstream +\| 500 +\| restart/m], 120_000);
   }, 130_000);
 
+  it('bench:mcp', async () => {
+    await bench('mcp', ['--count', '40'], [/^\| UpdateAgent \(command\) \| MCP tool call, stdio /m, /^UpdateAgent \(command\): an MCP tool call takes \d/m, /log check: 120 AgentUpdated for 120 UpdateAgent sent \(0 refused\): one event per command/]);
+  }, 100_000);
+
   it('bench:audit', async () => {
     await bench('audit', ['--events', '600', '--agents', '10', '--workers', '0,1'], [/^\| raw replay .*\d/m, /^\| agora audit, 0 worker threads .*\d/m, /^\| agora audit, 1 worker thread .*\d/m]);
   }, 100_000);

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolutionSigningBytes, verifyResolutionSignature, type ResolutionPayload } from '@agora/domain-dialectic';
-import { canonicalJson, domainSigningBytes, signReadToken, verifyReadToken, type ReadTokenClaims, publicKeyOf, signingBytes, verifyBytes, verifyCommandSignature, verifyMetadataSignature, type SignedCommand } from '@agora/identity';
+import { SIGNING_TAGS } from '@agora/contracts';
+import { canonicalJson, domainSigningBytes, LOGIN_SIGNING_TAG, loginSigningText, signReadToken, verifyReadToken, type LoginChallengeAnswer, type ReadTokenClaims, publicKeyOf, signingBytes, verifyBytes, verifyCommandSignature, verifyMetadataSignature, type SignedCommand } from '@agora/identity';
 import { GENERATED_DIR, staleFiles } from '../src/generated.js';
 
 type Vectors = {
@@ -11,7 +12,7 @@ type Vectors = {
   canonicalJson: { input: string; canonical: string; canonicalUtf8Hex: string }[];
   envelopes: { publicKey: string; envelope: SignedCommand; signedText: string; signedBytesBase64url: string; signature: string }[];
   eventMetadata: { publicKey: string; metadata: Record<string, unknown>; candidates: string[]; verifies: boolean[] }[];
-  domainTagged: { tag: string; signer: string; publicKey: string; value: { resolution: ResolutionPayload; signer: string }; signedText: string; signedBytesBase64url: string; signature: string }[];
+  domainTagged: { tag: string; signer: string; publicKey: string; value: { resolution: ResolutionPayload; signer: string } | LoginChallengeAnswer; signedText: string; signedBytesBase64url: string; signature: string }[];
   readTokens: { name: string; signer: string; publicKey: string; claims: ReadTokenClaims; headerJson: string; claimsJson: string; signingInput: string; token: string }[];
   mustNotVerify: { publicKey: string; envelope: SignedCommand; signedText: string }[];
 };
@@ -75,11 +76,18 @@ describe('generated documents and test vectors', () => {
     }
   });
 
-  it('domain-tagged signatures: the resolution bytes are the dialectic service\'s, and verify', () => {
+  it('domain-tagged signatures: the resolution bytes are the dialectic service\'s, the login bytes the browser\'s, and all verify', () => {
+    expect(vectors.domainTagged.map((d) => d.tag)).toEqual([SIGNING_TAGS.resolution, SIGNING_TAGS.login]);
+    expect(LOGIN_SIGNING_TAG).toBe(SIGNING_TAGS.login);
     for (const d of vectors.domainTagged) {
       expect(domainSigningBytes(d.tag, d.value).toString('utf8')).toBe(d.signedText);
-      expect(resolutionSigningBytes(d.value.resolution, d.signer).toString('base64url')).toBe(d.signedBytesBase64url);
-      expect(verifyResolutionSignature(d.value.resolution, { signer: d.signer, publicKey: d.publicKey, signature: d.signature })).toBe(true);
+      if ('resolution' in d.value) {
+        expect(resolutionSigningBytes(d.value.resolution, d.signer).toString('base64url')).toBe(d.signedBytesBase64url);
+        expect(verifyResolutionSignature(d.value.resolution, { signer: d.signer, publicKey: d.publicKey, signature: d.signature })).toBe(true);
+      } else {
+        expect(loginSigningText(d.value)).toBe(d.signedText);
+        expect(d.value.sub).toBe(d.signer);
+      }
       expect(verifyBytes(Buffer.from(d.signedText, 'utf8'), d.signature, d.publicKey)).toBe(true);
     }
   });

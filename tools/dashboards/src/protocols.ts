@@ -46,6 +46,26 @@ export const tribunal = () =>
         ],
       ],
       [
+        'Calibration',
+        [
+          stat('Outcomes reported', 'Executed proposals whose outcome the proposer or an operator reported, by outcome (worked, failed), all time.', 'short', { expr: 'max by (outcome) (agora_tribunal_outcomes_total)', legend: '{{outcome}}' }),
+          timeseries(
+            'Objections upheld, by reviewer',
+            'Per reviewer and constitution: objections upheld (answered by a revision, or on a proposal reported failed) over those with a fate (not pending). docs/metrics.md, Calibration.',
+            'percentunit',
+            { expr: 'sum by (reviewer, constitution) (agora_tribunal_reviewer_objections{fate=~"upheld_by_revision|upheld_by_outcome"}) / sum by (reviewer, constitution) (agora_tribunal_reviewer_objections{fate!="pending"})', legend: '{{reviewer}} ({{constitution}})' },
+          ),
+          timeseries('Objections by fate', 'Objections by reviewer, constitution and fate: upheld by a revision, upheld by a failed outcome, not upheld (the proposal worked), pending.', 'short', {
+            expr: 'max by (reviewer, constitution, fate) (agora_tribunal_reviewer_objections) > 0',
+            legend: '{{reviewer}} ({{constitution}}): {{fate}}',
+          }),
+          timeseries('Approvals of proposals that failed', "Per reviewer and constitution: proposals reported failed on which the reviewer's final explicit verdict was approve.", 'short', {
+            expr: 'max by (reviewer, constitution) (agora_tribunal_reviewer_final_verdicts{verdict="approve",outcome="failed"})',
+            legend: '{{reviewer}} ({{constitution}})',
+          }),
+        ],
+      ],
+      [
         'Services',
         [
           timeseries('Tribunal commands', 'Commands of the proposal and tribunal services per second, by type and outcome.', 'reqps', commandsOf('proposal|tribunal')),
@@ -78,6 +98,12 @@ export const voting = () =>
           timeseries('Escalations to a human', 'Sessions that required a human, by the rule that escalated them; operator decisions.', 'short', { expr: 'max by (reason) (agora_voting_escalations_total)', legend: '{{reason}}' }, { expr: 'max by (decision) (agora_voting_operator_decisions_total)', legend: 'operator: {{decision}}' }),
           timeseries('Time to decision', 'Median and 95th percentile over every concluded session.', 's', { expr: 'histogram_quantile(0.5, max by (le) (agora_voting_time_to_decision_seconds_bucket))', legend: 'p50' }, { expr: 'histogram_quantile(0.95, max by (le) (agora_voting_time_to_decision_seconds_bucket))', legend: 'p95' }),
           timeseries('Votes by decision', 'approve, deny, abstain.', 'short', { expr: 'max by (decision) (agora_voting_votes_total)', legend: '{{decision}}' }),
+          timeseries(
+            'Validator agreement with the final decision',
+            "Per validator: approve or deny votes equal to the session's final decision (the operator's when a human decided) over those on sessions with a final decision. Abstentions and undecided sessions do not count.",
+            'percentunit',
+            { expr: 'sum by (validator) (agora_voting_validator_votes{agreement="agreed"}) / sum by (validator) (agora_voting_validator_votes{agreement=~"agreed|disagreed"})', legend: '{{validator}}' },
+          ),
           timeseries('Voting commands', 'Commands of the voting service per second, by type and outcome.', 'reqps', commandsOf('voting')),
         ],
       ],

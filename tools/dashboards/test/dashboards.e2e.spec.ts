@@ -2,8 +2,8 @@
 // registry, proposal, tribunal, voting, dialectic, projections and gateway as separate processes over
 // a NATS server of the test's own (the log in JetStream there), each serving /metrics on a port of its
 // own; Debian's `prometheus` started here with a generated scrape config and the deploy rules. The
-// activity is the demos': the tribunal demo (tools/demo) run as a user runs it against the gateway,
-// then a few voting sessions (unanimous, split and escalated to an operator, expired), a dialectic
+// activity is the demos': the tribunal demo (tools/demo) run as a user runs it against the gateway
+// (then two of its proposals' outcomes reported), then a few voting sessions (unanimous, split and escalated to an operator, expired), a dialectic
 // recovery from pause to signed resolution, two chamber sessions (the panel's providers pointed by
 // base URL at stand-in servers speaking their wire APIs: one reaches consensus after a
 // cross-examination, one fails on a provider's error) and the seed's scripted crux debate, over
@@ -15,7 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { panelScript, phaseOf } from '@agora/chamber';
-import { ApproveChamberSession, commandByType, GetChamberSession, GetDebate, GetDialecticSession, OpenDebate, PostDebateMove, ProposeChamberSession, type ChamberSessionView, type DebateView, type DialecticSessionView, type Reply } from '@agora/contracts';
+import { ApproveChamberSession, commandByType, GetChamberSession, GetDebate, GetDialecticSession, ListProposals, OpenDebate, PostDebateMove, ProposeChamberSession, type ChamberSessionView, type DebateView, type DialecticSessionView, type Reply } from '@agora/contracts';
 import { playScript, type DebateClient } from '@agora/debate';
 import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC, exampleScript } from '@agora/domain-debate';
 import { signResolution } from '@agora/domain-dialectic';
@@ -183,6 +183,16 @@ async function freePort(): Promise<number> {
     expect(demo.stdout).toMatch(/approved in round 2/);
     expect(demo.stdout).toMatch(/approved at the deadline/);
 
+    // Outcomes: an approved proposal of the demo is executed and fails (seldon reports it); the rogue
+    // one, executed despite objections, worked (an operator reports it).
+    const listed = (await client.request(ListProposals.subject, {}, { timeoutMs: 10_000 })) as Reply<{ proposals: { proposalId: string; status: string }[] }>;
+    if (!listed.ok) throw new Error(`${listed.error.code} ${listed.error.message}`);
+    const approved = listed.result.proposals.find((p) => p.status === 'approved')!.proposalId;
+    const rogue = listed.result.proposals.find((p) => p.proposalId.startsWith('rogue-'))!.proposalId;
+    await ok('seldon', 'RecordExecution', { proposalId: approved, summary: 'done' });
+    await ok('seldon', 'ReportOutcome', { proposalId: approved, outcome: 'failed', note: 'nobody came' });
+    await ok('root', 'ReportOutcome', { proposalId: rogue, outcome: 'worked', note: 'it held' });
+
     // Voting: a unanimous approval; a critical action without unanimity, which the service escalates
     // and an operator decides; a session that expires with one vote.
     await register('deployer', ['executive']);
@@ -259,6 +269,7 @@ async function freePort(): Promise<number> {
     await waitFor(async () => Number((await series('sum(agora_voting_concluded_sessions_total)'))[0]?.value[1] ?? 0) >= 3, 'Prometheus to scrape the concluded voting sessions', 60_000);
     await waitFor(async () => (await series('agora_chamber_sessions_concluded_total{outcome="failed"} == 1')).length === 1, 'Prometheus to scrape the failed chamber session', 60_000);
     await waitFor(async () => (await series('agora_debate_completed_debates_total{outcome="converged"} == 1')).length === 1, 'Prometheus to scrape the converged debate', 60_000);
+    await waitFor(async () => (await series('agora_tribunal_outcomes_total == 1')).length === 2, 'Prometheus to scrape both outcome reports', 60_000);
     // A rate needs two scrapes of a series: the last commands' counters too.
     await waitFor(async () => (await series('sum by (service) (rate(agora_commands_handled_total[5m]))')).length === COMMAND_SERVICES.length, 'two scrapes of every service\'s commands', 30_000);
     await waitFor(async () => (await series('agora:chamber_call_errors:ratio_rate1h')).length === 3, 'the error rate of every provider', 30_000);

@@ -1,10 +1,14 @@
 import type { Reply } from '@agora/contracts';
 import { playScript, runLlmDebate, type DebateClient, type Persona } from '@agora/debate';
 import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC, exampleScript } from '@agora/domain-debate';
+import { recordedModelCalls } from '@agora/participants';
 import { ProviderLayer, providersConfigFromEnv } from '@agora/providers';
 import { until, type Fleet } from './fleet.js';
 
 type Say = (line: string) => void;
+
+/** Each debater's model budget when personas are played by models (AGORA_DEBATE_BUDGET overrides), in the price table's currency. */
+const DEFAULT_DEBATER_BUDGET = 1;
 
 /** The models the personas use when keys are set: the first provider with a key, cheapest first (AGORA_DEBATE_MODELS overrides: "saylor=openai:gpt-4.1,hayes=anthropic:..."). */
 const CANDIDATES: Record<string, string> = { GOOGLE_GENERATIVE_AI_API_KEY: 'google:gemini-2.5-flash', OPENAI_API_KEY: 'openai:gpt-4.1', ANTHROPIC_API_KEY: 'anthropic:claude-sonnet-4-20250514' };
@@ -50,8 +54,14 @@ export async function debateDemo(fleet: Fleet, say: Say, options: { run: string;
   const personas = personasFromEnv(options.env);
   if (personas) {
     say(`personas played by models: ${personas.map((p) => `${p.agentId} on ${p.model}`).join(', ')}`);
+    // Each debater's calls are reserved against its own model budget and recorded in its ledger.
+    const layer = new ProviderLayer(providersConfigFromEnv(options.env), options.env);
+    const budget = Number(options.env['AGORA_DEBATE_BUDGET'] ?? DEFAULT_DEBATER_BUDGET);
+    for (const p of personas) await fleet.must(fleet.operatorId, 'SetModelBudget', { agentId: p.agentId, amount: budget, currency: layer.currency, note: 'the debate demo' });
+    say(`model budget: ${budget} ${layer.currency} per debater`);
+    const calls = new Map(personas.map((p) => [p.agentId, recordedModelCalls(fleet.clientOf(p.agentId), layer)]));
     const result = await runLlmDebate({
-      layer: new ProviderLayer(providersConfigFromEnv(options.env), options.env),
+      calls: (agentId) => calls.get(agentId)!,
       client,
       debateId,
       personas,
@@ -60,6 +70,7 @@ export async function debateDemo(fleet: Fleet, say: Say, options: { run: string;
         void report();
       },
     });
+    if (result.stopped) say(`stopped: ${result.stopped}`);
     say(`\n${result.turns} turns, ${result.calls} model calls, ${result.refusals} refused moves, cost $${result.costUsd.toFixed(4)}, ${(result.wallMs / 1000).toFixed(1)} s (the seed's targets: under $0.50 and 2 minutes)`);
     if (!result.complete) say(`the debate did not complete in ${result.turns} turns`);
   } else {

@@ -90,13 +90,27 @@ export class Fleet {
     return reply.result;
   }
 
-  private sendAs(actor: string, key: KeyPair, type: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> {
+  /** The operator that registers the fleet. */
+  get operatorId(): string {
+    return this.operator.agentId;
+  }
+
+  /** The SDK client signing as a fleet agent (for what it does itself: its model calls). */
+  clientOf(agentId: string): Agora {
+    return this.clientAs(agentId, agentId === this.operator.agentId ? this.operator.key : this.keyOf(agentId));
+  }
+
+  private clientAs(actor: string, key: KeyPair): Agora {
     let client = this.clients.get(actor);
     if (!client) {
       client = Agora.over(new HttpTransport(this.url), { signer: { secretKey: key.secretKey, agentId: actor } });
       this.clients.set(actor, client);
     }
-    return client.trySend(type as CommandName, payload as never);
+    return client;
+  }
+
+  private sendAs(actor: string, key: KeyPair, type: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> {
+    return this.clientAs(actor, key).trySend(type as CommandName, payload as never);
   }
 
   /** A query (`GetProposal`, `GetVotingStats`, ...); a refusal stops the demo. */

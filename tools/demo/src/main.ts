@@ -39,7 +39,8 @@ Options:
 
 Environment (debate): OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY set: the personas
 are played by models through the provider layer (its settings: see docs/configuration.md);
-AGORA_DEBATE_MODELS=saylor=<provider:model>,hayes=<provider:model> picks their models.`;
+AGORA_DEBATE_MODELS=saylor=<provider:model>,hayes=<provider:model> picks their models; AGORA_DEBATE_BUDGET
+(default 1) is each debater's model budget, its calls reserved against it and recorded in its ledger.`;
 
 /** The projections' /metrics where `npm start` serves it: METRICS_PORT (and METRICS_HOST when it names one address). */
 export function metricsUrlFromEnv(env: NodeJS.ProcessEnv): string {

@@ -13,14 +13,15 @@
  *   log still reaches the last checkpoint (a log edited, cut in the middle or truncated at the end).
  * Each failure is a finding with its stream, revision, position and reason.
  */
-import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, nextCommitLink, serviceKeyAt, signingBytes, type ServiceKeyring, type SignedCommand } from '@agora/identity';
+import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
 import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
-export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint';
+export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint' | 'model_calls';
 
 export interface Finding {
   check: Check;
@@ -44,6 +45,8 @@ export interface AuditReport {
   /** Checkpoints found in the log, and how many of them the log was hashed up to. */
   checkpoints: { recorded: number; verified: number; lastCount: number | undefined };
   protocols: Record<string, ProtocolSummary>;
+  /** Every model call of the log, by who made it and the budget it was reserved against. */
+  modelCalls: ModelCallLedger[];
   findings: Finding[];
   elapsedMs: number;
 }
@@ -143,6 +146,7 @@ export class LogAuditor {
   private readonly protocols: Record<string, ProtocolSummary> = {};
   private readonly hasher = new LogHasher();
   private readonly verifier: SignatureVerifier;
+  private readonly modelCalls = new ModelCallAttribution();
   /** The recorded checkpoints by the number of events they cover, with the event that records each. */
   private checkpoints = new Map<number, { checkpoint: LogCheckpoint; recorded: RecordedEvent }>();
   private checkpointsVerified = 0;
@@ -193,6 +197,7 @@ export class LogAuditor {
       streams: this.streams.size,
       checkpoints: { recorded: this.checkpoints.size, verified: this.checkpointsVerified, lastCount: Math.max(0, ...this.checkpoints.keys()) || undefined },
       protocols: this.protocols,
+      modelCalls: this.modelCalls.ledgers(),
       findings: this.findings,
       elapsedMs: performance.now() - started,
     };
@@ -419,12 +424,15 @@ export class LogAuditor {
   private fold(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
     for (const event of commit) {
       if (cursor.rules) {
+        const before = cursor.state;
         try {
           cursor.state = cursor.rules.decider.evolve(cursor.state, { type: event.type, data: event.data });
         } catch (error) {
           this.report('decision', event, `the stream's rules cannot fold this event: ${(error as Error).message}`);
         }
+        if (categoryOf(event.streamId) === MODEL_CALLS_CATEGORY) for (const reason of this.modelCalls.ledgerEvent(event, before, cursor.state)) this.report('model_calls', event, reason);
       }
+      this.modelCalls.chamberEvent(event);
       cursor.revision = event.revision;
       cursor.lastCommit = commit;
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);

@@ -3,13 +3,13 @@
  * the same policies the services run (AGORA_TRIBUNAL_POLICY, AGORA_DIALECTIC_POLICY,
  * AGORA_BREAKER_RISK_THRESHOLD, the chamber's AGORA_CHAMBER_* and providers' settings), and the protocol each category belongs to (for the summary).
  */
-import { AUDIT_LOG_STREAM, CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, VOTING_CONFIG_CATEGORY, type DialecticPolicy, type TribunalPolicy } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, CHAMBER_BUDGET_CATEGORY, MODEL_CALLS_CATEGORY, CHAMBER_SESSION_CATEGORY, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, VOTING_CONFIG_CATEGORY, type DialecticPolicy, type TribunalPolicy } from '@agora/contracts';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { budgetDecider, createChamberDecider, type ChamberPolicy } from '@agora/domain-chamber';
 import { debateDecider } from '@agora/domain-debate';
 import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy } from '@agora/domain-common';
 import { createDialecticDecider } from '@agora/domain-dialectic';
-import { createAgentDecider } from '@agora/domain-registry';
+import { createAgentDecider, modelLedgerDecider } from '@agora/domain-registry';
 import { createProposalDecider } from '@agora/domain-tribunal';
 import { votingConfigDecider, votingSessionDecider } from '@agora/domain-voting';
 import { logCheckpointDecider } from '@agora/eventsourcing';
@@ -39,6 +39,7 @@ export function aggregateRules(policies: AuditPolicies = {}): Map<string, Aggreg
   const breaker = policies.breakerRiskThreshold === undefined ? DEFAULT_BREAKER_POLICY : defineBreakerPolicy({ riskThreshold: policies.breakerRiskThreshold });
   const rules: [string, AggregateRules][] = [
     ['agent', { protocol: 'registry', decider: createAgentDecider(breaker) as unknown as AnyDecider }],
+    [MODEL_CALLS_CATEGORY, { protocol: 'model_calls', decider: modelLedgerDecider as unknown as AnyDecider }],
     ['proposal', { protocol: 'tribunal', decider: createProposalDecider(policies.tribunal) as unknown as AnyDecider }],
     ['voting_session', { protocol: 'voting', decider: votingSessionDecider as unknown as AnyDecider }],
     [VOTING_CONFIG_CATEGORY, { protocol: 'voting', decider: votingConfigDecider as unknown as AnyDecider }],

@@ -1,6 +1,6 @@
-import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView } from '@agora/contracts';
+import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView, type Role } from '@agora/contracts';
 import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestAllPages, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayReader, gatewayUrl, MIN_POSITION_OPTION, printJson, queryAllPages, readKeyFile, resultOf, sendCommand } from '../gateway-client.js';
 
 const SIGNING_OPTIONS: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: "the operator's key file: signs the command" },
@@ -116,11 +116,9 @@ export const agentsList: CommandSpec = {
   positionals: [],
   examples: ['agora agents list --role reviewer'],
   async run(args, io) {
-    const url = withMinPosition(new URL(`${gatewayUrl(args, io, 'agents list')}/v1/registry/agents`), args);
     const role = stringOption(args, 'role');
-    if (role !== undefined) url.searchParams.set('role', role);
-    if (flag(args, 'all')) url.searchParams.set('includeDisabled', 'true');
-    const agents = await requestAllPages<AgentView>(url, 'agents', integerOption(args, 'page-size', 'agents list', { min: 1, max: PAGE_LIMIT_MAX }), readHeaders(args, io, 'agents list'));
+    const params = { ...(role === undefined ? {} : { role: role as Role }), ...(flag(args, 'all') ? { includeDisabled: true } : {}) };
+    const agents = await queryAllPages<'ListAgents', AgentView>(gatewayReader(args, io, 'agents list'), 'ListAgents', 'agents', params, integerOption(args, 'page-size', 'agents list', { min: 1, max: PAGE_LIMIT_MAX }), args);
     if (flag(args, 'json')) printJson(io, { agents });
     else if (agents.length === 0) io.stdout('no agents\n');
     else io.stdout(agentsTable(agents));

@@ -32,6 +32,7 @@ function summary(report: AuditReport, store: string): string {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([name, p]): [string, string] => [name, `${String(p.events).padStart(6)}  ${String(p.commands).padStart(7)}  ${String(p.findings).padStart(8)}`]),
     ]),
+    ...modelCallLines(report),
     '',
     report.findings.length === 0 ? 'no findings' : `${report.findings.length} finding${report.findings.length === 1 ? '' : 's'}:`,
     ...report.findings.map((f) => `  ${findingLine(f)}`),
@@ -39,10 +40,26 @@ function summary(report: AuditReport, store: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Every model call attributed: who made it, the budget it was reserved against, what it cost. */
+function modelCallLines(report: AuditReport): string[] {
+  if (report.modelCalls.length === 0) return [];
+  return [
+    '',
+    'model calls by caller and budget:',
+    columns([
+      ['caller', 'budget  calls  interrupted  open  spent / amount'],
+      ...report.modelCalls.map((m): [string, string] => [
+        m.caller,
+        `${m.budget}  ${m.calls}  ${m.interrupted}  ${m.open}  ${m.spent}${m.amount === null ? '' : ` / ${m.amount}`}${m.currency === null ? '' : ` ${m.currency}`}`,
+      ]),
+    ]),
+  ];
+}
+
 export const audit: CommandSpec = {
   name: 'audit',
   brief: 'verify every event of the log: signatures, roles, chains, checkpoints, decisions',
-  summary: 'Read the whole event log (EVENT_STORE) and verify every commit: its signed envelope, the signature under the key the signer had then, the signer\'s role then, its stream\'s chain, the log checkpoints, and the command decided again on the state before it. Exit code 1 on any finding.',
+  summary: 'Read the whole event log (EVENT_STORE) and verify every commit: its signed envelope, the signature under the key the signer had then, the signer\'s role then, its stream\'s chain, the log checkpoints, and the command decided again on the state before it; every model call attributed to its caller and budget (an agent\'s ledger: no outcome without a reservation, no second outcome, no spend over the budget). Exit code 1 on any finding.',
   usage: '[--json] [--workers <n>]',
   description: `Reads the store directly (not through the gateway). Progress goes to stderr about once a second.\n\nEnvironment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
   options: {

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ApproveChamberSession, CancelChamberSession, ProposeChamberSession, RejectChamberSession, type ChamberSessionView } from '@agora/contracts';
+import type { Agora } from '@agora/sdk';
 import { CommandFailed, EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayReader, gatewayUrl, MIN_POSITION_OPTION, printJson, queryGateway, readKeyFile, resultOf, sendCommand } from '../gateway-client.js';
 
-const SIGNING: Record<string, OptionSpec> = {
+/** The options of a command signed with a key file (shared by the commands that sign one). */
+export const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
   actor: { type: 'string', value: '<agentId>', description: "who signs (default: the key file's agentId)" },
   json: { type: 'boolean', description: 'print the whole reply as JSON' },
@@ -83,12 +85,12 @@ export function describeSession(view: ChamberSessionView, full = false): string 
 const FINAL = new Set(['rejected', 'expired', 'consensus', 'no_consensus', 'failed', 'cancelled']);
 
 /** The session's view; with `args` (a command's), read only once the gateway has reached --min-position. */
-async function fetchSession(url: string, sessionId: string, headers: Record<string, string>, args?: Parsed): Promise<ChamberSessionView> {
-  const target = new URL(`${url}/v1/chamber/sessions/${encodeURIComponent(sessionId)}`);
-  return resultOf(await requestReply<ChamberSessionView>((args ? withMinPosition(target, args) : target).href, { headers }));
+function fetchSession(reader: Agora, sessionId: string, args?: Parsed): Promise<ChamberSessionView> {
+  return queryGateway(reader, 'GetChamberSession', { sessionId }, args);
 }
 
-async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
+/** Signs `type` with --key (as --actor), sends it through the gateway and prints the reply in one line (or JSON with --json). */
+export async function sendSigned(args: Parsed, io: Io, command: string, type: string, payload: Record<string, unknown>): Promise<unknown> {
   const url = gatewayUrl(args, io, command);
   const keyPath = requiredOption(args, 'key', command);
   const key = readKeyFile(keyPath);
@@ -202,7 +204,7 @@ export const chamberShow: CommandSpec = {
   positionals: [{ name: 'sessionId', required: true, description: 'the session' }],
   examples: ['agora chamber show 3f0c... --full'],
   async run(args, io) {
-    const view = await fetchSession(gatewayUrl(args, io, 'chamber show'), args.positionals[0]!, readHeaders(args, io, 'chamber show'), args);
+    const view = await fetchSession(gatewayReader(args, io, 'chamber show'), args.positionals[0]!, args);
     if (flag(args, 'json')) printJson(io, view);
     else io.stdout(`${describeSession(view, flag(args, 'full'))}\n`);
     return EXIT.ok;
@@ -218,11 +220,11 @@ export const chamberWatch: CommandSpec = {
   positionals: [{ name: 'sessionId', required: true, description: 'the session' }],
   examples: ['agora chamber watch 3f0c...'],
   async run(args, io) {
-    const url = gatewayUrl(args, io, 'chamber watch');
+    const reader = gatewayReader(args, io, 'chamber watch');
     const interval = Number(stringOption(args, 'interval') ?? 1000);
     let shown = 0;
     for (;;) {
-      const view = await fetchSession(url, args.positionals[0]!, readHeaders(args, io, 'chamber watch'));
+      const view = await fetchSession(reader, args.positionals[0]!);
       for (const entry of view.transcript.slice(shown)) io.stdout(`${describeEntry(entry, view)}\n`);
       if (view.transcript.length > shown) {
         const s = view.summary;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { OpenDebate, type DebateSummary, type DebateView, type MessageView, type ThreadView } from '@agora/contracts';
+import type { Agora } from '@agora/sdk';
 import { EXIT, flag, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
-import { actorOf, describeCommandResult, gatewayUrl, MIN_POSITION_OPTION, printJson, readHeaders, readKeyFile, requestReply, resultOf, sendCommand, withMinPosition } from '../gateway-client.js';
+import { actorOf, describeCommandResult, gatewayReader, gatewayUrl, MIN_POSITION_OPTION, printJson, queryGateway, readKeyFile, resultOf, sendCommand } from '../gateway-client.js';
 
 const SIGNING: Record<string, OptionSpec> = {
   key: { type: 'string', short: 'k', value: '<file>', description: 'your key file: signs the command' },
@@ -10,9 +11,8 @@ const SIGNING: Record<string, OptionSpec> = {
 };
 
 /** The debate's view; with `args` (a command's), read only once the gateway has reached --min-position. */
-async function fetchDebate(url: string, debateId: string, headers: Record<string, string>, args?: Parsed): Promise<DebateView> {
-  const target = new URL(`${url}/v1/debate/debates/${encodeURIComponent(debateId)}`);
-  return resultOf(await requestReply<DebateView>((args ? withMinPosition(target, args) : target).href, { headers }));
+function fetchDebate(reader: Agora, debateId: string, args?: Parsed): Promise<DebateView> {
+  return queryGateway(reader, 'GetDebate', { debateId }, args);
 }
 
 const clip = (text: string, full: boolean, at = 300) => (full || text.length <= at ? text : `${text.slice(0, at)}… (--full shows all)`);
@@ -90,7 +90,7 @@ export const debateList: CommandSpec = {
   async run(args, io) {
     const limit = Number(stringOption(args, 'limit') ?? 20);
     if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError('--limit must be a whole number from 1', 'debate list');
-    const page = resultOf(await requestReply<{ debates: DebateSummary[]; nextCursor?: string }>(withMinPosition(new URL(`${gatewayUrl(args, io, 'debate list')}/v1/debate/debates?limit=${limit}`), args).href, { headers: readHeaders(args, io, 'debate list') }));
+    const page: { debates: DebateSummary[]; nextCursor?: string } = await queryGateway(gatewayReader(args, io, 'debate list'), 'ListDebates', { limit }, args);
     if (flag(args, 'json')) {
       printJson(io, page);
       return EXIT.ok;
@@ -111,7 +111,7 @@ export const debateShow: CommandSpec = {
   positionals: [{ name: 'debateId', required: true, description: 'the debate' }],
   examples: ['agora debate show 7c1e...'],
   async run(args, io) {
-    const view = await fetchDebate(gatewayUrl(args, io, 'debate show'), args.positionals[0]!, readHeaders(args, io, 'debate show'), args);
+    const view = await fetchDebate(gatewayReader(args, io, 'debate show'), args.positionals[0]!, args);
     if (flag(args, 'json')) printJson(io, view);
     else io.stdout(`${describeDebate(view, flag(args, 'full'))}\n`);
     return EXIT.ok;
@@ -127,12 +127,12 @@ export const debateWatch: CommandSpec = {
   positionals: [{ name: 'debateId', required: true, description: 'the debate' }],
   examples: ['agora debate watch 7c1e...'],
   async run(args, io: Io) {
-    const url = gatewayUrl(args, io, 'debate watch');
+    const reader = gatewayReader(args, io, 'debate watch');
     const interval = Number(stringOption(args, 'interval') ?? 1000);
     let shown = 0;
     const stages = new Map<string, string>();
     for (;;) {
-      const view = await fetchDebate(url, args.positionals[0]!, readHeaders(args, io, 'debate watch'));
+      const view = await fetchDebate(reader, args.positionals[0]!);
       // Each message names the stage it was posted in: a stage change shows wherever it falls between two looks.
       for (const m of view.messages.slice(shown)) {
         if (stages.get(m.threadId) !== m.stage) io.stdout(`  thread ${m.threadId}: ${m.stage}\n`);

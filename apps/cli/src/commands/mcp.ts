@@ -12,7 +12,7 @@ export const AGENT_CONNECTION_OPTIONS: Record<string, OptionSpec> = {
   nats: { type: 'string', value: '<url>', description: 'speak NATS instead of HTTP (NATS_USER / NATS_PASSWORD if the server wants them)' },
 };
 
-/** An SDK client signing with `--key`, over `--nats` or the gateway (`--url`). */
+/** An SDK client signing with `--key` (its commands, and its read tokens over HTTP), over `--nats` or the gateway (`--url`). */
 export async function connectAgent(args: Parsed, io: Io, command: string): Promise<Agora> {
   const keyFile = requiredOption(args, 'key', command);
   readKeyFile(keyFile);
@@ -22,7 +22,8 @@ export async function connectAgent(args: Parsed, io: Io, command: string): Promi
   const signer = { keyFile, ...(agentId === undefined ? {} : { agentId }) };
   return natsUrl
     ? Agora.connect({ nats: { servers: natsUrl, ...(user ? { credentials: { user, pass: io.env['NATS_PASSWORD'] ?? '' } } : {}) }, signer })
-    : Agora.connect({ url: gatewayUrl(args, io, command), signer });
+    : // Over HTTP the key also signs the read tokens of every read (a gateway that closes reads wants them).
+      Agora.connect({ url: gatewayUrl(args, io, command), signer, ...(io.env['AGORA_READ_AUDIENCE'] ? { readAudience: io.env['AGORA_READ_AUDIENCE'] } : {}) });
 }
 
 /** Serves an MCP server over stdio until the client goes away or the command is aborted. */

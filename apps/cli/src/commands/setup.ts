@@ -3,7 +3,7 @@ import type { AgentView } from '@agora/contracts';
 import { setUpJetStreamLog, type StreamSetupAction } from '@agora/eventstore';
 import { connectNats, DEFAULT_NATS_URL, natsAuthorization, type NatsAgent, type NatsIdentity } from '@agora/messaging';
 import { CommandFailed, EXIT, flag, integerOption, stringOption, UsageError, type CommandSpec } from '../command.js';
-import { gatewayUrl, readHeaders, readKeyFile, requestAllPages } from '../gateway-client.js';
+import { gatewayReader, queryAllPages, readKeyFile } from '../gateway-client.js';
 
 export interface NatsSetupInput {
   /** The registry's agents (disabled ones get no user). */
@@ -106,9 +106,7 @@ export const setupNats: CommandSpec = {
     if (!key.agentId) throw new UsageError(`the key file ${keyPath} names no agentId`, 'setup nats');
     const pidFile = stringOption(args, 'pid-file');
     const pid = integerOption(args, 'pid', 'setup nats', { min: 1, max: 2 ** 22 }) ?? (pidFile === undefined ? undefined : Number(readFileSync(pidFile, 'utf8').trim()));
-    const url = new URL(`${gatewayUrl(args, io, 'setup nats')}/v1/registry/agents`);
-    url.searchParams.set('includeDisabled', 'true');
-    const agents: NatsAgent[] = await requestAllPages<AgentView>(url, 'agents', undefined, readHeaders(args, io, 'setup nats'));
+    const agents: NatsAgent[] = await queryAllPages<'ListAgents', AgentView>(gatewayReader(args, io, 'setup nats'), 'ListAgents', 'agents', { includeDisabled: true });
     // A bootstrap operator (AGORA_OPERATOR_PUBLIC_KEY) is not in the registry: the one running the setup gets its user too.
     const bootstrap = !agents.some((a) => a.agentId === key.agentId);
     if (bootstrap) agents.push({ agentId: key.agentId, publicKey: key.publicKey, roles: ['operator'], status: 'active' });

@@ -6,6 +6,7 @@
 import type { CommandResult, Reply } from '@agora/contracts';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLive } from './live';
+import { sessionLost } from './session';
 
 export type { Reply };
 
@@ -40,7 +41,10 @@ export async function query<T>(path: string, params: QueryParams = {}, init: { s
   const res = await fetch(queryUrl(path, params), { headers: { accept: 'application/json' }, ...(init.signal ? { signal: init.signal } : {}) });
   const reply = (await res.json().catch(() => undefined)) as Reply<T> | undefined;
   if (!reply) throw new AgoraRequestError('unavailable', `GET ${path}: HTTP ${res.status} without a JSON reply`, res.status);
-  if (!reply.ok) throw new AgoraRequestError(reply.error.code, reply.error.message, res.status);
+  if (!reply.ok) {
+    if (res.status === 401) sessionLost();
+    throw new AgoraRequestError(reply.error.code, reply.error.message, res.status);
+  }
   return reply.result;
 }
 

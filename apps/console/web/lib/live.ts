@@ -4,6 +4,7 @@
  * models when something they show changes, so they stay live without reloading.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { sessionLost } from './session';
 import { categoryOf, openEventStream, type AgoraEvent, type StreamStatus } from './sse';
 
 type Listener = (event: AgoraEvent) => void;
@@ -21,7 +22,9 @@ function ensureOpen(): void {
     onEvent: (event) => {
       for (const listener of [...listeners]) listener(event);
     },
-    onStatus: (next) => {
+    onStatus: (next, detail) => {
+      // Refused for want of a session (expired, or the gateway restarted): log in again or go to the login page.
+      if (next === 'reconnecting' && detail?.includes('HTTP 401')) sessionLost();
       if (next === 'live' && status === 'reconnecting') for (const resync of [...resyncListeners]) resync();
       status = next;
       for (const listener of [...statusListeners]) listener(next);

@@ -6,7 +6,7 @@
  */
 import type { ResolutionPayload } from '@agora/contracts';
 import { resolutionSigningText } from '@agora/domain-dialectic/browser';
-import { commandSigningText, envelopeOfMetadata, envelopesFromMetadata, PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX, serviceKeyAt, type ServiceKeyring, type UnsignedCommand } from '@agora/identity/browser';
+import { commandSigningText, envelopeOfMetadata, envelopesFromMetadata, loginSigningText, PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX, serviceKeyAt, type ServiceKeyring, type UnsignedCommand } from '@agora/identity/browser';
 import type { AgoraEvent } from '../../src/sse-client.js';
 
 export function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
@@ -123,6 +123,8 @@ export interface OperatorKey {
   sign(type: string, payload: Record<string, unknown>): Promise<UnsignedCommand & { signature: string }>;
   /** A dialectic resolution signed by this operator (a tier-3 resume), base64url. */
   signResolution(payload: ResolutionPayload): Promise<string>;
+  /** The answer to a gateway's login challenge (the signing specification, "Logging in"), base64url. */
+  signLogin(challenge: string, audience: string): Promise<string>;
 }
 
 /** PKCS#8 wrapping of a 32-byte Ed25519 seed (RFC 8410). */
@@ -165,6 +167,9 @@ export async function loadOperatorKey(text: string, agentIdOverride?: string): P
     },
     async signResolution(payload) {
       return toBase64url(new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, privateKey, encoder.encode(resolutionSigningText(payload, agentId)))));
+    },
+    async signLogin(challenge, audience) {
+      return toBase64url(new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, privateKey, encoder.encode(loginSigningText({ aud: audience, challenge, sub: agentId })))));
     },
   };
 }

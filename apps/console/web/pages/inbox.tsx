@@ -10,10 +10,10 @@ import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { postCommand, usePagedQuery, useQuery, type PagedList } from '../lib/api';
 import { eventLog } from '../lib/event-log';
-import { setOperatorKey, useOperatorKey } from '../lib/operator';
-import { loadOperatorKey, type OperatorKey } from '../lib/signing';
+import { readKeyFile, setOperatorKey, useOperatorKey } from '../lib/operator';
+import type { OperatorKey } from '../lib/signing';
 import type { ConsolePage, PageProps } from '../page';
-import { AgentName, Badge, Empty, ErrorNote, Section, ShowMore, Time } from '../ui';
+import { AgentName, Alert, Badge, Empty, ErrorNote, Section, ShowMore, Time } from '../ui';
 import { SignatureBadge } from './events';
 
 function KeyPanel() {
@@ -23,16 +23,10 @@ function KeyPanel() {
   const file = useRef<HTMLInputElement>(null);
   const load = async () => {
     setError(undefined);
-    const chosen = file.current?.files?.[0];
-    if (!chosen) return setError('Choose your key file first.');
     try {
-      const loaded = await loadOperatorKey(await chosen.text(), agentId.trim() || undefined);
-      setOperatorKey(loaded);
+      setOperatorKey(await readKeyFile(file.current, agentId));
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      // The file input keeps no reference to the key file once it is read.
-      if (file.current) file.current.value = '';
     }
   };
   if (key)
@@ -68,11 +62,7 @@ function KeyPanel() {
         Load key
       </button>
       <span class="small muted">Read in this browser only: the secret never leaves the page.</span>
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <Alert message={error} />
     </form>
   );
 }

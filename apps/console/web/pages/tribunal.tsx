@@ -219,6 +219,14 @@ function ProposalDetail(props: { proposalId: string }) {
             {p.execution.despiteObjections ? <Badge tone="bad">proceeded despite objections</Badge> : <Badge tone="good">executed</Badge>} by <AgentName id={p.execution.executive} />{' '}
             <Time at={p.execution.recordedAt} />: {p.execution.summary}
           </p>
+          <h3>Outcome</h3>
+          {p.outcome ? (
+            <p id="proposal-outcome">
+              {p.outcome.outcome === 'worked' ? <Badge tone="good">worked</Badge> : <Badge tone="bad">failed</Badge>} reported by <AgentName id={p.outcome.reporter} /> ({p.outcome.reportedAs}) <Time at={p.outcome.reportedAt} />: {p.outcome.note}
+            </p>
+          ) : (
+            <Empty>No outcome reported yet: its proposer or an operator reports it (agora outcome report).</Empty>
+          )}
         </>
       ) : null}
     </div>

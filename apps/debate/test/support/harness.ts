@@ -13,7 +13,10 @@ import { startGateway, type Gateway } from '@agora/gateway';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the registry knows the debaters, as standalone mode wires it.
 import { startRegistryService } from '@agora/registry';
+import { recordedModelCalls, type ModelCalls } from '@agora/participants';
+import type { ProviderLayer } from '@agora/providers';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
+import { Agora, MessagingTransport } from '@agora/sdk';
 import { waitFor } from '@agora/testing';
 import { startDebateService } from '../../src/debate-service.js';
 import type { DebateClient } from '../../src/scripted.js';
@@ -24,6 +27,8 @@ export interface Harness {
   keys: Record<string, KeyPair>;
   context: ServiceContext;
   client: DebateClient;
+  /** The debaters' model calls over a layer, recorded in their ledgers (each has a budget of 20 USD). */
+  calls(layer: ProviderLayer): (agentId: string) => ModelCalls;
   /** Opens a debate of the seed's two debaters on the seed's topic (one thread, or those given). */
   open(debateId: string, threads?: { threadId: string; topic: string }[]): Promise<void>;
   close(): Promise<void>;
@@ -56,6 +61,8 @@ export async function startHarness(options: { console?: boolean; reads?: 'closed
   for (const agentId of ['saylor', 'hayes']) {
     const reply = await send('root', 'RegisterAgent', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: ['debater'], constitutions: [], trustScore: 500 });
     if (!reply.ok) throw new Error(`RegisterAgent ${agentId}: ${reply.error.message}`);
+    const budget = await send('root', 'SetModelBudget', { agentId, amount: 20, currency: 'USD' });
+    if (!budget.ok) throw new Error(`SetModelBudget ${agentId}: ${budget.error.message}`);
   }
   await waitFor(async () => (await context.registry.agent('hayes')) !== undefined, 'the registry to know the debaters');
   const client: DebateClient = {
@@ -71,6 +78,17 @@ export async function startHarness(options: { console?: boolean; reads?: 'closed
     keys,
     context,
     client,
+    calls(layer) {
+      const byAgent = new Map<string, ModelCalls>();
+      return (agentId) => {
+        let calls = byAgent.get(agentId);
+        if (!calls) {
+          calls = recordedModelCalls(Agora.over(new MessagingTransport(context.client), { signer: { secretKey: keys[agentId]!.secretKey, agentId } }), layer);
+          byAgent.set(agentId, calls);
+        }
+        return calls;
+      };
+    },
     async open(debateId, threads) {
       const reply = await send('saylor', OpenDebate.type, { debateId, topic: EXAMPLE_TOPIC, participants: EXAMPLE_PARTICIPANTS, ...(threads ? { threads } : {}) });
       if (!reply.ok) throw new Error(`OpenDebate: ${reply.error.message}`);

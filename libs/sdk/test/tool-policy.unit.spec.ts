@@ -1,9 +1,9 @@
-/** The proxy's policy: structural matching of a call's arguments, the first rule that matches, a bad file refused. */
+/** The governed tool calls' policy: structural matching of a call's arguments, the first rule that matches, a bad file refused. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { matchesPattern, readToolPolicy, ruleFor, ToolPolicy } from '../src/policy.js';
-import { callSummary, toolCallDigest } from '../src/proxy.js';
+import { callSummary, toolCallDigest } from '../src/governed.js';
+import { matchesPattern, readToolPolicy, ruleFor, ToolPolicy } from '../src/tool-policy.js';
 
 describe('tool policy', () => {
   it('matches scalars by equality and objects key by key, ignoring keys the pattern does not name', () => {

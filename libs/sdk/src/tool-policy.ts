@@ -1,6 +1,6 @@
 /**
- * The governed-tool-call policy of `agora mcp-proxy`: which of an upstream MCP server's tool calls
- * wait for an Agora decision. A JSON file, checked by the schema below:
+ * The governed-tool-call policy (governed.ts) of `agora mcp-proxy` and of the Vercel AI SDK adapter:
+ * which tool calls wait for an Agora decision. A JSON file, checked by the schema below:
  *
  *   {
  *     "server": "memory",

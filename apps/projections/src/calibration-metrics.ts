@@ -1,0 +1,119 @@
+import { GetReviewerCalibration, type ProposalRecord, type VotingSessionRecord } from '@agora/contracts';
+import { outcomeCounts, reviewerCalibration } from '@agora/domain-tribunal';
+import { validatorAgreement } from '@agora/domain-voting';
+import { onQuery, type QueryHandler } from '@agora/messaging';
+import { pageOf } from '@agora/read-models';
+import { Gauge, type Registry } from 'prom-client';
+import { oncePerScrape, totalsCounters } from './metrics-kit.js';
+
+export interface CalibrationMetricsOptions {
+  /** The proposal records as of now (the live proposals read model). */
+  proposals: () => Iterable<ProposalRecord>;
+  /** The voting session records as of now (the live voting sessions read model). */
+  votingSessions: () => Iterable<VotingSessionRecord>;
+}
+
+/**
+ * The calibration figures (docs/metrics.md, "Calibration"): how each reviewer's verdicts, under each
+ * constitution, compare with the reported outcomes of the proposals, and how each validator's votes
+ * compare with its sessions' final decisions. Computed at scrape time from the proposals and voting
+ * sessions read models (DESIGN.md decision 6), once per scrape.
+ *
+ * Labels: `reviewer` and `validator` are agent ids, `constitution` a constitution. They are the one
+ * exception to "no id as a label", and a bounded one: one series per reviewer and constitution it
+ * reviewed under (per validator), so the series grow with the fleet's reviewers and validators (tens),
+ * never with proposals, sessions or votes. The per-proposal detail stays in the queries.
+ *
+ * Objection fates and vote agreement move (an objection pending today is upheld tomorrow), so those
+ * are gauges; only the outcome reports, final once made, are a counter.
+ */
+export function registerCalibrationMetrics(registry: Registry, options: CalibrationMetricsOptions): void {
+  const registers = [registry];
+  const figures = oncePerScrape(() => {
+    const proposals = [...options.proposals()];
+    return { reviewers: reviewerCalibration(proposals), outcomes: outcomeCounts(proposals), validators: validatorAgreement([...options.votingSessions()]) };
+  });
+
+  new Gauge({
+    name: 'agora_tribunal_reviewer_verdicts',
+    help: 'Reviews by reviewer, constitution and verdict: approve and object (explicit, every round), deemed (approved by silence at a deadline)',
+    labelNames: ['reviewer', 'constitution', 'verdict'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of figures().reviewers) {
+        this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'approve' }, r.approvals);
+        this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'object' }, r.objections);
+        this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'deemed' }, r.deemedApprovals);
+      }
+    },
+  });
+  new Gauge({
+    name: 'agora_tribunal_reviewer_objections',
+    help: 'Objections by reviewer, constitution and fate: upheld_by_revision (a revision answered it), else by the reported outcome of its proposal: upheld_by_outcome (failed), not_upheld (worked), pending (none yet). The four sum to the objections raised',
+    labelNames: ['reviewer', 'constitution', 'fate'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of figures().reviewers) {
+        const labels = { reviewer: r.reviewer, constitution: r.constitution };
+        this.set({ ...labels, fate: 'upheld_by_revision' }, r.upheldByRevision);
+        this.set({ ...labels, fate: 'upheld_by_outcome' }, r.upheldByOutcome);
+        this.set({ ...labels, fate: 'not_upheld' }, r.notUpheld);
+        this.set({ ...labels, fate: 'pending' }, r.pending);
+      }
+    },
+  });
+  new Gauge({
+    name: 'agora_tribunal_reviewer_final_verdicts',
+    help: "Proposals with a reported outcome, by reviewer, constitution, the reviewer's final explicit verdict on it (approve, object) and the outcome (worked, failed): verdict=\"approve\",outcome=\"failed\" counts approvals of proposals that failed",
+    labelNames: ['reviewer', 'constitution', 'verdict', 'outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of figures().reviewers) {
+        const labels = { reviewer: r.reviewer, constitution: r.constitution };
+        this.set({ ...labels, verdict: 'approve', outcome: 'worked' }, r.approvalsWorked);
+        this.set({ ...labels, verdict: 'approve', outcome: 'failed' }, r.approvalsFailed);
+        this.set({ ...labels, verdict: 'object', outcome: 'worked' }, r.objectionsWorked);
+        this.set({ ...labels, verdict: 'object', outcome: 'failed' }, r.objectionsFailed);
+      }
+    },
+  });
+  new Gauge({
+    name: 'agora_tribunal_executed_proposals',
+    help: 'Proposals whose execution is recorded (RecordExecution), with or without a reported outcome',
+    registers,
+    collect() {
+      this.set(figures().outcomes.executed);
+    },
+  });
+  totalsCounters(registry, figures)('agora_tribunal_outcomes_total', 'Outcome reports of executed proposals (OutcomeReported), by outcome (worked, failed); a report is final', ['outcome'] as const, (c, { outcomes }) => {
+    c.inc({ outcome: 'worked' }, outcomes.worked);
+    c.inc({ outcome: 'failed' }, outcomes.failed);
+  });
+  new Gauge({
+    name: 'agora_voting_validator_votes',
+    help: "Votes by validator and agreement with the session's final decision (the operator's when a human decided): agreed, disagreed, abstained (abstain votes), undecided (approve or deny on a session with no final decision yet)",
+    labelNames: ['validator', 'agreement'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const v of figures().validators) {
+        this.set({ validator: v.validator, agreement: 'agreed' }, v.agreed);
+        this.set({ validator: v.validator, agreement: 'disagreed' }, v.disagreed);
+        this.set({ validator: v.validator, agreement: 'abstained' }, v.abstain);
+        this.set({ validator: v.validator, agreement: 'undecided' }, v.votes - v.abstain - v.agreed - v.disagreed);
+      }
+    },
+  });
+}
+
+/** The handler of `agora.qry.tribunal.calibration`, over the live proposals read model. */
+export function calibrationQuery(proposals: () => Iterable<ProposalRecord>): [string, QueryHandler] {
+  return onQuery(GetReviewerCalibration, async ({ reviewer, constitution, limit, cursor }) => {
+    const records = [...proposals()];
+    const { items, nextCursor } = pageOf(reviewerCalibration(records, { reviewer, constitution }), { key: (r) => [r.reviewer, r.constitution], directions: ['asc', 'asc'] }, { limit, cursor }, (r) => r);
+    return { outcomes: outcomeCounts(records), reviewers: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
+}

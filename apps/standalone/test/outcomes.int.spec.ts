@@ -1,0 +1,206 @@
+/**
+ * Outcome reports and the calibration figures, end to end over standalone mode's wiring (in-process
+ * transport, embedded store, every service of the tribunal and the voting engine): signed commands
+ * through the gate, the tribunal's own rounds, then the calibration query and /metrics of the
+ * projections service agree on the figures the reviews, the revision, the approvals, the executions,
+ * the outcome reports and the votes make.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CastValidatorVote,
+  CreateVotingSession,
+  GetProposal,
+  GetReviewerCalibration,
+  GetValidatorAgreement,
+  GetVotingSession,
+  RecordExecution,
+  RegisterAgent,
+  ReportOutcome,
+  ReviseProposal,
+  SubmitProposal,
+  SubmitReview,
+  type CommandDefinition,
+  type CommandResult,
+  type ProposalView,
+  type Reply,
+  type ReviewerCalibration,
+  type Role,
+  type VotingSessionView,
+} from '@agora/contracts';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { startProjectionsService, type RunningProjections } from '@agora/projections';
+import { startProposalService } from '@agora/proposal';
+import { startRegistryService } from '@agora/registry';
+import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
+import { waitFor } from '@agora/testing';
+import { startTribunalService } from '@agora/tribunal';
+import { startVotingService } from '@agora/voting';
+
+const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
+  seldon: { roles: ['executive'] },
+  deployer: { roles: ['executive'] },
+  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
+  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
+  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
+  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  val1: { roles: ['validator'] },
+  val2: { roles: ['validator'] },
+  val3: { roles: ['validator'] },
+};
+const REVIEWER_OF: Record<string, string> = { risk: 'harbinger', premise: 'heretic', evidence: 'sentinel', execution: 'zealot' };
+
+/** The samples of one metric in a Prometheus text exposition, as label sets with their values. */
+function samplesOf(text: string, name: string): { labels: Record<string, string>; value: number }[] {
+  const out: { labels: Record<string, string>; value: number }[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    out.push({ labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k!, v!])), value: Number(m[3]) });
+  }
+  return out;
+}
+const valueAt = (text: string, name: string, labels: Record<string, string>): number | undefined =>
+  samplesOf(text, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+
+describe('outcome reports and calibration figures (standalone wiring)', () => {
+  let dir: string;
+  let context: ServiceContext;
+  let running: Running;
+  let projections: RunningProjections;
+  const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
+
+  const send = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> =>
+    context.client.request<CommandResult>(definition.subject, createSignedCommand({ type: definition.type, actor, payload, secretKey: keys[actor]!.secretKey }), { timeoutMs: 10_000 });
+  const ok = async (definition: CommandDefinition, actor: string, payload: Record<string, unknown>) => {
+    const reply = await send(definition, actor, payload);
+    if (!reply.ok) throw new Error(`${actor} ${definition.type}: ${reply.error.code} ${reply.error.message}`);
+    return reply.result;
+  };
+  const query = async <T>(subject: string, params: unknown): Promise<T> => {
+    const reply = await context.client.request<T>(subject, params, { timeoutMs: 10_000 });
+    if (!reply.ok) throw new Error(JSON.stringify(reply.error));
+    return reply.result;
+  };
+  const proposal = (proposalId: string) => query<ProposalView>(GetProposal.subject, { proposalId });
+  const roundOpen = (proposalId: string, round: number) =>
+    waitFor(async () => (await proposal(proposalId).catch(() => undefined))?.rounds.some((r) => r.round === round && r.status === 'open') === true, `round ${round} of ${proposalId} to open`, 30_000);
+  const review = (proposalId: string, round: number, constitution: string, verdict: 'approve' | 'object') =>
+    ok(SubmitReview, REVIEWER_OF[constitution]!, {
+      proposalId,
+      round,
+      constitution,
+      verdict,
+      reasoning: `${constitution} on ${proposalId}`,
+      ...(verdict === 'object' ? { constraint: `${constitution} constraint`, scenario: `${proposalId} breaks on ${constitution}`, suggestedRevision: `fix ${constitution}` } : {}),
+    });
+  const submit = (proposalId: string) => ok(SubmitProposal, 'seldon', { proposalId, title: proposalId, body: `Plan ${proposalId}`, problem: 'No users yet' });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-outcomes-'));
+    context = await openServiceContext({
+      store: { kind: 'embedded', directory: join(dir, 'events') },
+      natsUrl: undefined,
+      dataDir: dir,
+      operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
+      maxClockSkewMs: 300_000,
+      requestTimeoutMs: 10_000,
+    });
+    running = await startAll([
+      () => startRegistryService(context, { logger: false }),
+      () => startProposalService(context, { logger: false }),
+      () => startTribunalService(context, { logger: false }),
+      () => startVotingService(context, { logger: false }),
+      async () => (projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false })),
+    ]);
+    for (const [agentId, profile] of Object.entries(FLEET)) {
+      await ok(RegisterAgent, 'root', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: profile.roles, constitutions: profile.constitutions ?? [], trustScore: 700 });
+    }
+    await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');
+  }, 60_000);
+
+  afterAll(async () => {
+    await running?.close();
+    await context?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reviews, a revision, approvals, executions and outcome reports make the figures of the query and of /metrics', async () => {
+    // bounties: risk objects in round 1; the revision answers it; round 2 approves; executed; it failed.
+    await submit('bounties');
+    await roundOpen('bounties', 1);
+    await review('bounties', 1, 'risk', 'object');
+    for (const c of ['premise', 'evidence', 'execution']) await review('bounties', 1, c, 'approve');
+    await waitFor(async () => (await proposal('bounties')).rounds[0]?.status === 'closed', 'round 1 of bounties to close');
+    await ok(ReviseProposal, 'seldon', { proposalId: 'bounties', body: 'Bounties with a budget cap', answers: ['r1-risk'] });
+    await roundOpen('bounties', 2);
+    for (const c of ['risk', 'premise', 'evidence', 'execution']) await review('bounties', 2, c, 'approve');
+    await waitFor(async () => (await proposal('bounties')).status === 'approved', 'bounties to be approved');
+
+    // Not executed yet: refused, and so is a reviewer's report.
+    expect(await send(ReportOutcome, 'seldon', { proposalId: 'bounties', outcome: 'failed', note: 'too early' })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/has not been executed/) } });
+    await ok(RecordExecution, 'seldon', { proposalId: 'bounties', summary: 'Bounties posted' });
+    expect(await send(ReportOutcome, 'harbinger', { proposalId: 'bounties', outcome: 'failed', note: 'I said so' })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    expect(await ok(ReportOutcome, 'seldon', { proposalId: 'bounties', outcome: 'failed', note: 'No contributor came' })).toMatchObject({ events: ['OutcomeReported'] });
+    // Once: the same report changes nothing, a different one is refused.
+    expect(await ok(ReportOutcome, 'seldon', { proposalId: 'bounties', outcome: 'failed', note: 'No contributor came' })).toMatchObject({ events: [] });
+    expect(await send(ReportOutcome, 'root', { proposalId: 'bounties', outcome: 'worked', note: 'changed my mind' })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/already reported \(failed\)/) } });
+    expect((await proposal('bounties')).outcome).toMatchObject({ outcome: 'failed', reporter: 'seldon', reportedAs: 'executive' });
+
+    // demo: execution objects in round 1 and the executive proceeds anyway; an operator reports it worked.
+    await submit('demo');
+    await roundOpen('demo', 1);
+    await review('demo', 1, 'execution', 'object');
+    for (const c of ['risk', 'premise', 'evidence']) await review('demo', 1, c, 'approve');
+    await ok(RecordExecution, 'seldon', { proposalId: 'demo', summary: 'Demo shipped anyway' });
+    expect(await ok(ReportOutcome, 'root', { proposalId: 'demo', outcome: 'worked', note: 'Forty sign-ups' })).toMatchObject({ events: ['OutcomeReported'] });
+
+    // Votes: a unanimous approval, then 2 approve / 1 deny (majority approve).
+    for (const [sessionId, decisions] of [['v-unanimous', ['approve', 'approve', 'approve']], ['v-majority', ['approve', 'approve', 'deny']]] as const) {
+      await ok(CreateVotingSession, 'deployer', { requestId: sessionId, actionType: 'deploy', riskLevel: 'high' });
+      for (const [i, decision] of decisions.entries()) await ok(CastValidatorVote, `val${i + 1}`, { sessionId, decision, reasoning: decision, confidence: 0.9 });
+      await waitFor(async () => (await query<VotingSessionView>(GetVotingSession.subject, { sessionId })).finalDecision === 'approve', `${sessionId} to be approved`);
+    }
+
+    // The query, once the projections have taken in both reports.
+    type Calibration = { outcomes: { executed: number; worked: number; failed: number }; reviewers: ReviewerCalibration[] };
+    let calibration: Calibration | undefined;
+    await waitFor(async () => (calibration = await query<Calibration>(GetReviewerCalibration.subject, {})).outcomes.worked === 1, 'the calibration figures to show both reports');
+    expect(calibration!.outcomes).toEqual({ executed: 2, worked: 1, failed: 1 });
+    const row = (reviewer: string) => calibration!.reviewers.find((r) => r.reviewer === reviewer)!;
+    expect(calibration!.reviewers.map((r) => `${r.reviewer}/${r.constitution}`)).toEqual(['harbinger/risk', 'heretic/premise', 'sentinel/evidence', 'zealot/execution']);
+    // harbinger's objection was upheld by the revision; its final approval of bounties failed, of demo worked.
+    expect(row('harbinger')).toMatchObject({ approvals: 2, objections: 1, upheldByRevision: 1, upheldByOutcome: 0, notUpheld: 0, pending: 0, upheldRate: 1, approvalsFailed: 1, approvalsWorked: 1 });
+    // zealot's objection to demo was not answered and demo worked: not upheld.
+    expect(row('zealot')).toMatchObject({ approvals: 2, objections: 1, upheldByRevision: 0, notUpheld: 1, upheldRate: 0, approvalsFailed: 1, objectionsWorked: 1 });
+    expect(row('sentinel')).toMatchObject({ approvals: 3, objections: 0, upheldRate: null, approvalsFailed: 1, approvalsWorked: 1 });
+    expect(await query(GetReviewerCalibration.subject, { reviewer: 'zealot' })).toMatchObject({ reviewers: [{ reviewer: 'zealot', constitution: 'execution' }] });
+
+    type Agreement = { validators: { validator: string; agreed: number; disagreed: number }[] };
+    let agreement: Agreement | undefined;
+    await waitFor(async () => (agreement = await query<Agreement>(GetValidatorAgreement.subject, {})).validators.reduce((n, v) => n + v.agreed + v.disagreed, 0) === 6, 'the agreement figures to show every vote');
+    expect(agreement!.validators.map((v) => [v.validator, v.agreed, v.disagreed])).toEqual([
+      ['val1', 2, 0],
+      ['val2', 2, 0],
+      ['val3', 1, 1],
+    ]);
+
+    // /metrics says the same, computed at scrape time.
+    const metrics = await (await fetch(projections.metricsUrl)).text();
+    expect(valueAt(metrics, 'agora_tribunal_outcomes_total', { outcome: 'failed' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_outcomes_total', { outcome: 'worked' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_executed_proposals', {})).toBe(2);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_objections', { reviewer: 'harbinger', constitution: 'risk', fate: 'upheld_by_revision' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_objections', { reviewer: 'zealot', constitution: 'execution', fate: 'not_upheld' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_objections', { reviewer: 'zealot', constitution: 'execution', fate: 'pending' })).toBe(0);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_final_verdicts', { reviewer: 'harbinger', constitution: 'risk', verdict: 'approve', outcome: 'failed' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_final_verdicts', { reviewer: 'zealot', constitution: 'execution', verdict: 'object', outcome: 'worked' })).toBe(1);
+    expect(valueAt(metrics, 'agora_tribunal_reviewer_verdicts', { reviewer: 'sentinel', constitution: 'evidence', verdict: 'approve' })).toBe(3);
+    expect(valueAt(metrics, 'agora_voting_validator_votes', { validator: 'val3', agreement: 'disagreed' })).toBe(1);
+    expect(valueAt(metrics, 'agora_voting_validator_votes', { validator: 'val1', agreement: 'agreed' })).toBe(2);
+    // Only the documented labels: no proposal or session id.
+    const labels = new Set(['agora_tribunal_reviewer_verdicts', 'agora_tribunal_reviewer_objections', 'agora_tribunal_reviewer_final_verdicts', 'agora_voting_validator_votes', 'agora_tribunal_outcomes_total'].flatMap((name) => samplesOf(metrics, name).flatMap((s) => Object.keys(s.labels))));
+    expect([...labels].sort()).toEqual(['agreement', 'constitution', 'fate', 'outcome', 'reviewer', 'validator', 'verdict']);
+  }, 120_000);
+});

@@ -1,0 +1,149 @@
+/**
+ * Governed tool calls (DESIGN.md decision 14): the one place where an agent's tool call that the
+ * policy (tool-policy.ts) matches becomes an Agora decision. `agora mcp-proxy` (@agora/mcp) and the
+ * Vercel AI SDK adapter (ai-sdk.ts) are both built on it; each only turns a decision into its own
+ * world's answer (an MCP tool error, an AI SDK approval status).
+ *
+ * - governToolCall: unmatched or `allow` passes; `deny` is refused at once; `vote` opens a voting
+ *   session of validators (seed 002) for this call alone (a fresh request id), created with the call
+ *   (`toolCall`: server, tool and the digest, sha256 of the RFC 8785 canonical JSON of {server, tool,
+ *   arguments, caller}) and a summary holding the arguments themselves (what the validators vote
+ *   on), and waits for its final decision. No decision in time, or a cancelled wait, cancels the
+ *   session, so that no later approval can stand for the call.
+ * - releaseToolCall, right before the call runs: ReleaseToolCall with the digest; the voting decider
+ *   accepts it once, for an approved session bound to that digest, so an approval cannot be replayed
+ *   for another call or used twice. The caller runs exactly the arguments that were digested.
+ * - recordToolCallResult, after: the outcome and the digest of the result (the result stays with the agent).
+ *
+ * A refusal is an ErrorBody whose code is `tool_call_denied` (the policy, the vote, a person, a
+ * cancellation, a release Agora refused) or `tool_call_expired` (the session expired, or no decision in time).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { ErrorBody, VotingSessionView } from '@agora/contracts';
+import { canonicalJson } from '@agora/identity';
+import type { Agora } from './client.js';
+import type { AgoraEvent } from './transport.js';
+import { ruleFor, type PolicyRule, type ToolPolicy } from './tool-policy.js';
+
+/** A governed call as the log binds it. */
+export interface GovernedCall {
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  caller: string;
+}
+
+/** Where a governed call comes from: the session's action type is `<source>:<server>/<tool>`. */
+export type ToolCallSource = 'mcp_tool_call' | 'ai_sdk_tool_call';
+const SOURCE_LABEL: Record<ToolCallSource, string> = { mcp_tool_call: 'MCP tool call', ai_sdk_tool_call: 'AI SDK tool call' };
+
+/** sha256 (hex) of the RFC 8785 canonical JSON of the call: what a decision is bound to. */
+export function toolCallDigest(call: GovernedCall): string {
+  return sha256(canonicalJson({ server: call.server, tool: call.tool, arguments: call.arguments, caller: call.caller }));
+}
+
+/** sha256 (hex) of the RFC 8785 canonical JSON of a tool's result: what the log keeps of it. */
+export function resultDigest(result: unknown): string {
+  return sha256(canonicalJson(result ?? null));
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+const SUMMARY_LIMIT = 5000;
+
+/** What the validators read: the call, its digest and its arguments (cut short, never the digest, when they are long). */
+export function callSummary(call: GovernedCall, digest: string, rule: PolicyRule, source: ToolCallSource = 'mcp_tool_call'): string {
+  const head = `${SOURCE_LABEL[source]} ${call.server}/${call.tool} by ${call.caller}${rule.reason ? ` (${rule.reason})` : ''}\ncall digest sha256:${digest} (RFC 8785 JSON of server, tool, arguments, caller)\narguments: `;
+  const args = canonicalJson(call.arguments);
+  const room = SUMMARY_LIMIT - head.length;
+  return head + (args.length <= room ? args : `${args.slice(0, room - 40)} ... (cut; the digest covers them all)`);
+}
+
+/** A refusal of a governed call. */
+export const toolCallDenied = (message: string, details: Record<string, unknown>): ErrorBody => ({ code: 'tool_call_denied', message, details }) as ErrorBody;
+const toolCallExpired = (message: string, details: Record<string, unknown>): ErrorBody => ({ code: 'tool_call_expired', message, details }) as ErrorBody;
+
+/** What Agora decided of a call: it passes (no rule, or `allow`), it was approved by a vote (run it through releaseToolCall), or it is refused. */
+export type ToolCallDecision = { verdict: 'pass' } | { verdict: 'approved'; sessionId: string; digest: string } | { verdict: 'refused'; error: ErrorBody };
+
+export interface GovernOptions {
+  /** Names the session's action type; default `mcp_tool_call`. */
+  source?: ToolCallSource;
+  /** How long a held call waits for its decision before it is refused as expired (and its session cancelled); default 10 minutes. */
+  decisionTimeoutMs?: number;
+  /** Stops waiting: the session is cancelled and the call refused. */
+  signal?: AbortSignal;
+  /** Each event of the session while the call is held (votes, the decision). */
+  onProgress?: (event: AgoraEvent) => void;
+  /** Diagnostics. */
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_DECISION_TIMEOUT_MS = 10 * 60_000;
+
+/** Looks the call up in the policy and, for `vote`, puts it to the validators and waits for the final decision. */
+export async function governToolCall(agora: Agora, policy: ToolPolicy, call: GovernedCall, options: GovernOptions = {}): Promise<ToolCallDecision> {
+  const rule = ruleFor(policy, call);
+  if (rule === undefined || rule.decision === 'allow') return { verdict: 'pass' };
+  if (rule.decision === 'deny') return { verdict: 'refused', error: toolCallDenied(`the policy forbids ${call.server}/${call.tool}${rule.reason ? `: ${rule.reason}` : ''}`, { server: call.server, tool: call.tool }) };
+  return voteOn(agora, call, toolCallDigest(call), rule, options);
+}
+
+async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: GovernOptions): Promise<ToolCallDecision> {
+  const source = options.source ?? 'mcp_tool_call';
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const log = options.log ?? (() => undefined);
+  const sessionId = randomUUID();
+  const about = { server: call.server, tool: call.tool, sessionId, digest };
+  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
+  const created = await agora.trySend('CreateVotingSession', {
+    requestId: sessionId,
+    actionType: `${source}:${call.server}/${call.tool}`.slice(0, 100),
+    riskLevel: rule.riskLevel,
+    summary: callSummary(call, digest, rule, source),
+    toolCall: { server: call.server.slice(0, 200), tool: call.tool.slice(0, 200), callDigest: digest },
+    ...(rule.votingTimeoutMs === undefined ? {} : { votingTimeoutMs: rule.votingTimeoutMs }),
+  });
+  if (!created.ok) return refused(toolCallDenied(`Agora refused to open a vote on ${call.server}/${call.tool}: ${created.error.code}: ${created.error.message}`, { ...about, agora: created.error }));
+  log(`${call.server}/${call.tool}: held for voting session ${sessionId} (${rule.riskLevel}, digest ${digest})`);
+  let session: VotingSessionView;
+  try {
+    session = await agora.waitForDecision(sessionId, {
+      timeoutMs,
+      final: true,
+      after: created.result.position,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    });
+  } catch (error) {
+    // No decision in time, or the agent cancelled its call: the session is closed so that no later approval can stand for it.
+    await agora.trySend('CancelVotingSession', { sessionId, reason: options.signal?.aborted ? 'the agent cancelled its tool call' : `no decision within ${timeoutMs} ms; the call was refused` });
+    return refused(toolCallExpired(`no decision on ${call.server}/${call.tool} in time (voting session ${sessionId}): ${(error as Error).message}`, about));
+  }
+  if (session.status === 'expired') return refused(toolCallExpired(`voting session ${sessionId} on ${call.server}/${call.tool} expired before its validators decided`, { ...about, recommendation: session.recommendation }));
+  if (session.status === 'cancelled') return refused(toolCallDenied(`voting session ${sessionId} on ${call.server}/${call.tool} was cancelled`, about));
+  if (session.finalDecision !== 'approve') {
+    return refused(toolCallDenied(`the validators' vote refused ${call.server}/${call.tool} (voting session ${sessionId}: ${session.consensus ?? 'no consensus'}, ${session.finalDecision})`, { ...about, consensus: session.consensus, recommendation: session.recommendation }));
+  }
+  log(`${call.server}/${call.tool}: approved by voting session ${sessionId}`);
+  return { verdict: 'approved', sessionId, digest };
+}
+
+/** Uses an approval, right before the call runs: Agora releases it once, for its own digest; a refusal (replayed, another call) is returned. */
+export async function releaseToolCall(agora: Agora, approval: { sessionId: string; digest: string }, call: GovernedCall): Promise<ErrorBody | undefined> {
+  const released = await agora.trySend('ReleaseToolCall', { sessionId: approval.sessionId, callDigest: approval.digest });
+  if (released.ok) return undefined;
+  return toolCallDenied(`Agora did not release the approval of voting session ${approval.sessionId}: ${released.error.code}: ${released.error.message}`, {
+    server: call.server,
+    tool: call.tool,
+    sessionId: approval.sessionId,
+    digest: approval.digest,
+    agora: released.error,
+  });
+}
+
+/** Writes what became of a released call; the agent gets its result even when the log refuses the record (said through `log`). */
+export async function recordToolCallResult(agora: Agora, sessionId: string, outcome: 'ok' | 'tool_error' | 'failed', result: unknown, log: (line: string) => void = () => undefined): Promise<void> {
+  const recorded = await agora.trySend('RecordToolCallResult', { sessionId, outcome, resultDigest: resultDigest(result) });
+  if (!recorded.ok) log(`voting session ${sessionId}: the result was not recorded: ${recorded.error.code}: ${recorded.error.message}`);
+}
