@@ -15,6 +15,7 @@ import { mcp } from './commands/mcp.js';
 import { mcpProxy } from './commands/mcp-proxy.js';
 import { outcomeCommands } from './commands/outcome.js';
 import { send } from './commands/send.js';
+import { setupNats } from './commands/setup.js';
 import { token } from './commands/token.js';
 import { verifyReadModels } from './commands/verify.js';
 
@@ -34,6 +35,7 @@ const GROUPS: Group[] = [
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },
   { name: 'outcome', summary: "Outcomes of executed proposals, and the calibration figures: reviewers' verdicts and validators' votes against what happened", commands: outcomeCommands },
   { name: 'fleet', summary: 'Model-backed participants for every role, from a fleet file', commands: [fleetRun] },
+  { name: 'setup', summary: 'Set up a deployment: NATS users from the registry, the log stream', commands: [setupNats] },
 ];
 const TOP_LEVEL: CommandSpec[] = [send, token, mcp, mcpProxy, verifyReadModels, audit];
 

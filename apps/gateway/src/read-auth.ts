@@ -4,9 +4,8 @@
  * (the default until the console logs in with a key) nobody is asked.
  */
 import type { IncomingMessage } from 'node:http';
-import { READ_TOKEN, readerOf, type Reader } from '@agora/contracts';
-import { verifyReadToken } from '@agora/identity';
-import type { AgentDirectory } from '@agora/messaging';
+import { AgoraError, READ_TOKEN, readerOf, type Reader } from '@agora/contracts';
+import { readerOfToken, type AgentDirectory } from '@agora/messaging';
 import { ConfigError } from '@agora/runtime';
 import { GatewayError } from './http-reply.js';
 import { sessionCookieOf, SessionStore, type SessionOptions } from './sessions.js';
@@ -72,25 +71,17 @@ export class ReadAccess {
    */
   async reader(req: IncomingMessage): Promise<Reader | undefined> {
     if (!this.closed) return undefined;
-    const directory = this.options.directory!;
     const token = tokenOf(req);
     if (token === undefined) {
       const cookie = sessionCookieOf(req);
       if (cookie !== undefined) return this.sessionReader(cookie);
       throw new GatewayError('unauthenticated', `this gateway closes reads: send a read token as "Authorization: Bearer <token>" or ?${READ_TOKEN.queryParameter}=<token> (\`agora token --key <key file>\` makes one), or log in (POST /v1/login)`);
     }
-    const roles = new Map<string, readonly string[]>();
-    const result = await verifyReadToken(token, {
-      audience: this.audience,
-      ...(this.options.now ? { now: this.options.now() } : {}),
-      lookup: async (agentId) => {
-        const record = await directory.get(agentId);
-        if (record) roles.set(agentId, record.roles);
-        return record && { publicKey: record.publicKey, status: record.status };
-      },
-    });
-    if (!result.ok) throw new GatewayError(result.code, result.message);
-    return readerOf(result.claims.sub, roles.get(result.claims.sub) ?? []);
+    try {
+      return await readerOfToken(token, { directory: this.options.directory!, audience: this.audience, ...(this.options.now ? { now: this.options.now } : {}) });
+    } catch (error) {
+      throw error instanceof AgoraError ? new GatewayError(error.code, error.message) : error;
+    }
   }
 
   /** The reader of a session: its agent's roles as the directory has them now (a role change or a disabled agent applies to the next read). */

@@ -3,40 +3,24 @@
  * and to each event of an event stream. A refusal is `forbidden` with a message that is the same
  * whether the thing asked for exists or not.
  */
-import { EVENT_VISIBILITY, namedAt, queryAccess, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
+import { AgoraError, EVENT_VISIBILITY, namedAt, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
+import { answerQuery as answerQueryFor, notAParty as sharedNotAParty } from '@agora/messaging';
 import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { GatewayError } from './http-reply.js';
 
 /** The one refusal of something an agent is no party to: it does not say whether it exists. */
 export function notAParty(reader: Reader, what: string): GatewayError {
-  return new GatewayError('forbidden', `${reader.agentId} may not read ${what}: an agent reads only what it is a party to`);
+  return gatewayErrorOf(sharedNotAParty(reader, what));
 }
 
-/**
- * Answers a query for a reader (undefined: reads are open): refuses what the table gives the
- * reader none of, makes an own-list ask for the reader's own (its parameter filled in, or
- * refused when it names another agent), and shows one thing only to a party of it (not found is
- * refused the same way as not a party).
- */
+const gatewayErrorOf = (error: AgoraError): GatewayError => new GatewayError(error.code, error.message, error.details);
+
+/** The visibility table applied to a query (the decision is libs/messaging's answerQuery, shared with services on NATS), its refusals as GatewayErrors. */
 export async function answerQuery(reader: Reader | undefined, query: QueryDefinition, params: Record<string, unknown>, ask: (params: Record<string, unknown>) => Promise<Reply>): Promise<Reply> {
-  if (reader === undefined) return ask(params);
-  const name = `${query.service}.${query.name}`;
-  const access = queryAccess(reader, name);
-  switch (access.read) {
-    case 'all':
-      return ask(params);
-    case 'none':
-      throw new GatewayError('forbidden', `${reader.agentId} may not read ${name}: see the visibility table (docs/security.md, "Who may read")`);
-    case 'own': {
-      const asked = params[access.param];
-      if (asked !== undefined && asked !== reader.agentId) throw new GatewayError('forbidden', `${reader.agentId} may list ${name} only with ${access.param}=${reader.agentId} (its own)`);
-      return ask({ ...params, [access.param]: reader.agentId });
-    }
-    case 'party': {
-      const reply = await ask(params);
-      if (reply.ok ? !namedAt(reply.result, access.fields).has(reader.agentId) : reply.error.code === 'not_found') throw notAParty(reader, `this ${name} answer`);
-      return reply;
-    }
+  try {
+    return await answerQueryFor(reader, query, params, ask);
+  } catch (error) {
+    throw error instanceof AgoraError ? gatewayErrorOf(error) : error;
   }
 }
 

@@ -45,6 +45,8 @@ export const READ_TOKEN = {
   defaultAudience: 'agora',
   /** The query parameter that carries a token for clients that cannot set a header (EventSource). */
   queryParameter: 'access_token',
+  /** The NATS header that carries a token on a query (services with AGORA_NATS_READS=closed). */
+  natsHeader: 'Agora-Read-Token',
 } as const;
 
 /** The envelope members a command signature covers, in the order the canonical form writes them (key order). */

@@ -51,7 +51,7 @@ export class StoreRefused extends EventStoreError {
   readonly code = 'store_refused';
   constructor(
     message: string,
-    readonly reason: 'access_denied' | 'stream_deleted' | 'unsupported_server',
+    readonly reason: 'access_denied' | 'stream_deleted' | 'unsupported_server' | 'stream_not_ready',
     readonly streamId?: string,
     options?: { cause?: unknown },
   ) {

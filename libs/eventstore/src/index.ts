@@ -7,6 +7,6 @@ export * from './open-store.js';
 export * from './upcasting.js';
 export * from './nats-credentials.js';
 export { openKurrentDbEventStore, type KurrentDbEventStoreOptions, type KurrentDbLogger } from './kurrentdb/index.js';
-export { openJetStreamEventStore, type JetStreamEventStoreOptions, type JetStreamStoreLogger } from './jetstream/index.js';
+export { openJetStreamEventStore, setUpJetStreamLog, StreamNotReady, type JetStreamEventStoreOptions, type JetStreamStoreLogger, type StreamSetupAction } from './jetstream/index.js';
 export { CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion } from './jetstream/server-version.js';
 export { decodeRecords, encodeRecord } from './embedded/log-file.js';

@@ -15,6 +15,8 @@ export interface StoreConfig {
   /** jetstream: the JetStream stream holding the log (default AGORA_EVENTS) and its subject prefix (default agora.es). */
   streamName?: string;
   subjectPrefix?: string;
+  /** jetstream: `verify` only checks the log's stream (`agora setup nats --stream` manages it); default `ensure` creates or updates it. */
+  streamSetup?: 'ensure' | 'verify';
   /** kurrentdb: the connection string. */
   connectionString?: string;
 }
@@ -27,6 +29,9 @@ export const EVENT_STORE_HELP = `EVENT_STORE selects the event store:
   jetstream://<host:port>  NATS JetStream at that server
   jetstream[://<host:port>]?stream=<NAME>&prefix=<subject.prefix>
                            another log stream than AGORA_EVENTS / agora.es (one system per stream)
+  jetstream[...]?setup=verify
+                           only check the log's stream, never create or update it (a deployment
+                           whose stream \`agora setup nats --stream\` manages); default setup=ensure
   kurrentdb://...          KurrentDB / EventStoreDB connection string (esdb:// also accepted)`;
 
 /** Reads an `EVENT_STORE` value (see EVENT_STORE_HELP); throws with the help text when it makes no sense. */
@@ -49,7 +54,8 @@ function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
   for (const [key, value] of new URLSearchParams(query)) {
     if (key === 'stream') config.streamName = value;
     else if (key === 'prefix') config.subjectPrefix = value;
-    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream and prefix).\n${EVENT_STORE_HELP}`);
+    else if (key === 'setup' && (value === 'ensure' || value === 'verify')) config.streamSetup = value;
+    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream, prefix and setup=ensure|verify).\n${EVENT_STORE_HELP}`);
   }
   return config;
 }
@@ -73,6 +79,7 @@ async function openAdapter(config: StoreConfig): Promise<EventStore> {
         ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
         ...(config.streamName === undefined ? {} : { streamName: config.streamName }),
         ...(config.subjectPrefix === undefined ? {} : { subjectPrefix: config.subjectPrefix }),
+        ...(config.streamSetup === undefined ? {} : { streamSetup: config.streamSetup }),
       });
     }
     case 'kurrentdb': {

@@ -11,6 +11,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 export interface RequestOptions {
   /** Default 5000 ms. A request never waits longer: no reply in time is a `timeout` reply. */
   timeoutMs?: number;
+  /** Headers sent with the request (e.g. the reader's read token, READ_TOKEN.natsHeader). */
+  headers?: WireHeaders;
 }
 
 /** A notification as a listener receives it. */
@@ -31,7 +33,7 @@ export interface AgoraClient {
   /** Fire-and-forget notification (no reply). Resolves once handed to the transport. */
   publish(subject: string, data: unknown, options?: { headers?: WireHeaders }): Promise<void>;
   /** Listens on a subject (wildcards allowed); bodies that are not JSON are skipped. */
-  subscribe(subject: string, handler: (message: AgoraMessage) => void, options?: { queue?: string }): WireSubscription;
+  subscribe(subject: string, handler: (message: AgoraMessage) => void, options?: { queue?: string; onError?: (error: Error) => void }): WireSubscription;
   close(): Promise<void>;
 }
 
@@ -42,10 +44,10 @@ abstract class WireAgoraClient implements AgoraClient {
   protected constructor(protected readonly wire: WireConnection) {}
 
   request<T = unknown>(subject: string, body: unknown, options: RequestOptions = {}): Promise<Reply<T>> {
-    if (!tracingOn()) return this.send<T>(subject, body, options);
+    if (!tracingOn()) return this.send<T>(subject, body, options, options.headers);
     // A client span; the request carries its trace context in its headers (W3C traceparent).
     return inSpan(`agora.request ${subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async (span) => {
-      const reply = await this.send<T>(subject, body, options, traceHeaders());
+      const reply = await this.send<T>(subject, body, options, { ...options.headers, ...traceHeaders() });
       span?.setAttribute('agora.outcome', reply.ok ? 'ok' : reply.error.code);
       if (!reply.ok) span?.setAttribute('agora.error.code', reply.error.code);
       return reply;
@@ -67,7 +69,7 @@ abstract class WireAgoraClient implements AgoraClient {
     this.wire.publish(subject, encodeJson(data), options);
   }
 
-  subscribe(subject: string, handler: (message: AgoraMessage) => void, options: { queue?: string } = {}): WireSubscription {
+  subscribe(subject: string, handler: (message: AgoraMessage) => void, options: { queue?: string; onError?: (error: Error) => void } = {}): WireSubscription {
     const sub = this.wire.subscribe(subject, {
       ...options,
       callback: (msg) => {

@@ -1,5 +1,6 @@
 import type { ErrorBody, Reply } from '@agora/contracts';
 import type { ConsumerDeserializer, ConsumerSerializer, IncomingRequest as NestIncomingRequest, OutgoingResponse } from '@nestjs/microservices';
+import { READ_TOKEN } from '@agora/contracts';
 import { tracingOn } from '@agora/tracing';
 import { errorBody, errorReply, type MessagingLogger } from './reply.js';
 import { decodeJson, encodeJson, isPlainObject, jsonDepthExceeds, MAX_JSON_DEPTH, tooDeepMessage } from './wire.js';
@@ -20,6 +21,8 @@ export type IncomingRequest =
       rejection?: undefined;
       /** The W3C trace context the request carried (`traceparent`, `tracestate` headers); only read while tracing is on. */
       trace?: Record<string, string>;
+      /** The read token the request carried (header READ_TOKEN.natsHeader): who asks a query, for services whose reads are closed. */
+      readToken?: string;
     }
   | { subject: string; rejection: ErrorBody; body?: undefined; trace?: Record<string, string> };
 
@@ -34,12 +37,19 @@ export interface RawRequest {
 
 const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 
+/** One header of a request (NATS headers or the bus's record); undefined when absent or empty. */
+function headerOf(headers: RawRequest['headers'], key: string): string | undefined {
+  if (!headers) return undefined;
+  const value = typeof headers.get === 'function' ? (headers as { get(key: string): string }).get(key) : (headers as Readonly<Record<string, string>>)[key];
+  return value || undefined;
+}
+
 /** The trace context headers of a request, when it has any. */
 function traceOf(headers: RawRequest['headers']): Record<string, string> | undefined {
   if (!headers) return undefined;
   const trace: Record<string, string> = {};
   for (const key of TRACE_HEADERS) {
-    const value = typeof headers.get === 'function' ? (headers as { get(key: string): string }).get(key) : (headers as Readonly<Record<string, string>>)[key];
+    const value = headerOf(headers, key);
     if (value) trace[key] = value;
   }
   return trace['traceparent'] ? trace : undefined;
@@ -58,7 +68,8 @@ export class AgoraRequestDeserializer implements ConsumerDeserializer {
     const id = String(++this.sequence);
     const data = this.decode(message);
     const trace = tracingOn() ? traceOf(message.headers) : undefined;
-    return { id, pattern: message.subject, data: trace ? { ...data, trace } : data };
+    const readToken = data.rejection === undefined ? headerOf(message.headers, READ_TOKEN.natsHeader) : undefined;
+    return { id, pattern: message.subject, data: { ...data, ...(trace ? { trace } : {}), ...(readToken ? { readToken } : {}) } };
   }
 
   private decode({ subject, data, reply }: RawRequest): IncomingRequest {

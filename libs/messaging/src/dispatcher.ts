@@ -1,10 +1,11 @@
-import { AgoraError, commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
+import { AgoraError, commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, READ_TOKEN, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { contextFrom, failed, inSpan, SpanKind, tracingOn, type Attributes } from '@agora/tracing';
 import type { z } from 'zod';
 import type { IncomingRequest } from './codec.js';
 import { CommandGate, invalidCommand, type VerifiedCommand } from './command-gate.js';
 import type { AgentDirectory } from './directory.js';
+import { answerQuery, readerOfToken, type ReadTokenCheck } from './read-access.js';
 import { errorReply, okReply, replyForError, type MessagingLogger } from './reply.js';
 import { ReplyCache, replyCacheKey } from './reply-cache.js';
 import { ServiceApi } from './service-api.js';
@@ -77,6 +78,12 @@ export interface DispatcherOptions {
   logger?: MessagingLogger;
   /** Told of every command answered (metrics). */
   observer?: DispatchObserver;
+  /**
+   * Closed reads (AGORA_NATS_READS=closed): a query must carry its reader's read token (header
+   * READ_TOKEN.natsHeader), checked here, and is answered by the visibility table (answerQuery).
+   * Absent: queries are answered to whoever asks (the default; the gateway applies the table on HTTP).
+   */
+  reads?: ReadTokenCheck;
 }
 
 /** Codes that say the service failed, not the caller: only these mark a span as an error. */
@@ -197,7 +204,7 @@ export class MessageDispatcher {
     }
     if (command) return this.runCommand(command, request.body);
     const query = this.queriesBySubject.get(request.subject);
-    if (query) return this.runQuery(query, request.body);
+    if (query) return this.runQuery(query, request.body, request.readToken);
     return errorReply('invalid_command', `${this.service} serves nothing on ${request.subject}`);
   }
 
@@ -235,17 +242,25 @@ export class MessageDispatcher {
     return outcome.verified;
   }
 
-  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined): Promise<Reply> {
+  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined, readToken: string | undefined): Promise<Reply> {
     // `minPosition` belongs to every query, not to its params: taken out before they are checked.
     const { [MIN_POSITION_FIELD]: minPosition, ...rest } = body ?? {};
     const params = definition.params.safeParse(rest);
     if (!params.success) return replyForError(invalidCommand(`invalid ${definition.name} parameters`, params.error.issues), this.logger, definition.subject);
     const handler = this.options.queries?.get(definition.subject) as QueryHandler;
-    const { readModels } = this.options;
-    return this.settle(async () => {
-      if (minPosition !== undefined) await readModels?.waitFor(minPosition);
-      return handler(params.data);
-    }, `query ${definition.subject}`);
+    const { readModels, reads } = this.options;
+    const ask = (asked: Record<string, unknown>) =>
+      this.settle(async () => {
+        if (minPosition !== undefined) await readModels?.waitFor(minPosition);
+        return handler(asked);
+      }, `query ${definition.subject}`);
+    if (reads === undefined) return ask(params.data as Record<string, unknown>);
+    try {
+      if (readToken === undefined) throw new AgoraError('forbidden', `${this.service} answers queries on NATS only with a read token: send one in the ${READ_TOKEN.natsHeader} header (the SDK does so for its signer)`);
+      return await answerQuery(await readerOfToken(readToken, reads), definition, params.data as Record<string, unknown>, ask);
+    } catch (error) {
+      return replyForError(error, this.logger, `query ${definition.subject}`);
+    }
   }
 
   /** Runs a handler; its result, or the error it throws, becomes the reply. */

@@ -1,5 +1,6 @@
-import { errors, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
+import { errors, headers as natsHeaders, nkeyAuthenticator, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { inboxPrefixOf, natsUserSeed } from './nats-identity.js';
 import { ConnectionClosed, NoResponders, PayloadTooLarge, RequestTimedOut, type WireConnection, type WireDelivery, type WireHeaders, type WireMessage, type WireSubscribeOptions, type WireSubscription } from './wire.js';
 
 export const DEFAULT_NATS_URL = '127.0.0.1:4222';
@@ -11,6 +12,24 @@ export interface NatsConnectOptions {
   name?: string;
   /** The NATS user to connect as (NATS_USER / NATS_PASSWORD; deploy/nats/auth.conf). */
   credentials?: { user: string; pass: string };
+  /**
+   * Connect as this agent (an nkey user: its Ed25519 key), with replies under its own inbox prefix
+   * `_INBOX_<agentId>` (the only inbox `agora setup nats` lets it subscribe to). Instead of `credentials`.
+   */
+  identity?: NatsIdentity;
+  /** How long the first connection may take (nats.js `timeout`). Default nats.js's 20 s. */
+  connectTimeoutMs?: number;
+}
+
+/** Who a connection is on a server with nkey users: the agent id and the secret key that signs its commands. */
+export interface NatsIdentity {
+  agentId: string;
+  secretKey: string;
+}
+
+/** The nats.js connect options of an identity: nkey authentication and the agent's own inbox prefix. */
+export function identityConnectOptions(identity: NatsIdentity): { authenticator: ReturnType<typeof nkeyAuthenticator>; inboxPrefix: string } {
+  return { authenticator: nkeyAuthenticator(natsUserSeed(identity.secretKey)), inboxPrefix: inboxPrefixOf(identity.agentId) };
 }
 
 /** Opens a NATS connection with the settings every Agora process uses. */
@@ -19,6 +38,8 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
     servers: options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL,
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
+    ...(options.identity === undefined ? {} : identityConnectOptions(options.identity)),
+    ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
     // Keep trying for ever: a service outlives a NATS restart.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
@@ -70,7 +91,8 @@ export class NatsWire implements WireConnection {
       ...(options.queue ? { queue: options.queue } : {}),
       callback: (error, msg) => {
         // Errors here are subscription-level (permissions); nats.js closes the subscription after them.
-        if (!error) options.callback(delivery(msg));
+        if (error) options.onError?.(error);
+        else options.callback(delivery(msg));
       },
     });
     return { unsubscribe: () => sub.unsubscribe() };

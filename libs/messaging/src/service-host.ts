@@ -8,6 +8,7 @@ import type { InProcessBus } from './in-process-bus.js';
 import { ServerInProcess } from './in-process-server.js';
 import { MessagingModule } from './messaging.module.js';
 import { DEFAULT_NATS_URL, NatsWire } from './nats-wire.js';
+import type { ReadTokenCheck } from './read-access.js';
 import type { MessagingLogger } from './reply.js';
 import type { WireConnection } from './wire.js';
 
@@ -19,6 +20,8 @@ export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]
   observer?: DispatchObserver;
   /** The process's read models: queries given `minPosition` wait for them (read your writes). */
   readModels?: ReadModelProgress;
+  /** Closed reads on NATS (AGORA_NATS_READS=closed): see DispatcherOptions.reads. */
+  reads?: ReadTokenCheck;
 };
 
 export type ServiceMicroserviceOptions = Omit<DispatcherOptions, 'logger'> &
@@ -47,8 +50,8 @@ function messagingLogger(context: string): MessagingLogger {
 }
 
 function dispatcherOptionsOf(options: ServiceMicroserviceOptions, logger: MessagingLogger): DispatcherOptions {
-  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels } = options;
-  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }) };
+  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels, reads } = options;
+  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }), ...(reads === undefined ? {} : { reads }) };
 }
 
 function transportOptions(options: ServiceMicroserviceOptions, logger: MessagingLogger): MicroserviceOptions {

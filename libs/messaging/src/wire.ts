@@ -26,6 +26,8 @@ export interface WireSubscribeOptions {
   /** Subscribers sharing a queue group split the messages: each goes to one of them. */
   queue?: string;
   callback: (message: WireDelivery) => void;
+  /** The server ended the subscription (NATS: a permission violation); the in-process bus never does. */
+  onError?: (error: Error) => void;
 }
 
 export interface WireSubscription {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentId, PublicKeyText } from '@agora/contracts';
+import { AgentId, PublicKeyText, READ_TOKEN } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreConfig, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { InvalidKey, parseKeyFile, parseServiceKeyring, publicKeyObject, type ServiceKeyring } from '@agora/identity';
@@ -24,6 +24,8 @@ export interface RuntimeConfig {
   natsUrl: string | undefined;
   /** The NATS user (NATS_USER / NATS_PASSWORD), for the transport and the jetstream store. */
   natsCredentials?: NatsCredentials;
+  /** AGORA_NATS_READS: `closed` makes the services answer NATS queries by the visibility table, to the reader a read token proves. Default open. */
+  natsReads?: { mode: 'open' | 'closed'; audience: string };
   dataDir: string;
   /** Operators known from configuration, so the first RegisterAgent can be signed. */
   operators: BootstrapAgent[];
@@ -86,6 +88,10 @@ export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
 NATS_URL                   NATS servers (default ${DEFAULT_NATS_URL}); in standalone mode, unset means
                            the in-process transport
 ${NATS_CREDENTIALS_HELP}
+AGORA_NATS_READS           open (default) or closed: with closed, a query on NATS must carry its reader's
+                           read token (header Agora-Read-Token; the SDK and the gateway send it) and is
+                           answered by the visibility table; without one it is refused (forbidden)
+AGORA_READ_AUDIENCE        the audience those read tokens must name (default agora, as the gateway's)
 AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
 AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
                            it is checked and ignored): may sign the first RegisterAgent
@@ -203,6 +209,13 @@ function checkedOperator(agentId: unknown, publicKey: unknown, source: string): 
   return { agentId: id.data, publicKey: key.data };
 }
 
+/** AGORA_NATS_READS (open or closed) and the audience of read tokens (AGORA_READ_AUDIENCE, as the gateway's). */
+function natsReadsSetting(env: NodeJS.ProcessEnv): { mode: 'open' | 'closed'; audience: string } {
+  const mode = env['AGORA_NATS_READS']?.trim() || 'open';
+  if (mode !== 'open' && mode !== 'closed') throw new ConfigError(`AGORA_NATS_READS must be open or closed (got ${JSON.stringify(mode)})`);
+  return { mode, audience: env['AGORA_READ_AUDIENCE']?.trim() || READ_TOKEN.defaultAudience };
+}
+
 export interface ReadConfigOptions {
   /** Standalone mode runs without NATS unless NATS_URL is set; a service process always uses NATS. */
   natsByDefault: boolean;
@@ -243,6 +256,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     store,
     natsUrl,
     ...(credentials === undefined ? {} : { natsCredentials: credentials }),
+    natsReads: natsReadsSetting(env),
     dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
     operators,
     maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),

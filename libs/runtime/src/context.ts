@@ -113,6 +113,9 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
     const registry = new RegistryDirectory(store, { snapshots, positions: readModels });
     await registry.start();
     closers.push(() => registry.stop());
+    const directory = commandDirectory(registry, config.operators);
+    // Closed reads on NATS: every service of the process answers queries by the visibility table (the reader's read token).
+    if (transport.transport === 'nats' && config.natsReads?.mode === 'closed') transport = { ...transport, reads: { directory, audience: config.natsReads.audience } };
     return {
       config,
       store,
@@ -122,7 +125,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       registry,
       metrics,
       leases,
-      directory: commandDirectory(registry, config.operators),
+      directory,
       checkpoints: new FileCheckpointStore(join(config.dataDir, 'checkpoints')),
       serviceIdentity,
       serviceKeys: () => config.serviceKeyring ?? Object.fromEntries([...identities].map(([service, identity]) => [service, [{ publicKey: identity.publicKey }]])),
@@ -131,6 +134,7 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
       describe: () => [
         `event store: ${describeStore(config.store)}`,
         `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,
+        ...(transport.reads ? ['reads on NATS: closed (queries need a read token; the visibility table applies)'] : []),
         `bootstrap operators: ${config.operators.map((o) => o.agentId).join(', ') || 'none'}`,
         ...leasesLine,
       ],

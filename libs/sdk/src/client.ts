@@ -16,7 +16,7 @@ export type Signer = { keyFile: string; agentId?: string } | { secretKey: string
 export interface ConnectOptions {
   /** The gateway's URL (`http://127.0.0.1:8080`). */
   url?: string;
-  /** NATS instead of HTTP: servers and, where the server wants them, credentials. */
+  /** NATS instead of HTTP: servers and, where the server wants them, credentials (without them, a signer connects as itself: its nkey). */
   nats?: NatsOptions;
   /** Who signs the commands; without it the client only reads (queries, events). */
   signer?: Signer;
@@ -66,9 +66,10 @@ export class Agora {
   static async connect(options: ConnectOptions): Promise<Agora> {
     const { agentId, secretKey } = readSigner(options.signer);
     if ((options.url === undefined) === (options.nats === undefined)) throw new TypeError('connect to Agora with either `url` (the HTTP gateway) or `nats`');
-    // Over HTTP the signer also signs the read tokens of the client's reads (a gateway that closes reads wants them).
+    // Over HTTP the signer also signs the read tokens of the client's reads (a gateway that closes reads wants them); over NATS too (services with closed reads).
     const reader = agentId !== undefined && secretKey !== undefined ? { agentId, secretKey, ...(options.readAudience === undefined ? {} : { audience: options.readAudience }) } : undefined;
-    const transport = options.url !== undefined ? new HttpTransport(options.url, reader) : await MessagingTransport.connect(options.nats as NatsOptions);
+    const nats = { ...(options.nats as NatsOptions), ...(options.readAudience === undefined ? {} : { readAudience: options.readAudience }) };
+    const transport = options.url !== undefined ? new HttpTransport(options.url, reader) : await MessagingTransport.connect(nats, agentId !== undefined && secretKey !== undefined ? { agentId, secretKey } : undefined);
     return new Agora(transport, agentId, secretKey, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 

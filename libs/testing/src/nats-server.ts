@@ -61,6 +61,8 @@ export const NATS_SERVER_BIN = natsServerBin().bin;
 export interface PrivateNatsServer {
   /** `nats://127.0.0.1:<port>` */
   readonly url: string;
+  /** The server's process id (e.g. to make it reload its configuration: SIGHUP). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -150,6 +152,7 @@ export async function startNatsServer(options: StartNatsOptions = {}): Promise<P
   });
   return {
     url: `nats://127.0.0.1:${port}`,
+    pid: server.pid,
     async stop() {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -158,7 +161,7 @@ export async function startNatsServer(options: StartNatsOptions = {}): Promise<P
 }
 
 /** Starts `bin` and resolves once it says `Server is ready`; `stop()` ends it (SIGTERM) and waits for its exit. */
-async function spawnUntilReady(bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ stop(): Promise<void> }> {
+async function spawnUntilReady(bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let log = '';
@@ -184,6 +187,7 @@ async function spawnUntilReady(bin: string, args: readonly string[], env: NodeJS
     throw error;
   });
   return {
+    pid: child.pid!,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

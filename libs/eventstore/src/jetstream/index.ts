@@ -5,10 +5,11 @@ import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
 import { clusteredLogRefusal } from './server-version.js';
-import { ensureStream } from './stream-setup.js';
+import { ensureStream, setUpStream, StreamNotReady, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
 export type { JetStreamStoreLogger } from './store.js';
+export { StreamNotReady, type StreamSetupAction } from './stream-setup.js';
 
 export interface JetStreamEventStoreOptions {
   /** NATS servers to connect to (ignored when `connection` is given). Default `127.0.0.1:4222`. */
@@ -21,6 +22,12 @@ export interface JetStreamEventStoreOptions {
   subjectPrefix?: string;
   /** Replicas of a stream this creates (an existing stream is only ever raised to it). Default 1; use 3 in production. */
   replicas?: number;
+  /**
+   * `ensure` (default): create the stream when missing and bring a drifted one up to what the
+   * adapter needs. `verify`: only check it, and refuse to open (StoreRefused `stream_not_ready`)
+   * when it is missing or drifted: for deployments whose stream `agora setup nats --stream` manages.
+   */
+  streamSetup?: 'ensure' | 'verify';
   /** An open connection to use; `close()` then leaves it open. */
   connection?: NatsConnection;
   /** How often a caught-up subscription looks for new events when nothing woke it. Default 1000 ms. */
@@ -92,14 +99,31 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     // A clustered log needs a server that serializes the expected-sequence check: asked for, or already so.
     refuseClusteredLogOn(nc, config.streamName, config.replicas);
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
-    const info = await ensureStream(jsm, config);
+    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, config);
     refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
     return new JetStreamEventStore(nc, jsm, config, ownsConnection);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
     if (error instanceof StoreRefused) throw error;
+    if (error instanceof StreamNotReady) throw new StoreRefused(`jetstream: ${error.message}`, 'stream_not_ready');
     throw new StoreUnavailable(`jetstream: cannot set up stream ${config.streamName}: ${messageOf(error)}`, undefined, { cause: error });
   }
+}
+
+/**
+ * The setup step of a deployment whose services only verify the log's stream
+ * (`EVENT_STORE=jetstream?setup=verify`; `agora setup nats --stream`): creates the stream, or brings
+ * it up to what the store needs, over a connection allowed to (an operator's). Says what it did;
+ * a second run is `unchanged`.
+ */
+export async function setUpJetStreamLog(
+  connection: NatsConnection,
+  options: Pick<JetStreamEventStoreOptions, 'streamName' | 'subjectPrefix' | 'replicas' | 'duplicateWindowMs' | 'requestTimeoutMs'> = {},
+): Promise<StreamSetupAction> {
+  const config = resolveOptions(options);
+  refuseClusteredLogOn(connection, config.streamName, config.replicas);
+  const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
+  return (await setUpStream(jsm, config)).action;
 }
 
 /** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */

@@ -74,25 +74,66 @@ function drift(actual: StreamConfig, required: Partial<StreamConfig>): Partial<S
   return out;
 }
 
-/** Creates the stream, or brings an existing one up to what the adapter needs. Returns its info. */
-export async function ensureStream(jsm: JetStreamManager, setup: StreamSetup): Promise<StreamInfo> {
+/** What setUpStream did: created the stream, updated a drifted one, or found it as needed. */
+export type StreamSetupAction = 'created' | 'updated' | 'unchanged';
+
+/** Creates the stream, or brings an existing one up to what the adapter needs. Returns its info and what it did. */
+export async function setUpStream(jsm: JetStreamManager, setup: StreamSetup): Promise<{ info: StreamInfo; action: StreamSetupAction }> {
   for (let attempt = 1; ; attempt++) {
-    let info: StreamInfo;
-    try {
-      info = await jsm.streams.info(setup.streamName);
-    } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+    const info = await streamInfo(jsm, setup.streamName);
+    if (info === undefined) {
       try {
-        return await jsm.streams.add(creationConfig(setup));
+        return { info: await jsm.streams.add(creationConfig(setup)), action: 'created' };
       } catch (addError) {
         if (attempt < 3 && addError instanceof JetStreamApiError && addError.code === STREAM_NAME_IN_USE) continue;
         throw addError;
       }
     }
-    if (info.config.retention !== RetentionPolicy.Limits) {
-      throw new Error(`JetStream stream ${setup.streamName} has retention ${info.config.retention}; an event log needs "limits"`);
-    }
+    checkRetention(info, setup);
     const changes = drift(info.config, requiredConfig(setup));
-    return Object.keys(changes).length === 0 ? info : await jsm.streams.update(setup.streamName, changes);
+    return Object.keys(changes).length === 0 ? { info, action: 'unchanged' } : { info: await jsm.streams.update(setup.streamName, changes), action: 'updated' };
+  }
+}
+
+/** Creates the stream, or brings an existing one up to what the adapter needs. Returns its info. */
+export async function ensureStream(jsm: JetStreamManager, setup: StreamSetup): Promise<StreamInfo> {
+  return (await setUpStream(jsm, setup)).info;
+}
+
+/**
+ * Checks, without changing anything, that the stream exists as the adapter needs it (a deployment
+ * whose stream `agora setup nats --stream` manages); throws StreamNotReady saying what is wrong.
+ */
+export async function verifyStream(jsm: JetStreamManager, setup: StreamSetup): Promise<StreamInfo> {
+  const info = await streamInfo(jsm, setup.streamName);
+  if (info === undefined) throw new StreamNotReady(`JetStream stream ${setup.streamName} does not exist: create it with \`agora setup nats --stream\` (this process only checks it: EVENT_STORE=jetstream?setup=verify)`);
+  checkRetention(info, setup);
+  const changes = drift(info.config, requiredConfig(setup));
+  if (Object.keys(changes).length > 0) {
+    throw new StreamNotReady(`JetStream stream ${setup.streamName} is not configured as the event log needs (${Object.keys(changes).join(', ')}): bring it up to date with \`agora setup nats --stream\``);
+  }
+  return info;
+}
+
+/** The log's stream is missing or not as the adapter needs, and this process may not fix it. */
+export class StreamNotReady extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StreamNotReady';
+  }
+}
+
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(name);
+  } catch (error) {
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return undefined;
+    throw error;
+  }
+}
+
+function checkRetention(info: StreamInfo, setup: StreamSetup): void {
+  if (info.config.retention !== RetentionPolicy.Limits) {
+    throw new Error(`JetStream stream ${setup.streamName} has retention ${info.config.retention}; an event log needs "limits"`);
   }
 }

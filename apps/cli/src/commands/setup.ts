@@ -1,0 +1,132 @@
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import type { AgentView } from '@agora/contracts';
+import { setUpJetStreamLog, type StreamSetupAction } from '@agora/eventstore';
+import { connectNats, DEFAULT_NATS_URL, natsAuthorization, type NatsAgent, type NatsIdentity } from '@agora/messaging';
+import { CommandFailed, EXIT, flag, integerOption, stringOption, UsageError, type CommandSpec } from '../command.js';
+import { gatewayReader, queryAllPages, readKeyFile } from '../gateway-client.js';
+
+export interface NatsSetupInput {
+  /** The registry's agents (disabled ones get no user). */
+  agents: readonly NatsAgent[];
+  /** The users file to write (deploy/nats/auth.conf beside roles.conf). */
+  out: string;
+  /** The nats-server to tell to reload its configuration when the file changed (SIGHUP). */
+  serverPid?: number;
+  /** Create or update the log's stream, connected as this operator (an nkey user of the file). */
+  stream?: { servers: string; identity: NatsIdentity; streamName?: string; subjectPrefix?: string; replicas?: number };
+  /** How long to wait for the server to take the new users (its reload is asynchronous). Default 15 s. */
+  reloadWaitMs?: number;
+}
+
+export interface NatsSetupResult {
+  file: 'written' | 'unchanged';
+  reloaded: boolean;
+  stream?: StreamSetupAction;
+}
+
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `agora setup nats` without the gateway: writes the users file from the agents, reloads the
+ * server when it changed, and sets up the log's stream as an operator. Running it twice changes
+ * nothing the second time.
+ */
+export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult> {
+  const text = natsAuthorization(input.agents, input.stream?.streamName === undefined ? {} : { streamName: input.stream.streamName });
+  const changed = readIfExists(input.out) !== text;
+  if (changed) {
+    // Whole or not at all: the server must never read half a file.
+    writeFileSync(`${input.out}.tmp`, text, { mode: 0o644 });
+    renameSync(`${input.out}.tmp`, input.out);
+  }
+  const reloaded = changed && input.serverPid !== undefined;
+  if (reloaded) process.kill(input.serverPid!, 'SIGHUP');
+  if (input.stream === undefined) return { file: changed ? 'written' : 'unchanged', reloaded };
+  const { servers, identity, ...log } = input.stream;
+  const connection = await connectAsOperator(servers, identity, reloaded ? (input.reloadWaitMs ?? 15_000) : 0);
+  try {
+    return { file: changed ? 'written' : 'unchanged', reloaded, stream: await setUpJetStreamLog(connection, log) };
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Connects as the operator. A server reloads asynchronously: right after the signal it may not
+ * know the operator's user yet, and a connection it accepts in the middle of its reload may never
+ * be answered, so each attempt is short and a failure is retried until `waitMs`.
+ */
+async function connectAsOperator(servers: string, identity: NatsIdentity, waitMs: number) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await connectNats({ servers, name: 'agora-setup', identity, connectTimeoutMs: waitMs > 0 ? 2_000 : 10_000 });
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+export const setupNats: CommandSpec = {
+  name: 'setup nats',
+  brief: "write NATS's users from the registry (one nkey user per agent) and set up the log's stream",
+  summary:
+    "Write the NATS users file (auth.conf, beside deploy/nats/roles.conf) from the registry: one nkey user per active agent, its Ed25519 key, allowed its own inbox prefix _INBOX_<agentId> only; then make nats-server reload it, and with --stream create or update the log's JetStream stream as the operator of --key.",
+  usage: '--key <operator key file> --out <auth.conf> [--pid <n> | --pid-file <file>] [--stream] [--nats <url>] [--replicas <n>]',
+  description: [
+    'Agents are read from the gateway (--url) with a read token of --key; the operator of --key gets a user even when it is a',
+    'bootstrap operator the registry does not list. Run it again after registering,',
+    'disabling or re-keying an agent: a run that changes nothing writes nothing and does not reload.',
+    'Services that only check the stream run with EVENT_STORE=jetstream?setup=verify (docs/deployment.md).',
+  ].join('\n'),
+  options: {
+    key: { type: 'string', value: '<file>', description: "an operator's key file (default: $AGORA_KEY_FILE): reads the registry, and connects to NATS for --stream" },
+    out: { type: 'string', value: '<file>', description: 'the users file to write (the auth.conf single.conf and cluster-node.conf include)' },
+    pid: { type: 'string', value: '<n>', description: 'the nats-server process to reload (SIGHUP) when the file changed' },
+    'pid-file': { type: 'string', value: '<file>', description: "the server's pid file (its pid_file setting), instead of --pid" },
+    stream: { type: 'boolean', description: "create or update the log's stream (AGORA_EVENTS), as the operator" },
+    nats: { type: 'string', value: '<url>', description: `NATS for --stream (default: $NATS_URL, else ${DEFAULT_NATS_URL})` },
+    replicas: { type: 'string', value: '<n>', description: "replicas of the log's stream (default 1; 3 on a cluster)" },
+  },
+  positionals: [],
+  examples: ['agora setup nats --key root.key.json --out /etc/nats/auth.conf --pid-file /var/run/nats.pid --stream'],
+  async run(args, io) {
+    const keyPath = stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined);
+    if (keyPath === undefined) throw new UsageError("say which operator: --key <file> (or $AGORA_KEY_FILE)", 'setup nats');
+    const out = stringOption(args, 'out');
+    if (!out) throw new UsageError('--out is required: the users file nats-server includes (auth.conf)', 'setup nats');
+    const key = readKeyFile(keyPath);
+    if (!key.agentId) throw new UsageError(`the key file ${keyPath} names no agentId`, 'setup nats');
+    const pidFile = stringOption(args, 'pid-file');
+    const pid = integerOption(args, 'pid', 'setup nats', { min: 1, max: 2 ** 22 }) ?? (pidFile === undefined ? undefined : Number(readFileSync(pidFile, 'utf8').trim()));
+    const agents: NatsAgent[] = await queryAllPages<'ListAgents', AgentView>(gatewayReader(args, io, 'setup nats'), 'ListAgents', 'agents', { includeDisabled: true });
+    // A bootstrap operator (AGORA_OPERATOR_PUBLIC_KEY) is not in the registry: the one running the setup gets its user too.
+    const bootstrap = !agents.some((a) => a.agentId === key.agentId);
+    if (bootstrap) agents.push({ agentId: key.agentId, publicKey: key.publicKey, roles: ['operator'], status: 'active' });
+    const replicas = integerOption(args, 'replicas', 'setup nats', { min: 1, max: 5 });
+    let result: NatsSetupResult;
+    try {
+      result = await setUpNats({
+        agents,
+        out,
+        ...(pid === undefined ? {} : { serverPid: pid }),
+        ...(flag(args, 'stream')
+          ? { stream: { servers: stringOption(args, 'nats') ?? (io.env['NATS_URL'] || DEFAULT_NATS_URL), identity: { agentId: key.agentId, secretKey: key.secretKey }, ...(replicas === undefined ? {} : { replicas }) } }
+          : {}),
+      });
+    } catch (error) {
+      throw new CommandFailed(undefined, `setup nats: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const active = agents.filter((a) => a.status === 'active').length;
+    io.stdout(`${out}: ${result.file} (${active} agent${active === 1 ? '' : 's'} as nkey users${bootstrap ? `, ${key.agentId} as the bootstrap operator of --key` : ''})${result.reloaded ? `; nats-server ${pid} reloaded` : ''}\n`);
+    if (result.stream) io.stdout(`log stream: ${result.stream}\n`);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,256 @@
+/**
+ * NATS by identity, on a real nats-server started on the users file `agora setup nats` writes
+ * (deploy/nats/roles.conf beside it): each agent connects as itself (its Ed25519 key as an nkey)
+ * and reads replies only under its own inbox prefix; the setup reloads the server and creates the
+ * log's stream, a second run changes nothing; a service may not update the stream; services that
+ * only verify the stream refuse to start without it; and with closed reads on NATS a query needs
+ * its reader's read token and shows only what the visibility table gives that reader.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
+import { startGateway } from '@agora/gateway';
+import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
+import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
+import { connectNats, createServiceMicroservice, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
+import { Agora } from '@agora/sdk';
+import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { setUpNats } from '../src/commands/setup.js';
+
+const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
+const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
+const passwords = Object.fromEntries(PROCESS_ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof PROCESS_ROLES)[number], string>;
+
+const keys: Record<'root' | 'alice' | 'bob', KeyPair> = { root: generateKeyPair(), alice: generateKeyPair(), bob: generateKeyPair() };
+const agent = (agentId: 'root' | 'alice' | 'bob', roles: string[]): NatsAgent => ({ agentId, publicKey: keys[agentId].publicKey, roles, status: 'active' });
+const root = agent('root', ['operator']);
+const alice = agent('alice', ['executive']);
+const bob = agent('bob', ['executive']);
+const identity = (agentId: 'root' | 'alice' | 'bob') => ({ agentId, secretKey: keys[agentId].secretKey });
+
+let dir: string;
+let authFile: string;
+let nats: PrivateNatsServer;
+const open: NatsConnection[] = [];
+const track = (nc: NatsConnection) => (open.push(nc), nc);
+const asService = async () => track(await connect({ servers: nats.url, user: 'service', pass: passwords.SERVICE, reconnect: false }));
+
+/** What ended a subscription (a permission error ends it at once), or 'still open'. */
+async function ended(sub: Subscription, withinMs = 5_000): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([sub.closed.then((e) => e ?? 'closed without error'), new Promise((r) => (timer = setTimeout(() => r('still open'), withinMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agora-setup-nats-'));
+  copyFileSync(ROLES_CONF, join(dir, 'roles.conf'));
+  authFile = join(dir, 'auth.conf');
+  // The server starts knowing only the operator; alice and bob come with a later run and a reload.
+  expect(await setUpNats({ agents: [root], out: authFile })).toEqual({ file: 'written', reloaded: false });
+  nats = await startNatsServer({ config: authFile, env: Object.fromEntries(PROCESS_ROLES.map((r) => [`AGORA_NATS_${r}_PASSWORD`, passwords[r]])) });
+}, 60_000);
+
+afterAll(async () => {
+  for (const nc of open) await nc.close().catch(() => undefined);
+  await nats?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+describe('agora setup nats', () => {
+  it('an agent key is an nkey: the U... form of the same Ed25519 key, which the server authenticates', async () => {
+    expect(natsUserKey(root.publicKey)).toMatch(/^U[A-Z2-7]{55}$/);
+    expect(readFileSync(authFile, 'utf8')).toContain(`nkey: ${natsUserKey(root.publicKey)}`);
+    // Not yet in the file: the server refuses alice.
+    await expect(connectNats({ servers: nats.url, identity: identity('alice') })).rejects.toBeInstanceOf(errors.AuthorizationError);
+  }, 30_000);
+
+  it('services that only verify the stream refuse to start before the setup creates it', async () => {
+    const opening = openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.SERVICE }, streamSetup: 'verify' });
+    await expect(opening).rejects.toBeInstanceOf(StoreRefused);
+    await expect(opening).rejects.toMatchObject({ reason: 'stream_not_ready', message: expect.stringContaining('agora setup nats --stream') });
+  }, 30_000);
+
+  it('writes every registered agent, reloads the server and creates the log stream; a second run is a no-op', async () => {
+    const stream = { servers: nats.url, identity: identity('root') };
+    const agents = [root, alice, bob, { ...agent('bob', []), agentId: 'mallory', status: 'disabled' as const }];
+    expect(await setUpNats({ agents, out: authFile, serverPid: nats.pid, stream })).toEqual({ file: 'written', reloaded: true, stream: 'created' });
+    const text = readFileSync(authFile, 'utf8');
+    expect(text).toContain(`nkey: ${natsUserKey(alice.publicKey)}`);
+    expect(text).not.toContain('mallory');
+    expect(text).not.toContain('$AGENT_USER');
+    expect(await setUpNats({ agents, out: authFile, serverPid: nats.pid, stream })).toEqual({ file: 'unchanged', reloaded: false, stream: 'unchanged' });
+    // The services now open the log and only check it.
+    const store = await openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.SERVICE }, streamSetup: 'verify' });
+    await store.close();
+  }, 60_000);
+
+  it('a service user cannot update the log stream configuration', async () => {
+    const jsm = await jetstreamManager(await asService());
+    const before = (await jsm.streams.info('AGORA_EVENTS')).config;
+    await expect(jsm.streams.update('AGORA_EVENTS', { max_age: 1_000_000_000 })).rejects.toThrow(/Permissions Violation|permission/i);
+    expect((await jsm.streams.info('AGORA_EVENTS')).config.max_age).toBe(before.max_age);
+  }, 30_000);
+});
+
+describe('each agent on NATS is itself', () => {
+  let service: NatsConnection;
+
+  beforeAll(async () => {
+    // A responder in a service's queue group, as the service user: it answers whoever asks.
+    service = await asService();
+    service.subscribe('agora.cmd.proposal.>', { queue: 'proposal', callback: (_e, msg) => void msg.respond(JSON.stringify({ ok: true, result: { for: new TextDecoder().decode(msg.data) } })) });
+    await service.flush();
+  }, 30_000);
+
+  it("alice's own request and reply work, under her own inbox prefix", async () => {
+    const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
+    const reply = await nc.request(SubmitProposal.subject, 'from alice', { timeout: 10_000 });
+    expect(reply.subject.startsWith('_INBOX_alice.')).toBe(true);
+    expect(reply.json()).toEqual({ ok: true, result: { for: 'from alice' } });
+  }, 30_000);
+
+  it('an agent publishes only the commands its roles may send', async () => {
+    const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
+    const refused = await nc.request(RegisterAgent.subject, '{}', { timeout: 5_000 }).then(
+      () => new Error('the request went through'),
+      (e: unknown) => (e instanceof errors.RequestError && e.cause ? e.cause : e),
+    );
+    expect(refused).toBeInstanceOf(errors.PermissionViolationError);
+    expect(natsAgentPermissions(alice).publish).toContain(SubmitProposal.subject);
+    expect(natsAgentPermissions(alice).publish).not.toContain(RegisterAgent.subject);
+    expect(natsAgentPermissions(root).publish).toContain(RegisterAgent.subject);
+  }, 30_000);
+
+  it("alice cannot subscribe to bob's inbox, nor to every inbox", async () => {
+    const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
+    const bobs = await ended(nc.subscribe('_INBOX_bob.>'));
+    expect(bobs).toBeInstanceOf(errors.PermissionViolationError);
+    expect(bobs).toMatchObject({ operation: 'subscription', subject: '_INBOX_bob.>' });
+    expect(await ended(nc.subscribe('_INBOX.>'))).toBeInstanceOf(errors.PermissionViolationError);
+    expect(await ended(nc.subscribe('>'))).toBeInstanceOf(errors.PermissionViolationError);
+  }, 30_000);
+
+  it("bob's command reply reaches bob and nobody else", async () => {
+    const spy = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
+    const seen: string[] = [];
+    const sub = spy.subscribe('_INBOX_bob.>', { callback: (_e, msg) => void seen.push(msg.subject) });
+    const bobNc = track(await connectNats({ servers: nats.url, identity: identity('bob') }));
+    const reply = await bobNc.request(SubmitProposal.subject, 'secret of bob', { timeout: 10_000 });
+    expect(reply.json()).toEqual({ ok: true, result: { for: 'secret of bob' } });
+    expect(reply.subject.startsWith('_INBOX_bob.')).toBe(true);
+    expect(await ended(sub)).toBeInstanceOf(errors.PermissionViolationError);
+    expect(seen).toEqual([]);
+  }, 30_000);
+
+  it("the SDK says so when an agent's user may not hear a category's events, and hears the ones it may", async () => {
+    const agora = await Agora.connect({ nats: { servers: nats.url }, signer: { agentId: 'alice', secretKey: keys.alice.secretKey } });
+    try {
+      const proposals = agora.events({ categories: ['proposal'] })[Symbol.asyncIterator]();
+      await expect(proposals.next()).rejects.toMatchObject({ code: 'forbidden', message: expect.stringContaining('agora.evt.proposal.*') });
+      let opened = false;
+      const stop = new AbortController();
+      const agents = agora.events({ categories: ['agent'], signal: stop.signal, onOpen: () => (opened = true) })[Symbol.asyncIterator]();
+      const next = agents.next();
+      await waitFor(() => opened, 'the agent events open');
+      stop.abort();
+      expect(await next).toEqual({ done: true, value: undefined });
+    } finally {
+      await agora.close();
+    }
+  }, 30_000);
+
+  it('an agent listens only to the event categories it may read in full; an operator to all', () => {
+    expect(natsAgentPermissions(alice).subscribe).toEqual(['_INBOX_alice.>', 'agora.evt.agent.>']);
+    expect(natsAgentPermissions(root).subscribe).toEqual(['_INBOX_root.>', 'agora.evt.>']);
+    expect(natsAgentPermissions(agent('bob', ['observer'])).subscribe).toEqual(['_INBOX_bob.>']);
+    expect(natsAgentPermissions(root).publish).toContain('$JS.API.STREAM.UPDATE.AGORA_EVENTS');
+    expect(natsAgentPermissions(alice).publish).not.toContain('$JS.API.STREAM.UPDATE.AGORA_EVENTS');
+  });
+});
+
+describe('closed reads on NATS', () => {
+  let service: ServiceMicroservice;
+  const proposals = [
+    { proposalId: 'p-alice', proposer: 'alice' },
+    { proposalId: 'p-bob', proposer: 'bob' },
+  ];
+
+  beforeAll(async () => {
+    directory = new StaticAgentDirectory(Object.fromEntries([root, alice, bob].map((a) => [a.agentId, { publicKey: a.publicKey, roles: a.roles, status: a.status }])));
+    service = await createServiceMicroservice({
+      service: 'proposal',
+      transport: 'nats',
+      natsUrl: nats.url,
+      credentials: { user: 'service', pass: passwords.SERVICE },
+      directory,
+      reads: { directory },
+      catalog: { commands: [], queries: [ListProposals] },
+      commands: new Map(),
+      queries: new Map([onQuery(ListProposals, async ({ proposer }) => ({ proposals: proposals.filter((p) => proposer === undefined || p.proposer === proposer), nextCursor: null }))]),
+      logger: false,
+    });
+  }, 30_000);
+
+  let directory: StaticAgentDirectory;
+
+  afterAll(async () => {
+    await service?.close();
+  }, 30_000);
+
+  it("the gateway's HTTP queries keep working: it forwards its reader's token to the service", async () => {
+    const store = await openEmbeddedEventStore({ directory: join(dir, 'gateway-events') });
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY } })));
+    const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory } });
+    try {
+      const token = mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
+      const res = await fetch(`${gateway.url}/v1/proposal/proposals`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { result: { proposals: { proposalId: string }[] } }).result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+    } finally {
+      await gateway.close();
+      await store.close();
+    }
+  }, 30_000);
+
+  it('a query without a read token is refused forbidden', async () => {
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, identity: identity('alice') })));
+    const reply = await client.request(ListProposals.subject, {}, { timeoutMs: 10_000 });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'forbidden', message: expect.stringContaining('read token') } });
+  }, 30_000);
+
+  it("with alice's token (the SDK sends it) alice sees only her own proposals, and may not ask for bob's", async () => {
+    const agora = await Agora.connect({ nats: { servers: nats.url }, signer: { agentId: 'alice', secretKey: keys.alice.secretKey } });
+    try {
+      const mine = (await agora.tryQuery('ListProposals', {}, { timeoutMs: 10_000 })) as Reply<{ proposals: { proposalId: string }[] }>;
+      expect(mine.ok && mine.result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+      expect(await agora.tryQuery('ListProposals', { proposer: 'bob' }, { timeoutMs: 10_000 })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+    } finally {
+      await agora.close();
+    }
+  }, 30_000);
+
+  it('an operator reads everything; a token signed by another key is refused', async () => {
+    const operator = await Agora.connect({ nats: { servers: nats.url }, signer: { agentId: 'root', secretKey: keys.root.secretKey } });
+    try {
+      const all = (await operator.tryQuery('ListProposals', {}, { timeoutMs: 10_000 })) as Reply<{ proposals: { proposalId: string }[] }>;
+      expect(all.ok && all.result.proposals.map((p) => p.proposalId)).toEqual(['p-alice', 'p-bob']);
+    } finally {
+      await operator.close();
+    }
+    // Alice's connection, claiming to be bob in the token: the signature does not verify under bob's key.
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, identity: identity('alice') })));
+    const forged = mintReadToken({ agentId: 'bob', secretKey: keys.alice.secretKey });
+    expect(await client.request(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { 'Agora-Read-Token': forged } })).toMatchObject({ ok: false, error: { code: 'bad_signature' } });
+  }, 30_000);
+});
+
