@@ -13,8 +13,8 @@ type Say = (line: string) => void;
 
 const KEYS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'] as const;
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const QUESTION = 'Should a five-person team rewrite its billing service in Rust this quarter, or harden the existing one?';
-const CONTEXT = 'The billing service is 40k lines of Python, 3 incidents last quarter (two from race conditions), no Rust experience on the team, a pricing change due in 10 weeks.';
+export const CHAMBER_QUESTION = 'Should a five-person team rewrite its billing service in Rust this quarter, or harden the existing one?';
+export const CHAMBER_CONTEXT = 'The billing service is 40k lines of Python, 3 incidents last quarter (two from race conditions), no Rust experience on the team, a pricing change due in 10 weeks.';
 
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -25,6 +25,11 @@ export function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/** The panel's stand-in answers to CHAMBER_QUESTION: two of three models agree at once, the third comes round in cross-examination. */
+export function chamberStandInScript(): ReturnType<typeof panelScript> {
+  return panelScript({ blind: { openai: 'Harden the existing service', anthropic: 'Harden the existing service', google: 'Rewrite in Rust' }, cross: { google: 'Harden the existing service' }, claims: { google: ['a rewrite removes the race conditions'], openai: ['the pricing change lands in 10 weeks'], anthropic: ['nobody on the team knows Rust'] }, delayMs: 300 });
 }
 
 /** Starts Agora (standalone, from dist/) and resolves once it says it is ready. */
@@ -60,7 +65,7 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
   if (real) {
     say('API keys for OpenAI, Anthropic and Google are set: the panel calls the real providers (this costs money; the session is capped by its ceiling).');
   } else {
-    stands = await StandIns.start(panelScript({ blind: { openai: 'Harden the existing service', anthropic: 'Harden the existing service', google: 'Rewrite in Rust' }, cross: { google: 'Harden the existing service' }, claims: { google: ['a rewrite removes the race conditions'], openai: ['the pricing change lands in 10 weeks'], anthropic: ['nobody on the team knows Rust'] }, delayMs: 300 }));
+    stands = await StandIns.start(chamberStandInScript());
     providerEnv = stands.env;
     say(`No API keys set (${KEYS.join(', ')}): starting stand-in servers that speak each provider's wire API, so the real adapters run unchanged:`);
     for (const [name, server] of Object.entries(stands.servers)) say(`  ${name.padEnd(9)} ${server.baseUrl}`);
@@ -75,8 +80,8 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     const fleet = Fleet.fromOperatorKeyFile(url, join(dataDir, 'operator.key.json'), dataDir, say);
     await fleet.enlist({ pipeline: { roles: ['executive'] } });
     const sessionId = `demo-${Date.now().toString(36)}`;
-    say(`\npipeline proposes chamber session ${sessionId}:\n  "${QUESTION}"`);
-    await fleet.must('pipeline', 'ProposeChamberSession', { sessionId, question: QUESTION, context: CONTEXT, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' });
+    say(`\npipeline proposes chamber session ${sessionId}:\n  "${CHAMBER_QUESTION}"`);
+    await fleet.must('pipeline', 'ProposeChamberSession', { sessionId, question: CHAMBER_QUESTION, context: CHAMBER_CONTEXT, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' });
     const before = await fleet.query('GetChamberSession', { sessionId });
     say(`  awaiting approval; nothing is called until an operator approves (at most ${before.summary.maxCost} ${before.summary.currency})`);
     const forged = await fleet.send('pipeline', 'ApproveChamberSession', { sessionId });

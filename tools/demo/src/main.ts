@@ -17,7 +17,7 @@ const SCENARIOS: Record<string, string> = {
   voting: 'validators approve a high-risk deploy; a critical action that is not unanimous waits for a human',
   dialectic: 'a paused agent and its reviewer converge on a signed resolution; another recovery is escalated to a human',
   mcp: "an MCP client's risky tool calls through agora mcp-proxy (in front of the MCP memory server): held, voted on by validators, then run or refused",
-  fleet: 'every role played by models (agora fleet run on examples/fleet/fleet.json): starts its own Agora and stand-in provider servers (or the real providers when the three API keys are set); a proposal reviewed by four reviewers, revised and approved; a vote by three validators; a recovery by two agents; a debate; each decision with its cost',
+  fleet: 'every role played by models (agora fleet run on examples/fleet/fleet.json): starts its own Agora and stand-in provider servers (or the real providers when the three API keys are set); a proposal reviewed by four reviewers, revised and approved; a vote by three validators; a recovery by two agents; a debate; a chamber session; each decision with its cost',
   debate: 'the crux debate "Bitcoin is digital gold" (Saylor against Hayes): scripted, or personas played by models when a provider key is set; prints the stages and the final ThreadCrux',
 };
 

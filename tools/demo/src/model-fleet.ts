@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { EXAMPLE_TOPIC } from '@agora/domain-debate';
 import { describeAction, fleetStandInScript, parseFleetFile, startFleet, type ParticipantAction } from '@agora/participants';
 import { DEFAULT_PRICES, ProviderLayer, providersConfigFromEnv, StandIns } from '@agora/providers';
-import { waitOnLog } from '@agora/sdk';
-import { REPO_ROOT, freePort, startAgora } from './chamber.js';
+import { Agora, waitOnLog } from '@agora/sdk';
+import { CHAMBER_CONTEXT, CHAMBER_QUESTION, REPO_ROOT, chamberStandInScript, freePort, startAgora } from './chamber.js';
 
 type Say = (line: string) => void;
 
@@ -16,12 +16,15 @@ const PROTOCOL: Record<ParticipantAction['role'], string> = { reviewer: 'tribuna
  * Every role played by models: starts Agora in one process with its own data directory, the three
  * providers' stand-in servers (or, with the three API keys set, the real providers), and the example
  * fleet (examples/fleet/fleet.json, its keys in the data directory); then a proposal reviewed by four reviewers, revised
- * and approved; a vote by three validators; a recovery by two agents; a debate. Each action and each
- * decision is printed with its cost.
+ * and approved; a vote by three validators; a recovery by two agents; a debate; a question put to the
+ * Deliberation Chamber, whose panel and arbiter are the chamber service's own models. Each action and
+ * each decision is printed with its cost.
  */
 export async function modelFleetDemo(say: Say, options: { dataDir?: string }): Promise<void> {
   const real = KEYS.every((k) => Boolean(process.env[k]));
   const stands = real ? undefined : await StandIns.start(fleetStandInScript());
+  // The chamber's panel is called by the chamber service itself, with its own prompts: stand-ins of its own.
+  const panel = real ? undefined : await StandIns.start(chamberStandInScript());
   if (stands) {
     say(`No API keys set (${KEYS.join(', ')}): stand-in servers speak each provider's wire API, so the real adapters run unchanged:`);
     for (const [name, server] of Object.entries(stands.servers)) say(`  ${name.padEnd(9)} ${server.baseUrl}`);
@@ -34,7 +37,7 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agora-fleet-demo-'));
   const port = await freePort();
   say(`\nstarting Agora (data in ${dataDir}, gateway on port ${port})`);
-  const agora = await startAgora({ ...process.env, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' }, say);
+  const agora = await startAgora({ ...process.env, ...(panel?.env ?? {}), AGORA_CHAMBER_MIN_SAMPLE: '1', AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(await freePort()), METRICS_HOST: '127.0.0.1' }, say);
   const costs = new Map<string, number>();
   let started: Awaited<ReturnType<typeof startFleet>> | undefined;
   try {
@@ -106,12 +109,27 @@ export async function modelFleetDemo(say: Say, options: { dataDir?: string }): P
     const main = debate.threads.find((t) => t.threadId === debate.primaryThreadId) ?? debate.threads[0]!;
     const positions = Object.entries(main.crux?.positions ?? {}).map(([agent, p]) => `${agent} ${p.side} (${p.confidence})`).join(', ');
     say(`   decision: ${debate.outcome}; ${debate.threads.length} thread(s); crux: "${main.crux?.question ?? '(none)'}" ${positions}${main.crux?.validated ? ', validated' : ''}; cost ${cost('debate')}`);
-    say(`\ntotal cost: ${[...costs.values()].reduce((a, b) => a + b, 0).toFixed(6)} ${layer.currency}${stands ? `; the stand-ins received ${stands.requests.length} requests` : ''}`);
+    say('\n5. chamber: seldon puts a question to the panel of models; the operator approves the spend');
+    const chamberId = `fleet-chamber-${run}`;
+    const proposed = await client('seldon').send('ProposeChamberSession', { sessionId: chamberId, question: CHAMBER_QUESTION, context: CHAMBER_CONTEXT, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' });
+    const operator = await Agora.connect({ url, signer: { keyFile: operatorKeyFile } });
+    try {
+      await operator.send('ApproveChamberSession', { sessionId: chamberId, note: 'go' });
+      const chamber = await unless(
+        waitOnLog(operator, { category: 'chamber_session', streamId: `chamber_session-${chamberId}`, what: `the chamber session ${chamberId} to conclude`, read: () => operator.query('GetChamberSession', { sessionId: chamberId }), done: (v) => ['consensus', 'no_consensus', 'failed'].includes(v.summary.status) && v.summary.pendingCalls === 0 }, { after: proposed.position!, timeoutMs: real ? 600_000 : 120_000 }),
+      );
+      costs.set('chamber', chamber.summary.cost);
+      say(`   decision: ${chamber.summary.status}; ${chamber.transcript.length} entries in the transcript; cost ${chamber.summary.cost} ${chamber.summary.currency} (reserved at most ${chamber.summary.maxCost})`);
+    } finally {
+      await operator.close();
+    }
+    say(`\ntotal cost: ${[...costs.values()].reduce((a, b) => a + b, 0).toFixed(6)} ${layer.currency}${stands && panel ? `; the stand-ins received ${stands.requests.length + panel.requests.length} requests` : ''}`);
     say(`every decision re-verified, every model call attributed to its agent and budget: AGORA_DATA_DIR=${dataDir} AGORA_OPERATOR_KEY_FILE=${operatorKeyFile} npm run agora -- audit`);
   } finally {
     await started?.close();
     agora.kill('SIGTERM');
     await new Promise((r) => agora.once('exit', r));
     await stands?.close();
+    await panel?.close();
   }
 }
