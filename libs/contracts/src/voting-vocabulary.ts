@@ -37,9 +37,14 @@ export const OperatorVotingDecision = z.enum(['approve', 'deny']);
 export type OperatorVotingDecision = z.infer<typeof OperatorVotingDecision>;
 
 export const EscalationReason = z
-  .enum(['no_quorum', 'split', 'critical_not_unanimous', 'low_confidence', 'expired'])
-  .describe('Which decision rule sent the session to a human; expired: the timeout passed and the partial votes alone would have decided');
+  .enum(['no_quorum', 'split', 'critical_not_unanimous', 'low_confidence', 'expired', 'person_decides'])
+  .describe('Which decision rule sent the session to a human; expired: the timeout passed and the partial votes alone would have decided; person_decides: the session was created for a person to decide (`decider: person`), no validator votes');
 export type EscalationReason = z.infer<typeof EscalationReason>;
+
+export const VotingDecider = z
+  .enum(['validators', 'person'])
+  .describe('validators: selected validators vote (seed 002); person: no validator is selected, the session waits at once for a human operator (DecideVotingEscalation)');
+export type VotingDecider = z.infer<typeof VotingDecider>;
 
 export const VotingSessionStatus = z
   .enum(['pending', 'voting', 'decided', 'expired', 'cancelled'])

@@ -31,7 +31,7 @@ import { z } from 'zod';
 import { AgentId, EntityId, ShortText, Timestamp } from './common.js';
 import { defineCommand, defineEvent } from './define.js';
 import { TrustScore } from './registry.js';
-import { Confidence, ConsensusType, EscalationReason, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, Sha256Hex, ToolCallBinding, ToolCallOutcome, VoteDecision, VoteTally, VOTING_CONFIG_CATEGORY, VOTING_SESSION_CATEGORY, VotingConfig, VotingRules, VotingTimeoutMs } from './voting-vocabulary.js';
+import { Confidence, ConsensusType, EscalationReason, OperatorVotingDecision, Recommendation, RiskLevel, SelectedValidator, SelectionCriteria, Sha256Hex, ToolCallBinding, ToolCallOutcome, VoteDecision, VoteTally, VOTING_CONFIG_CATEGORY, VOTING_SESSION_CATEGORY, VotingConfig, VotingDecider, VotingRules, VotingTimeoutMs } from './voting-vocabulary.js';
 import { ValidatorCount } from './voting-fields.js';
 import { GetValidatorAgreement, GetVotingSession, GetVotingSessionByRequest, GetVotingStats, ListPendingVotingSessions, ListValidators, ListVotingSessions } from './voting-views.js';
 
@@ -63,6 +63,7 @@ export const CreateVotingSession = defineCommand({
       criteria: SelectionCriteria.default({ minTrustScore: 0, excludeAgents: [], preferredSpecializations: [] }),
       votingTimeoutMs: VotingTimeoutMs.optional().describe("This session's timeout; default the configuration's votingTimeoutMs"),
       toolCall: ToolCallBinding.optional().describe('For a governed tool call (agora mcp-proxy): the exact call this session decides; an approval is released for it once (ReleaseToolCall)'),
+      decider: VotingDecider.optional().describe('Who decides; default validators. person: no validator is selected and the session waits at once in the operator\'s inbox'),
     })
     .strict(),
 });
@@ -191,6 +192,7 @@ export const VotingSessionCreated = defineEvent({
     createdAt: Timestamp,
     deadlineAt: Timestamp,
     toolCall: ToolCallBinding.optional().describe('A governed tool call: the exact call this session decides'),
+    decider: VotingDecider.optional().describe('person: created for a human operator to decide, no validators; absent: validators'),
   }),
 });
 
@@ -225,7 +227,7 @@ export const VotingSessionDecided = defineEvent({
   summary: 'The session is decided: every validator voted, or too few validators qualified at creation (no_quorum). An escalated recommendation waits for DecideVotingEscalation',
   data: z.object({
     ...base,
-    trigger: z.enum(['all_voted', 'no_quorum_at_creation']),
+    trigger: z.enum(['all_voted', 'no_quorum_at_creation', 'person_decides']),
     recommendation: Recommendation,
     tally: VoteTally,
     votingTimeMs: z.number().int().min(0).describe('From creation to decision'),

@@ -149,6 +149,8 @@ function ruleLine(outcome: RuleOutcome, consensus: ConsensusType, tally: VoteTal
       return `${counts}; confidence ${fixed(confidence)} is below the minimum ${fixed(rules.minConfidence)}: a human decides`;
     case 'expired':
       return `${counts}; the timeout passed before every validator voted (the partial votes point to ${suggested ?? 'no decision'}): a human decides`;
+    case 'person_decides':
+      return 'the session was created for a person to decide (decider: person), no validator votes: a human decides';
   }
 }
 
@@ -160,7 +162,8 @@ export interface SessionForRecommendation {
 }
 
 /**
- * The recommendation of a session's votes under its rules, with the tally it rests on. `expired`:
+ * The recommendation of a session's votes under its rules, with the tally it rests on. `person`:
+ * a session created for a person (no validators) is escalated as `person_decides`. `expired`:
  * the timeout passed; the partial votes decide as usual, and the session is escalated in any case
  * (the reason stays the rule's when a rule escalated already, else `expired`).
  *
@@ -168,12 +171,16 @@ export interface SessionForRecommendation {
  * and the abstentions (every vote for split and no quorum); `dissent` holds the votes against the
  * prevailing side.
  */
-export function recommend(session: SessionForRecommendation, options: { expired?: boolean } = {}): { recommendation: Recommendation; tally: VoteTally } {
+export function recommend(session: SessionForRecommendation, options: { expired?: boolean; person?: boolean } = {}): { recommendation: Recommendation; tally: VoteTally } {
   const tally = tallyVotes(session.votes, session.validators.length, session.rules);
   const consensus = consensusOf(tally);
   const confidence = aggregateConfidence(session.votes, consensus, session.rules.weightByTrustScore);
   const ruled = decisionRule({ consensus, critical: session.critical, confidence }, session.rules);
-  const outcome: RuleOutcome = options.expired && ruled.decision !== 'escalate' ? { decision: 'escalate', escalationReason: 'expired' } : ruled;
+  const outcome: RuleOutcome = options.person
+    ? { decision: 'escalate', escalationReason: 'person_decides' }
+    : options.expired && ruled.decision !== 'escalate'
+      ? { decision: 'escalate', escalationReason: 'expired' }
+      : ruled;
   const side = prevailingSide(consensus);
   const reasoning = [ruleLine(outcome, consensus, tally, confidence, session.rules, ruled.decision === 'escalate' ? undefined : ruled.decision)];
   const dissent: string[] = [];

@@ -7,6 +7,8 @@
  *   CreateVotingSession (+ validator candidates and the configuration, from the service)
  *     ─> VotingSessionCreated (validators selected, rules, deadlineAt)          status pending
  *        + VotingSessionDecided(no_quorum) when fewer than minValidators qualified: decided
+ *        + VotingSessionDecided(person_decides) for `decider: person` (no validators): decided,
+ *          waiting for a human operator at once
  *   CastValidatorVote ─> ValidatorVoteReceived                                   status voting
  *     the last one ─> + VotingConsensusReached + VotingSessionDecided           status decided
  *   ExpireVotingSession (scheduler, at deadlineAt) ─> VotingSessionExpired       status expired
@@ -155,7 +157,9 @@ function create(command: CommandOf<'CreateVotingSession'>, state: VotingSessionS
   };
   // Never the requesting agent, nor whoever created the session for it.
   const exclude = [...new Set([...criteria.excludeAgents, requestingAgent, context.actor])];
-  const validators = selectValidators(p.candidates, { ...criteria, excludeAgents: exclude }, rules.maxValidators);
+  // A session for a person selects nobody: it waits at once for a human operator.
+  const person = p.decider === 'person';
+  const validators = person ? [] : selectValidators(p.candidates, { ...criteria, excludeAgents: exclude }, rules.maxValidators);
   const sessionId = sessionIdOfRequest(p.requestId);
   const created = event('VotingSessionCreated', {
     sessionId,
@@ -174,12 +178,13 @@ function create(command: CommandOf<'CreateVotingSession'>, state: VotingSessionS
     createdAt: context.now,
     deadlineAt: timeAfter(context.now, rules.votingTimeoutMs),
     ...(p.toolCall === undefined ? {} : { toolCall: p.toolCall }),
+    ...(person ? { decider: 'person' as const } : {}),
   });
   const events: VotingSessionEvent[] = [created];
-  if (validators.length < rules.minValidators) {
+  if (person || validators.length < rules.minValidators) {
     const session = evolveVotingSession({ status: 'none' }, created) as VotingSession;
-    const { recommendation, tally } = recommend(session);
-    events.push(event('VotingSessionDecided', { sessionId, trigger: 'no_quorum_at_creation', recommendation, tally, votingTimeMs: 0, decidedAt: context.now }));
+    const { recommendation, tally } = recommend(session, { person });
+    events.push(event('VotingSessionDecided', { sessionId, trigger: person ? 'person_decides' : 'no_quorum_at_creation', recommendation, tally, votingTimeMs: 0, decidedAt: context.now }));
   }
   return events;
 }

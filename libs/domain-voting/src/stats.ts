@@ -98,7 +98,7 @@ export interface VotingTotals {
  */
 export function votingTotals(records: readonly VotingSessionRecord[]): VotingTotals {
   const sessionsByStatus: Record<VotingSessionStatus, number> = { pending: 0, voting: 0, decided: 0, expired: 0, cancelled: 0 };
-  const escalations: Record<EscalationReason, number> = { no_quorum: 0, split: 0, critical_not_unanimous: 0, low_confidence: 0, expired: 0 };
+  const escalations: Record<EscalationReason, number> = { no_quorum: 0, split: 0, critical_not_unanimous: 0, low_confidence: 0, expired: 0, person_decides: 0 };
   const operatorDecisions = { approve: 0, deny: 0 };
   const votes: Record<VoteDecision, number> = { approve: 0, deny: 0, abstain: 0 };
   const concluded = new Map<string, number>();

@@ -96,6 +96,20 @@ describe('session creation', () => {
     expect(typesOf(play([], minTrust(800)))).toEqual(['VotingSessionCreated']);
   });
 
+  it('selects nobody for a person to decide (decider: person): decided at once, waiting for a human, and the operator\'s decision is final', () => {
+    const history = play([], create({ payload: { decider: 'person' } }));
+    expect(typesOf(history)).toEqual(['VotingSessionCreated', 'VotingSessionDecided']);
+    expect(history[0]!.data).toMatchObject({ decider: 'person', validators: [] });
+    expect(history[1]!.data).toMatchObject({
+      trigger: 'person_decides',
+      votingTimeMs: 0,
+      recommendation: { decision: 'escalate', requiresHitl: true, escalationReason: 'person_decides', reasoning: [expect.stringMatching(/created for a person to decide/)] },
+    });
+    expect(stateOf(history)).toMatchObject({ status: 'decided', awaitingOperator: true });
+    // Without it, the same request is put to the validators.
+    expect(play([], create())[0]!.data).not.toHaveProperty('decider');
+  });
+
   it('lets an executive put only its own requests to a vote, and nobody else but an operator create one', () => {
     spec([]).when(create({ payload: { requestingAgent: 'other_exec' } })).thenRefuses('forbidden', /deployer may only put its own action requests to a vote/);
     spec([]).when(create({}, ctx('mallory'))).thenRefuses('forbidden', /mallory may not create a voting session: that needs the role executive or operator/);

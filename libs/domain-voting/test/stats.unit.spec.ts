@@ -50,7 +50,7 @@ describe('statistics', () => {
       { consensus: 'split', decision: 'escalate', sessions: 1 },
       { consensus: 'no_quorum', decision: 'escalate', sessions: 2 },
     ]);
-    expect(totals.escalations).toEqual({ no_quorum: 2, split: 1, critical_not_unanimous: 0, low_confidence: 0, expired: 0 });
+    expect(totals.escalations).toEqual({ no_quorum: 2, split: 1, critical_not_unanimous: 0, low_confidence: 0, expired: 0, person_decides: 0 });
     expect(totals.operatorDecisions).toEqual({ approve: 0, deny: 1 });
     expect(totals.votes).toEqual({ approve: 8, deny: 3, abstain: 1 });
     expect(totals.escalationRate).toBe(0.75);

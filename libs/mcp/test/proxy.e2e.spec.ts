@@ -27,6 +27,7 @@ const POLICY = {
     { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'credential' } } }, decision: 'vote', riskLevel: 'high', reason: 'storing a credential' },
     { tool: 'create_entities', arguments: { entities: { $any: { name: { $prefix: 'silent-' } } } }, decision: 'vote', riskLevel: 'high', votingTimeoutMs: 2000 },
     { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'signing_key' } } }, decision: 'vote', riskLevel: 'critical' },
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'runbook' } } }, decision: 'person', riskLevel: 'medium', reason: 'a runbook is read by the on-call' },
     { tool: 'delete_entities', decision: 'deny', reason: 'the graph is append-only' },
   ],
 };
@@ -194,6 +195,54 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect(result.isError).toBeFalsy();
     expect(upstreamEntities()).toContain('release-key');
     expect((await root.query('GetVotingSession', { sessionId: sessionId! })).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest(result) });
+  }, 60_000);
+
+  /** The operator's inbox (what the console's inbox lists: sessions awaiting an operator) until it holds the session of this call. */
+  const inboxSessionOf = async (args: Record<string, unknown>) => {
+    const root = sdkClients[0]!;
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: args, caller: 'deployer' });
+    for (let i = 0; i < 200; i++) {
+      const { sessions } = await root.query('ListPendingVotingSessions', { awaitingOperator: true });
+      const views = await Promise.all(sessions.map((s) => root.query('GetVotingSession', { sessionId: s.sessionId })));
+      const held = views.find((v) => v.toolCall?.callDigest === digest);
+      if (held) return held;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no session for ${digest} in the operator's inbox`);
+  };
+
+  it('holds a call the policy gives to a person in the operator\'s inbox, no validator asked, and forwards it once the person approves', async () => {
+    const root = sdkClients[0]!;
+    const args = { entities: [entity('restart-runbook', 'runbook')] };
+    const pending = call('create_entities', args);
+    const held = await inboxSessionOf(args);
+    expect(held).toMatchObject({ status: 'decided', validators: [], recommendation: { decision: 'escalate', escalationReason: 'person_decides' }, toolCall: { releasedAt: null } });
+    expect(held.summary).toContain('"entityType":"runbook"');
+    expect(upstreamEntities()).not.toContain('restart-runbook');
+    await root.send('DecideVotingEscalation', { sessionId: held.sessionId, decision: 'approve', reason: 'the runbook is reviewed' });
+    const result = await pending;
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities()).toContain('restart-runbook');
+    const after = await root.query('GetVotingSession', { sessionId: held.sessionId });
+    expect(after).toMatchObject({ finalDecision: 'approve', resolution: { decision: 'approve', reason: 'the runbook is reviewed' }, toolCall: { outcome: 'ok', resultDigest: resultDigest(result) } });
+    expect(after.toolCall!.releasedAt).not.toBeNull();
+    // Released once: the approval cannot run the call again.
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    expect(await deployer.trySend('ReleaseToolCall', { sessionId: held.sessionId, callDigest: held.toolCall!.callDigest })).toMatchObject({ ok: false, error: { code: 'illegal_state' } });
+  }, 60_000);
+
+  it('never forwards a call the person denies: tool_call_denied with the reason, no trace upstream', async () => {
+    const root = sdkClients[0]!;
+    const args = { entities: [entity('wipe-runbook', 'runbook')] };
+    const pending = call('create_entities', args);
+    const held = await inboxSessionOf(args);
+    await root.send('DecideVotingEscalation', { sessionId: held.sessionId, decision: 'deny', reason: 'no wiping from a runbook' });
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: a person refused memory\/create_entities \(voting session \S+: no wiping from a runbook\)/);
+    expect(readFileSync(memoryFile, 'utf8')).not.toContain('wipe-runbook');
+    expect((await root.query('GetVotingSession', { sessionId: held.sessionId })).toolCall).toMatchObject({ releasedAt: null, outcome: null });
   }, 60_000);
 
   it('sits in front of a Streamable HTTP upstream too (--upstream-url: the gateway\'s own /mcp)', async () => {

@@ -8,7 +8,8 @@
  *   session of validators (seed 002) for this call alone (a fresh request id), created with the call
  *   (`toolCall`: server, tool and the digest, sha256 of the RFC 8785 canonical JSON of {server, tool,
  *   arguments, caller}) and a summary holding the arguments themselves (what the validators vote
- *   on), and waits for its final decision. No decision in time, or a cancelled wait, cancels the
+ *   on), and waits for its final decision. `person` does the same with a session that selects no
+ *   validator (`decider: person`): it waits at once in the operator's inbox for a person's decision. No decision in time, or a cancelled wait, cancels the
  *   session, so that no later approval can stand for the call.
  * - releaseToolCall, right before the call runs: ReleaseToolCall with the digest; the voting decider
  *   accepts it once, for an approved session bound to that digest, so an approval cannot be replayed
@@ -81,7 +82,7 @@ export interface GovernOptions {
 
 export const DEFAULT_DECISION_TIMEOUT_MS = 10 * 60_000;
 
-/** Looks the call up in the policy and, for `vote`, puts it to the validators and waits for the final decision. */
+/** Looks the call up in the policy and, for `vote` (or `person`), puts it to the validators (or to a person) and waits for the final decision. */
 export async function governToolCall(agora: Agora, policy: ToolPolicy, call: GovernedCall, options: GovernOptions = {}): Promise<ToolCallDecision> {
   const rule = ruleFor(policy, call);
   if (rule === undefined || rule.decision === 'allow') return { verdict: 'pass' };
@@ -103,9 +104,11 @@ async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: Po
     summary: callSummary(call, digest, rule, source),
     toolCall: { server: call.server.slice(0, 200), tool: call.tool.slice(0, 200), callDigest: digest },
     ...(rule.votingTimeoutMs === undefined ? {} : { votingTimeoutMs: rule.votingTimeoutMs }),
+    ...(rule.decision === 'person' ? { decider: 'person' as const } : {}),
   });
+  const who = rule.decision === 'person' ? 'a person' : 'the validators';
   if (!created.ok) return refused(toolCallDenied(`Agora refused to open a vote on ${call.server}/${call.tool}: ${created.error.code}: ${created.error.message}`, { ...about, agora: created.error }));
-  log(`${call.server}/${call.tool}: held for voting session ${sessionId} (${rule.riskLevel}, digest ${digest})`);
+  log(`${call.server}/${call.tool}: held for voting session ${sessionId} (${rule.riskLevel}, decided by ${who}, digest ${digest})`);
   let session: VotingSessionView;
   try {
     session = await agora.waitForDecision(sessionId, {
@@ -123,9 +126,10 @@ async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: Po
   if (session.status === 'expired') return refused(toolCallExpired(`voting session ${sessionId} on ${call.server}/${call.tool} expired before its validators decided`, { ...about, recommendation: session.recommendation }));
   if (session.status === 'cancelled') return refused(toolCallDenied(`voting session ${sessionId} on ${call.server}/${call.tool} was cancelled`, about));
   if (session.finalDecision !== 'approve') {
+    if (rule.decision === 'person') return refused(toolCallDenied(`a person refused ${call.server}/${call.tool} (voting session ${sessionId}: ${session.resolution?.reason ?? session.finalDecision})`, about));
     return refused(toolCallDenied(`the validators' vote refused ${call.server}/${call.tool} (voting session ${sessionId}: ${session.consensus ?? 'no consensus'}, ${session.finalDecision})`, { ...about, consensus: session.consensus, recommendation: session.recommendation }));
   }
-  log(`${call.server}/${call.tool}: approved by voting session ${sessionId}`);
+  log(`${call.server}/${call.tool}: approved by voting session ${sessionId} (${who})`);
   return { verdict: 'approved', sessionId, digest };
 }
 
