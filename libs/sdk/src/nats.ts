@@ -1,11 +1,19 @@
 import { AgoraError, EVENT_SUBJECT_PREFIX, READ_TOKEN, type CommandDefinition, type CommandResult, type QueryDefinition, type Reply } from '@agora/contracts';
 import { mintReadToken, type SignedCommand } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging/client';
+import { HttpTransport } from './http.js';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 
 export type NatsOptions = NonNullable<Parameters<typeof NatsAgoraClient.connect>[0]> & {
   /** The audience of the read tokens its queries carry (services with closed reads check it). Default READ_TOKEN.defaultAudience. */
   readAudience?: string;
+  /**
+   * The gateway's URL, for catching up: an event stream that continues after a position (a role
+   * loop resuming from its checkpoint, a wait after a command) reads the log through the gateway's
+   * event stream, which replays what came after it and then follows it live. Without it, such a
+   * stream over NATS is live only (core NATS keeps nothing for an absent listener).
+   */
+  catchUpUrl?: string;
 };
 
 /** Who reads: each query carries a fresh read token of this agent (header READ_TOKEN.natsHeader). */
@@ -24,8 +32,10 @@ const SEEN_IDS = 10_000;
 /**
  * Speaks to Agora over NATS (or, inside an Agora process, over its in-process bus): commands and
  * queries are requests on their subjects, events arrive on `agora.evt.<category>.<EventType>`.
- * Core NATS keeps nothing for an absent listener, so an event stream here is live only: `after`
- * is honoured by the gateway's SSE, not here.
+ * Core NATS keeps nothing for an absent listener, so an event stream here is live only; a stream
+ * that continues `after` a position is read through the gateway when a catch-up transport is
+ * given (`catchUpUrl`): it replays what the listener missed, with the gateway's visibility rules
+ * (an agent's NATS user has no JetStream API and hears only the categories it may read in full).
  */
 export class MessagingTransport implements Transport {
   readonly kind = 'messaging';
@@ -37,6 +47,7 @@ export class MessagingTransport implements Transport {
   constructor(
     private readonly client: AgoraClient,
     private readonly reader?: NatsReader,
+    private readonly catchUp?: Transport,
   ) {}
 
   /**
@@ -45,12 +56,14 @@ export class MessagingTransport implements Transport {
    * users so). With a signer, its queries carry the signer's read token.
    */
   static async connect(options: NatsOptions, signer?: { agentId: string; secretKey: string }): Promise<MessagingTransport> {
-    const { readAudience, ...connect } = options;
+    const { readAudience, catchUpUrl, ...connect } = options;
     const identity = connect.identity ?? (signer !== undefined && connect.credentials === undefined ? signer : undefined);
     // Who reads is the signer, however the connection authenticates (its nkey, or a NATS_USER of the bootstrap users).
     const readerKey = signer ?? identity;
     const reader = readerKey && { ...readerKey, ...(readAudience === undefined ? {} : { audience: readAudience }) };
-    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...connect, ...(identity ? { identity } : {}) }), reader);
+    // The gateway reads with the same reader's tokens (its audience is the gateway's own unless named).
+    const catchUp = catchUpUrl === undefined ? undefined : new HttpTransport(catchUpUrl, signer && { ...signer, ...(readAudience === undefined ? {} : { audience: readAudience }) });
+    return new MessagingTransport(await NatsAgoraClient.connect({ name: 'agora-sdk', ...connect, ...(identity ? { identity } : {}) }), reader, catchUp);
   }
 
   command(definition: CommandDefinition, envelope: SignedCommand, timeoutMs: number): Promise<Reply<CommandResult>> {
@@ -66,6 +79,11 @@ export class MessagingTransport implements Transport {
   }
 
   async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
+    // A stream that continues after a position catches up through the gateway, which then follows the log live.
+    if (filter.after !== undefined && this.catchUp !== undefined) {
+      yield* this.catchUp.events(filter);
+      return;
+    }
     const signal = filter.signal ?? new AbortController().signal;
     const categories = filter.categories?.length ? filter.categories : ['*'];
     const types = filter.types?.length ? filter.types : ['*'];
@@ -116,7 +134,8 @@ export class MessagingTransport implements Transport {
     }
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  async close(): Promise<void> {
+    await this.catchUp?.close();
+    await this.client.close();
   }
 }

@@ -25,8 +25,9 @@ export interface EventFilter {
   types?: readonly string[];
   /**
    * Continue strictly after this position (a checkpoint, or a command's `position`). Over HTTP the
-   * gateway replays what came after it; over NATS only live events arrive (core NATS keeps nothing
-   * for absent listeners), those at or before it are skipped.
+   * gateway replays what came after it; over NATS too when the client was given the gateway's URL
+   * (`nats.catchUpUrl`), else only live events arrive (core NATS keeps nothing for absent
+   * listeners), those at or before it are skipped.
    */
   after?: string;
   /** Without `after`: only events committed from now on (default), or every event from the first (`start`). */

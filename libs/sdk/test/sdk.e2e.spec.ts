@@ -234,6 +234,61 @@ describe('@agora/sdk against a running Agora (e2e)', () => {
     expect(first?.reasoning).toBe('approved by run A');
     await stopLoops();
   }, 90_000);
+
+  it('a reviewer loop over NATS catches up after a restart (catchUpUrl): a review requested while it was down is acted on once', async () => {
+    // Commands, queries and live events over NATS; a stream that resumes after a checkpoint is read through the gateway.
+    const harbinger = await Agora.connect({ nats: { servers: nats.url, catchUpUrl: url }, signer: { keyFile: keyFile('harbinger') } });
+    clients.push(harbinger);
+    const seldon = await overHttp('seldon');
+    const file = fileCheckpoint(join(dir, 'harbinger-nats.checkpoint.json'));
+    const saved: string[] = [];
+    const checkpoint: Checkpoint = { load: () => file.load(), save: async (position) => (await file.save(position), void saved.push(position)) };
+    const calls: string[] = [];
+    const acted: { proposalId: string; duplicate: boolean }[] = [];
+    const onActed = (action: { payload: unknown }, _event: AgoraEvent, duplicate: boolean) => acted.push({ proposalId: (action.payload as { proposalId: string }).proposalId, duplicate });
+    const reviewer = (label: string) => async ({ proposal }: { proposal: { proposalId: string } }) => {
+      calls.push(`${label}:${proposal.proposalId}`);
+      return { verdict: 'approve' as const, reasoning: `approved by run ${label} over NATS` };
+    };
+    // Run A starts with no checkpoint: live over NATS; it reviews one round and its checkpoint moves past it.
+    const a = onReviewRequested(harbinger, reviewer('A'), { checkpoint, onActed });
+    loops.push(a);
+    await a.ready;
+    await seldon.send('SubmitProposal', { proposalId: 'nats-restart-1', title: 'One', body: 'First', problem: 'Restarts over NATS' });
+    await waitUntil(() => acted.length === 1 && saved.length === 1);
+    await a.stop();
+
+    // While no loop runs, a round assigns harbinger: it passes on NATS (a listener there hears it), and nothing on NATS keeps it.
+    const listener = await Agora.connect({ nats: { servers: nats.url } });
+    clients.push(listener);
+    const stopListening = new AbortController();
+    const heard: string[] = [];
+    let listening!: () => void;
+    const opened = new Promise<void>((resolve) => (listening = resolve));
+    const hearing = (async () => {
+      for await (const event of listener.events({ categories: ['proposal'], types: ['ReviewRoundOpened'], signal: stopListening.signal, onOpen: () => listening() })) heard.push((event.data as { proposalId: string }).proposalId);
+    })();
+    await opened;
+    await seldon.send('SubmitProposal', { proposalId: 'nats-restart-2', title: 'Two', body: 'Second', problem: 'Restarts over NATS' });
+    await waitUntil(() => heard.includes('nats-restart-2'));
+    stopListening.abort();
+    await hearing;
+
+    // Run B resumes from the checkpoint: it catches up on the round it missed, once, then follows live.
+    const b = onReviewRequested(harbinger, reviewer('B'), { checkpoint, onActed });
+    loops.push(b);
+    await waitUntil(() => acted.length === 2);
+    expect(acted[1]).toEqual({ proposalId: 'nats-restart-2', duplicate: false });
+    await seldon.send('SubmitProposal', { proposalId: 'nats-restart-3', title: 'Three', body: 'Third', problem: 'Restarts over NATS' });
+    await waitUntil(() => acted.length === 3);
+    expect(calls).toEqual(['A:nats-restart-1', 'B:nats-restart-2', 'B:nats-restart-3']);
+    expect(acted.map((x) => x.duplicate)).toEqual([false, false, false]);
+    for (const proposalId of ['nats-restart-1', 'nats-restart-2', 'nats-restart-3']) {
+      const reviews = (await seldon.query('GetProposal', { proposalId })).rounds[0]!.reviews.filter((r) => r.reviewer === 'harbinger');
+      expect(reviews).toHaveLength(1);
+    }
+    await stopLoops();
+  }, 90_000);
 });
 
 async function waitUntil(check: () => boolean, timeoutMs = 30_000): Promise<void> {
