@@ -85,7 +85,7 @@ export function registerVotingMetrics(registry: Registry, options: VotingMetrics
       for (const { consensus, decision, sessions } of t.concluded) c.inc({ consensus, outcome: decision }, sessions);
     },
   );
-  counter('agora_voting_escalations_total', 'Voting sessions that required a human, by the rule that escalated them (no_quorum, split, critical_not_unanimous, low_confidence, expired)', ['reason'] as const, (c, t) => {
+  counter('agora_voting_escalations_total', 'Voting sessions that required a human, by the rule that escalated them (no_quorum, split, critical_not_unanimous, low_confidence, expired, person_decides)', ['reason'] as const, (c, t) => {
     for (const [reason, n] of Object.entries(t.escalations)) c.inc({ reason }, n);
   });
   counter('agora_voting_operator_decisions_total', 'Escalated voting sessions decided by a human operator, by decision (approve, deny)', ['decision'] as const, (c, t) => {
