@@ -237,7 +237,9 @@ function VotingItem(props: { summary: VotingSessionSummary }) {
           for <AgentName id={props.summary.requestingAgent} /> · {props.summary.riskLevel} risk
         </span>
       </header>
-      {s?.recommendation ? (
+      {s?.recommendation?.escalationReason === 'person_decides' ? (
+        <p>No validator votes on this one: it was created for a person to decide.</p>
+      ) : s?.recommendation ? (
         <p>
           {s.consensus?.replace(/_/g, ' ')}; the rules ask a human: <strong>{s.recommendation.escalationReason?.replace(/_/g, ' ')}</strong>.{' '}
           {s.tally ? (
