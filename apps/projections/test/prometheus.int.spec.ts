@@ -26,7 +26,7 @@ const PROMETHEUS = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
 const PROMTOOL = process.env['PROMTOOL_BIN'] ?? '/usr/bin/promtool';
 const hasPrometheus = existsSync(PROMETHEUS);
 /** Recording and alerting rules in deploy/prometheus/agora-rules.yml. */
-const RULE_COUNT = 61;
+const RULE_COUNT = 62;
 const hasPromtool = existsSync(PROMTOOL);
 const INSTALL = 'install it with `apt-get install prometheus`, or set PROMETHEUS_BIN / PROMTOOL_BIN';
 
