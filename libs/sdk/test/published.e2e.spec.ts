@@ -5,6 +5,7 @@
  * example program (published/example.ts) is type-checked strictly against the installed .d.ts
  * (skipLibCheck off: a missing declaration or an @agora/* import left in one fails it) and run with
  * Node against a running Agora (the standalone process): key files, a command, a query, a wait.
+ * The README's SDK example is type-checked there too.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -32,6 +33,14 @@ const filesUnder = (dir: string): string[] =>
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 
+/** The README's SDK example ("Connect your agents"): it must keep compiling against the published package. */
+function readmeSnippet(): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const snippet = /```ts\n(import [^\n]* from '@agora\/sdk';\n[\s\S]*?)```/.exec(readme)?.[1];
+  if (snippet === undefined) throw new Error("README.md shows no TypeScript example importing '@agora/sdk'");
+  return `${snippet}export {};\n`;
+}
+
 describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
   let dir: string;
   let project: string;
@@ -48,8 +57,9 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts'] }));
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts'] }));
     await copyFile(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), join(project, 'example.ts'));
+    writeFileSync(join(project, 'readme.ts'), readmeSnippet());
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
     installed = join(project, 'node_modules', '@agora', 'sdk');
   }, 600_000);
@@ -73,7 +83,7 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(readFileSync(join(installed, 'index.js'), 'utf8')).not.toMatch(/@nestjs\//);
   });
 
-  it('type-checks a program against the installed declarations with tsc, strictly', async () => {
+  it("type-checks a program and the README's example against the installed declarations with tsc, strictly", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);
