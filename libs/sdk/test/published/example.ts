@@ -6,6 +6,7 @@
  * Settings: AGORA_URL (the gateway), AGORA_KEYS (a folder of <agentId>.key.json files), REQUEST_ID.
  */
 import { join } from 'node:path';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- a user's program imports the package by its name: it runs outside the repository
 import { Agora, AgoraError, onVoteRequested, type QueryResult, type RoleLoop } from '@agora/sdk';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
