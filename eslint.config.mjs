@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const infrastructure = ['@nestjs/*', '@nats-io/*', '@kurrent/*', 'prom-client', 'express'];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.nx/**', 'data/**'] },
+  { ignores: ['**/dist/**', 'libs/sdk/dist-publish/**', '**/node_modules/**', 'coverage/**', '.nx/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

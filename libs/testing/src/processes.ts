@@ -32,15 +32,21 @@ export interface Finished {
 
 /** Runs a process to completion (`--help`, a bad setting): exit code and output. */
 export function runToCompletion(entry: string, args: readonly string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
+  return runCommand(process.execPath, [...sourceArgs(entry), ...args], { env, timeoutMs });
+}
+
+/** Runs any command to completion (`npm pack`, `tsc`) in `cwd` (the repository unless given), in a clean environment plus `env`. */
+export function runCommand(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Finished> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [...sourceArgs(entry), ...args], { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env: processEnvironment(options.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${entry} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}${stderr}`));
+      reject(new Error(`${command} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}${stderr}`));
     }, timeoutMs);
     child.on('error', (error) => {
       clearTimeout(timer);

@@ -1,0 +1,113 @@
+/**
+ * @agora/sdk as a user gets it: `npm run sdk:pack` builds the package (one ESM bundle, its
+ * declarations, public npm dependencies only) and `npm pack`s it; the tarball is installed with npm
+ * into a fresh project outside the repository, where no workspace package can be found. There the
+ * example program (published/example.ts) is type-checked strictly against the installed .d.ts
+ * (skipLibCheck off: a missing declaration or an @agora/* import left in one fails it) and run with
+ * Node against a running Agora (the standalone process): key files, a command, a query, a wait.
+ * The README's SDK example is type-checked there too.
+ */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKeyPair } from '@agora/identity';
+import { REPO_ROOT, runCommand, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { Agora } from '../src/index.js';
+
+const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
+const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+/** The versions the workspace pins (the packed SDK depends on the same). */
+const PINNED = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
+/** Beside the tarball: `ai` (the optional peer its declarations name), Node's types, and the json-schema types `ai`'s own declarations need when libraries are checked. */
+const BESIDE = [`ai@${PINNED['ai']}`, `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
+
+const succeeded = (what: string, run: { code: number | null; stdout: string; stderr: string }) => {
+  if (run.code !== 0) throw new Error(`${what} exited with ${run.code}:\n${run.stdout}${run.stderr}`);
+  return run.stdout;
+};
+
+/** Every file under `dir`, relative to it. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
+
+/** The README's SDK example ("Connect your agents"): it must keep compiling against the published package. */
+function readmeSnippet(): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const snippet = /```ts\n(import [^\n]* from '@agora\/sdk';\n[\s\S]*?)```/.exec(readme)?.[1];
+  if (snippet === undefined) throw new Error("README.md shows no TypeScript example importing '@agora/sdk'");
+  return `${snippet}export {};\n`;
+}
+
+describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
+  let dir: string;
+  let project: string;
+  let installed: string;
+  let agora: AgoraProcess | undefined;
+  let root: Agora | undefined;
+  let url: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-sdk-published-'));
+    const packed = succeeded('npm run sdk:pack', await runCommand(process.execPath, ['tools/sdk-pack.mjs', '--pack', join(dir, 'tarball')], { timeoutMs: 240_000 }));
+    const tarball = packed.trim().split('\n').pop()!;
+    project = join(dir, 'project');
+    await mkdir(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
+    const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts'] }));
+    await copyFile(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), join(project, 'example.ts'));
+    writeFileSync(join(project, 'readme.ts'), readmeSnippet());
+    succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
+    installed = join(project, 'node_modules', '@agora', 'sdk');
+  }, 600_000);
+
+  afterAll(async () => {
+    await root?.close();
+    await agora?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('installs as one package: declarations beside the bundle, public npm dependencies only, no workspace import, no NestJS', () => {
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string }>; dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
+    expect(readFileSync(join(installed, manifest.exports['.']!.types), 'utf8')).toContain('export { Agora');
+    expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@agora/') || name.startsWith('@nestjs/'))).toEqual([]);
+    expect(manifest.dependencies['zod']).toBe(PINNED['zod']);
+    expect(manifest.peerDependenciesMeta['ai']).toEqual({ optional: true });
+    const files = filesUnder(installed);
+    expect(files.filter((file) => file.endsWith('.d.ts')).length).toBeGreaterThan(10);
+    const workspaceImports = files.filter((file) => /\.(js|d\.ts)$/.test(file) && /(from\s*|import\s*\(\s*)['"]@agora\//.test(readFileSync(join(installed, file), 'utf8')));
+    expect(workspaceImports).toEqual([]);
+    expect(readFileSync(join(installed, 'index.js'), 'utf8')).not.toMatch(/@nestjs\//);
+  });
+
+  it("type-checks a program and the README's example against the installed declarations with tsc, strictly", async () => {
+    const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, timeoutMs: 240_000 });
+    expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
+    expect(tsc.code).toBe(0);
+  }, 300_000);
+
+  it('runs that program on Node against a running Agora: validators vote from their role loops, the deployer waits for the decision', async () => {
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
+    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
+    const keys = join(dir, 'keys');
+    await mkdir(keys);
+    const register = async (agentId: string, role: 'executive' | 'validator') => {
+      const key = generateKeyPair();
+      writeFileSync(join(keys, `${agentId}.key.json`), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
+      await root!.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles: [role], constitutions: [], specializations: [], trustScore: 800 });
+    };
+    await register('deployer', 'executive');
+    for (const validator of VALIDATORS) await register(validator, 'validator');
+    const run = await runCommand(process.execPath, [join(project, 'out', 'example.js')], { cwd: project, env: { AGORA_URL: url, AGORA_KEYS: keys, REQUEST_ID: 'published-sdk' }, timeoutMs: 180_000 });
+    const printed = JSON.parse(succeeded('the example', run).trim().split('\n').pop()!) as { sessionId: string; decision: string; votes: number; validators: number };
+    expect(printed.decision).toBe('approve');
+    expect(printed.votes).toBe(printed.validators);
+    const session = await root.query('GetVotingSession', { sessionId: printed.sessionId });
+    expect(session.requestId).toBe('published-sdk');
+    expect(session.votes.map((v) => v.validator).every((v) => VALIDATORS.includes(v))).toBe(true);
+  }, 300_000);
+});
