@@ -136,13 +136,14 @@ describe('one NATS user per service (services.conf)', () => {
     }
   }, 120_000);
 
-  it('every service answers its own subjects in its queue group under its own user', async () => {
+  it('every service answers each of its command and query subjects in its queue group under its own user', async () => {
     const gateway = contexts.get('gateway')!.client;
     for (const service of SERVICE_NATS_USERS.filter((s): s is Exclude<ServiceNatsUser, 'gateway'> => s !== 'gateway')) {
-      // A body no service accepts: the answer (invalid, forbidden, ...) proves the service heard it and replied.
-      const subject = queriesOf(service)[0]?.subject ?? commandsOf(service)[0]!.subject;
-      const reply = await gateway.request(subject, { nonsense: true }, { timeoutMs: 30_000 });
-      expect({ service, code: reply.ok ? 'ok' : reply.error.code }).toEqual({ service, code: expect.not.stringMatching(/^(unavailable|timeout)$/) });
+      // Every subject of its contracts, with a body none accepts: the answer (invalid, forbidden, ...) proves the service heard it and replied.
+      for (const { subject } of [...commandsOf(service), ...queriesOf(service)]) {
+        const reply = await gateway.request(subject, { nonsense: true }, { timeoutMs: 30_000 });
+        expect({ service, subject, code: reply.ok ? 'ok' : reply.error.code }).toEqual({ service, subject, code: expect.not.stringMatching(/^(unavailable|timeout)$/) });
+      }
     }
   }, 120_000);
 

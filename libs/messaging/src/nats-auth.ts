@@ -13,7 +13,7 @@
  * gateway's event stream, which filters them). Operators and auditors listen to every event, and
  * operators may create and update the log's stream (`agora setup nats --stream`).
  */
-import { authorizeSender, COMMAND_SUBJECT_PREFIX, commands, commandsOf, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, queriesOf, QUERY_SUBJECT_PREFIX, readerOf, SERVICE_NAMES } from '@agora/contracts';
+import { authorizeSender, COMMAND_SUBJECT_PREFIX, commands, commandsOf, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, queriesOf, QUERY_SUBJECT_PREFIX, readerOf, servedBy, SERVICE_NAMES } from '@agora/contracts';
 import { inboxPrefixOf, natsUserKey } from './nats-identity.js';
 
 /** An agent as the registry knows it (the fields of its AgentView this needs). */
@@ -154,7 +154,8 @@ export function natsServicePermissions(name: ServiceNatsUser, options: { streamN
     const asks = SERVICE_NAMES.flatMap((s) => [...(commandsOf(s).length > 0 ? [`${COMMAND_SUBJECT_PREFIX}.${s}.>`] : []), ...(queriesOf(s).length > 0 ? [`${QUERY_SUBJECT_PREFIX}.${s}.>`] : [])]);
     return { publish: [...logReadApi(stream), ...asks, `${EVENT_SUBJECT_PREFIX}.>`], subscribe: [`${LOG_SUBJECT_PREFIX}.>`, inbox], allowResponses: false };
   }
-  const serves = [...commandsOf(name).map((c) => c.subject), ...queriesOf(name).map((q) => q.subject)].map((subject) => `${subject} ${name}`);
+  const { commands: served, queries: answered } = servedBy(name);
+  const serves = [...served.map((c) => c.subject), ...answered.map((q) => q.subject)].map((subject) => `${subject} ${name}`);
   return {
     publish: [`${LOG_SUBJECT_PREFIX}.>`, ...logReadApi(stream), 'agora.lease.>', `$JS.API.STREAM.INFO.${LEASE_STREAM}`, `$JS.API.STREAM.CREATE.${LEASE_STREAM}`, `$JS.API.STREAM.MSG.GET.${LEASE_STREAM}`],
     subscribe: [...serves, `${LOG_SUBJECT_PREFIX}.>`, inbox, '$SRV.*', `$SRV.*.${name}`, `$SRV.*.${name}.*`],
@@ -211,7 +212,7 @@ export function natsServiceUsersMarkdown(): string {
   const code = (subjects: readonly string[]) => subjects.map((s) => `\`${s}\``).join(', ') || 'nothing';
   const rows = SERVICE_NATS_USERS.map((name) => {
     const p = natsServicePermissions(name);
-    const serves = name === 'gateway' ? 'none' : `${commandsOf(name).length} command and ${queriesOf(name).length} query subjects of \`agora.cmd.${name}\` / \`agora.qry.${name}\`, in queue group \`${name}\``;
+    const serves = name === 'gateway' ? 'none' : `${servedBy(name).commands.length} command and ${servedBy(name).queries.length} query subjects, in queue group \`${name}\``;
     const publish = p.publish.filter((s) => !s.startsWith('$JS.API.') || s.includes('LEASES'));
     return `| \`${name}\` | ${serves} | ${code(publish)} + the log's read API | ${code(p.subscribe.filter((s) => !s.includes(' ')))} |`;
   });
