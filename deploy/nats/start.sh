@@ -7,9 +7,19 @@
 set -eu
 config=${1:?usage: start.sh <nats-server configuration> [more nats-server arguments]}
 shift
+# The passwords are those the configuration and the files it includes name (auth.conf and
+# roles.conf: SERVICE GATEWAY AGENT OBSERVER AUDITOR; auth-services.conf and services.conf: one per
+# service, the gateway, OBSERVER and AUDITOR).
+files() {
+  echo "$1"
+  for f in $(sed -n 's/^[[:space:]]*include[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}.*/\1/p' "$1"); do
+    files "$(dirname "$1")/$f"
+  done
+}
+names=$(for f in $(files "$config"); do grep -o 'AGORA_NATS_[A-Z_]*_PASSWORD' "$f" || true; done | sort -u)
+[ -n "$names" ] || { echo "nats: $config names no AGORA_NATS_*_PASSWORD (is it one of Agora's configurations?)" >&2; exit 2; }
 status=0
-for role in SERVICE GATEWAY AGENT OBSERVER AUDITOR; do
-  name="AGORA_NATS_${role}_PASSWORD"
+for name in $names; do
   eval "value=\${$name:-}"
   case $value in
     '')

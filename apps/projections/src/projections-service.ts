@@ -1,4 +1,4 @@
-import { AgoraError, chamberProjectionQueries, dialecticProjectionQueries, GetReviewerCalibration, GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, VerifyReadModels, votingProjectionQueries } from '@agora/contracts';
+import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQueries, RecordLogCheckpoint, VerifyReadModels } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -21,7 +21,7 @@ export { DEFAULT_METRICS_HOST };
 export const PROJECTIONS_SERVICE = 'projections';
 
 /** Its commands: VerifyReadModels (an operator's), and RecordLogCheckpoint, its own (service-only: refused on its subject). The queries this service answers: the tribunal's health figures and the reviewers' calibration, computed from the proposals read model; the voting statistics and validator agreement, from the voting sessions read model; the dialectic's success metrics and collusion flags, from the recovery sessions read model. */
-export const projectionsCatalog = { commands: [VerifyReadModels, RecordLogCheckpoint], queries: [GetTribunalStats, ListUnderCoveredProposals, GetReviewerCalibration, ...votingProjectionQueries, ...dialecticProjectionQueries, ...chamberProjectionQueries] };
+export const projectionsCatalog = { commands: [VerifyReadModels, RecordLogCheckpoint], queries: [...projectionsQueries] };
 
 export interface ProjectionsServiceOptions {
   /** Port of the HTTP endpoint with /metrics and /health. Default 9464; 0 picks a free one. */

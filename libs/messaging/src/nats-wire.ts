@@ -11,7 +11,7 @@ export interface NatsConnectOptions {
   /** Connection name shown by `nats server report connections`. */
   name?: string;
   /** The NATS user to connect as (NATS_USER / NATS_PASSWORD; deploy/nats/auth.conf). */
-  credentials?: { user: string; pass: string };
+  credentials?: { user: string; pass: string; inboxPrefix?: string };
   /**
    * Connect as this agent (an nkey user: its Ed25519 key), with replies under its own inbox prefix
    * `_INBOX_<agentId>` (the only inbox `agora setup nats` lets it subscribe to). Instead of `credentials`.
@@ -38,6 +38,7 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
     servers: options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL,
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
+    ...(options.credentials?.inboxPrefix === undefined ? {} : { inboxPrefix: options.credentials.inboxPrefix }),
     ...(options.identity === undefined ? {} : identityConnectOptions(options.identity)),
     ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
     // Keep trying for ever: a service outlives a NATS restart.

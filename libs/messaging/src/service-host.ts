@@ -16,7 +16,7 @@ import type { WireConnection } from './wire.js';
  * How a service serves its subjects: over NATS or the in-process bus, and who watches it (the
  * process's metrics). A process hands the same value to each of its services.
  */
-export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]; credentials?: { user: string; pass: string } } | { transport: 'in-process'; bus: InProcessBus }) & {
+export type ServiceTransport = ({ transport: 'nats'; natsUrl?: string | string[]; credentials?: { user: string; pass: string; inboxPrefix?: string } } | { transport: 'in-process'; bus: InProcessBus }) & {
   observer?: DispatchObserver;
   /** The process's read models: queries given `minPosition` wait for them (read your writes). */
   readModels?: ReadModelProgress;
@@ -66,6 +66,7 @@ function transportOptions(options: ServiceMicroserviceOptions, logger: Messaging
       servers: options.natsUrl ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL,
       name: `agora-${options.service}`,
       ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
+      ...(options.credentials?.inboxPrefix === undefined ? {} : { inboxPrefix: options.credentials.inboxPrefix }),
       // Replicas of a service form one queue group: each request is handled by one of them.
       queue: options.service,
       serializer,

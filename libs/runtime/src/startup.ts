@@ -62,7 +62,7 @@ export interface WaitForNatsOptions {
   /** Give up after this long (ms); 0 = one attempt. */
   limitMs: number;
   /** The NATS user the process connects as (NATS_USER / NATS_PASSWORD). */
-  credentials?: { user: string; pass: string };
+  credentials?: { user: string; pass: string; inboxPrefix?: string };
   /** Where the one-line progress goes. */
   log(line: string): void;
   /** First pause (ms), doubled after each attempt up to `maxPauseMs`. Default 250 / 5000. */

@@ -24,10 +24,13 @@ if (!hasCompose) console.warn(`SKIPPED the docker-compose.yml checks: ${COMPOSE}
 
 /** The Agora processes docker-compose.yml runs, each on its default METRICS_PORT. */
 const AGORA_SERVICES = Object.entries(DEFAULT_METRICS_PORTS).filter(([name]) => name !== 'standalone');
+/** The users of deploy/nats/auth.conf (roles.conf: one per role). */
 const NATS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
-/** The walkthrough's .env: every NATS password and the operator's public key. */
+/** The users of deploy/nats/auth-services.conf (services.conf), which docker-compose.yml runs: one per Agora process, the observer and the auditor. */
+const NATS_SERVICE_USERS = [...AGORA_SERVICES.map(([name]) => name.toUpperCase()), 'OBSERVER', 'AUDITOR'];
+/** The walkthrough's .env: every NATS password (of both users files) and the operator's public key. */
 const WALKTHROUGH_ENV: Record<string, string> = {
-  ...Object.fromEntries(NATS_ROLES.map((role) => [`AGORA_NATS_${role}_PASSWORD`, `pw${role.toLowerCase()}0123456789`])),
+  ...Object.fromEntries([...NATS_ROLES, ...NATS_SERVICE_USERS].map((role) => [`AGORA_NATS_${role}_PASSWORD`, `pw${role.toLowerCase()}0123456789`])),
   AGORA_OPERATOR_PUBLIC_KEY: 'ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
 };
 
@@ -111,9 +114,8 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
         expect({ name, health: service.healthcheck?.test?.join(' ') }).toEqual({ name, health: expect.stringContaining(`http://127.0.0.1:${port}/health`) });
         expect({ name, restart: service.restart }).toEqual({ name, restart: 'unless-stopped' });
         expect({ name, depends: service.depends_on }).toEqual({ name, depends: { nats: { condition: 'service_healthy' }, kurrentdb: { condition: 'service_healthy' } } });
-        // Its own NATS user and password, never the anonymous access NATS refuses.
-        const user = name === 'gateway' ? 'gateway' : 'service';
-        expect({ name, user: service.environment?.['NATS_USER'], password: service.environment?.['NATS_PASSWORD'] }).toEqual({ name, user, password: WALKTHROUGH_ENV[`AGORA_NATS_${user.toUpperCase()}_PASSWORD`] });
+        // Its own NATS user (named after it: deploy/nats/services.conf) and password, never the anonymous access NATS refuses.
+        expect({ name, user: service.environment?.['NATS_USER'], password: service.environment?.['NATS_PASSWORD'] }).toEqual({ name, user: name, password: WALKTHROUGH_ENV[`AGORA_NATS_${name.toUpperCase()}_PASSWORD`] });
         // The shared log, named (a process on NATS refuses to start without an explicit EVENT_STORE).
         expect({ name, store: service.environment?.['EVENT_STORE'] }).toEqual({ name, store: 'kurrentdb://kurrentdb:2113?tls=false' });
         expect({ name, operator: service.environment?.['AGORA_OPERATOR_PUBLIC_KEY'] }).toEqual({ name, operator: WALKTHROUGH_ENV['AGORA_OPERATOR_PUBLIC_KEY'] });
@@ -141,11 +143,11 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
       expect(published.sort()).toEqual(['gateway:8080->8080', 'grafana:3000->3000', 'kurrentdb:2113->2113', 'nats:4222->4222', 'prometheus:9090->9090']);
     });
 
-    (hasCompose ? it : it.skip)('starts NATS on deploy/nats/single.conf through start.sh, with every user password from the environment', () => {
+    (hasCompose ? it : it.skip)('starts NATS on deploy/nats/single-services.conf (one user per service) through start.sh, with every user password from the environment', () => {
       const nats = services['nats']!;
       expect(nats.entrypoint).toEqual(['/bin/sh', '/etc/nats/start.sh']);
-      expect(nats.command).toEqual(['/etc/nats/single.conf']);
-      for (const role of NATS_ROLES) expect(nats.environment?.[`AGORA_NATS_${role}_PASSWORD`]).toBe(WALKTHROUGH_ENV[`AGORA_NATS_${role}_PASSWORD`]);
+      expect(nats.command).toEqual(['/etc/nats/single-services.conf']);
+      for (const role of NATS_SERVICE_USERS) expect(nats.environment?.[`AGORA_NATS_${role}_PASSWORD`]).toBe(WALKTHROUGH_ENV[`AGORA_NATS_${role}_PASSWORD`]);
       expect(nats.healthcheck?.test?.join(' ')).toContain('http://127.0.0.1:8222/healthz');
     });
 
@@ -171,6 +173,11 @@ describe('deploy/nats/start.sh', () => {
     expect(none.code).toBe(2);
     expect(none.stdout).toBe('');
     for (const role of NATS_ROLES) expect(none.stderr).toContain(`nats: AGORA_NATS_${role}_PASSWORD is not set`);
+    // The passwords are those of the users the configuration includes: one per service with services.conf.
+    const perService = await run('/bin/sh', [START, 'deploy/nats/single-services.conf'], { NATS_SERVER_BIN: '/bin/echo' });
+    expect(perService.code).toBe(2);
+    const missing = perService.stderr.trim().split('\n').map((line) => /AGORA_NATS_([A-Z]+)_PASSWORD/.exec(line)?.[1]);
+    expect(missing.sort()).toEqual([...NATS_SERVICE_USERS].sort());
 
     const bad = await run('/bin/sh', [START, 'deploy/nats/single.conf'], { ...passwords, AGORA_NATS_AGENT_PASSWORD: '', AGORA_NATS_AUDITOR_PASSWORD: '9lives', NATS_SERVER_BIN: '/bin/echo' });
     expect(bad.code).toBe(2);

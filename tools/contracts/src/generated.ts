@@ -4,6 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { authorizationTableMarkdown, buildDocuments, SIGNING_SPEC, visibilityTableMarkdown } from '@agora/contracts';
 import { signingTestVectors } from '@agora/identity';
+import { natsAuthorization, natsServiceUsersConf, natsServiceUsersMarkdown } from '@agora/messaging';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const GENERATED_DIR = join(ROOT, 'libs', 'contracts', 'generated');
@@ -17,6 +18,11 @@ export const AUTHZ_BEGIN = '<!-- authorization: generated from libs/contracts (a
 export const AUTHZ_END = '<!-- /authorization -->';
 export const VISIBILITY_BEGIN = '<!-- visibility: generated from libs/contracts (visibilityTableMarkdown) by npm run contracts -->';
 export const VISIBILITY_END = '<!-- /visibility -->';
+export const NATS_USERS_BEGIN = '<!-- nats-service-users: generated from libs/messaging (natsServiceUsersMarkdown) by npm run contracts -->';
+export const NATS_USERS_END = '<!-- /nats-service-users -->';
+/** The NATS users of the processes, one per service (generated whole), and the bootstrap users file that lists them. */
+export const SERVICES_CONF = 'deploy/nats/services.conf';
+export const AUTH_SERVICES_CONF = 'deploy/nats/auth-services.conf';
 
 /** Relative path under libs/contracts/generated/ -> content. */
 export function generatedFiles(): Record<string, string> {
@@ -31,14 +37,17 @@ function between(doc: string, name: string, begin: string, end: string, content:
   return `${doc.slice(0, from + begin.length)}\n${content}${doc.slice(to)}`;
 }
 
-/** Each documentation file with generated sections -> its text with them regenerated between their markers: the signing specification, the authorization and the visibility tables. */
+/** Each documentation file with generated sections -> its text with them regenerated between their markers: the signing specification, the authorization, visibility and NATS users tables; and the NATS users files of the services (whole). */
 export function docsWithGeneratedSections(): Record<string, string> {
   const signing = readFileSync(join(ROOT, SIGNING_DOC), 'utf8');
   const security = readFileSync(join(ROOT, SECURITY_DOC), 'utf8');
   const withAuthz = between(security, SECURITY_DOC, AUTHZ_BEGIN, AUTHZ_END, authorizationTableMarkdown());
+  const withVisibility = between(withAuthz, SECURITY_DOC, VISIBILITY_BEGIN, VISIBILITY_END, visibilityTableMarkdown());
   return {
     [SIGNING_DOC]: between(signing, SIGNING_DOC, SPEC_BEGIN, SPEC_END, SIGNING_SPEC),
-    [SECURITY_DOC]: between(withAuthz, SECURITY_DOC, VISIBILITY_BEGIN, VISIBILITY_END, visibilityTableMarkdown()),
+    [SECURITY_DOC]: between(withVisibility, SECURITY_DOC, NATS_USERS_BEGIN, NATS_USERS_END, natsServiceUsersMarkdown()),
+    [SERVICES_CONF]: natsServiceUsersConf(),
+    [AUTH_SERVICES_CONF]: natsAuthorization([], { services: true }),
   };
 }
 

@@ -10,6 +10,8 @@ export interface NatsSetupInput {
   agents: readonly NatsAgent[];
   /** The users file to write (deploy/nats/auth.conf beside roles.conf). */
   out: string;
+  /** One NATS user per service: the file includes services.conf (beside it) instead of roles.conf. */
+  services?: boolean;
   /** The nats-server to tell to reload its configuration when the file changed (SIGHUP). */
   serverPid?: number;
   /** Create or update the log's stream, connected as this operator (an nkey user of the file). */
@@ -38,7 +40,7 @@ function readIfExists(path: string): string | undefined {
  * nothing the second time.
  */
 export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult> {
-  const text = natsAuthorization(input.agents, input.stream?.streamName === undefined ? {} : { streamName: input.stream.streamName });
+  const text = natsAuthorization(input.agents, { ...(input.stream?.streamName === undefined ? {} : { streamName: input.stream.streamName }), ...(input.services ? { services: true } : {}) });
   const changed = readIfExists(input.out) !== text;
   if (changed) {
     // Whole or not at all: the server must never read half a file.
@@ -79,12 +81,14 @@ export const setupNats: CommandSpec = {
   brief: "write NATS's users from the registry (one nkey user per agent) and set up the log's stream",
   summary:
     "Write the NATS users file (auth.conf, beside deploy/nats/roles.conf) from the registry: one nkey user per active agent, its Ed25519 key, allowed its own inbox prefix _INBOX_<agentId> only; then make nats-server reload it, and with --stream create or update the log's JetStream stream as the operator of --key.",
-  usage: '--key <operator key file> --out <auth.conf> [--pid <n> | --pid-file <file>] [--stream] [--nats <url>] [--replicas <n>]',
+  usage: '--key <operator key file> --out <auth.conf> [--services] [--pid <n> | --pid-file <file>] [--stream] [--nats <url>] [--replicas <n>]',
   description: [
     'Agents are read from the gateway (--url) with a read token of --key; the operator of --key gets a user even when it is a',
     'bootstrap operator the registry does not list. Run it again after registering,',
     'disabling or re-keying an agent: a run that changes nothing writes nothing and does not reload.',
     'Services that only check the stream run with EVENT_STORE=jetstream?setup=verify (docs/deployment.md).',
+    'With --services the file includes services.conf (deploy/nats, generated from the contracts) instead of roles.conf: one NATS',
+    'user per service and the gateway, each allowed only its own subjects and its own inbox _INBOX_<name>.',
   ].join('\n'),
   options: {
     key: { type: 'string', value: '<file>', description: "an operator's key file (default: $AGORA_KEY_FILE): reads the registry, and connects to NATS for --stream" },
@@ -92,6 +96,7 @@ export const setupNats: CommandSpec = {
     pid: { type: 'string', value: '<n>', description: 'the nats-server process to reload (SIGHUP) when the file changed' },
     'pid-file': { type: 'string', value: '<file>', description: "the server's pid file (its pid_file setting), instead of --pid" },
     stream: { type: 'boolean', description: "create or update the log's stream (AGORA_EVENTS), as the operator" },
+    services: { type: 'boolean', description: 'one NATS user per service: include services.conf (deploy/nats/services.conf, beside --out) instead of roles.conf' },
     nats: { type: 'string', value: '<url>', description: `NATS for --stream (default: $NATS_URL, else ${DEFAULT_NATS_URL})` },
     replicas: { type: 'string', value: '<n>', description: "replicas of the log's stream (default 1; 3 on a cluster)" },
   },
@@ -116,6 +121,7 @@ export const setupNats: CommandSpec = {
       result = await setUpNats({
         agents,
         out,
+        ...(flag(args, 'services') ? { services: true } : {}),
         ...(pid === undefined ? {} : { serverPid: pid }),
         ...(flag(args, 'stream')
           ? { stream: { servers: stringOption(args, 'nats') ?? (io.env['NATS_URL'] || DEFAULT_NATS_URL), identity: { agentId: key.agentId, secretKey: key.secretKey }, ...(replicas === undefined ? {} : { replicas }) } }

@@ -84,6 +84,7 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
         servers: options.servers ?? '127.0.0.1:4222',
         name: 'agora-eventstore',
         ...(options.credentials === undefined ? {} : { user: options.credentials.user, pass: options.credentials.pass }),
+        ...(options.credentials?.inboxPrefix === undefined ? {} : { inboxPrefix: options.credentials.inboxPrefix }),
         timeout: config.requestTimeoutMs,
         // Keep trying for ever: subscriptions resume by themselves once the server is back.
         maxReconnectAttempts: -1,

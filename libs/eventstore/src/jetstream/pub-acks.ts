@@ -24,8 +24,16 @@ interface Waiting {
  * general request machinery, which costs about twice the CPU per publish on this path (it builds
  * an Error with a stack trace for every request it settles).
  */
+/**
+ * A new inbox under the connection's own inbox prefix (a service's user may read only
+ * `_INBOX_<service>.>`; nats.js's own JetStream consumers do the same).
+ */
+export function connectionInbox(nc: NatsConnection): string {
+  return createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
+}
+
 export class PubAcks {
-  private readonly inbox = `${createInbox()}.`;
+  private readonly inbox: string;
   private readonly waiting = new Map<string, Waiting>();
   private subscription: Subscription | undefined;
   /** The connection's status events, for the server's refusals of our publishes (a permissions violation). */
@@ -33,6 +41,7 @@ export class PubAcks {
   private next = 0;
 
   constructor(private readonly nc: NatsConnection) {
+    this.inbox = `${connectionInbox(nc)}.`;
     // A closed connection answers nothing more: fail what waits now rather than at its timeout.
     void nc.closed().then(() => this.failAll(new Error('the NATS connection is closed')));
   }

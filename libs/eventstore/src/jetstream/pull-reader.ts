@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, type JetStreamManager, ReplayPolicy } from '@nats-io/jetstream';
-import { createInbox, type Msg, nanos, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { type Msg, nanos, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { connectionInbox } from './pub-acks.js';
 
 /** One stored message as a reader delivers it. */
 export interface RawMessage {
@@ -67,7 +68,7 @@ export class PullReader {
     /** Messages matching the filter from the start sequence when the consumer was created. */
     readonly initialPending: number,
   ) {
-    this.inbox = createInbox();
+    this.inbox = connectionInbox(ctx.nc);
     this.nextSubject = `${ctx.apiPrefix}.CONSUMER.MSG.NEXT.${ctx.streamName}.${consumerName}`;
     this.sub = ctx.nc.subscribe(this.inbox, { callback: (error, msg) => (error ? this.fail(error) : this.onMessage(msg)) });
   }
