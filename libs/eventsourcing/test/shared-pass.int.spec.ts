@@ -133,6 +133,27 @@ describe('sharingCatchUp', () => {
     expect(flakyLog.messages[0]).toMatch(/handle failed .*attempt 1/);
   });
 
+  it('sends a projection whose apply throws (synchronously) on alone: applied once it succeeds, equal to a rebuild', async () => {
+    await appendMany(60);
+    const all = await readAll(inner);
+    let throws = 1;
+    const once: Projection<string[]> = {
+      name: 'once',
+      initial: () => [],
+      apply: (model, event) => {
+        if (event.id === all[10]!.id && throws-- > 0) throw new Error('once');
+        return [...model, event.id];
+      },
+    };
+    const log = recordingLogger();
+    const runner = started(new ProjectionRunner(store, once, { logger: log, retry: { initialDelayMs: 5 } }));
+    const other = started(new ProjectionRunner(store, counts));
+    await Promise.all([runner.start(), other.start()]);
+    expect(runner.model).toEqual(all.map((e) => e.id));
+    expect(other.model).toEqual(await ProjectionRunner.rebuild(inner, counts));
+    expect(log.messages).toHaveLength(1);
+  });
+
   it('lets a subscription that comes after the pass went past its start read on its own, with the same result', async () => {
     await appendMany(200);
     const first = started(new ProjectionRunner(store, counts));
