@@ -62,7 +62,7 @@ export function sharingCatchUp(store: EventStore, options: SharedPassOptions = {
 class SharedPass {
   /** Members waiting for the next pass or riding the current one. */
   private members: Member[] = [];
-  /** Where the current pass stands: 'gathering' until it delivers its first event. */
+  /** idle; gathering (waiting `gatherMs` for more members); reading, from `from`, `at` the last event handed out. */
   private state: { kind: 'idle' } | { kind: 'gathering'; timer: NodeJS.Timeout } | { kind: 'reading'; from: Position | undefined; at: Position | undefined } = { kind: 'idle' };
   private running: Promise<void> = Promise.resolve();
   private closed = false;
@@ -152,7 +152,10 @@ class SharedPass {
     this.members = [];
     this.state = { kind: 'idle' };
     // Closing the store ends the members like the store's own subscriptions: stopped, caughtUp resolved.
-    for (const member of members) this.closed ? member.resolveCaughtUp() : this.goAlone(member, 0);
+    for (const member of members) {
+      if (this.closed) member.resolveCaughtUp();
+      else this.goAlone(member, 0);
+    }
   }
 
   /** Hands `event` to `member` if it is after its position; a promise only when the handler returned one (most projections fold synchronously). */
