@@ -91,25 +91,26 @@ export async function startProjectionsService(context: ServiceContext, options: 
   };
 
   try {
-    await runner.start();
-    closers.push(() => runner.stop());
-    const voting = await startVotingProjections(context.store, logger, context.snapshots, context.readModels);
-    closers.push(() => voting.close());
-    const dialectic = await startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels);
-    closers.push(() => dialectic.close());
-    const chamber = await startChamberProjections(context.store, logger, context.snapshots, context.readModels);
-    closers.push(() => chamber.close());
-    const debate = await startDebateProjections(context.store, logger, context.snapshots, context.readModels);
-    closers.push(() => debate.close());
-    const checkpoints = await startLogCheckpoints({
-      store: context.store,
-      as: context.serviceIdentity('projections'),
-      logger,
-      leases: context.leases,
-      ...(options.checkpointEvery === undefined ? {} : { every: options.checkpointEvery }),
-      ...(options.checkpointIntervalMs === undefined ? {} : { intervalMs: options.checkpointIntervalMs }),
-    });
-    closers.push(() => checkpoints.close());
+    // Started together, so they catch up in one shared pass over the log (sharingCatchUp).
+    const started = <T,>(part: Promise<T>, close: (value: T) => Promise<void>) => part.then((value) => (closers.push(() => close(value)), value));
+    const [, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
+      started(runner.start(), () => runner.stop()),
+      started(startVotingProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels), (p) => p.close()),
+      started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(startDebateProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(
+        startLogCheckpoints({
+          store: context.store,
+          as: context.serviceIdentity('projections'),
+          logger,
+          leases: context.leases,
+          ...(options.checkpointEvery === undefined ? {} : { every: options.checkpointEvery }),
+          ...(options.checkpointIntervalMs === undefined ? {} : { intervalMs: options.checkpointIntervalMs }),
+        }),
+        (p) => p.close(),
+      ),
+    ] as const);
 
     // Rebuilding every read model replays the whole log: an operator's signed command, one at a time.
     let verifying: Promise<unknown> | undefined;
@@ -196,4 +197,12 @@ export async function startProjectionsService(context: ServiceContext, options: 
     await closeAll();
     throw error;
   }
+}
+
+/** Like Promise.all, but rejects only once every part has settled (so each part that did start is there to be closed). */
+async function allStarted<T extends readonly unknown[]>(parts: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const results = await Promise.allSettled(parts);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }

@@ -17,7 +17,7 @@ import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv }
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { DEFAULT_METRICS_PORTS, intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, type RuntimeConfig } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
 
 const OPERATOR_KEY_FILE = 'operator.key.json';
 
@@ -87,15 +87,19 @@ ${CHAMBER_ENV_HELP}`,
     const policy = tribunalPolicyFromEnv(env);
     const dialecticPolicy = dialecticPolicyFromEnv(env);
     return startAll([
-      () => startRegistryService(context, registryOptionsFromEnv(env)),
-      () => startProposalService(context, policy ? { policy } : {}),
-      () => startTribunalService(context),
-      () => startVotingService(context),
-      () => startDialecticService(context, dialecticPolicy ? { policy: dialecticPolicy } : {}),
-      () => startChamberService(context, { consultOnDeadlock: consultOnDeadlockFromEnv(env) }),
-      () => startDebateService(context),
-      () => startProjectionsService(context, readProjectionsSettings(env)),
-      () => runEventRelay(context),
+      // The services start together (their read models catch up in one pass over the log); the gateway once they are up.
+      () =>
+        startTogether([
+          () => startRegistryService(context, registryOptionsFromEnv(env)),
+          () => startProposalService(context, policy ? { policy } : {}),
+          () => startTribunalService(context),
+          () => startVotingService(context),
+          () => startDialecticService(context, dialecticPolicy ? { policy: dialecticPolicy } : {}),
+          () => startChamberService(context, { consultOnDeadlock: consultOnDeadlockFromEnv(env) }),
+          () => startDebateService(context),
+          () => startProjectionsService(context, readProjectionsSettings(env)),
+          () => runEventRelay(context),
+        ]),
       async () => {
         const gateway = await startGateway({
           client: context.client,

@@ -11,3 +11,4 @@ export * from './command-ids.js';
 export * from './log-checkpoint.js';
 export * from './snapshot-store.js';
 export * from './read-model-positions.js';
+export * from './shared-pass.js';

@@ -115,7 +115,10 @@ export class ProjectionRunner<M> {
         logger.warn(`[projection ${this.projection.name}] ${event ? `apply failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
       ...(this.options.retry ? { retry: this.options.retry } : {}),
     });
-    void this.subscription.caughtUp.then(this.resolveCaughtUp);
+    void this.subscription.caughtUp.then(() => {
+      writer?.caughtUp(this.current);
+      this.resolveCaughtUp();
+    });
     await this.caughtUp;
   }
 

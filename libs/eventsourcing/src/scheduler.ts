@@ -139,6 +139,7 @@ export class Scheduler {
     });
     await this.subscription.caughtUp;
     if (this.stopped) return;
+    this.snapshotWriter?.caughtUp(this.deadlines);
     this.caughtUp = true;
     this.arm();
   }

@@ -107,7 +107,12 @@ export async function restoreSnapshot<M>(store: EventStore, snapshots: SnapshotS
 }
 
 export interface SnapshotSchedule {
-  /** Save once this many events were folded since the last save (default 10,000)... */
+  /**
+   * Save once this many events were folded since the last save (default 10,000)... While catching
+   * up on history only the time rule applies, and the state is saved once caught up if this many
+   * were folded: a rebuild of a long log encodes and writes each model about once, not once every
+   * 10,000 events.
+   */
   events?: number;
   /** ...or this many ms passed with unsaved events (default 30,000); and when stopped. */
   ms?: number;
@@ -122,6 +127,8 @@ export class SnapshotWriter<M> {
   private sinceSave = 0;
   private savedAtMs = Date.now();
   private saving: Promise<void> | undefined;
+  /** Set once the history that existed at start is folded (caughtUp): from then on the count rule applies too. */
+  private live = false;
   private readonly everyEvents: number;
   private readonly everyMs: number;
 
@@ -142,7 +149,13 @@ export class SnapshotWriter<M> {
   folded(event: RecordedEvent, state: M): void {
     this.last = { position: event.position, previous: this.last?.position ?? null, eventId: event.id };
     this.sinceSave++;
-    if (this.sinceSave >= this.everyEvents || Date.now() - this.savedAtMs >= this.everyMs) void this.save(state);
+    if ((this.live && this.sinceSave >= this.everyEvents) || Date.now() - this.savedAtMs >= this.everyMs) void this.save(state);
+  }
+
+  /** Call once the history that existed at start is folded into `state`: saves it if the count rule is due, and applies that rule from now on. */
+  caughtUp(state: M): void {
+    this.live = true;
+    if (this.sinceSave >= this.everyEvents) void this.save(state);
   }
 
   /** Saves `state` unless nothing was folded since the last save; resolves when written (or failed, logged). */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions } from '@agora/eventsourcing';
+import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions, sharingCatchUp } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
@@ -63,7 +63,8 @@ export interface ServiceContext {
 export async function openServiceContext(config: RuntimeConfig): Promise<ServiceContext> {
   const metrics = new ProcessMetrics();
   const opened = await openEventStore(config.store);
-  const store = metrics.instrumentStore(opened, config.store.kind);
+  // The read models, consumers and schedulers that start together catch up in one pass over the log.
+  const store = sharingCatchUp(metrics.instrumentStore(opened, config.store.kind));
   const closers: (() => Promise<void>)[] = [() => store.close()];
   const readModels = new ReadModelPositions(store, config.readModelWaitMs ?? DEFAULT_READ_MODEL_WAIT_MS);
   const closeAll = async () => {
