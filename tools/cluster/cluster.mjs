@@ -90,7 +90,7 @@ try {
     'Try, in another terminal:',
     `  npm run agora -- keys new --agent alice --out ${join(dir, 'alice.key.json')}`,
     `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive`,
-    '  npm run agora -- agents list',
+    `  npm run agora -- agents list --read-key ${keyFile}      (reads are closed: a read token from a registered key)`,
     '',
     "Audit the cluster's log (every commit's signature, chain and decision), as the read-only auditor user:",
     `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,

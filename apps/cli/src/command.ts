@@ -81,7 +81,7 @@ export interface CommandSpec {
 /** Options every command takes. */
 export const COMMON_OPTIONS: Record<string, OptionSpec> = {
   url: { type: 'string', value: '<url>', description: 'the gateway (default: $AGORA_URL, else http://127.0.0.1:8080)' },
-  'read-key': { type: 'string', value: '<file>', description: 'key file whose read token the reads carry (default: --key, else $AGORA_KEY_FILE)' },
+  'read-key': { type: 'string', value: '<file>', description: 'key file whose read token the reads carry (default: --key, else $AGORA_KEY_FILE, else <AGORA_DATA_DIR>/operator.key.json when there)' },
   help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 

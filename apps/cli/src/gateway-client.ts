@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { commandByType, commands, MIN_POSITION_FIELD, PAGE_LIMIT_MAX, type Reply } from '@agora/contracts';
 import { InvalidKey, mintReadToken, parseKeyFile, type KeyPair } from '@agora/identity';
 import { Agora, HttpTransport, type CommandName, type QueryName, type QueryParams, type QueryResult } from '@agora/sdk';
@@ -98,9 +99,19 @@ export function readKeyFile(path: string): KeyFile {
   }
 }
 
-/** The key file that signs read tokens: `--read-key`, else the command's `--key`, else $AGORA_KEY_FILE; undefined: reads go unsigned. */
+/**
+ * The key file that signs read tokens: `--read-key`, else the command's `--key`, else
+ * $AGORA_KEY_FILE, else the operator key `npm start` created (<AGORA_DATA_DIR>/operator.key.json,
+ * ./data by default) when it is there; undefined: reads go unsigned.
+ */
 export function readKeyPath(args: Parsed, io: Io): string | undefined {
-  return stringOption(args, 'read-key') ?? stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined);
+  return stringOption(args, 'read-key') ?? stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined) ?? standaloneOperatorKeyFile(io);
+}
+
+/** <AGORA_DATA_DIR>/operator.key.json (./data by default), the key `npm start` makes for its operator (apps/standalone), if it is there. */
+function standaloneOperatorKeyFile(io: Io): string | undefined {
+  const file = join(io.env['AGORA_DATA_DIR'] || 'data', 'operator.key.json');
+  return existsSync(file) ? file : undefined;
 }
 
 /**

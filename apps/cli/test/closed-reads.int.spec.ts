@@ -1,7 +1,8 @@
 // `agora` reading from a gateway that closes reads (AGORA_READS=closed), with the real registry
 // service behind it (in-process transport, embedded store): the reads carry a token made from the
-// key file (--key, --read-key or AGORA_KEY_FILE), and without one they are refused.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// key file (--key, --read-key, AGORA_KEY_FILE, else the operator key `npm start` made in the data
+// directory), and without one they are refused.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, type Reply } from '@agora/contracts';
@@ -24,7 +25,8 @@ describe('agora against a gateway that closes reads', () => {
   async function agora(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const io: Io = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), readStdin: async () => '', env: { AGORA_URL: gateway.url, ...env } };
+    // AGORA_DATA_DIR: a directory without an operator key, unless a test says otherwise (not ./data of the checkout).
+    const io: Io = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), readStdin: async () => '', env: { AGORA_URL: gateway.url, AGORA_DATA_DIR: join(dir, 'no-operator-here'), ...env } };
     const code = await runCli(argv, io);
     return { code, stdout: out.join(''), stderr: err.join('') };
   }
@@ -70,6 +72,20 @@ describe('agora against a gateway that closes reads', () => {
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
       expect(stdout).toMatch(/^alice\s+Alice\s+executive/m);
     }
+  });
+
+  it("without a key file, reads sign with the operator key npm start made in the data directory; agora token does not", async () => {
+    const dataDir = join(dir, 'standalone-data');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'operator.key.json'), JSON.stringify({ agentId: 'root', ...root }), { mode: 0o600 });
+    const { code, stdout, stderr } = await agora(['agents', 'list'], { AGORA_DATA_DIR: dataDir });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/^alice\s+Alice\s+executive/m);
+    const tail = await agora(['events', 'tail', '--count', '1', '--category', 'agent'], { AGORA_DATA_DIR: dataDir });
+    expect(tail.stdout).toMatch(/agent-alice@0 AgentRegistered/);
+    const token = await agora(['token'], { AGORA_DATA_DIR: dataDir });
+    expect(token.code).toBe(2);
+    expect(token.stderr).toMatch(/say whose token/);
   });
 
   it('a token for another audience is refused with wrong_audience', async () => {

@@ -6,7 +6,7 @@
  */
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
-import { readAccessFromEnv } from './read-auth.js';
+import { readAccessFromEnv, READS_ENV_HELP, readsLine } from './read-auth.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
 
 const env = process.env;
@@ -33,10 +33,7 @@ AGORA_MAX_BODY_BYTES       largest command body accepted (default ${DEFAULT_MAX_
 AGORA_RELAY                off: do not relay events to NATS (another process does)
 AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped with its resume position
                            (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
-AGORA_READS                closed: every read needs a read token and sees what the visibility table gives
-                           its reader (default open)
-AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
-AGORA_SESSION_SECONDS      how long a console login lasts with reads closed, in seconds (default 900)
+${READS_ENV_HELP}
 ${MCP_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
@@ -49,7 +46,7 @@ ${MCP_ENV_HELP}`,
     return startAll([
       async () => {
         const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
-        return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`], close: () => gateway.close() };
+        return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`, readsLine(reads)], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),
     ]);

@@ -1,7 +1,7 @@
 /**
  * Who reads: the read token of a request (signing specification, "Read tokens"), checked against
  * the agent directory, turned into the Reader the visibility table speaks of. With reads open
- * (the default until the console logs in with a key) nobody is asked.
+ * (AGORA_READS=open, for a trusted network only) nobody is asked.
  */
 import type { IncomingMessage } from 'node:http';
 import { AgoraError, READ_TOKEN, readerOf, type Reader } from '@agora/contracts';
@@ -11,7 +11,7 @@ import { GatewayError } from './http-reply.js';
 import { sessionCookieOf, SessionStore, type SessionOptions } from './sessions.js';
 
 export interface ReadAccessOptions {
-  /** `closed`: every read needs a read token and sees what the visibility table gives its reader. Default `open`. */
+  /** `closed`: every read needs a read token and sees what the visibility table gives its reader. Default `open` here; the processes default to `closed` (readAccessFromEnv). */
   mode?: 'open' | 'closed';
   /** Whose tokens are good: the registry's agents and the bootstrap operators (`context.directory`). Needed when closed. */
   directory?: AgentDirectory;
@@ -23,13 +23,30 @@ export interface ReadAccessOptions {
   sessions?: SessionOptions;
 }
 
-/** AGORA_READS, AGORA_READ_AUDIENCE and AGORA_SESSION_SECONDS as ReadAccessOptions (without the directory). Throws on a value it does not understand. */
+/**
+ * AGORA_READS (default closed), AGORA_READ_AUDIENCE and AGORA_SESSION_SECONDS as ReadAccessOptions
+ * (without the directory). Throws on a value it does not understand.
+ */
 export function readAccessFromEnv(env: NodeJS.ProcessEnv): Pick<ReadAccessOptions, 'mode' | 'audience' | 'sessions'> {
-  const mode = env['AGORA_READS'] || 'open';
+  const mode = env['AGORA_READS']?.trim() || 'closed';
   if (mode !== 'open' && mode !== 'closed') throw new ConfigError(`AGORA_READS must be open or closed (got ${JSON.stringify(mode)})`);
   const seconds = env['AGORA_SESSION_SECONDS'];
   if (seconds !== undefined && seconds !== '' && !(/^\d+$/.test(seconds) && Number(seconds) > 0)) throw new ConfigError(`AGORA_SESSION_SECONDS must be a positive whole number of seconds (got ${JSON.stringify(seconds)})`);
   return { mode, audience: env['AGORA_READ_AUDIENCE'] || READ_TOKEN.defaultAudience, ...(seconds ? { sessions: { sessionSeconds: Number(seconds) } } : {}) };
+}
+
+/** The help text of AGORA_READS, AGORA_READ_AUDIENCE and AGORA_SESSION_SECONDS (the gateway's and `npm start`'s --help). */
+export const READS_ENV_HELP = `AGORA_READS                closed (default): every read needs a read token (agora token) or a console login,
+                           and sees what the visibility table gives its reader; open: anyone who reaches
+                           the gateway reads everything (for a trusted network only)
+AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
+AGORA_SESSION_SECONDS      how long a console login lasts with reads closed, in seconds (default 900)`;
+
+/** The startup line that says how reads stand: a gateway with open reads says so loudly. */
+export function readsLine(reads: Pick<ReadAccessOptions, 'mode' | 'audience'>): string {
+  return reads.mode === 'open'
+    ? 'reads are OPEN (AGORA_READS=open): anyone who reaches the gateway reads every proposal, review and event; use it on a trusted network only'
+    : `reads are closed: every read needs a read token for audience "${reads.audience ?? READ_TOKEN.defaultAudience}" (agora token) or a console login`;
 }
 
 /** The token a request carries: `Authorization: Bearer <token>`, else `?access_token=`. */

@@ -52,17 +52,34 @@ describe('the gateway process', () => {
     expect(badPort.output()).toMatch(/PORT="eighty"/);
   }, 60_000);
 
-  it('listens where it says, serves /health and /docs, and stops cleanly on SIGTERM', async () => {
+  it('listens where it says, closes reads by default, serves /health and /docs, and stops cleanly on SIGTERM', async () => {
     const gateway = start([], { PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', NATS_URL, EVENT_STORE: `embedded:${join(dir, 'events')}` });
     try {
       const url = await until('listening', () => /listening on (http:\/\/\S+)/.exec(gateway.output())?.[1], 30_000, gateway.output);
-      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded', reads: { mode: 'open', audience: 'agora' } });
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded', reads: { mode: 'closed', audience: 'agora' } });
+      expect(gateway.output()).toMatch(/reads are closed/);
+      const unsigned = await fetch(`${url}/v1/registry/agents`);
+      expect(unsigned.status).toBe(401);
+      expect(((await unsigned.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
       const docs = (await (await fetch(`${url}/docs`)).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(docs.openapi).toBe('3.1.0');
       expect(Object.keys(docs.paths)).toContain('/v1/registry/agents/{agentId}');
       gateway.child.kill('SIGTERM');
       expect(await gateway.exited).toBe(0);
       expect(gateway.output()).toMatch(/SIGTERM, stopping/);
+    } finally {
+      gateway.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('says loudly that reads are open when AGORA_READS=open, and answers a read without a token', async () => {
+    const gateway = start([], { PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', NATS_URL, EVENT_STORE: `embedded:${join(dir, 'events-open')}`, AGORA_READS: 'open' });
+    try {
+      const url = await until('listening', () => /listening on (http:\/\/\S+)/.exec(gateway.output())?.[1], 30_000, gateway.output);
+      expect(gateway.output()).toMatch(/reads are OPEN \(AGORA_READS=open\).*trusted network only/);
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', store: 'embedded', reads: { mode: 'open', audience: 'agora' } });
+      gateway.child.kill('SIGTERM');
+      expect(await gateway.exited).toBe(0);
     } finally {
       gateway.child.kill('SIGKILL');
     }

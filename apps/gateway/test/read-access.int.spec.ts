@@ -13,8 +13,10 @@ import { eventViewFor, metadataFrame, StreamParties } from '../src/read-visibili
 const request = (url: string, headers: Record<string, string> = {}) => ({ url, headers }) as unknown as IncomingMessage;
 
 describe('read access settings and tokens', () => {
-  it('AGORA_READS is open or closed, the audience defaults to agora, AGORA_SESSION_SECONDS is a positive whole number', () => {
-    expect(readAccessFromEnv({})).toEqual({ mode: 'open', audience: 'agora' });
+  it('AGORA_READS is closed by default or open when said, the audience defaults to agora, AGORA_SESSION_SECONDS is a positive whole number', () => {
+    expect(readAccessFromEnv({})).toEqual({ mode: 'closed', audience: 'agora' });
+    expect(readAccessFromEnv({ AGORA_READS: '' })).toEqual({ mode: 'closed', audience: 'agora' });
+    expect(readAccessFromEnv({ AGORA_READS: 'open' })).toEqual({ mode: 'open', audience: 'agora' });
     expect(readAccessFromEnv({ AGORA_READS: 'closed', AGORA_READ_AUDIENCE: 'prod' })).toEqual({ mode: 'closed', audience: 'prod' });
     expect(() => readAccessFromEnv({ AGORA_READS: 'shut' })).toThrow(ConfigError);
     expect(readAccessFromEnv({ AGORA_READS: 'closed', AGORA_SESSION_SECONDS: '600' })).toEqual({ mode: 'closed', audience: 'agora', sessions: { sessionSeconds: 600 } });

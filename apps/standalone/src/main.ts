@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
-import { DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, startGateway } from '@agora/gateway';
+import { DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -19,6 +19,7 @@ import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
 
+/** The operator key a fresh data directory gets (`agora` reads with it when given no key: apps/cli gateway-client). */
 const OPERATOR_KEY_FILE = 'operator.key.json';
 
 const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
@@ -56,10 +57,7 @@ environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})
-AGORA_READS                closed: every read needs a read token (agora token) and sees what the visibility
-                           table gives its reader (default open)
-AGORA_READ_AUDIENCE        the audience read tokens must name (default agora)
-AGORA_SESSION_SECONDS      how long a console login lasts with reads closed, in seconds (default 900)
+${READS_ENV_HELP}
 ${MCP_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
@@ -101,6 +99,7 @@ ${CHAMBER_ENV_HELP}`,
           () => runEventRelay(context),
         ]),
       async () => {
+        const reads = readAccessFromEnv(env);
         const gateway = await startGateway({
           client: context.client,
           store: context.store,
@@ -111,12 +110,13 @@ ${CHAMBER_ENV_HELP}`,
           mcp: mcpSettingFromEnv(env),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
-          reads: { ...readAccessFromEnv(env), directory: context.directory },
+          reads: { ...reads, directory: context.directory },
         });
         const operator = context.config.operators[0];
         return {
           lines: [
             `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /mcp, /health, /metrics, /docs)`,
+            readsLine(reads),
             ...(operator ? [`operator "${operator.agentId}" may sign the first commands`] : []),
           ],
           close: () => gateway.close(),

@@ -38,7 +38,7 @@ export const QUERY_VISIBILITY: readonly QueryVisibility[] = [
   { query: 'registry.agents.get', agent: all, observer: none },
   { query: 'registry.keys.configured', agent: all, observer: none },
   { query: 'registry.model_calls.ledger', agent: own('agentId'), observer: none },
-  { query: 'registry.model_calls.get', agent: party('agentId'), observer: none },
+  { query: 'registry.model_calls.get', agent: own('agentId'), observer: none },
   { query: 'proposal.proposals.get', agent: party('proposer', 'rounds.assignments.reviewer', 'rounds.reviews.reviewer'), observer: none },
   { query: 'proposal.proposals.list', agent: own('proposer'), observer: none },
   { query: 'tribunal.assignments.list', agent: own('reviewer'), observer: none },

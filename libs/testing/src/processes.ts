@@ -16,11 +16,13 @@ export function sourceArgs(entry: string): string[] {
  * A clean environment: only what node needs, the nats-server the run uses (NATS_SERVER_BIN, when
  * set), plus the settings given (nothing else leaks in from the test runner's). METRICS_PORT is 0
  * unless given (any free port, printed at start), so that tests running at once do not fight over
- * the processes' default metrics ports.
+ * the processes' default metrics ports. AGORA_READS is `open` unless given: most tests read their
+ * gateway without a token, while the processes close reads by default; a test of closed reads
+ * says `AGORA_READS: 'closed'` (or `''` for the processes' own default).
  */
 export function processEnvironment(env: Record<string, string>): NodeJS.ProcessEnv {
   const natsServerBin = process.env['NATS_SERVER_BIN'] ? { NATS_SERVER_BIN: process.env['NATS_SERVER_BIN'] } : {};
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', ...natsServerBin, ...env };
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', NO_COLOR: '1', METRICS_PORT: '0', AGORA_READS: 'open', ...natsServerBin, ...env };
 }
 
 export interface Finished {

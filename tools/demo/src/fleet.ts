@@ -13,7 +13,8 @@ export interface AgentProfile {
 
 /**
  * A scripted fleet speaking to a running Agora through its HTTP gateway with @agora/sdk, as agents
- * without NATS would: every command signed with the agent's own key. Keys are kept under `<dataDir>/demo-keys`
+ * without NATS would: every command signed with the agent's own key, every read (`query`) with the
+ * operator's read token (a gateway closes reads by default). Keys are kept under `<dataDir>/demo-keys`
  * so a second run reuses the agents the first one registered.
  */
 export class Fleet {
@@ -27,7 +28,7 @@ export class Fleet {
     private readonly keyDir: string,
     private readonly say: (line: string) => void,
   ) {
-    this.reader = Agora.over(new HttpTransport(url));
+    this.reader = Agora.over(new HttpTransport(url, { agentId: operator.agentId, secretKey: operator.key.secretKey }));
   }
 
   static fromOperatorKeyFile(url: string, keyFile: string, dataDir: string, say: (line: string) => void): Fleet {
