@@ -42,9 +42,9 @@ describe('SSE: a slow client', () => {
     const slow = await new Promise<IncomingMessage>((resolve) => get(`${gateway.url}/v1/events`, resolve));
     slow.pause();
     const ended = new Promise<void>((resolve) => slow.socket.once('close', () => resolve()));
-    // A normal reader at the same time.
+    // A normal reader at the same time (about 3 s on an idle machine; far longer on a loaded one, hence the waits).
     const reader = await SseReader.open(`${gateway.url}/v1/events`);
-    await waitFor(() => reader.messages.length >= EVENTS, 'the reading client to get every event', 30_000);
+    await waitFor(() => reader.messages.length >= EVENTS, 'the reading client to get every event', 90_000);
     expect(reader.messages.slice(0, EVENTS).map((m) => (JSON.parse(m.data) as { data: { i: number } }).data.i)).toEqual(Array.from({ length: EVENTS }, (_, i) => i));
     reader.close();
 
@@ -65,9 +65,9 @@ describe('SSE: a slow client', () => {
 
     // Resuming where it was dropped gives exactly the rest.
     const resumed = await SseReader.open(`${gateway.url}/v1/events`, { 'last-event-id': resumeAfter });
-    await waitFor(() => resumed.messages.length >= EVENTS - delivered.length, 'the rest after resuming', 30_000);
+    await waitFor(() => resumed.messages.length >= EVENTS - delivered.length, 'the rest after resuming', 90_000);
     const rest = resumed.messages.map((m) => (JSON.parse(m.data) as { data: { i: number } }).data.i);
     expect(rest).toEqual(Array.from({ length: EVENTS - delivered.length }, (_, k) => delivered.length + k));
     resumed.close();
-  }, 90_000);
+  }, 240_000);
 });
