@@ -3,8 +3,8 @@
  * stdio, spoken to by the MCP SDK's own Client, against a running Agora (the standalone process).
  * An executive and a reviewer play a tribunal round through tools (a refusal comes back as a tool
  * error with Agora's code, the verdict is awaited with progress, the proposal's resource notifies
- * updates); a paused agent plays its recovery through the seed's tools while the reviewer drawn
- * answers from its SDK role loop.
+ * updates); a requester and the validators drawn play a vote through tools; a paused agent plays
+ * its recovery through the seed's tools while the reviewer drawn answers from its SDK role loop.
  */
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,14 +18,18 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { agoraMcpOverStdio } from './stdio-client.js';
 
-const CAST: Record<string, { roles: Role[]; constitutions?: string[]; trustScore?: number }> = {
+const CAST: Record<string, { roles: Role[]; constitutions?: string[]; specializations?: string[]; trustScore?: number }> = {
   seldon: { roles: ['executive'] },
   harbinger: { roles: ['reviewer'], constitutions: ['risk'], trustScore: 700 },
   heretic: { roles: ['reviewer'], constitutions: ['premise'], trustScore: 680 },
   sentinel: { roles: ['reviewer'], constitutions: ['evidence'], trustScore: 650 },
   zealot: { roles: ['reviewer'], constitutions: ['execution'], trustScore: 620 },
   nova: { roles: ['executive'] },
+  aegis: { roles: ['validator'], specializations: ['security'], trustScore: 900 },
+  ledger: { roles: ['validator'], specializations: ['compliance'], trustScore: 820 },
+  pilot: { roles: ['validator'], specializations: ['operations'], trustScore: 760 },
 };
+const VALIDATORS = ['aegis', 'ledger', 'pilot'];
 const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
 const cascade = { operation: 'enable_cascade_detection', parameters: {} };
 
@@ -127,6 +131,33 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     const selfServe = await call(harbinger, 'submit_proposal', { proposalId: 'not-mine', title: 'x', body: 'x', problem: 'x' });
     expect((selfServe.content[0] as { text: string }).text).toMatch(/^forbidden: /);
     await Promise.all(loops.splice(0).map((l) => l.stop()));
+  }, 120_000);
+
+  it('plays a vote: the requester opens a session and waits for the decision, the validators drawn find it and vote through tools', async () => {
+    const seldon = await mcpFor('seldon');
+    const created = await ok(seldon, 'create_voting_session', { requestId: 'mcp-deploy', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out 4.2 behind a flag' });
+    expect(created['position']).toEqual(expect.any(String));
+    const { sessionId, validators } = (await ok(seldon, 'get_voting_session_by_request', { requestId: 'mcp-deploy' })) as { sessionId: string; validators: { agentId: string }[] };
+    expect(validators.length).toBeGreaterThan(0);
+    const decision = seldon.callTool({ name: 'wait_for_decision', arguments: { sessionId, timeoutSeconds: 60 } }, undefined, { timeout: 90_000 });
+
+    // Every validator drawn votes through its own `agora mcp`; a validator not drawn is refused with Agora's code.
+    for (const { agentId } of validators) {
+      const client = await mcpFor(agentId);
+      await ok(client, 'cast_validator_vote', { sessionId, decision: 'approve', reasoning: `${agentId}: the flag makes it reversible`, confidence: 0.8 });
+    }
+    const outsider = VALIDATORS.find((v) => !validators.some((d) => d.agentId === v));
+    if (outsider) {
+      const refused = await call(await mcpFor(outsider), 'cast_validator_vote', { sessionId, decision: 'deny', reasoning: 'I was not asked', confidence: 0.5 });
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toMatch(/^[a-z_]+: /);
+    }
+    const decided = (await decision) as CallToolResult;
+    expect(decided.isError).toBeFalsy();
+    const view = decided.structuredContent as { status: string; recommendation: { decision: string }; votes: { validator: string; decision: string }[] };
+    expect(view.status).toBe('decided');
+    expect(view.recommendation.decision).toBe('approve');
+    expect(view.votes.map((v) => v.validator).sort()).toEqual(validators.map((v) => v.agentId).sort());
   }, 120_000);
 
   it("plays a recovery: the paused agent uses the seed's tools, signs through the server, and waits for the resolution", async () => {
