@@ -1,4 +1,4 @@
-import { AgoraError, GetProposal, ListProposals, RecordExecution, ReportOutcome, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
+import { AgoraError, GetProposal, ListProposals, RecordExecution, RecordProposalToolCallResult, ReleaseProposalToolCall, ReportOutcome, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
@@ -43,7 +43,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
       directory: context.directory,
       maxClockSkewMs: context.config.maxClockSkewMs,
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
-      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide), onCommand(ReportOutcome, decide)]),
+      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide), onCommand(ReportOutcome, decide), onCommand(ReleaseProposalToolCall, decide), onCommand(RecordProposalToolCallResult, decide)]),
       queries: new Map([
         onQuery(GetProposal, async ({ proposalId }) => {
           const proposal = await readProposal(context.store, proposalId);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AgentId, EntityId, Timestamp } from './common.js';
 import { defineEvent } from './define.js';
 import { Constitution } from './registry.js';
+import { Sha256Hex, ToolCallBinding, ToolCallOutcome } from './voting-vocabulary.js';
 import { Evidence, ObjectionId, PROPOSAL_CATEGORY, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalOutcome, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -24,6 +25,7 @@ export const ProposalSubmitted = defineEvent({
     evidence: z.array(Evidence),
     proposalClass: ProposalClass,
     rules: ReviewRules,
+    toolCall: ToolCallBinding.optional().describe('A governed tool call: the exact call this proposal decides'),
     submittedAt: Timestamp,
   }),
 });
@@ -243,4 +245,18 @@ export const OutcomeReported = defineEvent({
     revision: ProposalRevision.describe('The revision current when the outcome was reported'),
     reportedAt: Timestamp,
   }),
+});
+
+export const ProposalToolCallReleased = defineEvent({
+  type: 'ProposalToolCallReleased',
+  category: PROPOSAL_CATEGORY,
+  summary: "The approved proposal's verdict was used for the tool call it is bound to (the call is forwarded next); it cannot be used again",
+  data: z.object({ ...base, server: z.string(), tool: z.string(), callDigest: Sha256Hex, releasedBy: AgentId, releasedAt: Timestamp }),
+});
+
+export const ProposalToolCallResultRecorded = defineEvent({
+  type: 'ProposalToolCallResultRecorded',
+  category: PROPOSAL_CATEGORY,
+  summary: 'What became of a tool call released by a proposal: its outcome and the digest of its result',
+  data: z.object({ ...base, callDigest: Sha256Hex, outcome: ToolCallOutcome, resultDigest: Sha256Hex, recordedBy: AgentId, recordedAt: Timestamp }),
 });

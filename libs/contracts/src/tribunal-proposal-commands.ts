@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EntityId, ShortText } from './common.js';
 import { defineCommand } from './define.js';
 import { Evidence, ObjectionId, ProposalClass, ProposalOutcome, ReviewDeadlineMs } from './tribunal-policy.js';
+import { Sha256Hex, ToolCallBinding, ToolCallOutcome } from './voting-vocabulary.js';
 
 // ---------------------------------------------------------------------------------------------
 // Commands: proposal service (the executive)
@@ -24,6 +25,7 @@ export const SubmitProposal = defineCommand({
       evidence: z.array(Evidence).max(50).default([]).describe('What it rests on'),
       proposalClass: ProposalClass.default('default'),
       reviewDeadlineMs: ReviewDeadlineMs.optional().describe("Time-box of each round for this proposal, within the policy's bounds; default: the class's"),
+      toolCall: ToolCallBinding.optional().describe('For a governed tool call (agora mcp-proxy, policy decision `tribunal`): the exact call this proposal decides; once approved, it is released for it once (ReleaseProposalToolCall)'),
     })
     .strict(),
 });
@@ -92,4 +94,27 @@ export const ReportOutcome = defineCommand({
       note: ShortText(5000).describe('What happened: the evidence for the verdict'),
     })
     .strict(),
+});
+
+export const ReleaseProposalToolCall = defineCommand({
+  type: 'ReleaseProposalToolCall',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'release_tool_call',
+  roles: ['executive'],
+  relation: 'the executive that submitted a proposal for a tool call',
+  summary:
+    "Use an approved proposal's verdict for the tool call it was submitted for, before the call is forwarded: the digest must be the proposal's, the proposal approved, and the approval unused. Once: a second release is refused",
+  payload: z.object({ proposalId: EntityId, callDigest: Sha256Hex }).strict(),
+});
+
+export const RecordProposalToolCallResult = defineCommand({
+  type: 'RecordProposalToolCallResult',
+  service: 'proposal',
+  aggregate: 'proposal',
+  verb: 'record_tool_call_result',
+  roles: ['executive'],
+  relation: 'the proposer, after releasing the call',
+  summary: 'Record what became of a released tool call: its outcome and the sha256 of its result (the result itself stays with the agent). Once; the same record again changes nothing',
+  payload: z.object({ proposalId: EntityId, outcome: ToolCallOutcome, resultDigest: Sha256Hex.describe('sha256 of the RFC 8785 canonical JSON of the tool result (of the error message when failed)') }).strict(),
 });

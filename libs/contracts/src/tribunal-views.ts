@@ -4,6 +4,7 @@ import { AgentId, EntityId, Timestamp } from './common.js';
 import { NextCursor, pageParams } from './paging.js';
 import { defineQuery } from './define.js';
 import { Constitution } from './registry.js';
+import { ToolCallView } from './voting-vocabulary.js';
 import { Evidence, ObjectionId, ProposalClass, ProposalEscalationDecision, ProposalEscalationReason, ProposalOutcome, ProposalRevision, ProposalStatus, ReviewAssignment, ReviewRoundCloseReason, ReviewRoundNumber, ReviewRoundOutcome, ReviewRules, ReviewVerdict } from './tribunal-policy.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -118,6 +119,7 @@ export const ProposalRecord = z.object({
   escalations: z.array(ProposalEscalationView),
   execution: ProposalExecutionView.nullable(),
   outcome: ProposalOutcomeView.nullable().optional().describe('What became of it once executed (OutcomeReported); null until reported'),
+  toolCall: ToolCallView.optional().describe('A governed tool call: the call the proposal decides, and whether it was released and ran'),
   submittedAt: Timestamp,
   updatedAt: Timestamp,
 });

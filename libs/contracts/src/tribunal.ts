@@ -21,7 +21,7 @@
  * failed (ReportOutcome ─> OutcomeReported); the calibration figures (GetReviewerCalibration) compare
  * each reviewer's verdicts with those outcomes.
  */
-import { SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome } from './tribunal-proposal-commands.js';
+import { SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome, ReleaseProposalToolCall, RecordProposalToolCallResult } from './tribunal-proposal-commands.js';
 import { OpenReviewRound, SubmitReview, WithdrawObjection, ExpireReviewRound, DecideEscalation } from './tribunal-review-commands.js';
 import {
   ProposalSubmitted,
@@ -40,6 +40,8 @@ import {
   ExecutionRecorded,
   ProceededDespiteObjections,
   OutcomeReported,
+  ProposalToolCallReleased,
+  ProposalToolCallResultRecorded,
 } from './tribunal-events.js';
 import { GetProposal, ListProposals, ListAssignments, GetTribunalStats, ListUnderCoveredProposals } from './tribunal-views.js';
 import { GetReviewerCalibration } from './tribunal-calibration.js';
@@ -51,7 +53,7 @@ export * from './tribunal-events.js';
 export * from './tribunal-views.js';
 export * from './tribunal-calibration.js';
 
-export const proposalCommands = [SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome] as const;
+export const proposalCommands = [SubmitProposal, ReviseProposal, WithdrawProposal, RecordExecution, ReportOutcome, ReleaseProposalToolCall, RecordProposalToolCallResult] as const;
 export const tribunalCommands = [OpenReviewRound, SubmitReview, WithdrawObjection, ExpireReviewRound, DecideEscalation] as const;
 export const tribunalEvents = [
   ProposalSubmitted,
@@ -70,6 +72,8 @@ export const tribunalEvents = [
   ExecutionRecorded,
   ProceededDespiteObjections,
   OutcomeReported,
+  ProposalToolCallReleased,
+  ProposalToolCallResultRecorded,
 ] as const;
 export const tribunalQueries = [GetProposal, ListProposals, ListAssignments, GetTribunalStats, ListUnderCoveredProposals, GetReviewerCalibration] as const;
 

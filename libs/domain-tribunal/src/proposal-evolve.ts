@@ -31,6 +31,7 @@ export function evolveProposal(state: ProposalState, e: ProposalEvent): Proposal
       escalations: [],
       execution: null,
       outcome: null,
+      ...(d.toolCall === undefined ? {} : { toolCall: { ...d.toolCall, releasedAt: null, outcome: null, resultDigest: null, completedAt: null } }),
       submittedAt: d.submittedAt,
       updatedAt: d.submittedAt,
     };
@@ -182,6 +183,12 @@ export function evolveProposal(state: ProposalState, e: ProposalEvent): Proposal
     case 'OutcomeReported': {
       const d = e.data;
       return { ...s, outcome: { outcome: d.outcome, note: d.note, reporter: d.reporter, reportedAs: d.reportedAs, reportedAt: d.reportedAt }, updatedAt: d.reportedAt };
+    }
+    case 'ProposalToolCallReleased':
+      return s.toolCall ? { ...s, toolCall: { ...s.toolCall, releasedAt: e.data.releasedAt }, updatedAt: e.data.releasedAt } : s;
+    case 'ProposalToolCallResultRecorded': {
+      const d = e.data;
+      return s.toolCall ? { ...s, toolCall: { ...s.toolCall, outcome: d.outcome, resultDigest: d.resultDigest, completedAt: d.recordedAt }, updatedAt: d.recordedAt } : s;
     }
   }
 }

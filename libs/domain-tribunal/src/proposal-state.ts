@@ -1,5 +1,5 @@
 // The proposal decider's types, and the readings of a proposal's state shared by its rules.
-import type { DataOf, DecideEscalation, EscalationDecided, ExecutionRecorded, ExpireReviewRound, ObjectionView, ObjectionWithdrawn, OpenReviewRound, OutcomeReported, PayloadOf, ProceededDespiteObjections, ProposalApproved, ProposalEscalated, ProposalRecord, ProposalRejected, ProposalRevised, ProposalSubmitted, ProposalWithdrawn, RecordExecution, ReportOutcome, ReviewDeemedApproved, ReviewRoundClosed, ReviewRoundOpened, ReviewRoundRequested, ReviewRoundView, ReviewSubmitted, ReviseProposal, SubmitProposal, SubmitReview, WithdrawObjection, WithdrawProposal } from '@agora/contracts';
+import type { DataOf, DecideEscalation, EscalationDecided, ExecutionRecorded, ExpireReviewRound, ObjectionView, ObjectionWithdrawn, OpenReviewRound, OutcomeReported, PayloadOf, ProceededDespiteObjections, ProposalApproved, ProposalEscalated, ProposalRecord, ProposalRejected, ProposalRevised, ProposalSubmitted, ProposalWithdrawn, ProposalToolCallReleased, ProposalToolCallResultRecorded, RecordExecution, RecordProposalToolCallResult, ReleaseProposalToolCall, ReportOutcome, ReviewDeemedApproved, ReviewRoundClosed, ReviewRoundOpened, ReviewRoundRequested, ReviewRoundView, ReviewSubmitted, ReviseProposal, SubmitProposal, SubmitReview, WithdrawObjection, WithdrawProposal } from '@agora/contracts';
 import { type Command, DomainError, type DomainEvent } from '@agora/decider';
 
 export type ProposalEvent =
@@ -18,7 +18,9 @@ export type ProposalEvent =
   | DomainEvent<'EscalationDecided', DataOf<typeof EscalationDecided>>
   | DomainEvent<'ExecutionRecorded', DataOf<typeof ExecutionRecorded>>
   | DomainEvent<'ProceededDespiteObjections', DataOf<typeof ProceededDespiteObjections>>
-  | DomainEvent<'OutcomeReported', DataOf<typeof OutcomeReported>>;
+  | DomainEvent<'OutcomeReported', DataOf<typeof OutcomeReported>>
+  | DomainEvent<'ProposalToolCallReleased', DataOf<typeof ProposalToolCallReleased>>
+  | DomainEvent<'ProposalToolCallResultRecorded', DataOf<typeof ProposalToolCallResultRecorded>>;
 
 export type ProposalCommand =
   | Command<'SubmitProposal', PayloadOf<typeof SubmitProposal>>
@@ -26,6 +28,8 @@ export type ProposalCommand =
   | Command<'WithdrawProposal', PayloadOf<typeof WithdrawProposal>>
   | Command<'RecordExecution', PayloadOf<typeof RecordExecution>>
   | Command<'ReportOutcome', PayloadOf<typeof ReportOutcome>>
+  | Command<'ReleaseProposalToolCall', PayloadOf<typeof ReleaseProposalToolCall>>
+  | Command<'RecordProposalToolCallResult', PayloadOf<typeof RecordProposalToolCallResult>>
   | Command<'OpenReviewRound', PayloadOf<typeof OpenReviewRound>>
   | Command<'SubmitReview', PayloadOf<typeof SubmitReview>>
   | Command<'WithdrawObjection', PayloadOf<typeof WithdrawObjection>>

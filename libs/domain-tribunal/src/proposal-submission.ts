@@ -23,7 +23,8 @@ export function submit(command: CommandOf<'SubmitProposal'>, state: ProposalStat
       first.body === p.body &&
       first.problem === p.problem &&
       sameEvidence(first.evidence, p.evidence) &&
-      (p.reviewDeadlineMs === undefined || p.reviewDeadlineMs === state.rules.roundDeadlineMs);
+      (p.reviewDeadlineMs === undefined || p.reviewDeadlineMs === state.rules.roundDeadlineMs) &&
+      state.toolCall?.callDigest === p.toolCall?.callDigest;
     if (same) return [];
     throw new DomainError('illegal_state', `proposal ${p.proposalId} already exists (submitted by ${state.proposer} at ${state.submittedAt}); choose another id`, {
       proposalId: p.proposalId,
@@ -40,6 +41,7 @@ export function submit(command: CommandOf<'SubmitProposal'>, state: ProposalStat
     evidence: p.evidence.map((e) => ({ ref: e.ref, summary: e.summary })),
     proposalClass: p.proposalClass,
     rules,
+    ...(p.toolCall === undefined ? {} : { toolCall: p.toolCall }),
     submittedAt: context.now,
   });
   const d = new Decision(evolveProposal({ status: 'unsubmitted' }, submitted) as Proposal);
@@ -108,4 +110,34 @@ export function withdraw(command: CommandOf<'WithdrawProposal'>, state: Proposal
   const current = openRound(d.state);
   if (current) closeRound(d, current.round, 'withdrawn', context.now);
   return d.events;
+}
+
+// Governed tool calls: an approval bound to one call's digest, released once
+// ---------------------------------------------------------------------------------------------
+
+export function releaseToolCall(command: CommandOf<'ReleaseProposalToolCall'>, state: ProposalState): ProposalEvent[] {
+  const { payload: p, context } = command;
+  const s = existing(state, p.proposalId);
+  requireProposer(s, context, 'release the tool call of');
+  const call = s.toolCall;
+  if (call === undefined) throw new DomainError('illegal_state', `proposal ${s.proposalId} was not submitted for a tool call`, { proposalId: s.proposalId });
+  if (p.callDigest !== call.callDigest) {
+    throw new DomainError('illegal_state', `proposal ${s.proposalId} decided another call (${call.server}/${call.tool}, digest ${call.callDigest}), not ${p.callDigest}`, { proposalId: s.proposalId, callDigest: call.callDigest });
+  }
+  if (s.status !== 'approved') throw new DomainError('illegal_state', `proposal ${s.proposalId} has not approved the call (status ${s.status})`, { proposalId: s.proposalId, status: s.status });
+  if (call.releasedAt !== null) throw new DomainError('illegal_state', `the approval of proposal ${s.proposalId} was already used, at ${call.releasedAt}: an approval releases its call once`, { proposalId: s.proposalId, releasedAt: call.releasedAt });
+  return [event('ProposalToolCallReleased', { proposalId: s.proposalId, server: call.server, tool: call.tool, callDigest: call.callDigest, releasedBy: context.actor, releasedAt: context.now })];
+}
+
+export function recordToolCallResult(command: CommandOf<'RecordProposalToolCallResult'>, state: ProposalState): ProposalEvent[] {
+  const { payload: p, context } = command;
+  const s = existing(state, p.proposalId);
+  requireProposer(s, context, 'record the tool call result of');
+  const call = s.toolCall;
+  if (call === undefined || call.releasedAt === null) throw new DomainError('illegal_state', `proposal ${s.proposalId} released no tool call`, { proposalId: s.proposalId });
+  if (call.outcome !== null) {
+    if (call.outcome === p.outcome && call.resultDigest === p.resultDigest) return [];
+    throw new DomainError('illegal_state', `the result of proposal ${s.proposalId}'s tool call is recorded already (${call.outcome}, ${call.resultDigest})`, { proposalId: s.proposalId, outcome: call.outcome, resultDigest: call.resultDigest });
+  }
+  return [event('ProposalToolCallResultRecorded', { proposalId: s.proposalId, callDigest: call.callDigest, outcome: p.outcome, resultDigest: p.resultDigest, recordedBy: context.actor, recordedAt: context.now })];
 }

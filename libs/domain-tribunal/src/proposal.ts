@@ -21,6 +21,9 @@
  *                                  ReviewRoundRequested (send_back)
  *   RecordExecution ─> ExecutionRecorded (+ ProceededDespiteObjections unless approved)
  *   ReportOutcome (proposer or operator, after execution, once) ─> OutcomeReported (worked | failed)
+ *   A proposal submitted for a governed tool call (`toolCall`: the call's digest), once approved:
+ *   ReleaseProposalToolCall ─> ProposalToolCallReleased (once, the digest must match), then
+ *   RecordProposalToolCallResult ─> ProposalToolCallResultRecorded (the outcome and the result's digest)
  *
  * Rules worth knowing
  * - Objections are never outvoted: one open objection blocks approval, whatever the others say. An
@@ -42,7 +45,7 @@ import { decideEscalation, recordExecution, reportOutcome } from './proposal-esc
 import { evolveProposal } from './proposal-evolve.js';
 import { expireReviewRound, openReviewRound, submitReview, withdrawObjection } from './proposal-review.js';
 import type { ProposalCommand, ProposalEvent, ProposalState } from './proposal-state.js';
-import { revise, submit, withdraw } from './proposal-submission.js';
+import { recordToolCallResult, releaseToolCall, revise, submit, withdraw } from './proposal-submission.js';
 
 export type { Proposal, ProposalCommand, ProposalEvent, ProposalState } from './proposal-state.js';
 export { isFinal, latestRound, objectionIdOf, openObjections, openRound, satisfiedConstitutions } from './proposal-state.js';
@@ -73,6 +76,10 @@ export function createProposalDecider(policy: TribunalPolicy = DEFAULT_TRIBUNAL_
           return recordExecution(command, state);
         case 'ReportOutcome':
           return reportOutcome(command, state);
+        case 'ReleaseProposalToolCall':
+          return releaseToolCall(command, state);
+        case 'RecordProposalToolCallResult':
+          return recordToolCallResult(command, state);
         case 'OpenReviewRound':
           return openReviewRound(command, state);
         case 'SubmitReview':
