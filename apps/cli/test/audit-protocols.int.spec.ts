@@ -114,6 +114,22 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
   // Executed, and its outcome reported by the proposer.
   await ok('RecordExecution', 'seldon', { proposalId: 'p1', summary: 'bounties posted' });
   await ok('ReportOutcome', 'seldon', { proposalId: 'p1', outcome: 'failed', note: 'nobody came' });
+  // A governed tool call decided by a proposal: approved, released once against its digest, its result recorded.
+  const callDigest = 'c'.repeat(64);
+  await ok('SubmitProposal', 'seldon', { proposalId: 'p2', title: 'MCP tool call memory/create_entities', body: 'the call', problem: 'a migration', toolCall: { server: 'memory', tool: 'create_entities', callDigest } });
+  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.rounds.some((r) => r.status === 'open') ?? false, 'p2 round 1 to open', 15_000);
+  for (const [agent, constitution] of [
+    ['harbinger', 'risk'],
+    ['heretic', 'premise'],
+    ['sentinel', 'evidence'],
+    ['zealot', 'execution'],
+  ] as const) {
+    await ok('SubmitReview', agent, { proposalId: 'p2', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
+  }
+  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.status === 'approved', 'p2 approved', 15_000);
+  await ok('ReleaseProposalToolCall', 'seldon', { proposalId: 'p2', callDigest });
+  await ok('RecordProposalToolCallResult', 'seldon', { proposalId: 'p2', outcome: 'ok', resultDigest: 'd'.repeat(64) });
+  expect((await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.toolCall).toMatchObject({ callDigest, outcome: 'ok' });
 
   // Voting: a session on the registry's validators, every selected one approves.
   await ok(CreateVotingSession.type, 'seldon', { requestId: 'r1', actionType: 'deploy_production', riskLevel: 'high' });

@@ -3,7 +3,8 @@
  * calls wait for an Agora decision (DESIGN.md decision 14). `tools/list` passes through; a
  * `tools/call` is looked up in the policy (@agora/sdk's tool-policy.ts): unmatched or `allow` passes
  * through, `deny` is refused at once, `vote` puts the call to a voting session of validators (seed
- * 002) and is forwarded only after the session's final decision is approve. A refused, expired or
+ * 002) and is forwarded only after the session's final decision is approve; `tribunal` submits it as a
+ * tribunal proposal and forwards it only once the proposal is approved. A refused, expired or
  * cancelled call answers the agent with a tool error (`tool_call_denied` / `tool_call_expired`) and
  * never reaches the upstream.
  *
@@ -11,7 +12,7 @@
  * the result are @agora/sdk's governed tool calls (governed.ts), shared with the Vercel AI SDK
  * adapter; this file only speaks MCP. The proxy forwards exactly the arguments that were digested.
  */
-import { governToolCall, recordToolCallResult, releaseToolCall, DEFAULT_DECISION_TIMEOUT_MS, type Agora, type GovernedCall, type ToolPolicy } from '@agora/sdk';
+import { approvalName, governToolCall, recordToolCallResult, releaseToolCall, DEFAULT_DECISION_TIMEOUT_MS, type Agora, type GovernedCall, type ToolPolicy } from '@agora/sdk';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -50,15 +51,15 @@ export function createMcpProxy(agora: Agora, upstream: Client, policy: ToolPolic
     if (decision.verdict === 'refused') return refusal(decision.error);
     const notReleased = await releaseToolCall(agora, decision, call);
     if (notReleased) return refusal(notReleased);
-    log(`${call.server}/${call.tool}: released by voting session ${decision.sessionId}, forwarding`);
+    log(`${call.server}/${call.tool}: released by ${approvalName(decision)}, forwarding`);
     let result: CallToolResult;
     try {
       result = (await upstream.callTool({ ...request.params, arguments: call.arguments })) as CallToolResult;
     } catch (error) {
-      await recordToolCallResult(agora, decision.sessionId, 'failed', { error: (error as Error).message }, log);
+      await recordToolCallResult(agora, decision, 'failed', { error: (error as Error).message }, log);
       throw error;
     }
-    await recordToolCallResult(agora, decision.sessionId, result.isError ? 'tool_error' : 'ok', result, log);
+    await recordToolCallResult(agora, decision, result.isError ? 'tool_error' : 'ok', result, log);
     return result;
   });
 

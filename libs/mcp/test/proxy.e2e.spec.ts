@@ -2,7 +2,7 @@
  * `agora mcp-proxy` in front of a real MCP server from the npm registry
  * (`@modelcontextprotocol/server-memory`, a knowledge graph kept in a JSONL file), spoken to by the
  * MCP SDK's own Client over stdio, against a running Agora (the standalone process) whose
- * validators vote from their SDK role loops. The upstream's own file shows what ran: an approved
+ * validators vote and reviewers review from their SDK role loops. The upstream's own file shows what ran: an approved
  * call's entity is in it, a denied call's never is. The log ends audited by `agora audit`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,13 +11,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { Agora, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '@agora/sdk';
+import { Agora, onReviewRequested, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '@agora/sdk';
 import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const VALIDATORS = ['vega', 'rigel', 'deneb'];
+/** The tribunal's reviewers, one per constitution of the default class. */
+const REVIEWERS: Record<string, string> = { harbinger: 'risk', heretic: 'premise', sentinel: 'evidence', zealot: 'execution' };
 /** The upstream: the memory server's entry point, run with this Node. */
 const MEMORY_SERVER = join(dirname(createRequire(join(REPO_ROOT, 'package.json')).resolve('@modelcontextprotocol/server-memory/package.json')), 'dist', 'index.js');
 
@@ -28,6 +30,7 @@ const POLICY = {
     { tool: 'create_entities', arguments: { entities: { $any: { name: { $prefix: 'silent-' } } } }, decision: 'vote', riskLevel: 'high', votingTimeoutMs: 2000 },
     { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'signing_key' } } }, decision: 'vote', riskLevel: 'critical' },
     { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'runbook' } } }, decision: 'person', riskLevel: 'medium', reason: 'a runbook is read by the on-call' },
+    { tool: 'create_entities', arguments: { entities: { $any: { entityType: 'migration' } } }, decision: 'tribunal', reason: 'a migration reshapes the graph' },
     { tool: 'delete_entities', decision: 'deny', reason: 'the graph is append-only' },
   ],
 };
@@ -73,13 +76,26 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
     const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
     sdkClients.push(root);
-    const register = async (agentId: string, roles: ('executive' | 'validator')[], trustScore: number) => {
+    const register = async (agentId: string, roles: ('executive' | 'validator' | 'reviewer')[], trustScore: number, constitutions: string[] = []) => {
       const key = generateKeyPair();
       writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
-      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions: [], specializations: [], trustScore });
+      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions, specializations: [], trustScore });
     };
     await register('deployer', ['executive'], 500);
     for (const v of VALIDATORS) await register(v, ['validator'], 800);
+    for (const [r, constitution] of Object.entries(REVIEWERS)) await register(r, ['reviewer'], 700, [constitution]);
+    // The reviewers read the call in the proposal's body: the risk reviewer objects to a migration that drops anything.
+    for (const r of Object.keys(REVIEWERS)) {
+      const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(r) } });
+      sdkClients.push(sdk);
+      const loop = onReviewRequested(sdk, async ({ proposal, constitution }) =>
+        constitution === 'risk' && proposal.body.includes('"name":"drop-')
+          ? { verdict: 'object', reasoning: 'dropping data has no way back', constraint: 'no irreversible loss of data', scenario: 'the dropped entities are needed by the next release', rejectReason: 'a drop through an agent tool call cannot be undone' }
+          : { verdict: 'approve', reasoning: `${constitution}: the migration is additive` },
+      );
+      loops.push(loop);
+      await loop.ready;
+    }
     // The validators read the call in the session's summary: a staging credential is fine, a production one is not.
     for (const v of VALIDATORS) {
       const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
@@ -286,6 +302,41 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     expect(status).toBe('cancelled');
     expect(upstreamEntities()).not.toContain('silent-cancelled');
   }, 60_000);
+
+  it('forwards a call the policy gives to the tribunal once the proposal is approved, released once against its digest', async () => {
+    const root = sdkClients[0]!;
+    const args = { entities: [entity('add-owner-index', 'migration')] };
+    const result = await call('create_entities', args);
+    expect(result.isError).toBeFalsy();
+    expect(upstreamEntities().filter((n) => n === 'add-owner-index')).toEqual(['add-owner-index']);
+    const digest = toolCallDigest({ server: 'memory', tool: 'create_entities', arguments: args, caller: 'deployer' });
+    const { proposals } = await root.query('ListProposals', {});
+    const views = await Promise.all(proposals.map((p) => root.query('GetProposal', { proposalId: p.proposalId })));
+    const proposal = views.find((p) => p.toolCall?.callDigest === digest);
+    expect(proposal).toMatchObject({ proposer: 'deployer', status: 'approved', toolCall: { server: 'memory', tool: 'create_entities', outcome: 'ok', resultDigest: resultDigest(result) } });
+    expect(proposal!.body).toContain(`sha256:${digest}`);
+    expect(proposal!.rounds[0]!.reviews.map((r) => r.reviewer).sort()).toEqual(Object.keys(REVIEWERS).sort());
+    expect(proposal!.toolCall!.releasedAt).not.toBeNull();
+    // Released once: the approval cannot run the call again, nor another call.
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    expect(await deployer.trySend('ReleaseProposalToolCall', { proposalId: proposal!.proposalId, callDigest: digest })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/already used/) } });
+    expect(await deployer.trySend('ReleaseProposalToolCall', { proposalId: proposal!.proposalId, callDigest: 'f'.repeat(64) })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/decided another call/) } });
+  }, 120_000);
+
+  it('never forwards a call a reviewer objects to: the blocked proposal is withdrawn, tool_call_denied, no trace upstream', async () => {
+    const root = sdkClients[0]!;
+    const result = await call('create_entities', { entities: [entity('drop-legacy-owners', 'migration')] });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^tool_call_denied: the tribunal refused memory\/create_entities \(proposal \S+: blocked; risk: no irreversible loss of data\)/);
+    expect(readFileSync(memoryFile, 'utf8')).not.toContain('drop-legacy-owners');
+    const { proposalId } = (result._meta!['agora'] as { error: { details: { proposalId: string } } }).error.details;
+    const proposal = await root.query('GetProposal', { proposalId });
+    expect(proposal).toMatchObject({ status: 'withdrawn', toolCall: { releasedAt: null, outcome: null } });
+    const deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
+    sdkClients.push(deployer);
+    expect(await deployer.trySend('ReleaseProposalToolCall', { proposalId, callDigest: proposal.toolCall!.callDigest })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/has not approved/) } });
+  }, 120_000);
 
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));

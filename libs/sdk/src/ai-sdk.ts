@@ -25,7 +25,7 @@
 import type { ErrorBody } from '@agora/contracts';
 import type { GenericToolApprovalFunction, ToolExecutionOptions, ToolSet } from 'ai';
 import type { Agora } from './client.js';
-import { governToolCall, recordToolCallResult, releaseToolCall, toolCallDenied, toolCallDigest, type GovernedCall, type GovernOptions } from './governed.js';
+import { approvalName, governToolCall, recordToolCallResult, releaseToolCall, toolCallDenied, toolCallDigest, type GovernedCall, type GovernOptions, type ToolCallApproval } from './governed.js';
 import type { AgoraEvent } from './transport.js';
 import { ruleFor, type ToolPolicy } from './tool-policy.js';
 
@@ -64,7 +64,7 @@ export function governedTools<TOOLS extends ToolSet>(agora: Agora, tools: TOOLS,
   const log = options.log ?? (() => undefined);
   const callOf = (tool: string, input: unknown): GovernedCall => ({ server, tool, arguments: isObject(input) ? input : { input }, caller });
   /** Approvals given by `toolApproval`, by tool call id, each used once by `execute`. */
-  const approvals = new Map<string, { sessionId: string; digest: string }>();
+  const approvals = new Map<string, ToolCallApproval>();
 
   const toolApproval: GovernedTools<TOOLS>['toolApproval'] = async ({ toolCall }) => {
     const { toolCallId, toolName, input } = toolCall as { toolCallId: string; toolName: string; input: unknown };
@@ -78,8 +78,9 @@ export function governedTools<TOOLS extends ToolSet>(agora: Agora, tools: TOOLS,
     });
     if (decision.verdict === 'pass') return 'not-applicable';
     if (decision.verdict === 'refused') return { type: 'denied', reason: `${decision.error.code}: ${decision.error.message}` };
-    approvals.set(toolCallId, { sessionId: decision.sessionId, digest: decision.digest });
-    return { type: 'approved', reason: `approved by Agora voting session ${decision.sessionId}` };
+    const { verdict: _verdict, ...approval } = decision;
+    approvals.set(toolCallId, approval);
+    return { type: 'approved', reason: `approved by Agora ${approvalName(approval)}` };
   };
 
   const governed = Object.fromEntries(
@@ -98,7 +99,7 @@ export function governedTools<TOOLS extends ToolSet>(agora: Agora, tools: TOOLS,
           return execute(input, execution);
         }
         if (toolCallDigest(call) !== approval.digest) {
-          throw new ToolCallRefused(toolCallDenied(`${server}/${name}: the arguments are not those voting session ${approval.sessionId} approved`, { server, tool: name, ...approval }));
+          throw new ToolCallRefused(toolCallDenied(`${server}/${name}: the arguments are not those ${approvalName(approval)} approved`, { server, tool: name, ...approval }));
         }
         const notReleased = await releaseToolCall(agora, approval, call);
         if (notReleased) throw new ToolCallRefused(notReleased);
@@ -108,10 +109,10 @@ export function governedTools<TOOLS extends ToolSet>(agora: Agora, tools: TOOLS,
           if (isAsyncIterable(result)) for await (const part of result) output = part;
           else output = result;
         } catch (error) {
-          await recordToolCallResult(agora, approval.sessionId, 'failed', { error: (error as Error).message }, log);
+          await recordToolCallResult(agora, approval, 'failed', { error: (error as Error).message }, log);
           throw error;
         }
-        await recordToolCallResult(agora, approval.sessionId, 'ok', output, log);
+        await recordToolCallResult(agora, approval, 'ok', output, log);
         return output;
       };
       return [name, { ...tool, execute: governedExecute }];

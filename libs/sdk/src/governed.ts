@@ -10,8 +10,12 @@
  *   arguments, caller}) and a summary holding the arguments themselves (what the validators vote
  *   on), and waits for its final decision. `person` does the same with a session that selects no
  *   validator (`decider: person`): it waits at once in the operator's inbox for a person's decision. No decision in time, or a cancelled wait, cancels the
- *   session, so that no later approval can stand for the call.
- * - releaseToolCall, right before the call runs: ReleaseToolCall with the digest; the voting decider
+ *   session, so that no later approval can stand for the call. `tribunal` submits the call as a
+ *   tribunal proposal (SubmitProposal with `toolCall`, the summary as its body) reviewed as any
+ *   proposal; it waits for the verdict: approved runs the call; rejected, or blocked by an open
+ *   objection (the agent does not revise a tool call), refuses it; a blocked proposal, no verdict in
+ *   time or a cancelled wait withdraws the proposal.
+ * - releaseToolCall, right before the call runs: ReleaseToolCall (ReleaseProposalToolCall) with the digest; the voting (proposal) decider
  *   accepts it once, for an approved session bound to that digest, so an approval cannot be replayed
  *   for another call or used twice. The caller runs exactly the arguments that were digested.
  * - recordToolCallResult, after: the outcome and the digest of the result (the result stays with the agent).
@@ -20,10 +24,11 @@
  * cancellation, a release Agora refused) or `tool_call_expired` (the session expired, or no decision in time).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { ErrorBody, VotingSessionView } from '@agora/contracts';
+import { PROPOSAL_CATEGORY, type ErrorBody, type ProposalView, type VotingSessionView } from '@agora/contracts';
 import { canonicalJson } from '@agora/identity';
 import type { Agora } from './client.js';
 import type { AgoraEvent } from './transport.js';
+import { viewIfFound, waitOnLog } from './wait.js';
 import { ruleFor, type PolicyRule, type ToolPolicy } from './tool-policy.js';
 
 /** A governed call as the log binds it. */
@@ -64,8 +69,14 @@ export function callSummary(call: GovernedCall, digest: string, rule: PolicyRule
 export const toolCallDenied = (message: string, details: Record<string, unknown>): ErrorBody => ({ code: 'tool_call_denied', message, details }) as ErrorBody;
 const toolCallExpired = (message: string, details: Record<string, unknown>): ErrorBody => ({ code: 'tool_call_expired', message, details }) as ErrorBody;
 
-/** What Agora decided of a call: it passes (no rule, or `allow`), it was approved by a vote (run it through releaseToolCall), or it is refused. */
-export type ToolCallDecision = { verdict: 'pass' } | { verdict: 'approved'; sessionId: string; digest: string } | { verdict: 'refused'; error: ErrorBody };
+/** An approval of one call: by a voting session (`sessionId`) or, for `tribunal`, by a proposal (`proposalId`); used once through releaseToolCall. */
+export type ToolCallApproval = { sessionId: string; digest: string } | { proposalId: string; digest: string };
+
+/** What Agora decided of a call: it passes (no rule, or `allow`), it was approved (run it through releaseToolCall), or it is refused. */
+export type ToolCallDecision = { verdict: 'pass' } | ({ verdict: 'approved' } & ToolCallApproval) | { verdict: 'refused'; error: ErrorBody };
+
+/** What decided an approval, for messages: `voting session <id>` or `proposal <id>`. */
+export const approvalName = (approval: ToolCallApproval): string => ('proposalId' in approval ? `proposal ${approval.proposalId}` : `voting session ${approval.sessionId}`);
 
 export interface GovernOptions {
   /** Names the session's action type; default `mcp_tool_call`. */
@@ -87,6 +98,7 @@ export async function governToolCall(agora: Agora, policy: ToolPolicy, call: Gov
   const rule = ruleFor(policy, call);
   if (rule === undefined || rule.decision === 'allow') return { verdict: 'pass' };
   if (rule.decision === 'deny') return { verdict: 'refused', error: toolCallDenied(`the policy forbids ${call.server}/${call.tool}${rule.reason ? `: ${rule.reason}` : ''}`, { server: call.server, tool: call.tool }) };
+  if (rule.decision === 'tribunal') return proposeCall(agora, call, toolCallDigest(call), rule, options);
   return voteOn(agora, call, toolCallDigest(call), rule, options);
 }
 
@@ -133,21 +145,74 @@ async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: Po
   return { verdict: 'approved', sessionId, digest };
 }
 
+/** A proposal blocked by an objection: its latest round closed blocked and no round is pending (the proposer would have to revise). */
+const blocked = (p: ProposalView): boolean => p.status === 'review' && p.pendingRound === null && p.rounds.at(-1)?.outcome === 'blocked';
+
+async function proposeCall(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: GovernOptions): Promise<ToolCallDecision> {
+  const source = options.source ?? 'mcp_tool_call';
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const log = options.log ?? (() => undefined);
+  const proposalId = randomUUID();
+  const about = { server: call.server, tool: call.tool, proposalId, digest };
+  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
+  const submitted = await agora.trySend('SubmitProposal', {
+    proposalId,
+    title: `${SOURCE_LABEL[source]} ${call.server}/${call.tool}`.slice(0, 200),
+    body: callSummary(call, digest, rule, source),
+    problem: (rule.reason ?? `${call.caller} asks to run ${call.server}/${call.tool}, which the tool policy sends to the tribunal`).slice(0, 5000),
+    toolCall: { server: call.server.slice(0, 200), tool: call.tool.slice(0, 200), callDigest: digest },
+  });
+  if (!submitted.ok) return refused(toolCallDenied(`Agora refused to submit ${call.server}/${call.tool} to the tribunal: ${submitted.error.code}: ${submitted.error.message}`, { ...about, agora: submitted.error }));
+  log(`${call.server}/${call.tool}: held for tribunal proposal ${proposalId} (digest ${digest})`);
+  const withdraw = (reason: string) => agora.trySend('WithdrawProposal', { proposalId, reason });
+  let proposal: ProposalView;
+  try {
+    proposal = await waitOnLog<ProposalView>(
+      agora,
+      {
+        category: PROPOSAL_CATEGORY,
+        streamId: `${PROPOSAL_CATEGORY}-${proposalId}`,
+        what: `the verdict on proposal ${proposalId}`,
+        read: () => viewIfFound(agora.tryQuery('GetProposal', { proposalId })),
+        done: (p) => ['approved', 'rejected', 'withdrawn'].includes(p.status) || blocked(p),
+      },
+      { timeoutMs, after: submitted.result.position, ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) },
+    );
+  } catch (error) {
+    // No verdict in time, or the agent cancelled its call: the proposal is withdrawn so that no later approval can stand for it.
+    await withdraw(options.signal?.aborted ? 'the agent cancelled its tool call' : `no verdict within ${timeoutMs} ms; the call was refused`);
+    return refused(toolCallExpired(`no verdict on ${call.server}/${call.tool} in time (proposal ${proposalId}): ${(error as Error).message}`, about));
+  }
+  if (proposal.status === 'approved') {
+    log(`${call.server}/${call.tool}: approved by tribunal proposal ${proposalId}`);
+    return { verdict: 'approved', proposalId, digest };
+  }
+  const objections = proposal.objections.filter((o) => o.status === 'open').map((o) => `${o.constitution}: ${o.constraint}`);
+  if (blocked(proposal)) await withdraw('blocked by an objection: a tool call is not revised');
+  return refused(toolCallDenied(`the tribunal refused ${call.server}/${call.tool} (proposal ${proposalId}: ${blocked(proposal) ? 'blocked' : proposal.status}${objections.length ? `; ${objections.join('; ')}` : ''})`, { ...about, status: proposal.status, objections }));
+}
+
 /** Uses an approval, right before the call runs: Agora releases it once, for its own digest; a refusal (replayed, another call) is returned. */
-export async function releaseToolCall(agora: Agora, approval: { sessionId: string; digest: string }, call: GovernedCall): Promise<ErrorBody | undefined> {
-  const released = await agora.trySend('ReleaseToolCall', { sessionId: approval.sessionId, callDigest: approval.digest });
+export async function releaseToolCall(agora: Agora, approval: ToolCallApproval, call: GovernedCall): Promise<ErrorBody | undefined> {
+  const released =
+    'proposalId' in approval
+      ? await agora.trySend('ReleaseProposalToolCall', { proposalId: approval.proposalId, callDigest: approval.digest })
+      : await agora.trySend('ReleaseToolCall', { sessionId: approval.sessionId, callDigest: approval.digest });
   if (released.ok) return undefined;
-  return toolCallDenied(`Agora did not release the approval of voting session ${approval.sessionId}: ${released.error.code}: ${released.error.message}`, {
+  return toolCallDenied(`Agora did not release the approval of ${approvalName(approval)}: ${released.error.code}: ${released.error.message}`, {
     server: call.server,
     tool: call.tool,
-    sessionId: approval.sessionId,
-    digest: approval.digest,
+    ...approval,
     agora: released.error,
   });
 }
 
 /** Writes what became of a released call; the agent gets its result even when the log refuses the record (said through `log`). */
-export async function recordToolCallResult(agora: Agora, sessionId: string, outcome: 'ok' | 'tool_error' | 'failed', result: unknown, log: (line: string) => void = () => undefined): Promise<void> {
-  const recorded = await agora.trySend('RecordToolCallResult', { sessionId, outcome, resultDigest: resultDigest(result) });
-  if (!recorded.ok) log(`voting session ${sessionId}: the result was not recorded: ${recorded.error.code}: ${recorded.error.message}`);
+export async function recordToolCallResult(agora: Agora, approval: ToolCallApproval, outcome: 'ok' | 'tool_error' | 'failed', result: unknown, log: (line: string) => void = () => undefined): Promise<void> {
+  const digest = resultDigest(result);
+  const recorded =
+    'proposalId' in approval
+      ? await agora.trySend('RecordProposalToolCallResult', { proposalId: approval.proposalId, outcome, resultDigest: digest })
+      : await agora.trySend('RecordToolCallResult', { sessionId: approval.sessionId, outcome, resultDigest: digest });
+  if (!recorded.ok) log(`${approvalName(approval)}: the result was not recorded: ${recorded.error.code}: ${recorded.error.message}`);
 }

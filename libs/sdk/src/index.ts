@@ -34,10 +34,12 @@ export {
   resultDigest,
   callSummary,
   toolCallDenied,
+  approvalName,
   DEFAULT_DECISION_TIMEOUT_MS,
   type GovernedCall,
   type GovernOptions,
   type ToolCallDecision,
+  type ToolCallApproval,
   type ToolCallSource,
 } from './governed.js';
 export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';

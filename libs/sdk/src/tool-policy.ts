@@ -15,8 +15,9 @@
  * The first rule whose `server` (default: any), `tool` (a name or `*`) and `arguments` match decides;
  * a call no rule matches passes through. Decisions: `vote` (a voting session of validators at the
  * rule's risk level, seed 002), `person` (a voting session with no validators, waiting at once in
- * the operator's inbox for a person to approve or deny: `decider: person`), `deny` (refused without
- * asking), `allow` (passes through).
+ * the operator's inbox for a person to approve or deny: `decider: person`), `tribunal` (a tribunal
+ * proposal reviewed by the reviewers as any proposal; the call runs once it is approved), `deny`
+ * (refused without asking), `allow` (passes through).
  *
  * Arguments are matched structurally, never by a regex over text (DESIGN.md pitfalls): a pattern is
  * - a JSON scalar: equal to the value;
@@ -39,7 +40,7 @@ export const PolicyRule = z
     server: z.string().min(1).optional().describe("The upstream server's name (the policy's `server`, or the upstream's own name); default any"),
     tool: z.string().min(1).describe('A tool name, or `*` for any'),
     arguments: z.record(z.string(), Json).optional().describe('A structural pattern over the call\'s arguments (see the operators); default any arguments'),
-    decision: z.enum(['vote', 'person', 'deny', 'allow']),
+    decision: z.enum(['vote', 'person', 'tribunal', 'deny', 'allow']),
     riskLevel: RiskLevel.default('high').describe('For `vote` and `person`: the risk level the session is created at (seed 002); `critical` needs a unanimous vote'),
     votingTimeoutMs: z.number().int().min(1000).max(86_400_000).optional().describe("For `vote`: the session's timeout; default the voting configuration's"),
     reason: z.string().max(1000).optional().describe('Why the rule exists: shown to validators and in a refusal'),
