@@ -14,7 +14,9 @@ export const mcpProxy: CommandSpec = {
 calls"): unmatched calls and "allow" pass through, "deny" is refused, "vote" opens a voting session of validators at the
 rule's risk level with the call's digest (sha256 of the canonical JSON of server, tool, arguments and caller) and its
 arguments, and the call is forwarded only if the final decision approves it, after ReleaseToolCall used the approval
-(once, for this digest); RecordToolCallResult then logs the outcome and the result's digest. A refused or undecided
+(once, for this digest); RecordToolCallResult then logs the outcome and the result's digest. "person" gives the session
+to a person in the operator's inbox; "tribunal" submits the call as a tribunal proposal, forwarded only once approved
+(ReleaseProposalToolCall, RecordProposalToolCallResult). A refused or undecided
 call answers the agent with a tool error "tool_call_denied: ..." or "tool_call_expired: ...", and the upstream never
 sees it. A held call reports progress (one notification per event of its session) when the request asks for it.`,
   options: {
