@@ -89,7 +89,9 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
       const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(r) } });
       sdkClients.push(sdk);
       const loop = onReviewRequested(sdk, async ({ proposal, constitution }) =>
-        constitution === 'risk' && proposal.body.includes('"name":"drop-')
+        proposal.body.includes('"name":"quiet-')
+          ? undefined // nobody reviews: no verdict in time
+          : constitution === 'risk' && proposal.body.includes('"name":"drop-')
           ? { verdict: 'object', reasoning: 'dropping data has no way back', constraint: 'no irreversible loss of data', scenario: 'the dropped entities are needed by the next release', rejectReason: 'a drop through an agent tool call cannot be undone' }
           : { verdict: 'approve', reasoning: `${constitution}: the migration is additive` },
       );
@@ -337,6 +339,15 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     sdkClients.push(deployer);
     expect(await deployer.trySend('ReleaseProposalToolCall', { proposalId, callDigest: proposal.toolCall!.callDigest })).toMatchObject({ ok: false, error: { code: 'illegal_state', message: expect.stringMatching(/has not approved/) } });
   }, 120_000);
+
+  it('withdraws the proposal when no verdict comes before --decision-timeout: tool_call_expired, never forwarded', async () => {
+    const impatient = await proxyClient(POLICY, ['--decision-timeout', '1', '--', process.execPath, MEMORY_SERVER]);
+    const result = (await impatient.callTool({ name: 'create_entities', arguments: { entities: [entity('quiet-migration', 'migration')] } })) as CallToolResult;
+    expect(text(result)).toMatch(/^tool_call_expired: no verdict on memory\/create_entities in time \(proposal \S+\)/);
+    const { proposalId } = (result._meta!['agora'] as { error: { details: { proposalId: string } } }).error.details;
+    expect(await sdkClients[0]!.query('GetProposal', { proposalId })).toMatchObject({ status: 'withdrawn', toolCall: { releasedAt: null } });
+    expect(upstreamEntities()).not.toContain('quiet-migration');
+  }, 60_000);
 
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));
