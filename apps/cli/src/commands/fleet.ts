@@ -1,3 +1,5 @@
+import { describeAction, FleetFileError, readFleetFile, startFleet } from '@agora/participants';
+import { ProviderLayer, providersConfigFromEnv } from '@agora/providers';
 import { CommandFailed, EXIT, stringOption, type CommandSpec } from '../command.js';
 import { gatewayUrl } from '../gateway-client.js';
 
@@ -22,8 +24,6 @@ AGORA_MODEL_PRICES; see docs/configuration.md).`,
   positionals: [{ name: 'fleet file', required: true, description: 'the fleet file (JSON)' }],
   examples: ['agora fleet run examples/fleet/fleet.json --operator-key data/operator.key.json'],
   async run(args, io) {
-    // Loaded here, not at the top: the model providers' libraries would slow every other command's start.
-    const [{ describeAction, FleetFileError, readFleetFile, startFleet }, { ProviderLayer, providersConfigFromEnv }] = await Promise.all([import('@agora/participants'), import('@agora/providers')]);
     let fleet;
     try {
       fleet = readFleetFile(args.positionals[0]!);
