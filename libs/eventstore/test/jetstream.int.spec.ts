@@ -321,6 +321,80 @@ describe('jetstream adapter', () => {
     });
   });
 
+  describe('the live end of the log', () => {
+    /** Events a subscription got, by position, and a wait for a count. */
+    function follow(store: EventStore, after?: string) {
+      const got: RecordedEvent[] = [];
+      const waiters: { n: number; resolve: () => void }[] = [];
+      const sub = store.subscribe({
+        ...(after === undefined ? {} : { after }),
+        handler: (e) => {
+          got.push(e);
+          for (const w of waiters.filter((x) => got.length >= x.n)) w.resolve();
+        },
+      });
+      const reach = (n: number) => (got.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve })));
+      return { sub, got, reach };
+    }
+
+    async function appendMany(writer: EventStore, count: number, inFlight: number): Promise<void> {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          const s = `${freshCategory()}-1`;
+          for (let revision = -1; next < count; revision++) {
+            next++;
+            await writer.append(s, [ev('Live', { n: next })], revision === -1 ? 'no_stream' : revision);
+          }
+        }),
+      );
+    }
+
+    it('is read once for every subscription there: one consumer, every event to each, in order, whatever their start', async () => {
+      const names = uniqueNames();
+      const reader = await openJetStreamEventStore({ servers: NATS_URL, ...names, pollIntervalMs: 200, logger: quiet });
+      const writer = await openJetStreamEventStore({ servers: NATS_URL, ...names, logger: quiet });
+      const nc = await connect({ servers: NATS_URL });
+      const consumers = async () => (await (await jetstreamManager(nc)).consumers.list(names.streamName).next()).length;
+      const followers: ReturnType<typeof follow>[] = [];
+      try {
+        await appendMany(writer, 40, 4);
+        followers.push(follow(reader), follow(reader), follow(reader));
+        await Promise.all(followers.map((f) => f.sub.caughtUp));
+        await appendMany(writer, 600, 16);
+        await Promise.all(followers.map((f) => f.reach(640)));
+        const log: RecordedEvent[] = [];
+        for await (const e of writer.readAll()) log.push(e);
+        expect(log).toHaveLength(640);
+        for (const f of followers) expect(f.got.map((e) => e.position)).toEqual(log.map((e) => e.position));
+        // Three subscriptions at the end: one consumer (the shared tail's), not one each.
+        expect(await consumers()).toBe(1);
+
+        // One that starts among the recent events, and one that starts from the beginning (its own consumer, then the tail).
+        const recent = follow(reader, log[629]!.position);
+        const fromStart = follow(reader);
+        followers.push(recent, fromStart);
+        await Promise.all([recent.sub.caughtUp, fromStart.sub.caughtUp]);
+        // One stops; the others go on.
+        await followers[0]!.sub.stop();
+        await appendMany(writer, 100, 8);
+        for await (const e of writer.readAll({ after: log.at(-1)!.position })) log.push(e);
+        expect(log).toHaveLength(740);
+        await Promise.all(followers.slice(1).map((f, i) => f.reach(i < 2 ? 740 : i === 2 ? 110 : 740)));
+        expect(followers[1]!.got.map((e) => e.position)).toEqual(log.map((e) => e.position));
+        expect(followers[2]!.got.map((e) => e.position)).toEqual(log.map((e) => e.position));
+        expect(recent.got.map((e) => e.position)).toEqual(log.slice(630).map((e) => e.position));
+        expect(fromStart.got.map((e) => e.position)).toEqual(log.map((e) => e.position));
+        expect(followers[0]!.got.length).toBeGreaterThanOrEqual(640);
+        expect(followers[0]!.got.length).toBeLessThan(740);
+        expect(await consumers()).toBe(1);
+      } finally {
+        await Promise.all(followers.map((f) => f.sub.stop()));
+        await Promise.all([reader.close(), writer.close(), nc.close()]);
+      }
+    });
+  });
+
   describe('beyond the dedup window', () => {
     it('a retry of the last commit is still recognised; one of an earlier commit is a conflict', async () => {
       const store = await openShared({ duplicateWindowMs: 500 });

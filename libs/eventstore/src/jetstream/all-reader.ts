@@ -172,9 +172,14 @@ export class TailCursor {
     }
   }
 
-  close(): void {
-    this.closed = true;
+  /** Lets go of the consumer (the subscription reads elsewhere for now); the next page opens a new one. */
+  release(): void {
     this.pager?.close();
     this.pager = undefined;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.release();
   }
 }

@@ -30,6 +30,7 @@ import {
 } from './codec.js';
 import { PubAcks } from './pub-acks.js';
 import { PullReader, type RawMessage } from './pull-reader.js';
+import { SharedTail } from './shared-tail.js';
 import { KeyedQueue, NEW_STREAM, type StreamState, StreamStateCache } from './stream-state.js';
 
 export interface JetStreamStoreLogger {
@@ -51,6 +52,8 @@ const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
 const MAX_APPEND_ATTEMPTS = 50;
 const READ_BATCH = 1024;
+/** Events a catch-up subscription asks for per page (the shared tail reads its pages this size). */
+const SUBSCRIPTION_PAGE = 512;
 /** Commits before the last that `readStream` fetches one by one at most; beyond, a consumer is cheaper. */
 const READ_BY_GET_COMMITS = 6;
 const STATE_CACHE_ENTRIES = 10_000;
@@ -98,6 +101,8 @@ export class JetStreamEventStore implements EventStore {
   private readonly appending = new Set<Promise<AppendResult>>();
   private readonly readerContext: AllReaderContext;
   private readonly acks: PubAcks;
+  /** The live end of the log, read once for every subscription that is there. */
+  private readonly tail: SharedTail;
   private notifierSubscription: NatsSubscription | undefined;
   private closing: Promise<void> | undefined;
 
@@ -119,6 +124,7 @@ export class JetStreamEventStore implements EventStore {
       inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS,
       onForeignMessage: (m) => config.logger.warn(`jetstream event store: skipping message ${m.seq} on ${m.subject}: not an event commit`),
     };
+    this.tail = new SharedTail(this.readerContext, this.notifier, SUBSCRIPTION_PAGE);
   }
 
   async append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
@@ -407,16 +413,32 @@ export class JetStreamEventStore implements EventStore {
     const cursor = new TailCursor(this.readerContext);
     this.retainNotifier();
     let startChecked = options.after === undefined;
+    // History through its own consumer; at the log's end (or just behind it) pages from the shared tail.
+    const readPage = async (after: Position | undefined, maxCount: number): Promise<RecordedEvent[]> => {
+      if (!startChecked) {
+        await this.assertProduced(after!);
+        startChecked = true;
+      }
+      const shared = await this.tail.readPage(after, maxCount);
+      if (shared) {
+        cursor.release();
+        return shared;
+      }
+      const page = await cursor.readPage(after, maxCount);
+      // A short page reached the log's end (as it was then): the tail can start, or move up, there.
+      const end = page.length < maxCount ? (page.at(-1)?.position ?? after) : undefined;
+      if (end !== undefined) this.tail.offerEnd(end, (a, b) => this.comparePositions(a, b));
+      return page;
+    };
     const inner = catchUpSubscription(
       {
-        readPage: async (after, maxCount) =>
-          (startChecked ? Promise.resolve() : this.assertProduced(after!).then(() => void (startChecked = true)))
-            .then(() => cursor.readPage(after, maxCount))
-            .catch((error: unknown) => {
+        readPage: (after, maxCount) =>
+          readPage(after, maxCount).catch((error: unknown) => {
             throw unavailable(`subscription${options.name ? ` ${options.name}` : ''} reading $all`, error);
           }),
         notifier: this.notifier,
         pollIntervalMs: this.config.pollIntervalMs,
+        pageSize: SUBSCRIPTION_PAGE,
       },
       options,
     );
@@ -472,6 +494,7 @@ export class JetStreamEventStore implements EventStore {
 
   private releaseNotifier(): void {
     if (this.subscriptions.size > 0) return;
+    this.tail.close();
     this.notifierSubscription?.unsubscribe();
     this.notifierSubscription = undefined;
   }
