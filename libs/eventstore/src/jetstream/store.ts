@@ -56,7 +56,14 @@ const READ_BATCH = 1024;
 const SUBSCRIPTION_PAGE = 512;
 /** Commits before the last that `readStream` fetches one by one at most; beyond, a consumer is cheaper. */
 const READ_BY_GET_COMMITS = 6;
-const STATE_CACHE_ENTRIES = 10_000;
+/**
+ * Streams whose last commit the store remembers (at least this many, at most twice). A command
+ * appends two streams, its aggregate and its command-id reservation, and the command kit keeps
+ * 10,000 aggregates: with room for only 10,000 streams, half the aggregates a replica decides on
+ * from its cache were forgotten here, and each such append read the stream's last commit first
+ * (a direct get: a round trip, about 3 % of a replica's CPU per command). About 5 MB at most.
+ */
+const STATE_CACHE_ENTRIES = 30_000;
 /** A reader's consumer outlives this much inactivity (a subscription's handler may be slow). */
 const READER_INACTIVE_THRESHOLD_MS = 60_000;
 const API_PREFIX = '$JS.API';
