@@ -42,7 +42,7 @@ const ACTIVITIES: readonly (readonly [string, RegExp])[] = [
   ['decide + fold + event data (kit)', /^(decideAndAppend|handleCommand|toEventData|withOwnCommit|folded|decide|evolve) /],
   ['store append (encode, publish)', /^(append|appendInOrder|publish) .*eventstore\/dist\/jetstream\/store/],
   ['store read (direct gets)', /^(readStream|readStreamByGets|getMessage|readLastCommit) .*eventstore\/dist\/jetstream\/store/],
-  ['log subscriptions (directory, reactors: pull, decode, checkpoint)', /eventstore\/dist\/(jetstream\/(all-reader|pull-reader)|catch-up)|eventsourcing\/dist\/checkpointed-consumer|runtime\/dist\/(agent-directory|reactor)/],
+  ['log subscriptions (directory, reactors: pull, decode, checkpoint)', /eventstore\/dist\/(jetstream\/(all-reader|pull-reader|shared-tail)|catch-up)|eventsourcing\/dist\/checkpointed-consumer|runtime\/dist\/(agent-directory|reactor)/],
   ['NestJS transport (server, rxjs, codec)', /@nestjs\/microservices|node_modules\/rxjs|messaging\/dist\/(codec|messaging\.module|dispatcher)/],
   ['metrics (prom-client)', /prom-client|runtime\/dist\/metrics/],
 ];
