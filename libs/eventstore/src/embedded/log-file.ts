@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { StoreUnavailable } from '../errors.js';
@@ -6,7 +6,9 @@ import { StoreUnavailable } from '../errors.js';
 /**
  * The embedded store's append-only file. One record per commit:
  *   [u32 length of payload][u32 crc32 of payload][payload: UTF-8 JSON]
- * A record is acknowledged only after fdatasync, so every acknowledged record is whole on disk.
+ * A record is acknowledged only once it is on disk (the file is written with O_DSYNC: a write returns
+ * when its data and the file's new size are durable, as a write followed by fdatasync), so every
+ * acknowledged record is whole on disk.
  * A crash mid-write can leave a torn last record: it is detected (short or bad checksum at the very
  * end of the file) and cut off at open. A bad record with valid data after it is corruption, not a
  * torn write, and opening refuses rather than silently dropping acknowledged commits.
@@ -28,6 +30,49 @@ export function encodeRecord(payload: unknown): Buffer {
   body.copy(record, HEADER);
   return record;
 }
+
+/**
+ * Records encoded back to back into one buffer, reused from group to group: a group of commits
+ * goes to the file in one write. Not to be cleared while a write of its bytes is in progress.
+ */
+export class RecordBatch {
+  private buf = Buffer.allocUnsafe(BATCH_BUFFER);
+  private used = 0;
+
+  /** Appends a record whose payload is `json` (a JSON text); returns the record's size on disk. */
+  add(json: string): number {
+    // At most 3 bytes of UTF-8 per UTF-16 code unit.
+    const room = HEADER + json.length * 3;
+    if (this.used + room > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + room));
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
+    }
+    const start = this.used;
+    const length = this.buf.write(json, start + HEADER, 'utf8');
+    this.buf.writeUInt32LE(length, start);
+    this.buf.writeUInt32LE(crc32(this.buf.subarray(start + HEADER, start + HEADER + length)), start + 4);
+    this.used += HEADER + length;
+    return HEADER + length;
+  }
+
+  get length(): number {
+    return this.used;
+  }
+
+  /** The records added since the last clear. */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.used);
+  }
+
+  clear(): void {
+    this.used = 0;
+    // A group of huge commits does not keep its buffer for good.
+    if (this.buf.length > 16 * BATCH_BUFFER) this.buf = Buffer.allocUnsafe(BATCH_BUFFER);
+  }
+}
+
+const BATCH_BUFFER = 64 * 1024;
 
 function isZeroFilled(buf: Buffer): boolean {
   for (const b of buf) if (b !== 0) return false;
@@ -95,7 +140,7 @@ const SCAN_CHUNK = 8 * 1024 * 1024;
 
 /**
  * The open log: scanned once at open (record by record, a chunk at a time, never whole in memory),
- * then read by offset and appended in batches, one fdatasync per batch.
+ * then read by offset and appended in batches, one durable write per batch.
  */
 export class LogFile {
   private constructor(
@@ -115,7 +160,8 @@ export class LogFile {
    * warning. Throws IndexMismatch when `from` is not a record boundary of this file.
    */
   static async open(path: string, onWarning: (w: LogWarning) => void, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
-    const handle = await open(path, 'a+');
+    // 'a+' (read, append, create) with O_DSYNC: every write is durable when it returns.
+    const handle = await open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC);
     try {
       const { size } = await stat(path);
       const validLength = await scan(handle, size, from, visit);
@@ -144,19 +190,15 @@ export class LogFile {
     return buf;
   }
 
-  /** Writes the records and makes them durable; on failure cuts the file back to where it was. */
-  async appendDurably(records: Buffer[]): Promise<void> {
+  /** Writes whole records (one write, durable when it returns: O_DSYNC); on failure cuts the file back to where it was. */
+  async appendDurably(records: Buffer): Promise<void> {
     const before = this.size;
-    const total = records.reduce((n, r) => n + r.length, 0);
     try {
-      let written = 0;
-      while (written < total) {
-        const chunk = written === 0 ? records : [Buffer.concat(records).subarray(written)];
-        const { bytesWritten } = await this.handle.writev(chunk);
+      for (let written = 0; written < records.length; ) {
+        const { bytesWritten } = await this.handle.write(records, written, records.length - written);
         written += bytesWritten;
       }
-      await this.handle.datasync();
-      this.size = before + total;
+      this.size = before + records.length;
     } catch (error) {
       await this.handle.truncate(before).catch(() => undefined);
       throw new StoreUnavailable('could not write the event log', undefined, { cause: error });
