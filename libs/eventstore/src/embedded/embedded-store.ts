@@ -43,13 +43,34 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
-/** A commit of a group being written: the append it answers, its record, its size on disk, retries of it made meanwhile, and its result once written. */
+/** A commit of a group being written: the append it answers, its record, its size on disk, and retries of it made meanwhile. */
 interface GroupCommit {
   pending: PendingAppend;
   record: CommitRecord;
   bytes: number;
   retries: PendingAppend[];
-  result?: AppendResult;
+}
+
+/**
+ * A group of commits written with one write and made durable by one fdatasync, with what the
+ * next group's checks need to know of it until it is in the index.
+ */
+interface Group {
+  commits: GroupCommit[];
+  /** Byte offset of its first record in the log. */
+  offset: number;
+  /** Per stream, its last revision once the group is stored. */
+  lastRevision: Map<string, number>;
+  /** Its commits by their first event's id: a retry of one made meanwhile waits for it. */
+  byFirstId: Map<string, GroupCommit>;
+  ids: Set<string>;
+  /** Settles when written (with the write's error, if any). */
+  written?: Promise<unknown>;
+  /** Settles when durable, indexed and answered, or refused. */
+  done?: Promise<void>;
+  /** True once done: the index holds it (or it failed). */
+  finished: boolean;
+  failed?: unknown;
 }
 
 /** A stored commit, read back: its record and where it is in the log. */
@@ -89,6 +110,10 @@ export class EmbeddedEventStore implements EventStore {
   private readonly subscriptions = new Set<Subscription>();
   private queue: PendingAppend[] = [];
   private writing: Promise<void> | undefined;
+  /** Wakes the drain waiting on a group's fdatasync when an append is queued meanwhile. */
+  private arrived: (() => void) | undefined;
+  /** Where the log is cut back to once no write or sync is in progress, after one failed. */
+  private cutTo: number | undefined;
   /** The group being written, encoded. */
   private readonly batch = new RecordBatch();
   private closed = false;
@@ -147,7 +172,8 @@ export class EmbeddedEventStore implements EventStore {
       const entriesJson = JSON.stringify(entries);
       return new Promise((resolve, reject) => {
         this.queue.push({ streamId, events: prepared, entries, entriesJson, expected: expectedRevision, resolve, reject });
-        this.writing ??= this.drain();
+        if (this.writing) this.arrived?.();
+        else this.writing = this.drain();
       });
     } catch (error) {
       return Promise.reject(error);
@@ -365,17 +391,38 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   /**
-   * Writes the queued appends, a group at a time, until the queue is empty. The next group is
-   * checked (against the index, which holds the group just written) and its write started before
-   * the appends of the group just written are answered.
+   * Writes the queued appends, a group at a time, until the queue is empty and every group is done.
+   * Two groups at most are in progress: while one's fdatasync runs, the appends queued meanwhile
+   * are checked (against the index and that group) and written as the next group, whose fdatasync
+   * starts at once; a group is answered once it and the group before it are durable.
    */
   private async drain(): Promise<void> {
-    let written: GroupCommit[] | undefined;
-    while (this.queue.length > 0 || written) {
-      const group = this.queue.length > 0 ? await this.checkGroup(this.takeQueue()) : [];
-      const writing = group.length > 0 ? this.writeGroup(group) : undefined;
-      if (written) this.answer(written);
-      written = await writing;
+    let previous: Group | undefined;
+    for (;;) {
+      if (this.cutTo !== undefined) {
+        await previous?.done;
+        await this.log.cutBack(this.cutTo);
+        this.cutTo = undefined;
+      }
+      if (previous?.finished) previous = undefined;
+      if (this.queue.length === 0) {
+        if (!previous) break;
+        // Wait for the group being synced, or for appends to write meanwhile.
+        const syncing = previous;
+        await new Promise<void>((resolve) => {
+          this.arrived = resolve;
+          void syncing.done!.then(resolve);
+        });
+        this.arrived = undefined;
+        continue;
+      }
+      const group = await this.checkGroup(this.takeQueue(), previous);
+      if (group.commits.length === 0) continue;
+      this.startGroup(group, previous);
+      await group.written;
+      // The next group starts once this one is written and the one before it is done.
+      await previous?.done;
+      previous = group;
     }
     this.writing = undefined;
   }
@@ -387,22 +434,21 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   /**
-   * Checks a group of appends in order against the stored state plus the group's own earlier
-   * commits and encodes those accepted into `batch`; the others are answered (refused, or a retry
-   * of a stored commit given that commit's result).
+   * Checks queued appends in order against the stored state, the group `previous` while it is not
+   * yet in the index, and the group's own earlier commits, and encodes those accepted into `batch`;
+   * the others are answered (refused, or a retry of a stored commit given that commit's result).
    */
-  private async checkGroup(queued: PendingAppend[]): Promise<GroupCommit[]> {
-    const lastRevision = new Map<string, number>();
-    /** Commits of this group by their first event's id: a retry of one waits for it. */
-    const byFirstId = new Map<string, GroupCommit>();
-    const pendingIds = new Set<string>();
-    const group: GroupCommit[] = [];
+  private async checkGroup(queued: PendingAppend[], previous: Group | undefined): Promise<Group> {
+    const group: Group = { commits: [], offset: 0, lastRevision: new Map(), byFirstId: new Map(), ids: new Set(), finished: false };
+    const { lastRevision, byFirstId, ids: pendingIds } = group;
+    /** The previous group, while the index does not hold it (it may be done during an await below). */
+    const unindexed = () => (previous && !previous.finished ? previous : undefined);
     const recordedAt = new Date().toISOString();
     this.batch.clear();
 
     for (const p of queued) {
       const first = p.entries[0]!.i;
-      const inGroup = byFirstId.get(first);
+      const inGroup = byFirstId.get(first) ?? unindexed()?.byFirstId.get(first);
       if (inGroup) {
         if (inGroup.pending.streamId === p.streamId && sameIds(inGroup.record.e, p.entries)) inGroup.retries.push(p);
         else p.reject(alreadyStored(p, 0, inGroup.pending.streamId));
@@ -413,7 +459,7 @@ export class EmbeddedEventStore implements EventStore {
       let settled = false;
       for (let n = 0; n < p.entries.length && repeated < 0; n++) {
         const id = p.entries[n]!.i;
-        if (pendingIds.has(id)) repeated = n;
+        if (pendingIds.has(id) || unindexed()?.ids.has(id)) repeated = n;
         else if (this.eventIds.candidates(id).length > 0) {
           const found = await this.findEvent(id);
           if (!found) continue;
@@ -432,7 +478,7 @@ export class EmbeddedEventStore implements EventStore {
         p.reject(alreadyStored(p, repeated));
         continue;
       }
-      const last = lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
+      const last = lastRevision.get(p.streamId) ?? unindexed()?.lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
       try {
         checkExpectedRevision(p.streamId, p.expected, last);
       } catch (error) {
@@ -444,42 +490,58 @@ export class EmbeddedEventStore implements EventStore {
       // The same text as JSON.stringify(record), the events' part encoded when the append was made.
       const bytes = this.batch.add(`{"s":${JSON.stringify(record.s)},"r":${record.r},"t":"${recordedAt}","e":${p.entriesJson}}`);
       const commit: GroupCommit = { pending: p, record, bytes, retries: [] };
-      group.push(commit);
+      group.commits.push(commit);
       byFirstId.set(first, commit);
       for (const e of p.entries) pendingIds.add(e.i);
     }
     return group;
   }
 
-  /** Writes the group encoded in `batch` (one durable write) and adds it to the index; on failure refuses its appends. */
-  private async writeGroup(group: GroupCommit[]): Promise<GroupCommit[] | undefined> {
-    let offset = this.log.length;
-    try {
-      await this.log.appendDurably(this.batch.bytes());
-    } catch (error) {
-      for (const { pending, retries } of group) {
-        pending.reject(error);
-        for (const r of retries) r.reject(error);
+  /**
+   * Starts writing the group encoded in `batch` (the previous group's write has ended), then its
+   * fdatasync; once it and `previous` are durable, adds it to the index and answers its appends.
+   * A group fails when its write or sync fails or when `previous` failed (its checks counted on
+   * it): its appends are refused and the log is cut back to where the failed group began.
+   */
+  private startGroup(group: Group, previous: Group | undefined): void {
+    group.offset = this.log.written;
+    const write = this.log.write(this.batch.bytes());
+    group.written = write.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    group.done = (async () => {
+      let failure: unknown;
+      try {
+        await write;
+        await this.log.sync();
+        this.counters.syncs++;
+      } catch (error) {
+        failure = error;
       }
-      return undefined;
-    }
-    this.counters.syncs++;
-    this.counters.commits += group.length;
-    for (const commit of group) {
-      commit.result = this.index(commit.record, offset, commit.bytes);
-      this.remember(this.commitFirst.length - 1, commit.record, commit.bytes);
-      offset += commit.bytes;
-    }
-    return group;
-  }
-
-  /** Answers the appends of a group written and indexed. */
-  private answer(group: GroupCommit[]): void {
-    for (const { pending, result, retries } of group) {
-      pending.resolve(result!);
-      for (const r of retries) r.resolve({ ...result!, alreadyStored: true });
-    }
-    this.notifier.notify();
+      await previous?.done;
+      if (failure === undefined && previous?.failed !== undefined) failure = previous.failed;
+      group.finished = true;
+      if (failure !== undefined) {
+        group.failed = failure;
+        this.cutTo = Math.min(this.cutTo ?? Infinity, group.offset);
+        for (const { pending, retries } of group.commits) {
+          pending.reject(failure);
+          for (const r of retries) r.reject(failure);
+        }
+        return;
+      }
+      this.counters.commits += group.commits.length;
+      let offset = group.offset;
+      for (const { pending, record, bytes, retries } of group.commits) {
+        const result = this.index(record, offset, bytes);
+        this.remember(this.commitFirst.length - 1, record, bytes);
+        offset += bytes;
+        pending.resolve(result);
+        for (const r of retries) r.resolve({ ...result, alreadyStored: true });
+      }
+      this.notifier.notify();
+    })();
   }
 
   /** Adds a commit written at `offset` (`bytes` long on disk) to the index. */

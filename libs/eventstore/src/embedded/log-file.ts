@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { StoreUnavailable } from '../errors.js';
@@ -6,9 +6,8 @@ import { StoreUnavailable } from '../errors.js';
 /**
  * The embedded store's append-only file. One record per commit:
  *   [u32 length of payload][u32 crc32 of payload][payload: UTF-8 JSON]
- * A record is acknowledged only once it is on disk (the file is written with O_DSYNC: a write returns
- * when its data and the file's new size are durable, as a write followed by fdatasync), so every
- * acknowledged record is whole on disk.
+ * A record is acknowledged only after an fdatasync started after it was written has returned, so
+ * every acknowledged record is whole on disk.
  * A crash mid-write can leave a torn last record: it is detected (short or bad checksum at the very
  * end of the file) and cut off at open. A bad record with valid data after it is corruption, not a
  * torn write, and opening refuses rather than silently dropping acknowledged commits.
@@ -140,17 +139,28 @@ const SCAN_CHUNK = 8 * 1024 * 1024;
 
 /**
  * The open log: scanned once at open (record by record, a chunk at a time, never whole in memory),
- * then read by offset and appended in batches, one durable write per batch.
+ * then read by offset and appended in batches: one write per batch, made durable by an fdatasync
+ * that may run while the next batch is written.
  */
 export class LogFile {
   private constructor(
     private readonly handle: FileHandle,
     private size: number,
-  ) {}
+  ) {
+    this.end = size;
+  }
 
-  /** Bytes of whole, acknowledged records: where the next record will be written. */
+  /** Bytes written, durable or not: where the next record will be written. */
+  private end: number;
+
+  /** Bytes of whole, durable records. */
   get length(): number {
     return this.size;
+  }
+
+  /** Bytes written, durable or not: where the next record will be written. */
+  get written(): number {
+    return this.end;
   }
 
   /**
@@ -160,8 +170,7 @@ export class LogFile {
    * warning. Throws IndexMismatch when `from` is not a record boundary of this file.
    */
   static async open(path: string, onWarning: (w: LogWarning) => void, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
-    // 'a+' (read, append, create) with O_DSYNC: every write is durable when it returns.
-    const handle = await open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC);
+    const handle = await open(path, 'a+');
     try {
       const { size } = await stat(path);
       const validLength = await scan(handle, size, from, visit);
@@ -190,19 +199,38 @@ export class LogFile {
     return buf;
   }
 
-  /** Writes whole records (one write, durable when it returns: O_DSYNC); on failure cuts the file back to where it was. */
-  async appendDurably(records: Buffer): Promise<void> {
-    const before = this.size;
+  /**
+   * Writes whole records at the end of the file; they are durable once a `sync` started after this
+   * returned has returned. One write at a time (the next starts after this one has returned).
+   */
+  async write(records: Buffer): Promise<void> {
     try {
       for (let written = 0; written < records.length; ) {
         const { bytesWritten } = await this.handle.write(records, written, records.length - written);
         written += bytesWritten;
+        this.end += bytesWritten;
       }
-      this.size = before + records.length;
     } catch (error) {
-      await this.handle.truncate(before).catch(() => undefined);
       throw new StoreUnavailable('could not write the event log', undefined, { cause: error });
     }
+  }
+
+  /** Makes every record written before the call durable (fdatasync). Several may be in progress. */
+  async sync(): Promise<void> {
+    const upTo = this.end;
+    try {
+      await this.handle.datasync();
+    } catch (error) {
+      throw new StoreUnavailable('could not write the event log', undefined, { cause: error });
+    }
+    this.size = Math.max(this.size, upTo);
+  }
+
+  /** After a failed write or sync, with none in progress: cuts the file back to `length` bytes (what follows was never acknowledged). */
+  async cutBack(length: number): Promise<void> {
+    await this.handle.truncate(length).catch(() => undefined);
+    this.end = length;
+    this.size = Math.min(this.size, length);
   }
 
   async close(): Promise<void> {
