@@ -53,6 +53,77 @@ describe('embedded store on disk', () => {
     await store.close();
   });
 
+  /** The store's log with its fdatasync held until `release` (then done, or failed with `failure`). */
+  function holdSync(store: EmbeddedEventStore): { release: (failure?: Error) => void; written: () => number } {
+    const log = (store as unknown as { log: { sync(): Promise<void>; written: number } }).log;
+    const sync = log.sync.bind(log);
+    let release!: (failure?: Error) => void;
+    const held = new Promise<Error | undefined>((resolve) => (release = resolve));
+    log.sync = async () => {
+      const failure = await held;
+      if (failure) throw failure;
+      return sync();
+    };
+    return { release, written: () => log.written };
+  }
+  const until = async (condition: () => boolean) => {
+    while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
+  };
+
+  it('writes the next group while the last one is being synced, checked against it, and answers both once durable', async () => {
+    const directory = tempDir();
+    const store = await EmbeddedEventStore.open({ directory });
+    const sync = holdSync(store);
+    const first = ev('First');
+    const a1 = store.append('pipe-1', [first], 'no_stream');
+    await until(() => sync.written() > 0);
+    const firstGroupBytes = sync.written();
+    // Made while the first group's fdatasync is held: its expected revision counts on that group, and a retry of it waits for it.
+    const a2 = store.append('pipe-1', [ev('Second')], 0);
+    const retry = store.append('pipe-1', [first], 'no_stream');
+    const late = store.append('pipe-1', [ev('Late')], 'no_stream');
+    await until(() => sync.written() > firstGroupBytes);
+    let answered = false;
+    void a1.then(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(answered).toBe(false);
+    expect(store.stats.commits).toBe(0);
+    sync.release();
+    const r1 = await a1;
+    expect(r1).toEqual({ nextExpectedRevision: 0, position: '1' });
+    expect(await a2).toEqual({ nextExpectedRevision: 1, position: '2' });
+    expect(await retry).toEqual({ ...r1, alreadyStored: true });
+    await expect(late).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+    await store.close();
+    const reopened = await openEmbeddedEventStore({ directory });
+    expect((await reopened.readStream('pipe-1')).map((e) => e.type)).toEqual(['First', 'Second']);
+    await reopened.close();
+  });
+
+  it('refuses a group whose fdatasync fails and the group written after it, and cuts the log back to before them', async () => {
+    const directory = tempDir();
+    const store = await EmbeddedEventStore.open({ directory });
+    await store.append('kept-1', [ev('Kept')], 'no_stream');
+    const goodSize = statSync(join(directory, 'events.log')).size;
+    const sync = holdSync(store);
+    const a1 = store.append('lost-1', [ev('First')], 'no_stream');
+    await until(() => sync.written() > goodSize);
+    const firstEnd = sync.written();
+    const a2 = store.append('lost-1', [ev('Second')], 0);
+    await until(() => sync.written() > firstEnd);
+    sync.release(new Error('EIO'));
+    await expect(a1).rejects.toThrow('EIO');
+    await expect(a2).rejects.toThrow('EIO');
+    await until(() => statSync(join(directory, 'events.log')).size === goodSize);
+    await expect(store.readStream('lost-1')).rejects.toMatchObject({ code: 'stream_not_found' });
+    await store.close();
+    const reopened = await openEmbeddedEventStore({ directory });
+    expect((await reopened.readStream('kept-1')).map((e) => e.type)).toEqual(['Kept']);
+    await expect(reopened.readStream('lost-1')).rejects.toMatchObject({ code: 'stream_not_found' });
+    expect((await reopened.append('lost-1', [ev('Again')], 'no_stream')).position).toBe('2');
+    await reopened.close();
+  });
+
   it('drops a torn final record with a warning and keeps everything before it', async () => {
     const directory = tempDir();
     const store = await openEmbeddedEventStore({ directory });

@@ -4,7 +4,7 @@ import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
 import { InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound } from '../errors.js';
 import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
 import { checkExpectedRevision, prepareAppend, type PreparedEvent } from '../validation.js';
-import { acquireLock, decodeSpan, encodeRecord, IndexMismatch, LogFile, type LogWarning, type ScannedRecord } from './log-file.js';
+import { acquireLock, decodeSpan, IndexMismatch, LogFile, RecordBatch, type LogWarning, type ScannedRecord } from './log-file.js';
 import { EventIdIndex, NumberColumn } from './log-index.js';
 
 export interface EmbeddedStoreOptions {
@@ -35,9 +35,42 @@ interface CommitRecord {
 interface PendingAppend {
   streamId: string;
   events: PreparedEvent[];
+  /** The events as stored, and as JSON: encoded when the append is made, while the previous group is being written. */
+  entries: CommitRecord['e'];
+  entriesJson: string;
   expected: ExpectedRevision;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
+}
+
+/** A commit of a group being written: the append it answers, its record, its size on disk, and retries of it made meanwhile. */
+interface GroupCommit {
+  pending: PendingAppend;
+  record: CommitRecord;
+  bytes: number;
+  retries: PendingAppend[];
+}
+
+/**
+ * A group of commits written with one write and made durable by one fdatasync, with what the
+ * next group's checks need to know of it until it is in the index.
+ */
+interface Group {
+  commits: GroupCommit[];
+  /** Byte offset of its first record in the log. */
+  offset: number;
+  /** Per stream, its last revision once the group is stored. */
+  lastRevision: Map<string, number>;
+  /** Its commits by their first event's id: a retry of one made meanwhile waits for it. */
+  byFirstId: Map<string, GroupCommit>;
+  ids: Set<string>;
+  /** Settles when written (with the write's error, if any). */
+  written?: Promise<unknown>;
+  /** Settles when durable, indexed and answered, or refused. */
+  done?: Promise<void>;
+  /** True once done: the index holds it (or it failed). */
+  finished: boolean;
+  failed?: unknown;
 }
 
 /** A stored commit, read back: its record and where it is in the log. */
@@ -49,8 +82,11 @@ interface StoredCommit {
 
 /**
  * In-process event store persisted to an append-only file. Appends are queued and written in
- * batches: every append that arrives while a write is in progress shares the next fdatasync
- * (group commit). The global position is the 1-based index of an event in the log.
+ * groups: every append that arrives while a write is in progress goes into the next write, one
+ * durable write (O_DSYNC) for the whole group (group commit). When a write ends, the next group is
+ * checked and its write started before the appends of the one just written are answered, so the
+ * disk is kept busy while their callers make their next appends. The global position is the
+ * 1-based index of an event in the log.
  *
  * Memory does not grow with the events' payloads: the store keeps an index (per commit its offset
  * in the file and its first event; per stream its events; a hash table of event ids for idempotent
@@ -74,6 +110,12 @@ export class EmbeddedEventStore implements EventStore {
   private readonly subscriptions = new Set<Subscription>();
   private queue: PendingAppend[] = [];
   private writing: Promise<void> | undefined;
+  /** Wakes the drain waiting on a group's fdatasync when an append is queued meanwhile. */
+  private arrived: (() => void) | undefined;
+  /** Where the log is cut back to once no write or sync is in progress, after one failed. */
+  private cutTo: number | undefined;
+  /** The group being written, encoded. */
+  private readonly batch = new RecordBatch();
   private closed = false;
   private readonly counters = { commits: 0, syncs: 0 };
 
@@ -117,7 +159,7 @@ export class EmbeddedEventStore implements EventStore {
     }
   }
 
-  /** Commits written and fdatasync calls made since open: commits/syncs is the group-commit factor. */
+  /** Commits and durable writes (each a group of commits) made since open: commits/syncs is the group-commit factor. */
   get stats(): { commits: number; syncs: number; events: number } {
     return { ...this.counters, events: this.eventCount };
   }
@@ -126,9 +168,12 @@ export class EmbeddedEventStore implements EventStore {
     try {
       const prepared = prepareAppend(streamId, events, expectedRevision);
       if (this.closed) throw new StoreUnavailable('event store is closed', streamId);
+      const entries = prepared.map((e) => ({ i: e.id, y: e.type, d: e.data, m: e.metadata }));
+      const entriesJson = JSON.stringify(entries);
       return new Promise((resolve, reject) => {
-        this.queue.push({ streamId, events: prepared, expected: expectedRevision, resolve, reject });
-        this.writing ??= this.drain();
+        this.queue.push({ streamId, events: prepared, entries, entriesJson, expected: expectedRevision, resolve, reject });
+        if (this.writing) this.arrived?.();
+        else this.writing = this.drain();
       });
     } catch (error) {
       return Promise.reject(error);
@@ -327,7 +372,8 @@ export class EmbeddedEventStore implements EventStore {
     if (bytes > this.cacheLimit || this.cache.has(index)) return;
     this.cache.set(index, record);
     this.cachedBytes += bytes;
-    for (const [oldest] of this.cache) {
+    if (this.cachedBytes <= this.cacheLimit) return;
+    for (const oldest of this.cache.keys()) {
       if (this.cachedBytes <= this.cacheLimit) break;
       this.cachedBytes -= this.commitBytes.at(oldest);
       this.cache.delete(oldest);
@@ -344,44 +390,82 @@ export class EmbeddedEventStore implements EventStore {
     return undefined;
   }
 
+  /**
+   * Writes the queued appends, a group at a time, until the queue is empty and every group is done.
+   * Two groups at most are in progress: while one's fdatasync runs, the appends queued meanwhile
+   * are checked (against the index and that group) and written as the next group, whose fdatasync
+   * starts at once; a group is answered once it and the group before it are durable.
+   */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      await this.writeBatch(batch);
+    let previous: Group | undefined;
+    for (;;) {
+      if (this.cutTo !== undefined) {
+        await previous?.done;
+        await this.log.cutBack(this.cutTo);
+        this.cutTo = undefined;
+      }
+      if (previous?.finished) previous = undefined;
+      if (this.queue.length === 0) {
+        if (!previous) break;
+        // Wait for the group being synced, or for appends to write meanwhile.
+        const syncing = previous;
+        await new Promise<void>((resolve) => {
+          this.arrived = resolve;
+          void syncing.done!.then(resolve);
+        });
+        this.arrived = undefined;
+        continue;
+      }
+      const group = await this.checkGroup(this.takeQueue(), previous);
+      if (group.commits.length === 0) continue;
+      this.startGroup(group, previous);
+      await group.written;
+      // The next group starts once this one is written and the one before it is done.
+      await previous?.done;
+      previous = group;
     }
     this.writing = undefined;
   }
 
-  /** Checks a batch in order against the stored state plus the batch's own earlier commits, writes it with one fdatasync, then applies it. */
-  private async writeBatch(batch: PendingAppend[]): Promise<void> {
-    const lastRevision = new Map<string, number>();
-    const pendingCommits = new Map<string, { ids: string[]; streamId: string; waiters: PendingAppend[]; record: CommitRecord }>();
-    const pendingIds = new Set<string>();
-    const accepted: Array<{ pending: PendingAppend; record: CommitRecord; bytes: number }> = [];
-    const buffers: Buffer[] = [];
-    const recordedAt = new Date().toISOString();
+  private takeQueue(): PendingAppend[] {
+    const queued = this.queue;
+    this.queue = [];
+    return queued;
+  }
 
-    for (const p of batch) {
-      const ids = p.events.map((e) => e.id);
-      const first = ids[0]!;
-      const inBatch = pendingCommits.get(first);
-      if (inBatch) {
-        if (inBatch.streamId === p.streamId && sameIds(inBatch.ids, ids)) inBatch.waiters.push(p);
-        else p.reject(alreadyStored(p, 0, inBatch.streamId));
+  /**
+   * Checks queued appends in order against the stored state, the group `previous` while it is not
+   * yet in the index, and the group's own earlier commits, and encodes those accepted into `batch`;
+   * the others are answered (refused, or a retry of a stored commit given that commit's result).
+   */
+  private async checkGroup(queued: PendingAppend[], previous: Group | undefined): Promise<Group> {
+    const group: Group = { commits: [], offset: 0, lastRevision: new Map(), byFirstId: new Map(), ids: new Set(), finished: false };
+    const { lastRevision, byFirstId, ids: pendingIds } = group;
+    /** The previous group, while the index does not hold it (it may be done during an await below). */
+    const unindexed = () => (previous && !previous.finished ? previous : undefined);
+    const recordedAt = new Date().toISOString();
+    this.batch.clear();
+
+    for (const p of queued) {
+      const first = p.entries[0]!.i;
+      const inGroup = byFirstId.get(first) ?? unindexed()?.byFirstId.get(first);
+      if (inGroup) {
+        if (inGroup.pending.streamId === p.streamId && sameIds(inGroup.record.e, p.entries)) inGroup.retries.push(p);
+        else p.reject(alreadyStored(p, 0, inGroup.pending.streamId));
         continue;
       }
       // Ids already in the log: a retry of a whole commit gets that commit's result; anything else is refused.
       let repeated = -1;
       let settled = false;
-      for (let n = 0; n < ids.length && repeated < 0; n++) {
-        if (pendingIds.has(ids[n]!)) repeated = n;
-        else if (this.eventIds.candidates(ids[n]!).length > 0) {
-          const found = await this.findEvent(ids[n]!);
+      for (let n = 0; n < p.entries.length && repeated < 0; n++) {
+        const id = p.entries[n]!.i;
+        if (pendingIds.has(id) || unindexed()?.ids.has(id)) repeated = n;
+        else if (this.eventIds.candidates(id).length > 0) {
+          const found = await this.findEvent(id);
           if (!found) continue;
           if (n === 0 && found.k === 0) {
             const stored = found.commit.record;
-            if (stored.s === p.streamId && sameIds(stored.e.map((e) => e.i), ids)) p.resolve({ ...found.commit.result, alreadyStored: true });
+            if (stored.s === p.streamId && sameIds(stored.e, p.entries)) p.resolve({ ...found.commit.result, alreadyStored: true });
             else p.reject(alreadyStored(p, 0, stored.s));
             settled = true;
             break;
@@ -394,41 +478,70 @@ export class EmbeddedEventStore implements EventStore {
         p.reject(alreadyStored(p, repeated));
         continue;
       }
-      const last = lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
+      const last = lastRevision.get(p.streamId) ?? unindexed()?.lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
       try {
         checkExpectedRevision(p.streamId, p.expected, last);
       } catch (error) {
         p.reject(error);
         continue;
       }
-      lastRevision.set(p.streamId, last + p.events.length);
-      const record: CommitRecord = { s: p.streamId, r: last + 1, t: recordedAt, e: p.events.map((e) => ({ i: e.id, y: e.type, d: e.data, m: e.metadata })) };
-      const encoded = encodeRecord(record);
-      buffers.push(encoded);
-      accepted.push({ pending: p, record, bytes: encoded.length });
-      pendingCommits.set(first, { ids, streamId: p.streamId, waiters: [], record });
-      for (const id of ids) pendingIds.add(id);
+      lastRevision.set(p.streamId, last + p.entries.length);
+      const record: CommitRecord = { s: p.streamId, r: last + 1, t: recordedAt, e: p.entries };
+      // The same text as JSON.stringify(record), the events' part encoded when the append was made.
+      const bytes = this.batch.add(`{"s":${JSON.stringify(record.s)},"r":${record.r},"t":"${recordedAt}","e":${p.entriesJson}}`);
+      const commit: GroupCommit = { pending: p, record, bytes, retries: [] };
+      group.commits.push(commit);
+      byFirstId.set(first, commit);
+      for (const e of p.entries) pendingIds.add(e.i);
     }
-    if (accepted.length === 0) return;
+    return group;
+  }
 
-    let offset = this.log.length;
-    try {
-      await this.log.appendDurably(buffers);
-      this.counters.syncs++;
-      this.counters.commits += accepted.length;
-    } catch (error) {
-      for (const { pending } of accepted) pending.reject(error);
-      for (const c of pendingCommits.values()) for (const w of c.waiters) w.reject(error);
-      return;
-    }
-    for (const { pending, record, bytes } of accepted) {
-      const result = this.index(record, offset, bytes);
-      this.remember(this.commitFirst.length - 1, record, bytes);
-      offset += bytes;
-      pending.resolve(result);
-      for (const w of pendingCommits.get(record.e[0]!.i)!.waiters) w.resolve({ ...result, alreadyStored: true });
-    }
-    this.notifier.notify();
+  /**
+   * Starts writing the group encoded in `batch` (the previous group's write has ended), then its
+   * fdatasync; once it and `previous` are durable, adds it to the index and answers its appends.
+   * A group fails when its write or sync fails or when `previous` failed (its checks counted on
+   * it): its appends are refused and the log is cut back to where the failed group began.
+   */
+  private startGroup(group: Group, previous: Group | undefined): void {
+    group.offset = this.log.written;
+    const write = this.log.write(this.batch.bytes());
+    group.written = write.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    group.done = (async () => {
+      let failure: unknown;
+      try {
+        await write;
+        await this.log.sync();
+        this.counters.syncs++;
+      } catch (error) {
+        failure = error;
+      }
+      await previous?.done;
+      if (failure === undefined && previous?.failed !== undefined) failure = previous.failed;
+      group.finished = true;
+      if (failure !== undefined) {
+        group.failed = failure;
+        this.cutTo = Math.min(this.cutTo ?? Infinity, group.offset);
+        for (const { pending, retries } of group.commits) {
+          pending.reject(failure);
+          for (const r of retries) r.reject(failure);
+        }
+        return;
+      }
+      this.counters.commits += group.commits.length;
+      let offset = group.offset;
+      for (const { pending, record, bytes, retries } of group.commits) {
+        const result = this.index(record, offset, bytes);
+        this.remember(this.commitFirst.length - 1, record, bytes);
+        offset += bytes;
+        pending.resolve(result);
+        for (const r of retries) r.resolve({ ...result, alreadyStored: true });
+      }
+      this.notifier.notify();
+    })();
   }
 
   /** Adds a commit written at `offset` (`bytes` long on disk) to the index. */
@@ -473,8 +586,8 @@ function recordHeaderAt(file: string, offset: number): { length: number; checksu
   }
 }
 
-function sameIds(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((id, i) => id === b[i]);
+function sameIds(a: CommitRecord['e'], b: CommitRecord['e']): boolean {
+  return a.length === b.length && a.every((e, i) => e.i === b[i]!.i);
 }
 
 function alreadyStored(p: PendingAppend, index: number, otherStream?: string): InvalidEventData {

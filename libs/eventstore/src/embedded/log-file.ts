@@ -6,7 +6,8 @@ import { StoreUnavailable } from '../errors.js';
 /**
  * The embedded store's append-only file. One record per commit:
  *   [u32 length of payload][u32 crc32 of payload][payload: UTF-8 JSON]
- * A record is acknowledged only after fdatasync, so every acknowledged record is whole on disk.
+ * A record is acknowledged only after an fdatasync started after it was written has returned, so
+ * every acknowledged record is whole on disk.
  * A crash mid-write can leave a torn last record: it is detected (short or bad checksum at the very
  * end of the file) and cut off at open. A bad record with valid data after it is corruption, not a
  * torn write, and opening refuses rather than silently dropping acknowledged commits.
@@ -28,6 +29,49 @@ export function encodeRecord(payload: unknown): Buffer {
   body.copy(record, HEADER);
   return record;
 }
+
+/**
+ * Records encoded back to back into one buffer, reused from group to group: a group of commits
+ * goes to the file in one write. Not to be cleared while a write of its bytes is in progress.
+ */
+export class RecordBatch {
+  private buf = Buffer.allocUnsafe(BATCH_BUFFER);
+  private used = 0;
+
+  /** Appends a record whose payload is `json` (a JSON text); returns the record's size on disk. */
+  add(json: string): number {
+    // At most 3 bytes of UTF-8 per UTF-16 code unit.
+    const room = HEADER + json.length * 3;
+    if (this.used + room > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + room));
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
+    }
+    const start = this.used;
+    const length = this.buf.write(json, start + HEADER, 'utf8');
+    this.buf.writeUInt32LE(length, start);
+    this.buf.writeUInt32LE(crc32(this.buf.subarray(start + HEADER, start + HEADER + length)), start + 4);
+    this.used += HEADER + length;
+    return HEADER + length;
+  }
+
+  get length(): number {
+    return this.used;
+  }
+
+  /** The records added since the last clear. */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.used);
+  }
+
+  clear(): void {
+    this.used = 0;
+    // A group of huge commits does not keep its buffer for good.
+    if (this.buf.length > 16 * BATCH_BUFFER) this.buf = Buffer.allocUnsafe(BATCH_BUFFER);
+  }
+}
+
+const BATCH_BUFFER = 64 * 1024;
 
 function isZeroFilled(buf: Buffer): boolean {
   for (const b of buf) if (b !== 0) return false;
@@ -95,17 +139,28 @@ const SCAN_CHUNK = 8 * 1024 * 1024;
 
 /**
  * The open log: scanned once at open (record by record, a chunk at a time, never whole in memory),
- * then read by offset and appended in batches, one fdatasync per batch.
+ * then read by offset and appended in batches: one write per batch, made durable by an fdatasync
+ * that may run while the next batch is written.
  */
 export class LogFile {
   private constructor(
     private readonly handle: FileHandle,
     private size: number,
-  ) {}
+  ) {
+    this.end = size;
+  }
 
-  /** Bytes of whole, acknowledged records: where the next record will be written. */
+  /** Bytes written, durable or not: where the next record will be written. */
+  private end: number;
+
+  /** Bytes of whole, durable records. */
   get length(): number {
     return this.size;
+  }
+
+  /** Bytes written, durable or not: where the next record will be written. */
+  get written(): number {
+    return this.end;
   }
 
   /**
@@ -144,23 +199,38 @@ export class LogFile {
     return buf;
   }
 
-  /** Writes the records and makes them durable; on failure cuts the file back to where it was. */
-  async appendDurably(records: Buffer[]): Promise<void> {
-    const before = this.size;
-    const total = records.reduce((n, r) => n + r.length, 0);
+  /**
+   * Writes whole records at the end of the file; they are durable once a `sync` started after this
+   * returned has returned. One write at a time (the next starts after this one has returned).
+   */
+  async write(records: Buffer): Promise<void> {
     try {
-      let written = 0;
-      while (written < total) {
-        const chunk = written === 0 ? records : [Buffer.concat(records).subarray(written)];
-        const { bytesWritten } = await this.handle.writev(chunk);
+      for (let written = 0; written < records.length; ) {
+        const { bytesWritten } = await this.handle.write(records, written, records.length - written);
         written += bytesWritten;
+        this.end += bytesWritten;
       }
-      await this.handle.datasync();
-      this.size = before + total;
     } catch (error) {
-      await this.handle.truncate(before).catch(() => undefined);
       throw new StoreUnavailable('could not write the event log', undefined, { cause: error });
     }
+  }
+
+  /** Makes every record written before the call durable (fdatasync). Several may be in progress. */
+  async sync(): Promise<void> {
+    const upTo = this.end;
+    try {
+      await this.handle.datasync();
+    } catch (error) {
+      throw new StoreUnavailable('could not write the event log', undefined, { cause: error });
+    }
+    this.size = Math.max(this.size, upTo);
+  }
+
+  /** After a failed write or sync, with none in progress: cuts the file back to `length` bytes (what follows was never acknowledged). */
+  async cutBack(length: number): Promise<void> {
+    await this.handle.truncate(length).catch(() => undefined);
+    this.end = length;
+    this.size = Math.min(this.size, length);
   }
 
   async close(): Promise<void> {
