@@ -82,11 +82,11 @@ interface StoredCommit {
 
 /**
  * In-process event store persisted to an append-only file. Appends are queued and written in
- * groups: every append that arrives while a write is in progress goes into the next write, one
- * durable write (O_DSYNC) for the whole group (group commit). When a write ends, the next group is
- * checked and its write started before the appends of the one just written are answered, so the
- * disk is kept busy while their callers make their next appends. The global position is the
- * 1-based index of an event in the log.
+ * groups: every append that arrives while a group is being written goes into the next one, one
+ * write and one fdatasync for the whole group (group commit). While a group's fdatasync runs, the
+ * next group is checked, written and its own fdatasync started, so the disk is kept busy; a group
+ * is answered once it and the group before it are durable. The global position is the 1-based
+ * index of an event in the log.
  *
  * Memory does not grow with the events' payloads: the store keeps an index (per commit its offset
  * in the file and its first event; per stream its events; a hash table of event ids for idempotent
