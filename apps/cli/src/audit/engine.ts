@@ -112,6 +112,9 @@ interface Signer {
  * later release, which the release that wrote the event did not set (docs/event-versions.md).
  */
 export function decisionDifference(type: string, again: unknown, recorded: unknown): string | undefined {
+  // Compared strictly first: when nothing differs, the lenient comparison (which skips checks) finds
+  // nothing either, and the event's contract need not be parsed (most events agree).
+  if (differenceAt('data', again, recorded, false) === undefined) return undefined;
   const lenient = eventByType(type)?.data.safeParse(recorded).success === true;
   return differenceAt('data', again, recorded, lenient);
 }
@@ -127,13 +130,20 @@ function differenceAt(path: string, again: unknown, recorded: unknown, lenientHe
     return undefined;
   }
   if (isObject(again) && isObject(recorded)) {
-    for (const key of new Set([...Object.keys(again), ...Object.keys(recorded)])) {
+    // Every key of either side, `again`'s first (paths built only for a difference).
+    for (const key of Object.keys(again)) {
       if (lenientHere && !(key in recorded)) continue;
-      const d = differenceAt(`${path}.${key}`, again[key], recorded[key], false);
-      if (d) return d;
+      const d = differenceAt(key, again[key], recorded[key], false);
+      if (d) return `${path}.${d}`;
+    }
+    for (const key of Object.keys(recorded)) {
+      if (Object.hasOwn(again, key)) continue;
+      const d = differenceAt(key, undefined, recorded[key], false);
+      if (d) return `${path}.${d}`;
     }
     return undefined;
   }
+  if (again === recorded) return undefined;
   return JSON.stringify(again) === JSON.stringify(recorded) ? undefined : `${path}: ${JSON.stringify(again)?.slice(0, 120)} decided again, ${JSON.stringify(recorded)?.slice(0, 120)} in the log`;
 }
 
