@@ -1,12 +1,12 @@
-// The audit's signature checks: one check answers the same signed bytes seen again (a command's id
-// reservation, then its commit), never bytes that differ, a key that differs or a signature that differs.
-import { createSignedCommand, generateKeyPair, signingBytes } from '@agora/identity';
-import { SignatureVerifier, type VerifyTask } from '../src/audit/verifier.js';
+// The audit's signature checks: one check answers the same signed envelope seen again (a command's id
+// reservation, then its commit), never an envelope that differs, a key that differs or a signature that differs.
+import { createSignedCommand, generateKeyPair, nextCommitLink } from '@agora/identity';
+import { SignatureVerifier, type LinkTask, type VerifyTask } from '../src/audit/verifier.js';
 
 const signer = generateKeyPair();
 const other = generateKeyPair();
 const { signature, ...unsigned } = createSignedCommand({ type: 'ReportHealth', actor: 'ada', payload: { agentId: 'ada', health: 0.9, risk: 0.1 }, secretKey: signer.secretKey });
-const task: VerifyTask = { bytes: signingBytes(unsigned), publicKey: signer.publicKey, signature };
+const task: VerifyTask = { envelope: unsigned, publicKey: signer.publicKey, signature };
 // One bit of R flipped: always a different, invalid signature (zeroing the last byte would not always
 // differ, as the top byte of S is zero about one time in sixteen).
 const raw = Buffer.from(signature, 'base64url');
@@ -27,12 +27,12 @@ describe('SignatureVerifier', () => {
   };
 
   it('answers a signature seen again as the first check did, and checks anything that differs on its own', async () => {
-    const edited = signingBytes({ ...unsigned, payload: { agentId: 'ada', health: 0.1, risk: 0.9 } });
+    const edited = { ...unsigned, payload: { agentId: 'ada', health: 0.1, risk: 0.9 } };
     expect(
       await answers([
         task,
-        { ...task, bytes: Buffer.from(task.bytes) },
-        { ...task, bytes: edited },
+        { ...task, envelope: structuredClone(unsigned) },
+        { ...task, envelope: edited },
         { ...task, publicKey: other.publicKey },
         task,
         { ...task, signature: tampered },
@@ -40,8 +40,46 @@ describe('SignatureVerifier', () => {
     ).toEqual([true, true, false, false, true, false]);
   });
 
+  it('checks on its own an envelope that differs deep in its payload', async () => {
+    const payload = { sessionId: 's1', candidates: [{ agentId: 'ada', risk: 0.1, expertise: ['a'] }, { agentId: 'bob', risk: 0.2, expertise: [] }] };
+    const { signature: signed, ...nested } = createSignedCommand({ type: 'OpenRecovery', actor: 'ada', payload, secretKey: signer.secretKey });
+    const first: VerifyTask = { envelope: nested, publicKey: signer.publicKey, signature: signed };
+    const edit = (change: (p: typeof payload) => void) => {
+      const copy = structuredClone(nested) as typeof nested & { payload: typeof payload };
+      change(copy.payload);
+      return { ...first, envelope: copy };
+    };
+    expect(
+      await answers([
+        first,
+        edit(() => undefined),
+        edit((p) => (p.candidates[1]!.risk = 0.3)),
+        edit((p) => p.candidates[0]!.expertise.push('b')),
+        edit((p) => p.candidates.pop()),
+        edit((p) => Object.assign(p.candidates[1]!, { extra: true })),
+        edit((p) => Object.assign(p, { more: undefined })),
+      ]),
+    ).toEqual([true, true, false, false, false, false, true]);
+  });
+
+  it('checks chain links: the genesis value, the hash of the previous commit as read, not of an edited one', async () => {
+    const previous = [{ id: 'e1', type: 'AgentRegistered', data: { agentId: 'ada', roles: ['executive'] }, metadata: { commandId: 'c1' } }];
+    const link = nextCommitLink('agent-ada', previous);
+    const edited = [{ ...previous[0]!, data: { agentId: 'ada', roles: ['operator'] } }];
+    const results: boolean[] = [];
+    const tasks: LinkTask[] = [
+      { streamId: 'agent-ada', link: nextCommitLink('agent-ada', undefined), previous: undefined },
+      { streamId: 'agent-ada', link, previous },
+      { streamId: 'agent-ada', link, previous: edited },
+      { streamId: 'agent-ada', link, previous: undefined },
+    ];
+    for (const [i, t] of tasks.entries()) await verifier.submitLink(t, (valid) => (results[i] = valid));
+    await verifier.drain();
+    expect(results).toEqual([true, true, false, false]);
+  });
+
   it('does not let a forged first check make the same bytes valid later', async () => {
     const forged = { ...task, signature: tampered };
-    expect(await answers([forged, { ...forged, bytes: Buffer.from(forged.bytes) }, task])).toEqual([false, false, true]);
+    expect(await answers([forged, { ...forged, envelope: structuredClone(unsigned) }, task])).toEqual([false, false, true]);
   });
 });

@@ -16,7 +16,7 @@
 import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
-import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, nextCommitLink, serviceKeyAt, signingBytes, type ServiceKeyring, type SignedCommand } from '@agora/identity';
+import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
 import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
@@ -94,6 +94,12 @@ interface AgentKeys {
 }
 
 const UNKNOWN_PROTOCOL = 'other';
+/**
+ * Findings at one position in the order the checks of a commit run. Signatures and chain links
+ * are answered later when worker threads check them: sorting by this keeps the report the same
+ * whatever the number of workers.
+ */
+const CHECK_ORDER: Record<Check, number> = { chain: 0, envelope: 1, signature: 2, authorization: 3, decision: 4, model_calls: 5, checkpoint: 6 };
 
 /** The signer of an envelope: its key then, the keys it had before (a signature by one of those is named), its roles then. */
 interface Signer {
@@ -112,6 +118,9 @@ interface Signer {
  * later release, which the release that wrote the event did not set (docs/event-versions.md).
  */
 export function decisionDifference(type: string, again: unknown, recorded: unknown): string | undefined {
+  // Compared strictly first: when nothing differs, the lenient comparison (which skips checks) finds
+  // nothing either, and the event's contract need not be parsed (most events agree).
+  if (differenceAt('data', again, recorded, false) === undefined) return undefined;
   const lenient = eventByType(type)?.data.safeParse(recorded).success === true;
   return differenceAt('data', again, recorded, lenient);
 }
@@ -127,13 +136,20 @@ function differenceAt(path: string, again: unknown, recorded: unknown, lenientHe
     return undefined;
   }
   if (isObject(again) && isObject(recorded)) {
-    for (const key of new Set([...Object.keys(again), ...Object.keys(recorded)])) {
+    // Every key of either side, `again`'s first (paths built only for a difference).
+    for (const key of Object.keys(again)) {
       if (lenientHere && !(key in recorded)) continue;
-      const d = differenceAt(`${path}.${key}`, again[key], recorded[key], false);
-      if (d) return d;
+      const d = differenceAt(key, again[key], recorded[key], false);
+      if (d) return `${path}.${d}`;
+    }
+    for (const key of Object.keys(recorded)) {
+      if (Object.hasOwn(again, key)) continue;
+      const d = differenceAt(key, undefined, recorded[key], false);
+      if (d) return `${path}.${d}`;
     }
     return undefined;
   }
+  if (again === recorded) return undefined;
   return JSON.stringify(again) === JSON.stringify(recorded) ? undefined : `${path}: ${JSON.stringify(again)?.slice(0, 120)} decided again, ${JSON.stringify(recorded)?.slice(0, 120)} in the log`;
 }
 
@@ -190,7 +206,7 @@ export class LogAuditor {
     }
     this.checkTruncation(position);
     this.options.onProgress?.({ events: this.events, position, elapsedMs: performance.now() - started });
-    this.findings.sort((a, b) => (a.position === b.position ? 0 : comparePositions(a.position, b.position)));
+    this.findings.sort((a, b) => (a.position === b.position ? CHECK_ORDER[a.check] - CHECK_ORDER[b.check] : comparePositions(a.position, b.position)));
     return {
       events: this.events,
       commands: this.commands,
@@ -252,14 +268,18 @@ export class LogAuditor {
       cursor = { state: rules?.decider.initialState(), revision: -1, rules, lastCommit: undefined };
       this.streams.set(first.streamId, cursor);
     }
-    this.checkChain(cursor, commit);
+    await this.checkChain(cursor, commit);
     const accepted = await this.checkEnvelope(commit);
     if (accepted) this.checkDecision(cursor, commit, accepted.definition);
     this.fold(cursor, commit);
   }
 
-  /** Revisions follow one another, and the commit links to the stream's previous commit (prevCommitHash). */
-  private checkChain(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
+  /**
+   * Revisions follow one another, and the commit links to the stream's previous commit
+   * (prevCommitHash; the previous commit is hashed where signatures are checked, on a worker thread
+   * when there are workers).
+   */
+  private async checkChain(cursor: StreamCursor, commit: readonly RecordedEvent[]): Promise<void> {
     let expected = cursor.revision + 1;
     for (const event of commit) {
       if (event.revision !== expected) this.report('chain', event, `revision ${event.revision} follows revision ${expected - 1} of the stream: events are missing before it`);
@@ -272,16 +292,23 @@ export class LogAuditor {
       if (typeof first.metadata['signature'] === 'string') this.report('chain', first, 'the commit carries no prevCommitHash');
       return;
     }
-    if (commit.some((e) => e.metadata[COMMIT_CHAIN_FIELD] !== link)) this.report('chain', first, 'the events of this commit carry different prevCommitHash values');
-    else if (link !== nextCommitLink(first.streamId, cursor.lastCommit)) {
+    if (commit.some((e) => e.metadata[COMMIT_CHAIN_FIELD] !== link)) {
+      this.report('chain', first, 'the events of this commit carry different prevCommitHash values');
+      return;
+    }
+    const last = cursor.lastCommit;
+    // Only what the chain hashes of each event goes to the check (no position or revision to copy to a worker).
+    const previous = last?.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) }));
+    await this.verifier.submitLink({ streamId: first.streamId, link, previous }, (linked) => {
+      if (linked) return;
       this.report(
         'chain',
         first,
-        cursor.lastCommit === undefined
+        last === undefined
           ? 'the first commit of the stream does not carry the genesis value: a commit before it was removed'
-          : `prevCommitHash does not match the stream's previous commit (revision ${cursor.lastCommit[0]!.revision}): that commit was edited, or one between them removed`,
+          : `prevCommitHash does not match the stream's previous commit (revision ${last[0]!.revision}): that commit was edited, or one between them removed`,
       );
-    }
+    });
   }
 
   /** Envelope, signature and authorization; the command's definition when all hold. */
@@ -322,12 +349,13 @@ export class LogAuditor {
   private async checkSignature(first: RecordedEvent, envelope: SignedCommand, signer: Signer): Promise<void> {
     // A command sent without a correlation id is recorded with its commandId as one: either form
     // may be the signed one, the form without it far more often (checked first).
-    const { correlationId: _implied, ...withoutCorrelation } = envelope;
+    const { signature, ...unsigned } = envelope;
+    const { correlationId: _implied, ...withoutCorrelation } = unsigned;
     const implied = envelope.correlationId === envelope.commandId;
-    const task: VerifyTask = { bytes: signingBytes(implied ? withoutCorrelation : envelope), publicKey: signer.publicKey!, signature: envelope.signature };
+    const task: VerifyTask = { envelope: implied ? withoutCorrelation : unsigned, publicKey: signer.publicKey!, signature };
     await this.verifier.submit(task, (valid) => {
       // The other form, on this thread: rare (a command that named its own id as its correlation id).
-      if (valid || (implied && this.verifier.verifyNow({ ...task, bytes: signingBytes(envelope) }))) return;
+      if (valid || (implied && this.verifier.verifyNow({ ...task, envelope: unsigned }))) return;
       const byRetired = signer.retired.find((key) => key !== signer.publicKey && this.verifier.verifyNow({ ...task, publicKey: key }));
       this.report(
         'signature',
@@ -347,7 +375,8 @@ export class LogAuditor {
       const publicKey = service === undefined ? undefined : serviceKeyAt(keyring, service, envelope.issuedAt);
       const retired = entries.map((e) => e.publicKey);
       if (publicKey === undefined) {
-        const byRetired = retired.find((key) => this.verifier.verifyNow({ bytes: signingBytes(envelope), publicKey: key, signature: envelope.signature }));
+        const { signature, ...unsigned } = envelope;
+        const byRetired = retired.find((key) => this.verifier.verifyNow({ envelope: unsigned, publicKey: key, signature }));
         return {
           publicKey: undefined,
           retired,

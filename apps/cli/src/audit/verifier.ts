@@ -1,14 +1,31 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { nextCommitLink, signingBytes, type ChainEvent, type UnsignedCommand } from '@agora/identity';
 
-/** One Ed25519 check: `signature` (base64url) of `bytes` under `publicKey` (`ed25519:<base64url>`). */
+/**
+ * One Ed25519 check: `signature` (base64url) of the signing bytes of `envelope` under `publicKey`
+ * (`ed25519:<base64url>`). The bytes (canonical JSON) are built where the check runs: on a worker
+ * thread when there are workers.
+ */
 export interface VerifyTask {
-  bytes: Buffer;
-  /** Other bytes the signature may be of (the same envelope written another way); tried when `bytes` fail. */
-  alternative?: Buffer;
+  envelope: UnsignedCommand;
+  /** The same envelope written another way, which the signature may be of; tried when `envelope` fails. */
+  alternative?: UnsignedCommand;
   publicKey: string;
   signature: string;
 }
+
+/**
+ * One link of a stream's hash chain: true when `link` (a commit's prevCommitHash) is the
+ * genesis value of `streamId` (no `previous`) or the hash of the stream's previous commit.
+ */
+export interface LinkTask {
+  streamId: string;
+  link: string;
+  previous: ChainEvent[] | undefined;
+}
+
+type Task = VerifyTask | LinkTask;
 
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
@@ -31,10 +48,55 @@ export function verifyTask(task: VerifyTask, keys: KeyCache): boolean {
   const signature = Buffer.from(task.signature, 'base64url');
   const key = keys.get(task.publicKey);
   if (signature.length !== 64 || !key) return false;
-  return verify(null, task.bytes, key, signature) || (task.alternative !== undefined && verify(null, task.alternative, key, signature));
+  const verifies = (envelope: UnsignedCommand) => {
+    try {
+      return verify(null, signingBytes(envelope), key, signature);
+    } catch {
+      return false; // an envelope with no canonical form (a lone surrogate) was not signed as written
+    }
+  };
+  return verifies(task.envelope) || (task.alternative !== undefined && verifies(task.alternative));
+}
+
+/**
+ * True when two values read from JSON are equal: the same strings, numbers, literals, and arrays and
+ * objects with the same members (an object member set to undefined counts as absent, as in JSON).
+ * Equal values have equal canonical JSON, so equal signing bytes. A tight walk: the envelopes
+ * compared carry payloads of hundreds of kilobytes (a recovery's candidates).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let members = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    members++;
+  }
+  for (const key in y) if (Object.hasOwn(y, key) && y[key] !== undefined) members--;
+  return members === 0;
+}
+
+/** Runs one check of either kind (what a worker thread does with each task of a batch). */
+export function runTask(task: Task, keys: KeyCache): boolean {
+  return 'link' in task ? task.link === nextCommitLink(task.streamId, task.previous) : verifyTask(task, keys);
 }
 
 const BATCH = 256;
+/**
+ * Batches queued on a worker before this thread checks one itself. This thread (reading, hashing,
+ * deciding) is the slower one on the benchmark log: with 2 queued it took about a sixth of the
+ * checks while the worker idled, so the queue is long enough to ride out a burst of large commits.
+ */
+const QUEUED_PER_WORKER = 8;
 /** Signature checks remembered (most recent first out last): a command's id reservation and its commit carry the same signed envelope. */
 const REMEMBERED = 4_096;
 
@@ -48,7 +110,7 @@ interface Remembered {
 const WORKER_URL = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 interface Batch {
-  tasks: VerifyTask[];
+  tasks: Task[];
   done: ((valid: boolean) => void)[];
 }
 
@@ -59,9 +121,9 @@ interface PoolWorker {
 }
 
 /**
- * Checks signatures on this thread, or in batches on worker threads (`workers` > 0), answering each
- * through its callback; a batch that finds every worker busy is checked on this thread. `drain`
- * waits for all.
+ * Checks signatures and chain links on this thread, or in batches on worker threads (`workers` >
+ * 0), answering each through its callback; a batch that finds every worker busy is checked on this
+ * thread. `drain` waits for all.
  */
 export class SignatureVerifier {
   private readonly keys = new KeyCache();
@@ -95,14 +157,15 @@ export class SignatureVerifier {
   }
 
   /**
-   * Checks `task`, answering through `done`. The same signature under the same key over the same
-   * bytes, checked a moment ago (a command's reservation, then its commit), is answered from that
-   * check: equal bytes, key and signature give the same answer, so nothing is trusted that was not
-   * verified.
+   * Checks `task`, answering through `done`. The same signature under the same key of the same
+   * envelope, checked a moment ago (a command's reservation, then its commit), is answered from
+   * that check: equal envelopes (every field and value the same, compared without building their
+   * canonical JSON) have equal signing bytes, and equal bytes, key and signature give the same
+   * answer, so nothing is trusted that was not verified.
    */
   async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
     const seen = this.remembered.get(task.signature);
-    if (seen && seen.task.publicKey === task.publicKey && seen.task.alternative === undefined && task.alternative === undefined && seen.task.bytes.equals(task.bytes)) {
+    if (seen && seen.task.publicKey === task.publicKey && sameJson(seen.task.envelope, task.envelope) && sameJson(seen.task.alternative, task.alternative)) {
       if (seen.valid === undefined) seen.waiting.push(done);
       else done(seen.valid);
       return;
@@ -117,9 +180,14 @@ export class SignatureVerifier {
     });
   }
 
-  private async check(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
+  /** Checks a chain link, answering through `done`. */
+  async submitLink(task: LinkTask, done: (valid: boolean) => void): Promise<void> {
+    await this.check(task, done);
+  }
+
+  private async check(task: Task, done: (valid: boolean) => void): Promise<void> {
     if (this.pool.length === 0) {
-      done(this.verifyNow(task));
+      done(runTask(task, this.keys));
       return;
     }
     this.batch.tasks.push(task);
@@ -132,10 +200,10 @@ export class SignatureVerifier {
     if (batch.tasks.length === 0) return;
     this.batch = { tasks: [], done: [] };
     if (this.failure) throw this.failure;
-    if (this.inFlight.size >= this.pool.length * 2) {
-      // Every worker has work queued: this thread checks the batch itself rather than wait, so
+    if (this.inFlight.size >= this.pool.length * QUEUED_PER_WORKER) {
+      // Every worker has a long queue: this thread checks the batch itself rather than wait, so
       // the reading, hashing and deciding thread also verifies when it would otherwise idle.
-      batch.tasks.forEach((task, index) => batch.done[index]!(this.verifyNow(task)));
+      batch.tasks.forEach((task, index) => batch.done[index]!(runTask(task, this.keys)));
       return;
     }
     const member = this.pool[this.next++ % this.pool.length]!;
