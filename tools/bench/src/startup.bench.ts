@@ -65,7 +65,8 @@ const TIMEOUT_MS = positiveInt(values.timeout, 'timeout') * 1000;
 const CACHE = resolve(values.cache);
 const NATS_SERVER = resolveNatsServer();
 const NATS_SERVER_BIN = NATS_SERVER.bin;
-const STANDALONE = join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
+// BENCH_STANDALONE=<path of main.js> starts another build's standalone process (a baseline build) on the same logs.
+const STANDALONE = process.env['BENCH_STANDALONE'] ?? join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
 
 function usage(message: string): never {
   console.error(`${message}\n\n${HELP}`);
@@ -208,9 +209,17 @@ async function prepareLog(kind: string, size: number): Promise<Log> {
 
 interface StartResult {
   healthyMs: number;
+  /** CPU time (user + system) the process had used when /health first answered. */
+  cpuMs: number;
   queryMs: number;
   rssMb: number;
   peakMb: number;
+}
+
+/** CPU time (user + system, ms) process `pid` has used so far (/proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function memoryOf(pid: number): { rssMb: number; peakMb: number } {
@@ -226,8 +235,9 @@ async function startOnce(log: Log, dataDir: string, agentId: string): Promise<St
   const started = Date.now();
   // BENCH_STANDALONE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the standalone process.
   const nodeArgs = (process.env['BENCH_STANDALONE_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  // Reads open (loopback only): the agent query measures the read model, not read tokens (the processes close reads by default).
   const child = spawn(process.execPath, [...nodeArgs, STANDALONE], {
-    env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn', AGORA_READS: 'open' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -235,9 +245,10 @@ async function startOnce(log: Log, dataDir: string, agentId: string): Promise<St
   try {
     const base = `http://127.0.0.1:${port}`;
     const healthyMs = await pollUntil(started, async () => (await fetch(`${base}/health`)).ok, child, () => stderr);
+    const cpuMs = cpuMsOf(child.pid!);
     const queryMs = await pollUntil(started, async () => (await fetch(`${base}/v1/registry/agents/${agentId}`)).ok, child, () => stderr);
     const { rssMb, peakMb } = memoryOf(child.pid!);
-    return { healthyMs, queryMs, rssMb, peakMb };
+    return { healthyMs, cpuMs, queryMs, rssMb, peakMb };
   } finally {
     await stopChild(child, 'SIGTERM', 120_000);
   }
@@ -275,8 +286,8 @@ for (const kind of STORES) {
       console.log(`${kind} ${size.toLocaleString('en-US')} events: raw replay (readAll, nothing else) ${fmtRate(replay)}`);
       for (const [mode, r] of [['rebuild (baseline)', rebuild], ['restart', restart]] as const) {
         const rates = mode === 'restart' ? ['', ''] : [fmtRate((size * 1000) / r.healthyMs), fmtRate(replay)];
-        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.queryMs), ...rates, fmtMb(r.rssMb), fmtMb(r.peakMb)]);
-        console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)}, agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
+        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.cpuMs), fmtS(r.queryMs), ...rates, fmtMb(r.rssMb), fmtMb(r.peakMb)]);
+        console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)} (CPU ${fmtS(r.cpuMs)}), agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
@@ -287,7 +298,7 @@ for (const kind of STORES) {
 
 // Rebuild events/s: the log's events over the time from spawn to /health (process start included);
 // raw replay: the same log read through the adapter in this process, in the same run.
-const header = ['store', 'events', 'start', '/health', 'agent query', 'rebuild events/s', 'raw replay events/s', 'RSS', 'peak RSS'];
+const header = ['store', 'events', 'start', '/health', 'CPU to /health', 'agent query', 'rebuild events/s', 'raw replay events/s', 'RSS', 'peak RSS'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`\nstandalone start-up (${new Date().toISOString()}, this machine; figures are wall time from spawn)`);
