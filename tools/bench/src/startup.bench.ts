@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { eventByType, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
 import { describeNatsServer, freePort, resolveNatsServer } from '@agora/testing';
@@ -128,11 +129,13 @@ async function generate(store: EventStore, size: number): Promise<void> {
     const a = n % agents;
     const agentId = `agent${String(a).padStart(6, '0')}`;
     const at = new Date(now + n * 1000).toISOString();
-    const metadata = { actor: n < agents ? 'root' : agentId, commandId: randomUUID(), correlationId: randomUUID(), causationId: null, at };
+    const type = n < agents ? 'AgentRegistered' : 'AgentUpdated';
+    // The metadata fields commands write (toEventData), with the type's schema version: read as written, not upcast.
+    const metadata = { actor: n < agents ? 'root' : agentId, commandId: randomUUID(), commandType: n < agents ? 'RegisterAgent' : 'UpdateAgent', issuedAt: at, correlationId: randomUUID(), [SCHEMA_VERSION_FIELD]: eventByType(type)!.version };
     const event =
       n < agents
-        ? { type: 'AgentRegistered', data: { agentId, publicKey: generateKeyPair().publicKey, displayName: `Agent ${a}`, roles: ['worker'], constitutions: ['default'], specializations: ['general'], trustScore: 0.5, health: 1, risk: 0, registeredAt: at }, metadata }
-        : { type: 'AgentUpdated', data: { agentId, displayName: `Agent ${a} v${Math.floor(n / agents)}`, specializations: ['general', `topic-${n % 97}`] }, metadata };
+        ? { type, data: { agentId, publicKey: generateKeyPair().publicKey, displayName: `Agent ${a}`, roles: ['worker'], constitutions: ['default'], specializations: ['general'], trustScore: 0.5, health: 1, risk: 0, registeredAt: at }, metadata }
+        : { type, data: { agentId, displayName: `Agent ${a} v${Math.floor(n / agents)}`, specializations: ['general', `topic-${n % 97}`] }, metadata };
     // Appends of one agent run one after another (waves hold distinct agents when agents >= inFlight; else 'any').
     const expected = agents >= inFlight ? (revisions[a] === -1 ? 'no_stream' : revisions[a]!) : 'any';
     const result = await store.append(`agent-${agentId}`, [{ id: randomUUID(), ...event }], expected);
@@ -173,7 +176,8 @@ async function rawReplay(log: Log): Promise<number> {
 
 /** The cached log of `size` events on `kind`, generated first if missing. */
 async function prepareLog(kind: string, size: number): Promise<Log> {
-  const dir = join(CACHE, `${kind}-${size}`);
+  // v2: events carry the metadata commands write (schemaVersion among it); logs cached before are generated again.
+  const dir = join(CACHE, `${kind}-${size}-v2`);
   const done = join(dir, 'complete');
   if (kind === 'embedded') {
     const events = join(dir, 'events');
