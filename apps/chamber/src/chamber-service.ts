@@ -23,7 +23,7 @@ import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
 import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
-import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
 import { chamberPolicyFromEnv } from './settings.js';
@@ -165,13 +165,40 @@ export async function startChamberService(context: ServiceContext, options: Cham
   let deadlines: Scheduler | undefined;
   let service: ServiceMicroservice | undefined;
   let interruptedAtStart = 0;
+  // The read model and the deadlines catch up together, in one pass over the log; the service
+  // answers once they are up. The reactor starts after the read model has caught up: taking the
+  // calls, it first settles those a stopped holder left in flight, which it finds in the model.
   const running = await startAll([
-    async () => {
-      const projection = new ProjectionRunner(store, chamberSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-      await projection.start();
-      sessions = projection;
-      return { close: () => projection.stop() };
-    },
+    () =>
+      startTogether([
+        async () => {
+          const projection = new ProjectionRunner(store, chamberSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
+          sessions = projection;
+          await projection.start();
+          return { close: () => projection.stop() };
+        },
+        async () => {
+          const part = await runDeadlines(context, {
+            name: 'chamber',
+            as: identity,
+            categories: [CHAMBER_SESSION_CATEGORY],
+            deadlineOf(event) {
+              const d = event.data as { sessionId: string; approvalExpiresAt?: string };
+              if (event.type === 'ChamberSessionProposed') return { key: `${APPROVAL_KEY}${d.sessionId}`, dueAt: d.approvalExpiresAt! };
+              if (['ChamberSessionApproved', 'ChamberSessionRejected', 'ChamberApprovalExpired', 'ChamberSessionCancelled'].includes(event.type)) return { cancel: `${APPROVAL_KEY}${d.sessionId}` };
+              return undefined;
+            },
+            expire(key, dueAt) {
+              if (!key.startsWith(APPROVAL_KEY)) return undefined;
+              const sessionId = key.slice(APPROVAL_KEY.length);
+              return { streamId: chamberStreamId(sessionId), decider, type: 'ExpireChamberApproval', payload: { sessionId, deadlineAt: dueAt } };
+            },
+            logger,
+          });
+          deadlines = part.scheduler;
+          return part;
+        },
+      ]),
     async () => ({ close: async () => runner.close() }),
     async () => {
       service = await createServiceMicroservice({
@@ -240,27 +267,6 @@ export async function startChamberService(context: ServiceContext, options: Cham
           },
         },
       }),
-    async () => {
-      const part = await runDeadlines(context, {
-        name: 'chamber',
-        as: identity,
-        categories: [CHAMBER_SESSION_CATEGORY],
-        deadlineOf(event) {
-          const d = event.data as { sessionId: string; approvalExpiresAt?: string };
-          if (event.type === 'ChamberSessionProposed') return { key: `${APPROVAL_KEY}${d.sessionId}`, dueAt: d.approvalExpiresAt! };
-          if (['ChamberSessionApproved', 'ChamberSessionRejected', 'ChamberApprovalExpired', 'ChamberSessionCancelled'].includes(event.type)) return { cancel: `${APPROVAL_KEY}${d.sessionId}` };
-          return undefined;
-        },
-        expire(key, dueAt) {
-          if (!key.startsWith(APPROVAL_KEY)) return undefined;
-          const sessionId = key.slice(APPROVAL_KEY.length);
-          return { streamId: chamberStreamId(sessionId), decider, type: 'ExpireChamberApproval', payload: { sessionId, deadlineAt: dueAt } };
-        },
-        logger,
-      });
-      deadlines = part.scheduler;
-      return part;
-    },
   ]);
   const keys = providers.providers.map((p) => `${p.id} (${p.kind}${p.baseUrl ? ` at ${p.baseUrl}` : ''}; key ${layer.hasKey(p.id) ? 'set' : `missing: ${p.apiKeyEnv}`})`);
   return {

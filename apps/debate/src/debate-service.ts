@@ -4,7 +4,7 @@ import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
 import { debatesProjection, listDebates, readDebate, type DebatesModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runReactor, startAll, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DebateServiceOptions {
@@ -81,14 +81,18 @@ export async function startDebateService(context: ServiceContext, options: Debat
 
   let debates: ProjectionRunner<DebatesModel> | undefined;
   let service: ServiceMicroservice | undefined;
+  // The read model and the moderator catch up together, in one pass over the log; the service answers once they are up.
   const running = await startAll([
-    async () => {
-      const runner = new ProjectionRunner(store, debatesProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-      await runner.start();
-      debates = runner;
-      return { close: () => runner.stop() };
-    },
-    () => runReactor(context, { name: 'debate-moderator', as: context.serviceIdentity('debate'), categories: [DEBATE_CATEGORY], react: moderatorCommands, logger, now }),
+    () =>
+      startTogether([
+        async () => {
+          const runner = new ProjectionRunner(store, debatesProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
+          debates = runner;
+          await runner.start();
+          return { close: () => runner.stop() };
+        },
+        () => runReactor(context, { name: 'debate-moderator', as: context.serviceIdentity('debate'), categories: [DEBATE_CATEGORY], react: moderatorCommands, logger, now }),
+      ]),
     async () => {
       service = await createServiceMicroservice({
         service: 'debate',

@@ -46,7 +46,7 @@ import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@ago
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -249,13 +249,34 @@ export async function startDialecticService(context: ServiceContext, options: Di
 
   let deadlines: Scheduler | undefined;
   let service: ServiceMicroservice | undefined;
+  // The read model, the reactor and the deadlines catch up together, in one pass over the log; the
+  // service answers once they are up. The reactor reads the sessions model as of the event it handles.
   const running = await startAll([
-    async () => {
-      const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-      await runner.start();
-      sessions = runner;
-      return { close: () => runner.stop() };
-    },
+    () =>
+      startTogether([
+        async () => {
+          const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
+          sessions = runner;
+          await runner.start();
+          return { close: () => runner.stop() };
+        },
+        () => runReactor(context, { name: 'dialectic', as: identity, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
+        async () => {
+          const part = await runDeadlines(context, {
+            name: 'dialectic',
+            as: identity,
+            categories: [DIALECTIC_SESSION_CATEGORY],
+            deadlineOf,
+            expire(key, dueAt) {
+              const parsed = parseSessionDeadlineKey(key);
+              return parsed && onSession(parsed.sessionId, 'ExpireDialecticPhase', { sessionId: parsed.sessionId, deadlineAt: dueAt });
+            },
+            logger,
+          });
+          deadlines = part.scheduler;
+          return part;
+        },
+      ]),
     async () => {
       service = await createServiceMicroservice({
         service: 'dialectic',
@@ -285,22 +306,6 @@ export async function startDialecticService(context: ServiceContext, options: Di
       });
       const started = service;
       return { close: () => started.close() };
-    },
-    () => runReactor(context, { name: 'dialectic', as: identity, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
-    async () => {
-      const part = await runDeadlines(context, {
-        name: 'dialectic',
-        as: identity,
-        categories: [DIALECTIC_SESSION_CATEGORY],
-        deadlineOf,
-        expire(key, dueAt) {
-          const parsed = parseSessionDeadlineKey(key);
-          return parsed && onSession(parsed.sessionId, 'ExpireDialecticPhase', { sessionId: parsed.sessionId, deadlineAt: dueAt });
-        },
-        logger,
-      });
-      deadlines = part.scheduler;
-      return part;
     },
   ]);
   return {

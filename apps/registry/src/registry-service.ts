@@ -25,7 +25,7 @@ import type { RecordedEvent } from '@agora/eventstore';
 import { modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
-import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, startTogether, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface RegistryServiceOptions {
@@ -148,49 +148,59 @@ export async function startRegistryService(context: ServiceContext, options: Reg
     if (!(await context.registry.agent(agentId))) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
     return ledger(command);
   };
-  const service = await createServiceMicroservice({
-    service: 'registry',
-    ...context.transport,
-    directory: context.directory,
-    maxClockSkewMs: context.config.maxClockSkewMs,
-    description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
-    commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide),
-      onCommand(SetModelBudget, setBudget),
-      onCommand(ReserveModelCall, ledger),
-      onCommand(RecordModelCallOutcome, ledger),
-    ]),
-    queries: new Map([
-      onQuery(ListAgents, async ({ role, includeDisabled, limit, cursor }) => {
-        const matching = [...context.registry.all()].filter((a) => (includeDisabled || a.status === 'active') && (role === undefined || a.roles.includes(role)));
-        const { items, nextCursor } = pageOf(matching, { key: (a) => [a.agentId], directions: ['asc'] }, { limit, cursor }, agentView);
-        return { agents: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
-      }),
-      onQuery(GetAgent, async ({ agentId }) => {
-        const agent = await context.registry.agent(agentId);
-        if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
-        return agentView(agent);
-      }),
-      onQuery(GetModelLedger, async ({ agentId, limit, cursor }) => modelLedgerPage(await modelLedgerOf(context.store, agentId), { limit, cursor })),
-      onQuery(GetModelCall, async ({ agentId, callId }) => {
-        const { state } = await modelLedgerOf(context.store, agentId);
-        const call = state.calls[callId];
-        if (!call || call.reservedAt === null) throw new AgoraError('not_found', `${agentId} reserved no call ${callId}`, { agentId, callId });
-        return modelCallView(agentId, call);
-      }),
-      onQuery(GetConfiguredKeys, async () => ({
-        operators: context.config.operators.map(({ agentId, publicKey }) => ({ agentId, publicKey })),
-        services: Object.fromEntries(Object.entries(context.serviceKeys()).map(([service, entries]) => [service, entries.map((e) => ({ ...e }))])),
-      })),
-    ]),
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
-  });
   // Trust adjustments and resumes are the registry's own commands, signed with its service key.
   const identity = context.serviceIdentity('registry');
   const penalty = options.trustPenaltyProceeded ?? DEFAULT_TRUST_PENALTY_PROCEEDED;
+  let service: ServiceMicroservice | undefined;
+  // The reactors catch up in the process's shared pass over the log; the service answers once the
+  // agent directory it reads (ListAgents) has caught up too.
   const running = await startAll([
-    async () => ({ lines: [`registry service ${service.id}: agora.cmd.registry.agent.*, agora.cmd.registry.model_calls.*, agora.qry.registry.*`], close: () => service.close() }),
-    () => runReactor(context, { name: 'registry-trust', as: identity, categories: ['proposal'], react: trustReactions(penalty) }),
-    () => runReactor(context, { name: 'registry-breaker', as: identity, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
+    () =>
+      startTogether([
+        () => runReactor(context, { name: 'registry-trust', as: identity, categories: ['proposal'], react: trustReactions(penalty) }),
+        () => runReactor(context, { name: 'registry-breaker', as: identity, categories: [DIALECTIC_SESSION_CATEGORY], react: resumeReactions(decider) }),
+      ]),
+    async () => {
+      await context.registry.caughtUp;
+      service = await createServiceMicroservice({
+        service: 'registry',
+        ...context.transport,
+        directory: context.directory,
+        maxClockSkewMs: context.config.maxClockSkewMs,
+        description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
+        commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide),
+          onCommand(SetModelBudget, setBudget),
+          onCommand(ReserveModelCall, ledger),
+          onCommand(RecordModelCallOutcome, ledger),
+        ]),
+        queries: new Map([
+          onQuery(ListAgents, async ({ role, includeDisabled, limit, cursor }) => {
+            const matching = [...context.registry.all()].filter((a) => (includeDisabled || a.status === 'active') && (role === undefined || a.roles.includes(role)));
+            const { items, nextCursor } = pageOf(matching, { key: (a) => [a.agentId], directions: ['asc'] }, { limit, cursor }, agentView);
+            return { agents: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+          }),
+          onQuery(GetAgent, async ({ agentId }) => {
+            const agent = await context.registry.agent(agentId);
+            if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
+            return agentView(agent);
+          }),
+          onQuery(GetModelLedger, async ({ agentId, limit, cursor }) => modelLedgerPage(await modelLedgerOf(context.store, agentId), { limit, cursor })),
+          onQuery(GetModelCall, async ({ agentId, callId }) => {
+            const { state } = await modelLedgerOf(context.store, agentId);
+            const call = state.calls[callId];
+            if (!call || call.reservedAt === null) throw new AgoraError('not_found', `${agentId} reserved no call ${callId}`, { agentId, callId });
+            return modelCallView(agentId, call);
+          }),
+          onQuery(GetConfiguredKeys, async () => ({
+            operators: context.config.operators.map(({ agentId, publicKey }) => ({ agentId, publicKey })),
+            services: Object.fromEntries(Object.entries(context.serviceKeys()).map(([service, entries]) => [service, entries.map((e) => ({ ...e }))])),
+          })),
+        ]),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+      const started = service;
+      return { lines: [`registry service ${started.id}: agora.cmd.registry.agent.*, agora.cmd.registry.model_calls.*, agora.qry.registry.*`], close: () => started.close() };
+    },
   ]);
-  return { ...running, service };
+  return { ...running, service: service! };
 }

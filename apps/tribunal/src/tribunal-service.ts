@@ -11,7 +11,7 @@ import { deadlineOf, parseRoundDeadlineKey, proposalDecider, proposalStreamId } 
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { assignmentsOf, proposalsProjection } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface TribunalServiceOptions {
@@ -39,11 +39,38 @@ export async function startTribunalService(context: ServiceContext, options: Tri
   const decide = deciderHandler({ store: context.store, decider: proposalDecider, streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId), locks: new KeyedLock() });
   const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots, positions: context.readModels });
   let service: ServiceMicroservice | undefined;
+  // The read model, the reactor and the deadlines catch up together, in one pass over the log; the
+  // service answers once they are up. The reactor reads the agent directory as of the event it handles.
   const running = await startAll([
-    async () => {
-      await proposals.start();
-      return { close: () => proposals.stop() };
-    },
+    () =>
+      startTogether([
+        async () => {
+          await proposals.start();
+          return { close: () => proposals.stop() };
+        },
+        () =>
+          runReactor(context, {
+            name: 'tribunal-rounds',
+            as: identity,
+            categories: ['proposal'],
+            react(event): InternalCommand[] {
+              if (event.type !== 'ReviewRoundRequested') return [];
+              const { proposalId, round } = event.data as DataOf<typeof ReviewRoundRequested>;
+              return [{ streamId: proposalStreamId(proposalId), decider: proposalDecider, type: 'OpenReviewRound', payload: { proposalId, round, candidates: reviewerCandidates(context) } }];
+            },
+          }),
+        () =>
+          runDeadlines(context, {
+            name: 'tribunal-rounds',
+            as: identity,
+            categories: ['proposal'],
+            deadlineOf,
+            expire(key) {
+              const round = parseRoundDeadlineKey(key);
+              return round && { streamId: proposalStreamId(round.proposalId), decider: proposalDecider, type: 'ExpireReviewRound', payload: round };
+            },
+          }),
+      ]),
     async () => {
       service = await createServiceMicroservice({
         service: 'tribunal',
@@ -66,28 +93,6 @@ export async function startTribunalService(context: ServiceContext, options: Tri
       const started = service;
       return { lines: [`tribunal service ${started.id}: agora.cmd.tribunal.proposal.*, agora.qry.tribunal.assignments`], close: () => started.close() };
     },
-    () =>
-      runReactor(context, {
-        name: 'tribunal-rounds',
-        as: identity,
-        categories: ['proposal'],
-        react(event): InternalCommand[] {
-          if (event.type !== 'ReviewRoundRequested') return [];
-          const { proposalId, round } = event.data as DataOf<typeof ReviewRoundRequested>;
-          return [{ streamId: proposalStreamId(proposalId), decider: proposalDecider, type: 'OpenReviewRound', payload: { proposalId, round, candidates: reviewerCandidates(context) } }];
-        },
-      }),
-    () =>
-      runDeadlines(context, {
-        name: 'tribunal-rounds',
-        as: identity,
-        categories: ['proposal'],
-        deadlineOf,
-        expire(key) {
-          const round = parseRoundDeadlineKey(key);
-          return round && { streamId: proposalStreamId(round.proposalId), decider: proposalDecider, type: 'ExpireReviewRound', payload: round };
-        },
-      }),
   ]);
   return { ...running, service: service! };
 }

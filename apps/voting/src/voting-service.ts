@@ -33,7 +33,7 @@ import {
 import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
 import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, startAll, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runDeadlines, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface VotingServiceOptions {
@@ -124,30 +124,36 @@ export async function startVotingService(context: ServiceContext, options: Votin
   let sessions: ProjectionRunner<VotingSessionsModel> | undefined;
   let deadlines: Scheduler | undefined;
   let service: ServiceMicroservice | undefined;
+  // The read model and the deadlines catch up together, in one pass over the log; the service answers once they are up.
   const running = await startAll([
-    async () => {
-      const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-      await runner.start();
-      sessions = runner;
-      return { close: () => runner.stop() };
-    },
-    async () => {
-      const part = await runDeadlines(context, {
-        name: 'voting',
-        as: context.serviceIdentity('voting'),
-        categories: ['voting_session'],
-        deadlineOf,
-        expire(key) {
-          const parsed = parseSessionDeadlineKey(key);
-          if (!parsed) return undefined;
-          return { streamId: votingSessionStreamId(parsed.sessionId), decider: votingSessionDecider, type: 'ExpireVotingSession', payload: { sessionId: parsed.sessionId } };
+    () =>
+      startTogether([
+        async () => {
+          const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
+          sessions = runner;
+          await runner.start();
+          return { close: () => runner.stop() };
         },
-        logger,
-      });
-      deadlines = part.scheduler;
-      return part;
-    },
+        async () => {
+          const part = await runDeadlines(context, {
+            name: 'voting',
+            as: context.serviceIdentity('voting'),
+            categories: ['voting_session'],
+            deadlineOf,
+            expire(key) {
+              const parsed = parseSessionDeadlineKey(key);
+              if (!parsed) return undefined;
+              return { streamId: votingSessionStreamId(parsed.sessionId), decider: votingSessionDecider, type: 'ExpireVotingSession', payload: { sessionId: parsed.sessionId } };
+            },
+            logger,
+          });
+          deadlines = part.scheduler;
+          return part;
+        },
+      ]),
     async () => {
+      // ListValidators reads the agent directory: not before it has caught up.
+      await context.registry.caughtUp;
       service = await createServiceMicroservice({
         service: 'voting',
         ...context.transport,

@@ -14,6 +14,12 @@ export interface Consumer {
   /** Only events of streams in these categories are handled. Default: every event. */
   categories?: readonly string[];
   handle(event: RecordedEvent): Promise<void>;
+  /**
+   * Runs before each checkpoint save; the save waits for it (and is tried again later if it
+   * throws). For a `handle` that hands events on without waiting for them to land (the relay's
+   * publishes): what it handed on must have landed before the checkpoint moves past it.
+   */
+  beforeCheckpoint?(): Promise<void>;
 }
 
 export interface CheckpointedConsumerOptions {
@@ -141,6 +147,7 @@ export class CheckpointedConsumer {
     const { position, count } = this.handled;
     if (position === undefined || position === this.saved.position) return;
     try {
+      await this.options.consumer.beforeCheckpoint?.();
       await this.options.checkpoints.save(this.name, position);
       this.saved = { position, count, atMs: Date.now() };
     } catch (error) {

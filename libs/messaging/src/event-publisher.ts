@@ -69,9 +69,23 @@ export class EventPublisher {
   }
 
   async publish(event: RelayedEvent): Promise<void> {
+    this.send(event);
+    await this.flush();
+  }
+
+  /**
+   * Publishes without waiting for the server: the message goes out with the connection's next
+   * write. `flush` then says when everything sent before it has reached the server (one round
+   * trip for any number of events, where `publish` costs one each).
+   */
+  send(event: RelayedEvent): void {
     const { id, type, data, metadata, streamId, revision, position, recordedAt } = event;
     const body: RelayedEvent = { id, type, data, metadata, streamId, revision, position, recordedAt };
     this.wire.publish(this.subjectOf(event), encodeJson(body), { headers: eventHeaders(event) });
-    await this.wire.flush();
+  }
+
+  /** Resolves once every event sent so far has reached the NATS server (or the bus). */
+  flush(): Promise<void> {
+    return this.wire.flush();
   }
 }

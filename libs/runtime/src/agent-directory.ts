@@ -94,6 +94,8 @@ export class RegistryDirectory implements AgentDirectory {
   private readonly unknown: LruMap<string, number>;
   /** Stream reads in progress, by agent id. */
   private readonly reading = new Map<string, Promise<KnownAgent | undefined>>();
+  private started: Promise<void> | undefined;
+  private isCaughtUp = false;
 
   constructor(
     private readonly store: EventStore,
@@ -108,7 +110,20 @@ export class RegistryDirectory implements AgentDirectory {
 
   /** Resolves once every agent registered before the call is known. */
   start(): Promise<void> {
-    return this.runner.start();
+    this.started = this.runner.start().then(() => {
+      this.isCaughtUp = true;
+    });
+    this.started.catch(() => undefined);
+    return this.started;
+  }
+
+  /**
+   * Resolves once the model has caught up with the log (start's promise): a process may start its
+   * parts while the directory catches up, in the same pass over the log; until then one agent is
+   * asked for only once it has (its record in a half-folded model may be an old one).
+   */
+  get caughtUp(): Promise<void> {
+    return this.started ?? this.runner.caughtUp;
   }
 
   stop(): Promise<void> {
@@ -127,6 +142,8 @@ export class RegistryDirectory implements AgentDirectory {
 
   /** One agent: from the model, else (unless the log did not know it a moment ago) from its stream. */
   async agent(agentId: string): Promise<KnownAgent | undefined> {
+    // Started and still catching up: its record of the agent may be an old one.
+    if (this.started && !this.isCaughtUp) await this.started;
     const known = this.runner.model.get(agentId);
     if (known) return known;
     const unknownUntil = this.unknown.get(agentId);

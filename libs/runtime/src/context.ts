@@ -59,8 +59,17 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
-/** Opens the store and the transport a config names, and catches up the agent directory. */
-export async function openServiceContext(config: RuntimeConfig): Promise<ServiceContext> {
+export interface OpenServiceContextOptions {
+  /**
+   * Resolve once the agent directory has caught up with the log (default), or as soon as it has
+   * subscribed (false): the parts the process starts next then catch up in the same pass over the
+   * log as the directory, and wait for `registry.caughtUp` where they read it.
+   */
+  awaitDirectory?: boolean;
+}
+
+/** Opens the store and the transport a config names, and catches up the agent directory (see `awaitDirectory`). */
+export async function openServiceContext(config: RuntimeConfig, options: OpenServiceContextOptions = {}): Promise<ServiceContext> {
   const metrics = new ProcessMetrics();
   const opened = await openEventStore(config.store);
   // The read models, consumers and schedulers that start together catch up in one pass over the log.
@@ -112,8 +121,9 @@ export async function openServiceContext(config: RuntimeConfig): Promise<Service
     };
     const snapshots = new FileSnapshotStore(join(config.dataDir, 'snapshots'));
     const registry = new RegistryDirectory(store, { snapshots, positions: readModels });
-    await registry.start();
+    const directoryStarted = registry.start();
     closers.push(() => registry.stop());
+    if (options.awaitDirectory ?? true) await directoryStarted;
     const directory = commandDirectory(registry, config.operators);
     // Closed reads on NATS: every service of the process answers queries by the visibility table (the reader's read token).
     if (transport.transport === 'nats' && config.natsReads?.mode === 'closed') transport = { ...transport, reads: { directory, audience: config.natsReads.audience } };

@@ -86,7 +86,8 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
     }
     // A reachable NATS node may not serve JetStream yet (just started again, catching up with its
     // cluster): wait for the store as for NATS.
-    const opened = await waitForStore(() => openServiceContext(config), { limitMs: config.natsWaitMs ?? DEFAULT_NATS_WAIT_MS, log });
+    // The agent directory catches up in the same pass over the log as the parts (each waits for it where it reads it).
+    const opened = await waitForStore(() => openServiceContext(config, { awaitDirectory: false }), { limitMs: config.natsWaitMs ?? DEFAULT_NATS_WAIT_MS, log });
     context = opened;
     running = await startAll([
       () => spec.start(opened),
@@ -94,6 +95,11 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
         if (spec.servesMetrics || !config.metrics) return { close: async () => undefined };
         const server = await serveMetrics({ registry: opened.metrics.registry, ...config.metrics });
         return { lines: [`metrics: ${server.url} (bound to ${config.metrics.host}:${server.port}), health: ${server.url.replace(/\/metrics$/, '/health')}`], close: () => server.close() };
+      },
+      // Ready once the agent directory has caught up too.
+      async () => {
+        await opened.registry.caughtUp;
+        return { close: async () => undefined };
       },
     ]);
   } catch (error) {

@@ -16,6 +16,9 @@ export interface EventRelayOptions {
   lag?: ReactorTracker;
 }
 
+/** Events the relay sends at most before it waits for them to reach the server. */
+export const RELAY_FLUSH_EVERY = 1_000;
+
 /**
  * Relays committed events from the store to `agora.evt.<category>.<EventType>` (DESIGN.md
  * decision 2): in order, at least once, checkpointed. A restart resumes after the last saved
@@ -24,11 +27,30 @@ export interface EventRelayOptions {
  * most a second's worth, go out again; listeners dedupe on `Agora-Event-Id`).
  */
 export async function startEventRelay(options: EventRelayOptions): Promise<CheckpointedConsumer> {
+  const { publisher } = options;
+  // Events go out without a round trip each: the checkpoint waits for them to reach the server
+  // (beforeCheckpoint), and a flush every RELAY_FLUSH_EVERY events bounds what waits in the
+  // connection's buffer (a relay with no checkpoint sends the whole log).
+  let unflushed = 0;
   const relay = new CheckpointedConsumer({
     store: options.store,
     checkpoints: options.checkpoints,
-    // Command id reservations (command-ids.ts) are the log's bookkeeping, not news for listeners.
-    consumer: withLag(options.lag, { name: options.name ?? 'relay', handle: async (event) => (event.streamId.startsWith(`${COMMAND_ID_CATEGORY}-`) ? undefined : options.publisher.publish(event)) }),
+    consumer: withLag(options.lag, {
+      name: options.name ?? 'relay',
+      async handle(event) {
+        // Command id reservations (command-ids.ts) are the log's bookkeeping, not news for listeners.
+        if (event.streamId.startsWith(`${COMMAND_ID_CATEGORY}-`)) return;
+        publisher.send(event);
+        if (++unflushed >= RELAY_FLUSH_EVERY) {
+          unflushed = 0;
+          await publisher.flush();
+        }
+      },
+      async beforeCheckpoint() {
+        unflushed = 0;
+        await publisher.flush();
+      },
+    }),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   await relay.start();

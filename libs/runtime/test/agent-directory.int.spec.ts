@@ -103,6 +103,36 @@ describe('RegistryDirectory', () => {
     expect(() => new RegistryDirectory(store, { unknownTtlMs: -1 })).toThrow(RangeError);
   });
 
+  it('answers for an agent only once its model has caught up, never from an older record it holds meanwhile', async () => {
+    await store.append('agent-slow', [registration('slow', generateKeyPair().publicKey), { type: 'AgentDisabled', data: { agentId: 'slow', reason: 'retired', disabledAt: new Date().toISOString() } }], 'no_stream');
+    // Catch-up held right after the registration: the model has the agent, still active.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const holding: EventStore = {
+      ...store,
+      subscribe: (options) =>
+        store.subscribe({
+          ...options,
+          handler: async (event) => {
+            await options.handler(event);
+            if (event.type === 'AgentRegistered' && event.streamId === 'agent-slow') await held;
+          },
+        }),
+    };
+    const catching = new RegistryDirectory(holding);
+    const started = catching.start();
+    await eventually(() => catching.list().some((a) => a.agentId === 'slow'), 'the model to hold the registration');
+    let answer: unknown = 'none yet';
+    const asked = catching.get('slow').then((record) => (answer = record));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answer).toBe('none yet');
+    release();
+    await started;
+    await asked;
+    expect(answer).toMatchObject({ status: 'disabled' });
+    await catching.stop();
+  });
+
   describe('commandDirectory', () => {
     it('answers for a bootstrap operator with one read per TTL, and lets the registry win once it knows the id', async () => {
       const configured = generateKeyPair().publicKey;

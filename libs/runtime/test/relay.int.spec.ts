@@ -1,13 +1,14 @@
 // The relay over the real transports: committed events reach agora.evt.<category>.<EventType> in
-// order, and a relay restarted with its checkpoint neither skips an event nor sends the history again.
+// order, and a relay restarted with its checkpoint neither skips an event nor sends the history again;
+// catching up, it waits for the server once per batch, never past its checkpoint.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileCheckpointStore } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
-import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgoraClient } from '@agora/messaging';
+import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgoraClient, type WireConnection } from '@agora/messaging';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
-import { runEventRelay } from '../src/index.js';
+import { runEventRelay, startEventRelay } from '../src/index.js';
 
 interface Heard {
   subject: string;
@@ -81,5 +82,50 @@ describe.each(transports)('the event relay over the $name', (transport) => {
       sub.unsubscribe();
       await close();
     }
+  });
+});
+
+describe('the event relay catching up', () => {
+  let dir: string;
+  let store: EventStore;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agora-relay-'));
+    store = await openEmbeddedEventStore({ directory: join(dir, 'events') });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends the history without a round trip per event, and moves its checkpoint only past events that reached the server', async () => {
+    const events = 2_500;
+    for (let i = 0; i < events; i++) await store.append(`order-${i % 7}`, [{ type: 'Placed', data: { i } }], 'any');
+    const order = new Map<string, number>();
+    for await (const e of store.readAll()) order.set(e.position, order.size + 1);
+    const sent: string[] = [];
+    let reached = 0;
+    let flushes = 0;
+    const wire: WireConnection = {
+      subscribe: () => {
+        throw new Error('not used');
+      },
+      publish: (subject) => void sent.push(subject),
+      request: () => Promise.reject(new Error('not used')),
+      flush: async () => {
+        flushes++;
+        reached = sent.length;
+      },
+    };
+    const saves: Array<{ events: number; reached: number }> = [];
+    const checkpoints = {
+      load: async () => undefined,
+      save: async (_name: string, position: string) => void saves.push({ events: order.get(position)!, reached }),
+    };
+    const relay = await startEventRelay({ store, publisher: new EventPublisher(wire), checkpoints });
+    await relay.stop();
+    expect(sent).toHaveLength(events);
+    expect(flushes).toBeLessThan(events / 100);
+    expect(saves.at(-1)).toEqual({ events, reached: events });
+    for (const save of saves) expect(save.reached).toBeGreaterThanOrEqual(save.events);
   });
 });

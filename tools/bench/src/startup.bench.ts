@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { eventByType, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
 import { describeNatsServer, freePort, resolveNatsServer } from '@agora/testing';
@@ -65,7 +66,8 @@ const TIMEOUT_MS = positiveInt(values.timeout, 'timeout') * 1000;
 const CACHE = resolve(values.cache);
 const NATS_SERVER = resolveNatsServer();
 const NATS_SERVER_BIN = NATS_SERVER.bin;
-const STANDALONE = join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
+// BENCH_STANDALONE=<path of main.js> starts another build's standalone process (a baseline build) on the same logs.
+const STANDALONE = process.env['BENCH_STANDALONE'] ?? join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
 
 function usage(message: string): never {
   console.error(`${message}\n\n${HELP}`);
@@ -127,11 +129,13 @@ async function generate(store: EventStore, size: number): Promise<void> {
     const a = n % agents;
     const agentId = `agent${String(a).padStart(6, '0')}`;
     const at = new Date(now + n * 1000).toISOString();
-    const metadata = { actor: n < agents ? 'root' : agentId, commandId: randomUUID(), correlationId: randomUUID(), causationId: null, at };
+    const type = n < agents ? 'AgentRegistered' : 'AgentUpdated';
+    // The metadata fields commands write (toEventData), with the type's schema version: read as written, not upcast.
+    const metadata = { actor: n < agents ? 'root' : agentId, commandId: randomUUID(), commandType: n < agents ? 'RegisterAgent' : 'UpdateAgent', issuedAt: at, correlationId: randomUUID(), [SCHEMA_VERSION_FIELD]: eventByType(type)!.version };
     const event =
       n < agents
-        ? { type: 'AgentRegistered', data: { agentId, publicKey: generateKeyPair().publicKey, displayName: `Agent ${a}`, roles: ['worker'], constitutions: ['default'], specializations: ['general'], trustScore: 0.5, health: 1, risk: 0, registeredAt: at }, metadata }
-        : { type: 'AgentUpdated', data: { agentId, displayName: `Agent ${a} v${Math.floor(n / agents)}`, specializations: ['general', `topic-${n % 97}`] }, metadata };
+        ? { type, data: { agentId, publicKey: generateKeyPair().publicKey, displayName: `Agent ${a}`, roles: ['worker'], constitutions: ['default'], specializations: ['general'], trustScore: 0.5, health: 1, risk: 0, registeredAt: at }, metadata }
+        : { type, data: { agentId, displayName: `Agent ${a} v${Math.floor(n / agents)}`, specializations: ['general', `topic-${n % 97}`] }, metadata };
     // Appends of one agent run one after another (waves hold distinct agents when agents >= inFlight; else 'any').
     const expected = agents >= inFlight ? (revisions[a] === -1 ? 'no_stream' : revisions[a]!) : 'any';
     const result = await store.append(`agent-${agentId}`, [{ id: randomUUID(), ...event }], expected);
@@ -172,7 +176,8 @@ async function rawReplay(log: Log): Promise<number> {
 
 /** The cached log of `size` events on `kind`, generated first if missing. */
 async function prepareLog(kind: string, size: number): Promise<Log> {
-  const dir = join(CACHE, `${kind}-${size}`);
+  // v2: events carry the metadata commands write (schemaVersion among it); logs cached before are generated again.
+  const dir = join(CACHE, `${kind}-${size}-v2`);
   const done = join(dir, 'complete');
   if (kind === 'embedded') {
     const events = join(dir, 'events');
@@ -208,9 +213,17 @@ async function prepareLog(kind: string, size: number): Promise<Log> {
 
 interface StartResult {
   healthyMs: number;
+  /** CPU time (user + system) the process had used when /health first answered. */
+  cpuMs: number;
   queryMs: number;
   rssMb: number;
   peakMb: number;
+}
+
+/** CPU time (user + system, ms) process `pid` has used so far (/proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function memoryOf(pid: number): { rssMb: number; peakMb: number } {
@@ -226,8 +239,9 @@ async function startOnce(log: Log, dataDir: string, agentId: string): Promise<St
   const started = Date.now();
   // BENCH_STANDALONE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the standalone process.
   const nodeArgs = (process.env['BENCH_STANDALONE_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  // Reads open (loopback only): the agent query measures the read model, not read tokens (the processes close reads by default).
   const child = spawn(process.execPath, [...nodeArgs, STANDALONE], {
-    env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...log.env, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), AGORA_LOG_LEVEL: 'warn', AGORA_READS: 'open' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -235,9 +249,10 @@ async function startOnce(log: Log, dataDir: string, agentId: string): Promise<St
   try {
     const base = `http://127.0.0.1:${port}`;
     const healthyMs = await pollUntil(started, async () => (await fetch(`${base}/health`)).ok, child, () => stderr);
+    const cpuMs = cpuMsOf(child.pid!);
     const queryMs = await pollUntil(started, async () => (await fetch(`${base}/v1/registry/agents/${agentId}`)).ok, child, () => stderr);
     const { rssMb, peakMb } = memoryOf(child.pid!);
-    return { healthyMs, queryMs, rssMb, peakMb };
+    return { healthyMs, cpuMs, queryMs, rssMb, peakMb };
   } finally {
     await stopChild(child, 'SIGTERM', 120_000);
   }
@@ -275,8 +290,8 @@ for (const kind of STORES) {
       console.log(`${kind} ${size.toLocaleString('en-US')} events: raw replay (readAll, nothing else) ${fmtRate(replay)}`);
       for (const [mode, r] of [['rebuild (baseline)', rebuild], ['restart', restart]] as const) {
         const rates = mode === 'restart' ? ['', ''] : [fmtRate((size * 1000) / r.healthyMs), fmtRate(replay)];
-        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.queryMs), ...rates, fmtMb(r.rssMb), fmtMb(r.peakMb)]);
-        console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)}, agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
+        rows.push([kind, size.toLocaleString('en-US'), mode, fmtS(r.healthyMs), fmtS(r.cpuMs), fmtS(r.queryMs), ...rates, fmtMb(r.rssMb), fmtMb(r.peakMb)]);
+        console.log(`  ${mode}: /health after ${fmtS(r.healthyMs)} (CPU ${fmtS(r.cpuMs)}), agent query after ${fmtS(r.queryMs)}, RSS ${fmtMb(r.rssMb)} (peak ${fmtMb(r.peakMb)})`);
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
@@ -287,7 +302,7 @@ for (const kind of STORES) {
 
 // Rebuild events/s: the log's events over the time from spawn to /health (process start included);
 // raw replay: the same log read through the adapter in this process, in the same run.
-const header = ['store', 'events', 'start', '/health', 'agent query', 'rebuild events/s', 'raw replay events/s', 'RSS', 'peak RSS'];
+const header = ['store', 'events', 'start', '/health', 'CPU to /health', 'agent query', 'rebuild events/s', 'raw replay events/s', 'RSS', 'peak RSS'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`\nstandalone start-up (${new Date().toISOString()}, this machine; figures are wall time from spawn)`);
