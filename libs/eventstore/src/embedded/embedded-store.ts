@@ -445,13 +445,16 @@ export class EmbeddedEventStore implements EventStore {
     const unindexed = () => (previous && !previous.finished ? previous : undefined);
     const recordedAt = new Date().toISOString();
     this.batch.clear();
+    // Answers given here are held until the previous group is in the index: a caller refused because
+    // of a commit of that group (or told its commit is stored there) must be able to read it at once.
+    const answers: (() => void)[] = [];
 
     for (const p of queued) {
       const first = p.entries[0]!.i;
       const inGroup = byFirstId.get(first) ?? unindexed()?.byFirstId.get(first);
       if (inGroup) {
         if (inGroup.pending.streamId === p.streamId && sameIds(inGroup.record.e, p.entries)) inGroup.retries.push(p);
-        else p.reject(alreadyStored(p, 0, inGroup.pending.streamId));
+        else answers.push(() => p.reject(alreadyStored(p, 0, inGroup.pending.streamId)));
         continue;
       }
       // Ids already in the log: a retry of a whole commit gets that commit's result; anything else is refused.
@@ -465,8 +468,9 @@ export class EmbeddedEventStore implements EventStore {
           if (!found) continue;
           if (n === 0 && found.k === 0) {
             const stored = found.commit.record;
-            if (stored.s === p.streamId && sameIds(stored.e, p.entries)) p.resolve({ ...found.commit.result, alreadyStored: true });
-            else p.reject(alreadyStored(p, 0, stored.s));
+            const result = found.commit.result;
+            if (stored.s === p.streamId && sameIds(stored.e, p.entries)) answers.push(() => p.resolve({ ...result, alreadyStored: true }));
+            else answers.push(() => p.reject(alreadyStored(p, 0, stored.s)));
             settled = true;
             break;
           }
@@ -475,14 +479,15 @@ export class EmbeddedEventStore implements EventStore {
       }
       if (settled) continue;
       if (repeated >= 0) {
-        p.reject(alreadyStored(p, repeated));
+        const index = repeated;
+        answers.push(() => p.reject(alreadyStored(p, index)));
         continue;
       }
       const last = lastRevision.get(p.streamId) ?? unindexed()?.lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
       try {
         checkExpectedRevision(p.streamId, p.expected, last);
       } catch (error) {
-        p.reject(error);
+        answers.push(() => p.reject(error));
         continue;
       }
       lastRevision.set(p.streamId, last + p.entries.length);
@@ -494,6 +499,12 @@ export class EmbeddedEventStore implements EventStore {
       byFirstId.set(first, commit);
       for (const e of p.entries) pendingIds.add(e.i);
     }
+    const answerAll = () => {
+      for (const answer of answers) answer();
+    };
+    const holding = unindexed();
+    if (holding) void holding.done!.then(answerAll);
+    else answerAll();
     return group;
   }
 

@@ -10,8 +10,6 @@ interface TailRead {
   startVersion: number | undefined;
   done: Promise<void>;
   settled: boolean;
-  /** It got a full page: there may be more stored already, so a read at its end must read again. */
-  full: boolean;
 }
 
 /**
@@ -95,7 +93,7 @@ export class SharedTail {
         if (generation === this.generation) this.reset();
       },
     );
-    const read: TailRead = { startVersion: -1, done: opening, settled: false, full: false };
+    const read: TailRead = { startVersion: -1, done: opening, settled: false };
     void opening.finally(() => (read.settled = true));
     this.reading = read;
   }
@@ -109,14 +107,20 @@ export class SharedTail {
     return this.recent.slice(from, from + maxCount);
   }
 
+  /**
+   * A read in progress or waiting to begin, that sees what was announced up to `version`. Never a
+   * read that has ended: a subscription polling after a wake-up whose commit was not yet stored
+   * when the tail last read (the wake-up is the core NATS copy of the publish, which can arrive
+   * before JetStream has stored it) must read again, or it would wait for the next append.
+   */
   private canJoin(read: TailRead | undefined, version: number): read is TailRead {
-    if (!read || (read.settled && read.full)) return false;
+    if (!read || read.settled) return false;
     return read.startVersion === undefined || read.startVersion >= version;
   }
 
   private queueRead(previous: TailRead | undefined): TailRead {
     const generation = this.generation;
-    const read: TailRead = { startVersion: undefined, done: Promise.resolve(), settled: false, full: false };
+    const read: TailRead = { startVersion: undefined, done: Promise.resolve(), settled: false };
     read.done = (previous?.done ?? Promise.resolve())
       .catch(() => undefined)
       .then(async () => {
@@ -129,7 +133,6 @@ export class SharedTail {
             this.pager = await AllPager.open(this.ctx, end);
           }
           const page = await this.pager.next(this.pageSize);
-          read.full = page.length >= this.pageSize;
           if (generation === this.generation) this.add(page);
         } catch (error) {
           if (generation === this.generation) this.reset();
