@@ -18,12 +18,12 @@ import {
   type PayloadOf,
 } from '@agora/contracts';
 import { budgetDecider, budgetStreamId, chamberStreamId, createChamberDecider, dayOf, isFinal, monthOf, pendingCalls, type ChamberCommand, type ChamberPolicy } from '@agora/domain-chamber';
-import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
 import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
-import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
 import { chamberPolicyFromEnv } from './settings.js';
@@ -172,10 +172,9 @@ export async function startChamberService(context: ServiceContext, options: Cham
     () =>
       startTogether([
         async () => {
-          const projection = new ProjectionRunner(store, chamberSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-          sessions = projection;
-          await projection.start();
-          return { close: () => projection.stop() };
+          const part = await runReadModel(context, chamberSessionsProjection, logger);
+          sessions = part.model;
+          return part;
         },
         async () => {
           const part = await runDeadlines(context, {

@@ -1,10 +1,10 @@
 import { AgoraError, DEBATE_CATEGORY, debateCommands, debateQueries, GetDebate, ListDebates, OpenDebate, PostDebateMove, type DebateView, type PayloadOf } from '@agora/contracts';
 import { debateDecider, debateStreamId, moderatorMovesFor } from '@agora/domain-debate';
-import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
+import { type ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
 import { debatesProjection, listDebates, readDebate, type DebatesModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DebateServiceOptions {
@@ -86,10 +86,9 @@ export async function startDebateService(context: ServiceContext, options: Debat
     () =>
       startTogether([
         async () => {
-          const runner = new ProjectionRunner(store, debatesProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-          debates = runner;
-          await runner.start();
-          return { close: () => runner.stop() };
+          const part = await runReadModel(context, debatesProjection, logger);
+          debates = part.model;
+          return part;
         },
         () => runReactor(context, { name: 'debate-moderator', as: context.serviceIdentity('debate'), categories: [DEBATE_CATEGORY], react: moderatorCommands, logger, now }),
       ]),

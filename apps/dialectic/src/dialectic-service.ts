@@ -42,11 +42,11 @@ import {
 import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { sessionIdOfRequest, votingSessionDecider, votingSessionStreamId } from '@agora/domain-voting';
-import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -255,10 +255,9 @@ export async function startDialecticService(context: ServiceContext, options: Di
     () =>
       startTogether([
         async () => {
-          const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-          sessions = runner;
-          await runner.start();
-          return { close: () => runner.stop() };
+          const part = await runReadModel(context, dialecticSessionsProjection, logger);
+          sessions = part.model;
+          return part;
         },
         () => runReactor(context, { name: 'dialectic', as: identity, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
         async () => {

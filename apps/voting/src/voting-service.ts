@@ -30,10 +30,10 @@ import {
   type SessionEnrichment,
   type VotingSessionCommand,
 } from '@agora/domain-voting';
-import { ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
 import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, runDeadlines, runReadModel, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface VotingServiceOptions {
@@ -129,10 +129,9 @@ export async function startVotingService(context: ServiceContext, options: Votin
     () =>
       startTogether([
         async () => {
-          const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-          sessions = runner;
-          await runner.start();
-          return { close: () => runner.stop() };
+          const part = await runReadModel(context, votingSessionsProjection, logger);
+          sessions = part.model;
+          return part;
         },
         async () => {
           const part = await runDeadlines(context, {

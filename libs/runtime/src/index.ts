@@ -7,6 +7,7 @@ export * from './context.js';
 export * from './process.js';
 export * from './reactor.js';
 export * from './deadlines.js';
+export * from './read-model.js';
 export * from './lease.js';
 export * from './metrics.js';
 export * from './metrics-server.js';
