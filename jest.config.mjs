@@ -20,7 +20,11 @@ const common = {
 export default {
   // A test that talks to real servers gets more than Jest's 5 s on a busy machine; a slow one says so itself.
   testTimeout: 30_000,
-  reporters: ['default', '<rootDir>/tools/jest/summary-reporter.mjs'],
+  // Every suite's duration goes to test-results/timings.jsonl (npm test prints the slowest).
+  reporters: ['default', '<rootDir>/tools/jest/timings-reporter.mjs', '<rootDir>/tools/jest/summary-reporter.mjs'],
+  // A worker that holds more than this after a suite is replaced by a fresh one (with more than one
+  // worker; in band, one process keeps every suite's modules).
+  workerIdleMemoryLimit: '1GB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.unit.spec.ts'] },
     { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.int.spec.ts'] },
