@@ -26,8 +26,8 @@ export default tseslint.config(
             { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:testing'] },
             // The client library (@agora/sdk) and what is built on it (the MCP server): no framework, no store.
             { sourceTag: 'type:sdk', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:sdk', 'type:testing'], bannedExternalImports: ['@nestjs/*', '@kurrent/*', 'express', 'prom-client'] },
-            // Test support (used by tests only).
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing'] },
+            // Test support (used by tests only): it signs and sends as agents do, so it may use contracts, identity and messaging.
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:contracts', 'type:domain', 'type:infra'] },
             // A service: a package with its start function (for standalone mode) and its own main.
             { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:sdk', 'type:testing'] },
             // A process that composes services (standalone mode).

@@ -3,56 +3,22 @@
 // Saylor and Hayes are registered debaters sending signed moves over NATS; every process is killed
 // in the middle of CRUX_LOCK (after the first failed lock) and started again; the debate goes on
 // to CONVERGED with the seed's ThreadCrux, and the moderator's interventions are in the log once each.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { commandByType, GetDebate, ListDebates, ModerateDebate, OpenDebate, PostDebateMove, type CommandDefinition, type DebateView, type Reply } from '@agora/contracts';
+import { GetDebate, ListDebates, ModerateDebate, OpenDebate, PostDebateMove, type DebateView } from '@agora/contracts';
 import { debateStreamId, EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC, exampleScript, moveOf } from '@agora/domain-debate';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
-import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { startServiceFleet, waitFor, type CommandRef, type ServiceFleet } from '@agora/testing';
 
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'debate', entry: 'apps/debate/src/main.ts' },
-  { name: 'projections', entry: 'apps/projections/src/main.ts' },
-] as const;
-type ServiceName = (typeof SERVICES)[number]['name'];
-const DEBATERS = ['saylor', 'hayes'] as const;
+const SERVICES = ['registry', 'debate', 'projections'] as const;
 const DEBATE = 'btc-digital-gold';
 
 describe('the crux debate over separate processes (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(DEBATERS.map((a) => [a, generateKeyPair()])) as Record<string, KeyPair>;
-  const processes = new Map<ServiceName, AgoraProcess>();
-  let dir: string;
-  let client: NatsAgoraClient;
+  let fleet: ServiceFleet;
   let store: EventStore;
 
-  const start = async (name: ServiceName) => {
-    const service = SERVICES.find((s) => s.name === name)!;
-    processes.set(name, await startAgoraProcess(service.entry, `agora-${name}`, { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: join(dir, name), AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' }));
-  };
-  const send = (agent: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) =>
-    client.request(definition.subject, createSignedCommand({ type: definition.type, actor: agent, payload, secretKey: (agent === 'root' ? root : keys[agent]!).secretKey }), { timeoutMs: 10_000 });
-  const ok = async (agent: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) => {
-    const reply = await send(agent, definition, payload);
-    if (!reply.ok) throw new Error(`${agent} ${definition.type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result as { events: string[] };
-  };
-  const debate = async (): Promise<DebateView> => {
-    const reply = (await client.request(GetDebate.subject, { debateId: DEBATE }, { timeoutMs: 10_000 })) as Reply<DebateView>;
-    if (!reply.ok) throw new Error(`${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
-  const debateWhen = async (check: (d: DebateView) => boolean, what: string) => {
-    let last: DebateView | undefined;
-    await waitFor(async () => check((last = await debate())), what, 20_000);
-    return last!;
-  };
+  const send = (agent: string, command: CommandRef, payload: Record<string, unknown>) => fleet.send(agent, command, payload);
+  const ok = (agent: string, command: CommandRef, payload: Record<string, unknown>) => fleet.ok(agent, command, payload);
+  const debate = () => fleet.query<DebateView>(GetDebate.subject, { debateId: DEBATE });
+  const debateWhen = (check: (d: DebateView) => boolean, what: string) => fleet.until(debate, check, what, 20_000);
   const script = exampleScript();
   const playSteps = async (from: number, to: number) => {
     for (const step of script.slice(from, to)) {
@@ -62,24 +28,15 @@ describe('the crux debate over separate processes (e2e)', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-debate-e2e-'));
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('debate', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'debate-e2e' });
-    await Promise.all(SERVICES.map((s) => start(s.name)));
-    for (const agentId of [...DEBATERS, 'outsider']) {
-      keys[agentId] ??= generateKeyPair();
-      await ok('root', commandByType('RegisterAgent')!, { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: agentId === 'outsider' ? ['observer'] : ['debater'], constitutions: [], trustScore: 500 });
-    }
+    fleet = await startServiceFleet({ label: 'debate', env: () => ({ METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' }) });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
+    await Promise.all(SERVICES.map((name) => fleet.start(name)));
+    await fleet.register({ saylor: { roles: ['debater'], trustScore: 500 }, hayes: { roles: ['debater'], trustScore: 500 }, outsider: { roles: ['observer'], trustScore: 500 } });
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([...processes.values()].map((p) => p.stop()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
   }, 60_000);
 
   it("plays the seed's debate to a validated crux, losing nothing to a SIGKILL of every process in CRUX_LOCK", async () => {
@@ -111,8 +68,8 @@ describe('the crux debate over separate processes (e2e)', () => {
     const before = await debate();
 
     // Every process goes down hard and comes back.
-    await Promise.all([...processes.values()].map((p) => p.kill()));
-    await Promise.all(SERVICES.map((s) => start(s.name)));
+    await Promise.all([...fleet.processes.values()].map((p) => p.kill()));
+    await Promise.all(SERVICES.map((name) => fleet.start(name)));
     expect(await debate()).toEqual(before);
 
     await playSteps(12, 14); // the second lock fails: the moderator (restarted, from its checkpoint) prompts and forces binary framing
@@ -133,7 +90,7 @@ describe('the crux debate over separate processes (e2e)', () => {
     expect(interventions.every((e) => e.metadata['actor'] === 'service:debate' && typeof e.metadata['signature'] === 'string')).toBe(true);
     expect(types.filter((t) => t === 'DebateCompleted')).toHaveLength(1);
     // The metrics, from the projections' read model (restarted too: rebuilt from the log).
-    const metricsUrl = /metrics: (http:\/\/\S+\/metrics)/.exec(processes.get('projections')!.output())![1]!;
+    const metricsUrl = /metrics: (http:\/\/\S+\/metrics)/.exec(fleet.processes.get('projections')!.output())![1]!;
     let metrics = '';
     await waitFor(async () => /agora_debate_completed_debates_total\{outcome="converged"\} 1/.test((metrics = await (await fetch(metricsUrl)).text())), 'the projections to count the debate', 20_000);
     for (const line of [
@@ -146,7 +103,7 @@ describe('the crux debate over separate processes (e2e)', () => {
       'agora_debate_duration_seconds_count 1',
       'agora_debate_open_debates 1', // the probe
     ]) expect(metrics).toContain(line);
-    const listed = (await client.request(ListDebates.subject, { status: 'complete' }, { timeoutMs: 10_000 })) as Reply<{ debates: { debateId: string; outcome: string }[] }>;
-    expect(listed).toMatchObject({ ok: true, result: { debates: [expect.objectContaining({ debateId: DEBATE, outcome: 'converged' })] } });
+    const listed = await fleet.query<{ debates: { debateId: string; outcome: string }[] }>(ListDebates.subject, { status: 'complete' });
+    expect(listed).toMatchObject({ debates: [expect.objectContaining({ debateId: DEBATE, outcome: 'converged' })] });
   }, 240_000);
 });

@@ -5,11 +5,7 @@
 // in the middle of a synthesis round, and a silent reviewer's antithesis deadline fires through the
 // durable scheduler (AGORA_DIALECTIC_POLICY gives it seconds).
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
-  commandByType,
   CreateVotingSession,
   GetAgent,
   GetDialecticSession,
@@ -19,26 +15,17 @@ import {
   SubmitSynthesis,
   SubmitThesis,
   type AgentView,
-  type CommandDefinition,
   type Condition,
   type DialecticSessionView,
-  type Reply,
 } from '@agora/contracts';
 import { dialecticStreamId, signResolution } from '@agora/domain-dialectic';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
-import { runToCompletion, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { runToCompletion, startServiceFleet, type CommandRef, type ServiceFleet } from '@agora/testing';
 
 // The antithesis has seconds: the silent reviewer's deadline is due while (or soon after) every process is down.
 // Every other deadline keeps the seed's hours.
 const POLICY = { antithesisTimeoutMs: 8_000 };
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'voting', entry: 'apps/voting/src/main.ts' },
-  { name: 'dialectic', entry: 'apps/dialectic/src/main.ts' },
-] as const;
-type ServiceName = (typeof SERVICES)[number]['name'];
+const SERVICES = ['registry', 'voting', 'dialectic'] as const;
 
 // ada: the seed's paused agent; bob: paused too, his reviewer stays silent; the reviewers (and tie-breakers) are drawn from the rest.
 const FLEET = { ada: ['executive'], bob: ['executive'], rev1: ['reviewer'], rev2: ['reviewer'], rev3: ['reviewer'] } as const;
@@ -48,52 +35,17 @@ const threshold = (value: number): Condition => ({ operation: 'set_risk_threshol
 const cascade: Condition = { operation: 'enable_cascade_detection', parameters: {} };
 
 describe('the dialectic over separate processes (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(Object.keys(FLEET).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
-  const processes = new Map<ServiceName, AgoraProcess>();
-  let dir: string;
-  let client: NatsAgoraClient;
+  let fleet: ServiceFleet;
   let store: EventStore;
 
-  const env = (name: ServiceName): Record<string, string> => ({
-    NATS_URL: nats.url,
-    EVENT_STORE: log.eventStore,
-    AGORA_DATA_DIR: join(dir, name),
-    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
-    AGORA_DIALECTIC_POLICY: JSON.stringify(POLICY),
-  });
-  const start = async (name: ServiceName) => {
-    const service = SERVICES.find((s) => s.name === name)!;
-    processes.set(name, await startAgoraProcess(service.entry, `agora-${name}`, env(name)));
-  };
-  const send = (agent: Agent | 'root', definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) => {
-    const key = agent === 'root' ? root : keys[agent];
-    return client.request(definition.subject, createSignedCommand({ type: definition.type, actor: agent, payload, secretKey: key.secretKey }), { timeoutMs: 10_000 });
-  };
-  const ok = async (agent: Agent | 'root', definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) => {
-    const reply = await send(agent, definition, payload);
-    if (!reply.ok) throw new Error(`${agent} ${definition.type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result as { events: string[] };
-  };
-  const query = async <T>(subject: string, params: unknown): Promise<T> => {
-    const reply = (await client.request(subject, params, { timeoutMs: 10_000 })) as Reply<T>;
-    if (!reply.ok) throw new Error(`${subject}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
+  const send = (agent: Agent | 'root', command: CommandRef, payload: Record<string, unknown>) => fleet.send(agent, command, payload);
+  const ok = (agent: Agent | 'root', command: CommandRef, payload: Record<string, unknown>) => fleet.ok(agent, command, payload);
+  const query = <T>(subject: string, params: unknown) => fleet.query<T>(subject, params);
   const session = (sessionId: string) => query<DialecticSessionView>(GetDialecticSession.subject, { sessionId });
   const agentView = (agentId: Agent) => query<AgentView>(GetAgent.subject, { agentId });
-  const sessionWhen = async (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string, timeoutMs = 15_000) => {
-    let last: DialecticSessionView | undefined;
-    await waitFor(async () => {
-      const reply = (await client.request(GetDialecticSession.subject, { sessionId }, { timeoutMs: 5_000 })) as Reply<DialecticSessionView>;
-      last = reply.ok ? reply.result : undefined;
-      return last !== undefined && check(last);
-    }, `${what} (session ${sessionId})`, timeoutMs);
-    return last!;
-  };
-  const breakerWhen = (agentId: Agent, state: 'open' | 'closed') => waitFor(async () => (await agentView(agentId)).breaker.state === state, `the breaker of ${agentId} to be ${state}`, 15_000);
+  const sessionWhen = (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string, timeoutMs = 15_000) =>
+    fleet.until(() => session(sessionId), check, `${what} (session ${sessionId})`, timeoutMs);
+  const breakerWhen = (agentId: Agent, state: 'open' | 'closed') => fleet.until(() => agentView(agentId), (agent) => agent.breaker.state === state, `the breaker of ${agentId} to be ${state}`);
   /** Trips the breaker of `agentId` at the seed's risk (0.65 over the default 0.60) and waits for its recovery to open with a reviewer. */
   const pause = async (agentId: Agent) => {
     expect(await ok(agentId, ReportHealth, { agentId, health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { coherence: 0.45 } })).toMatchObject({ events: ['AgentHealthReported', 'AgentPaused'] });
@@ -103,31 +55,23 @@ describe('the dialectic over separate processes (e2e)', () => {
     ok(s.agentId as Agent, SubmitThesis, { sessionId: s.sessionId, rootCause: 'AGI discussion triggered complexity spike', proposedConditions: [threshold(0.45), cascade], reasoning: 'External spike, not internal failure' });
   const sign = async (sessionId: string, signer: Agent) => {
     const payload = (await session(sessionId)).proposed!.payload;
-    return ok(signer, SignResolution, { sessionId, publicKey: keys[signer].publicKey, signature: signResolution(payload, signer, keys[signer].secretKey) });
+    return ok(signer, SignResolution, { sessionId, publicKey: fleet.key(signer).publicKey, signature: signResolution(payload, signer, fleet.key(signer).secretKey) });
   };
   /** A command of a paused agent to another service (voting). */
   const deploy = () => send('ada', CreateVotingSession, { requestId: `ada-deploy-${randomUUID()}`, actionType: 'deploy_production', riskLevel: 'high' });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-dialectic-e2e-'));
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('dialectic', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'dialectic-e2e' });
-    await Promise.all((['registry', 'voting'] as const).map(start));
-    for (const [agentId, roles] of Object.entries(FLEET)) {
-      await ok('root', commandByType('RegisterAgent')!, { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...roles], constitutions: [], trustScore: 700 });
-    }
+    fleet = await startServiceFleet({ label: 'dialectic', env: () => ({ AGORA_DIALECTIC_POLICY: JSON.stringify(POLICY) }) });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
+    await Promise.all((['registry', 'voting'] as const).map((name) => fleet.start(name)));
+    await fleet.register(Object.fromEntries(Object.entries(FLEET).map(([agentId, roles]) => [agentId, { roles, trustScore: 700 }])));
     // The dialectic draws reviewers from the registry as its process knows it: started now, it has caught up with the fleet.
-    await start('dialectic');
+    await fleet.start('dialectic');
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([...processes.values()].map((p) => p.stop()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
   }, 60_000);
 
   it("runs the seed's worked example (0.65 -> 0.48) across processes, losing nothing to a SIGKILL of every process mid-synthesis", async () => {
@@ -156,8 +100,8 @@ describe('the dialectic over separate processes (e2e)', () => {
     expect(before).toMatchObject({ status: 'synthesis', round: 1, awaiting: [reviewer] });
 
     // Every process goes down hard in the middle of the synthesis round, and comes back.
-    await Promise.all([...processes.values()].map((p) => p.kill()));
-    await Promise.all(SERVICES.map((s) => start(s.name)));
+    await Promise.all([...fleet.processes.values()].map((p) => p.kill()));
+    await Promise.all(SERVICES.map((name) => fleet.start(name)));
 
     expect(await session('ada-p1')).toEqual(before);
     expect(await deploy()).toMatchObject({ ok: false, error: { code: 'forbidden' } });
@@ -200,7 +144,7 @@ describe('the dialectic over separate processes (e2e)', () => {
   }, 60_000);
 
   it('stops with exit code 2 naming AGORA_DIALECTIC_POLICY when it is bad; --help lists it', async () => {
-    const run = (args: string[], extra: Record<string, string>) => runToCompletion('apps/dialectic/src/main.ts', args, { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, ...extra });
+    const run = (args: string[], extra: Record<string, string>) => runToCompletion('apps/dialectic/src/main.ts', args, { NATS_URL: fleet.nats.url, EVENT_STORE: fleet.log.eventStore, AGORA_OPERATOR_PUBLIC_KEY: fleet.key('root').publicKey, ...extra });
     const [invalid, notJson, help] = await Promise.all([
       run([], { AGORA_DIALECTIC_POLICY: '{"antithesisTimeoutMs":10}' }),
       run([], { AGORA_DIALECTIC_POLICY: '{nope' }),

@@ -25,10 +25,8 @@ import {
   SubmitThesis,
   type AgentView,
   type CommandDefinition,
-  type CommandResult,
   type Condition,
   type DialecticSessionSummary,
-  type Reply,
   type Role,
   type VotingSessionView,
 } from '@agora/contracts';
@@ -37,11 +35,11 @@ import { pickFromPool, signResolution } from '@agora/domain-dialectic';
 import { agentDecider, agentStreamId, type AgentCommand } from '@agora/domain-registry';
 import { handleCommand } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { generateKeyPair, type KeyPair } from '@agora/identity';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the breaker lives in the registry (ReportHealth, the resume reactor), wired here as standalone mode wires them.
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { agentsOn, startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: a quorum escalation goes through the real voting service, wired here as standalone mode wires them.
 import { startVotingService } from '@agora/voting';
 import { startDialecticService } from '../src/dialectic-service.js';
@@ -100,25 +98,13 @@ describe.each(setups)('dialectic service ($name)', ({ config: transportConfig })
   let running: Running;
   const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
-  const send = <T = CommandResult>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 10_000 });
-  const command = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>, key: KeyPair = keys[actor]!) =>
-    send(definition.subject, createSignedCommand({ type: definition.type, actor, payload, secretKey: key.secretKey }));
-  const query = async <T>(subject: string, params: unknown): Promise<T> => {
-    const reply = await send<T>(subject, params);
-    if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-    return reply.result;
-  };
+  // Signs and sends as the agents do, through the running context's client.
+  const agents = agentsOn({ request: (subject, body, options) => context.client.request(subject, body, options) }, keys);
+  const command = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>, key?: KeyPair) => agents.send(actor, definition, payload, key ? { key } : {});
+  const query = <T>(subject: string, params: unknown): Promise<T> => agents.query<T>(subject, params);
   const session = (sessionId: string) => query<DialecticSessionView>(GetDialecticSession.subject, { sessionId });
   const agentView = (agentId: string) => query<AgentView>(GetAgent.subject, { agentId });
-  const sessionWhen = async (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string) => {
-    let last: DialecticSessionView | undefined;
-    await waitFor(async () => {
-      const reply = await send<DialecticSessionView>(GetDialecticSession.subject, { sessionId });
-      last = reply.ok ? reply.result : undefined;
-      return last !== undefined && check(last);
-    }, `${what} (session ${sessionId})`);
-    return last!;
-  };
+  const sessionWhen = (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string) => agents.until(() => session(sessionId), check, `${what} (session ${sessionId})`);
   const breakerWhen = (agentId: string, state: 'open' | 'closed') => waitFor(async () => (await context.registry.agent(agentId))?.breaker.state === state, `the breaker of ${agentId} to be ${state}`);
 
   /** Trips the breaker of `agentId` (the seed: risk 0.65) and waits for its recovery to open with a reviewer. */
@@ -255,15 +241,10 @@ describe.each(setups)('dialectic service ($name)', ({ config: transportConfig })
     const quorum = await sessionWhen('cyd-p1', (s) => s.status === 'quorum', 'the quorum tier');
     const votingSessionId = quorum.escalations[1]!.votingSessionId!;
     expect(votingSessionId).toBe('cyd-p1-q2');
-    let voting: VotingSessionView | undefined;
-    await waitFor(async () => {
-      const reply = await send<VotingSessionView>(GetVotingSession.subject, { sessionId: votingSessionId });
-      voting = reply.ok ? reply.result : undefined;
-      return voting !== undefined;
-    }, 'the voting session');
+    const voting = await agents.until(() => query<VotingSessionView>(GetVotingSession.subject, { sessionId: votingSessionId }), () => true, 'the voting session');
     expect(voting).toMatchObject({ requestingAgent: 'cyd', actionType: 'resume_paused_agent', createdBy: 'service:dialectic' });
-    expect(voting!.validators).toHaveLength(5);
-    for (const { agentId } of voting!.validators) {
+    expect(voting.validators).toHaveLength(5);
+    for (const { agentId } of voting.validators) {
       expect(await command(CastValidatorVote, agentId, { sessionId: votingSessionId, decision: 'approve', reasoning: 'the reviewer position is sound', confidence: 0.9 })).toMatchObject({ ok: true });
     }
     // The voting session's decision comes back as RecordQuorumResult: approved, resolved on the proposal, the agent resumes.

@@ -48,7 +48,7 @@ import {
 import { dialecticStreamId, signResolution } from '@agora/domain-dialectic';
 import { agentStreamId } from '@agora/domain-registry';
 import type { EventStore, RecordedEvent } from '@agora/eventstore';
-import { commitsOf, createSignedCommand, generateKeyPair, parseServiceKeyring, serviceKeyAt, verifyMetadataSignature, verifyStreamChain, type KeyPair } from '@agora/identity';
+import { commitsOf, generateKeyPair, parseServiceKeyring, serviceKeyAt, verifyMetadataSignature, verifyStreamChain, type KeyPair } from '@agora/identity';
 import { startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
@@ -56,7 +56,7 @@ import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { ConfigError, issueInternalCommand, loadServiceIdentity, openServiceContext, resolveServiceKeyring, startAll, type Running, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { agentsOn, startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { createDialecticDecider, DEFAULT_DIALECTIC_POLICY } from '@agora/domain-dialectic';
@@ -102,24 +102,12 @@ let context: ServiceContext;
 let running: Running;
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
-const send = <T = CommandResult>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 10_000 });
-const command = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>, key: KeyPair = keys[actor]!) =>
-  send(definition.subject, createSignedCommand({ type: definition.type, actor, payload, secretKey: key.secretKey }));
-const query = async <T>(subject: string, params: unknown): Promise<T> => {
-  const reply = await send<T>(subject, params);
-  if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-  return reply.result;
-};
+// Signs and sends as the agents do, through the running context's client.
+const agents = agentsOn({ request: (subject, body, options) => context.client.request(subject, body, options) }, keys);
+const command = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>, key?: KeyPair) => agents.send(actor, definition, payload, key ? { key } : {});
+const query = <T>(subject: string, params: unknown): Promise<T> => agents.query<T>(subject, params);
 const session = (sessionId: string) => query<DialecticSessionView>(GetDialecticSession.subject, { sessionId });
-const sessionWhen = async (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string) => {
-  let last: DialecticSessionView | undefined;
-  await waitFor(async () => {
-    const reply = await send<DialecticSessionView>(GetDialecticSession.subject, { sessionId });
-    last = reply.ok ? reply.result : undefined;
-    return last !== undefined && check(last);
-  }, `${what} (session ${sessionId})`);
-  return last!;
-};
+const sessionWhen = (sessionId: string, check: (s: DialecticSessionView) => boolean, what: string) => agents.until(() => session(sessionId), check, `${what} (session ${sessionId})`);
 
 async function allEvents(store: EventStore): Promise<RecordedEvent[]> {
   const out: RecordedEvent[] = [];

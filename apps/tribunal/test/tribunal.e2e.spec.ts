@@ -3,26 +3,15 @@
 // groups), the log in JetStream. A fleet of
 // agents (the seed's Space-OS cast) speaks to them over NATS with signed commands; the figures are
 // read back from the projections' /metrics.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { commandByType, GetAgent, GetProposal, type AgentView, type ProposalView, type Reply } from '@agora/contracts';
+import { GetAgent, GetProposal, type AgentView, type ProposalView } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
-import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 
 // Rounds are long enough that reviews always arrive in time; the one round that must expire asks
 // for its own time-box, long enough to restart every process (from source) before it is due.
 const POLICY = { roundDeadlineMs: 120_000, minRoundDeadlineMs: 1_000, maxRoundsBeforeEscalation: 2 };
 const QUIET_ROUND_MS = 20_000;
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'proposal', entry: 'apps/proposal/src/main.ts' },
-  { name: 'projections', entry: 'apps/projections/src/main.ts' },
-  { name: 'tribunal', entry: 'apps/tribunal/src/main.ts' },
-] as const;
-type ServiceName = (typeof SERVICES)[number]['name'];
+const SERVICES = ['registry', 'proposal', 'projections', 'tribunal'] as const;
 
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
@@ -35,46 +24,17 @@ const CAST = {
 type Agent = keyof typeof CAST;
 
 describe('the tribunal over separate processes (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(Object.keys(CAST).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
-  const processes = new Map<ServiceName, AgoraProcess>();
-  let dir: string;
+  let fleet: ServiceFleet;
   let metricsUrl: string;
-  let client: NatsAgoraClient;
   let store: EventStore;
 
-  const env = (name: ServiceName): Record<string, string> => ({
-    NATS_URL: nats.url,
-    EVENT_STORE: log.eventStore,
-    AGORA_DATA_DIR: join(dir, name),
-    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
-    AGORA_TRIBUNAL_POLICY: JSON.stringify(POLICY),
-    METRICS_PORT: '0',
-    METRICS_HOST: '127.0.0.1',
-  });
-  const start = async (name: ServiceName) => {
-    const service = SERVICES.find((s) => s.name === name)!;
-    const started = await startAgoraProcess(service.entry, `agora-${name}`, env(name));
-    processes.set(name, started);
+  const start = async (name: (typeof SERVICES)[number]) => {
+    const started = await fleet.start(name);
     if (name === 'projections') metricsUrl = /metrics: (http:\S+\/metrics)/.exec(started.output())![1]!;
   };
-  const send = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
-    const key = agent === 'root' ? root : keys[agent];
-    const subject = commandByType(type)!.subject;
-    return client.request(subject, createSignedCommand({ type, actor: agent, payload, secretKey: key.secretKey }), { timeoutMs: 10_000 });
-  };
-  const ok = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
-    const reply = await send(agent, type, payload);
-    if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
-  const proposal = async (proposalId: string): Promise<ProposalView> => {
-    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 10_000 })) as Reply<ProposalView>;
-    if (!reply.ok) throw new Error(`${proposalId}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
+  const send = (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => fleet.send(agent, type, payload);
+  const ok = (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => fleet.ok(agent, type, payload);
+  const proposal = (proposalId: string) => fleet.query<ProposalView>(GetProposal.subject, { proposalId });
   const roundOpened = (proposalId: string, round: number) =>
     waitFor(async () => (await proposal(proposalId)).rounds.some((r) => r.round === round && r.status === 'open'), `round ${round} of ${proposalId} to open`, 15_000);
   const statusOf = (proposalId: string, status: string) => waitFor(async () => (await proposal(proposalId)).status === status, `${proposalId} to be ${status}`, 40_000);
@@ -84,25 +44,17 @@ describe('the tribunal over separate processes (e2e)', () => {
     ok('seldon', 'SubmitProposal', { proposalId, title: `Plan ${proposalId}`, body, problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }], ...extra });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-tribunal-e2e-'));
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('tribunal', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'tribunal-e2e' });
+    fleet = await startServiceFleet({ label: 'tribunal', env: () => ({ AGORA_TRIBUNAL_POLICY: JSON.stringify(POLICY), METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' }) });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     await Promise.all((['registry', 'proposal', 'projections'] as const).map(start));
-    for (const [agentId, profile] of Object.entries(CAST)) {
-      await ok('root', 'RegisterAgent', { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 });
-    }
+    await fleet.register(Object.fromEntries(Object.entries(CAST).map(([agentId, profile]) => [agentId, { ...profile, constitutions: [...profile.constitutions], trustScore: 500 }])));
     // The tribunal draws reviewers from the registry as its process knows it: started now, it has caught up with every reviewer.
     await start('tribunal');
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([...processes.values()].map((p) => p.stop()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
   }, 60_000);
 
   it('Space-OS: two objections in round 1, a revision answering both, approval in round 2', async () => {
@@ -134,8 +86,8 @@ describe('the tribunal over separate processes (e2e)', () => {
     await review('harbinger', 'quiet', 1, 'risk', 'approve');
 
     // Every process goes down hard in the middle of the round, and comes back before the deadline.
-    await Promise.all([...processes.values()].map((p) => p.kill()));
-    await Promise.all(SERVICES.map((s) => start(s.name)));
+    await Promise.all([...fleet.processes.values()].map((p) => p.kill()));
+    await Promise.all(SERVICES.map(start));
     const deadlineAt = Date.parse((await proposal('quiet')).rounds[0]!.deadlineAt);
     expect(Date.now()).toBeLessThan(deadlineAt);
 
@@ -174,12 +126,9 @@ describe('the tribunal over separate processes (e2e)', () => {
     await submit('rogue', 'Start week 1 now.');
     await roundOpened('rogue', 1);
     await review('harbinger', 'rogue', 1, 'risk', 'object', { constraint: 'Risk: wait for review', scenario: 'Workers build the wrong thing.', suggestedRevision: 'Wait.' });
-    const result = (await ok('seldon', 'RecordExecution', { proposalId: 'rogue', summary: 'started anyway' })) as { events: string[] };
+    const result = await ok('seldon', 'RecordExecution', { proposalId: 'rogue', summary: 'started anyway' });
     expect(result.events).toEqual(['ExecutionRecorded', 'ProceededDespiteObjections']);
-    await waitFor(async () => {
-      const reply = (await client.request(GetAgent.subject, { agentId: 'seldon' }, { timeoutMs: 5_000 })) as Reply<AgentView>;
-      return reply.ok && reply.result.trustScore === 400;
-    }, "seldon's trust to drop by 100");
+    await fleet.until(() => fleet.query<AgentView>(GetAgent.subject, { agentId: 'seldon' }), (agent) => agent.trustScore === 400, "seldon's trust to drop by 100");
     const events = await store.readStream('agent-seldon');
     expect(events.filter((e) => e.type === 'AgentTrustAdjusted')).toHaveLength(1);
   }, 60_000);

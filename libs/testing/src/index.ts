@@ -61,3 +61,4 @@ export * from './processes.js';
 export * from './nats-server.js';
 export * from './browser.js';
 export * from './otlp-receiver.js';
+export * from './services.js';

@@ -1,0 +1,157 @@
+// The harness of service and process tests: agents that sign and send commands and read with
+// their own keys (over any client: a service context's in-process client, or NATS), waiting for a
+// state, and a fleet of Agora's service processes on a NATS server and a JetStream log of the
+// test's own, started, restarted and cleaned up in one place.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { commandByType, READ_TOKEN, type CommandDefinition, type CommandResult, type Reply } from '@agora/contracts';
+import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
+import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
+import { uniqueJetStreamLog } from './index.js';
+import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
+import { startAgoraProcess, type AgoraProcess } from './processes.js';
+
+/** A command by its type (`'SubmitProposal'`) or its definition (`SubmitProposal` from @agora/contracts). */
+export type CommandRef = string | Pick<CommandDefinition, 'type' | 'subject'>;
+
+export interface Agents {
+  /** Every agent's key pair by id; `key(id)` makes one on first use. */
+  readonly keys: Record<string, KeyPair>;
+  key(agentId: string): KeyPair;
+  /** Signs `command` as `agentId` (with its key, or `options.key`) and sends it; the reply as it comes. */
+  send<T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>, options?: { key?: KeyPair; timeoutMs?: number }): Promise<Reply<T>>;
+  /** `send`, failing with the error's code and message unless the reply is ok; the result. */
+  ok<T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>): Promise<T>;
+  /** A query's result (failing on an error reply), read as `as` with a read token of its own when given. */
+  query<T>(subject: string, params: unknown, options?: { as?: string; timeoutMs?: number }): Promise<T>;
+  /** Reads with `read` until `check` holds (an error reply counts as not yet); the last value read. */
+  until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs?: number): Promise<T>;
+}
+
+const definitionOf = (command: CommandRef): Pick<CommandDefinition, 'type' | 'subject'> => {
+  if (typeof command !== 'string') return command;
+  const definition = commandByType(command);
+  if (!definition) throw new Error(`no command of type ${command} in the contracts`);
+  return definition;
+};
+
+/** Agents speaking through `client` (anything with `request`, e.g. a ServiceContext's client or a NatsAgoraClient). */
+export function agentsOn(client: Pick<AgoraClient, 'request'>, keys: Record<string, KeyPair> = {}): Agents {
+  const key = (agentId: string) => (keys[agentId] ??= generateKeyPair());
+  const send = <T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>, options: { key?: KeyPair; timeoutMs?: number } = {}) => {
+    const { type, subject } = definitionOf(command);
+    const envelope = createSignedCommand({ type, actor: agentId, payload, secretKey: (options.key ?? key(agentId)).secretKey });
+    return client.request<T>(subject, envelope, { timeoutMs: options.timeoutMs ?? 10_000 });
+  };
+  return {
+    keys,
+    key,
+    send,
+    async ok<T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>) {
+      const reply = await send<T>(agentId, command, payload);
+      if (!reply.ok) throw new Error(`${agentId} ${definitionOf(command).type}: ${reply.error.code} ${reply.error.message}`);
+      return reply.result;
+    },
+    async query<T>(subject: string, params: unknown, options: { as?: string; timeoutMs?: number } = {}) {
+      const headers = options.as === undefined ? undefined : { [READ_TOKEN.natsHeader]: mintReadToken({ agentId: options.as, secretKey: key(options.as).secretKey, lifetimeSeconds: 60 }) };
+      const reply = await client.request<T>(subject, params, { timeoutMs: options.timeoutMs ?? 10_000, ...(headers ? { headers } : {}) });
+      if (!reply.ok) throw new Error(`${subject}: ${reply.error.code} ${reply.error.message}`);
+      return reply.result;
+    },
+    async until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: { value: T } | { error: unknown } | undefined;
+      for (;;) {
+        try {
+          const value = await read();
+          last = { value };
+          if (check(value)) return value;
+        } catch (error) {
+          last = { error };
+        }
+        if (Date.now() > deadline) {
+          const seen = last === undefined ? 'nothing' : 'value' in last ? JSON.stringify(last.value) : String(last.error);
+          throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last read: ${seen}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+  };
+}
+
+export interface ServiceFleetOptions {
+  /** Names the log, the data directory and the NATS client (`'tribunal'`). */
+  label: string;
+  /** Settings of one service's process beyond the fleet's own (policies, METRICS_HOST ...). */
+  env?: (service: string) => Record<string, string>;
+  /** The private NATS server's options (a configuration file with users ...). */
+  nats?: StartNatsOptions;
+}
+
+export interface ServiceFleet extends Agents {
+  readonly nats: PrivateNatsServer;
+  /** The JetStream log every process shares (EVENT_STORE and its parts). */
+  readonly log: ReturnType<typeof uniqueJetStreamLog>;
+  /** A directory of the fleet's own (each process's data directory is `<dir>/<service>`). */
+  readonly dir: string;
+  /** The test's connection to the fleet's NATS server. */
+  readonly client: NatsAgoraClient;
+  /** The running processes by service name. */
+  readonly processes: Map<string, AgoraProcess>;
+  /** The environment `start(service)` gives the process: NATS, the log, its data directory, the operator `root`, then `options.env`. */
+  env(service: string): Record<string, string>;
+  /** Starts `apps/<service>/src/main.ts` (again, after a stop or a kill) and resolves once it is ready. */
+  start(service: string, env?: Record<string, string>): Promise<AgoraProcess>;
+  /** Registers agents as the operator `root`, with keys of their own (`key(agentId)`). */
+  register(agents: Record<string, { roles: readonly string[]; [field: string]: unknown }>): Promise<void>;
+  /** Stops every process (SIGTERM), the client and the NATS server, and removes the directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Agora's services as separate processes, the way an operator runs them, on a NATS server of the
+ * test's own (no other run's replicas join their queue groups) with a JetStream log of their own.
+ * Nothing is started but the server: `start(service)` starts each process.
+ */
+export async function startServiceFleet(options: ServiceFleetOptions): Promise<ServiceFleet> {
+  const dir = await mkdtemp(join(tmpdir(), `agora-${options.label}-`));
+  const nats = await startNatsServer(options.nats);
+  const log = uniqueJetStreamLog(options.label, nats.url);
+  const client = await NatsAgoraClient.connect({ servers: nats.url, name: `${options.label}-test` });
+  const agents = agentsOn(client);
+  const root = agents.key('root');
+  const processes = new Map<string, AgoraProcess>();
+  const env = (service: string): Record<string, string> => ({
+    NATS_URL: nats.url,
+    EVENT_STORE: log.eventStore,
+    AGORA_DATA_DIR: join(dir, service),
+    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
+    ...options.env?.(service),
+  });
+  return {
+    ...agents,
+    nats,
+    log,
+    dir,
+    client,
+    processes,
+    env,
+    async start(service, extra = {}) {
+      const started = await startAgoraProcess(`apps/${service}/src/main.ts`, `agora-${service}`, { ...env(service), ...extra });
+      processes.set(service, started);
+      return started;
+    },
+    async register(fleet) {
+      for (const [agentId, profile] of Object.entries(fleet)) {
+        await agents.ok('root', 'RegisterAgent', { agentId, publicKey: agents.key(agentId).publicKey, displayName: agentId, constitutions: [], ...profile, roles: [...profile.roles] });
+      }
+    },
+    async stop() {
+      await Promise.all([...processes.values()].map((p) => p.stop()));
+      await client.close();
+      await nats.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
