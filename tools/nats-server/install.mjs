@@ -55,6 +55,7 @@ Where apt or Debian's packages cannot be reached: install nats-server 2.11 or ne
 NATS_SERVER_BIN to the binary.`;
 
 class InstallError extends Error {}
+class UsageError extends InstallError {}
 
 export function cacheRoot(env = process.env) {
   return resolve(env.AGORA_NATS_CACHE?.trim() || join(ROOT, '.cache', 'nats-server'));
@@ -67,7 +68,7 @@ export function cachedBinary(suite, env = process.env) {
 
 function suiteName(arg) {
   const name = ALIASES[arg] ?? arg;
-  if (!(name in SUITES)) throw new InstallError(`unknown suite ${JSON.stringify(arg)}: one of ${Object.keys(SUITES).join(', ')} (see --help)`);
+  if (!(name in SUITES)) throw new UsageError(`unknown suite ${JSON.stringify(arg)}: one of ${Object.keys(SUITES).join(', ')} (see --help)`);
   return name;
 }
 
@@ -81,7 +82,7 @@ function versionOf(bin) {
  * The sources of the machine's apt configuration, one-line (`deb [opts] URI suite comp...`) and
  * deb822 (`Types: deb`, `URIs:`, `Suites:`, `Components:`, `Signed-By:`), as {uris, suites, components, signedBy}.
  */
-function aptSources(etc = '/etc/apt') {
+export function aptSources(etc = '/etc/apt') {
   const files = [join(etc, 'sources.list')];
   const parts = join(etc, 'sources.list.d');
   if (existsSync(parts)) for (const f of readdirSync(parts).sort()) if (f.endsWith('.list') || f.endsWith('.sources')) files.push(join(parts, f));
@@ -117,8 +118,8 @@ const DEBIAN_SUITE = /^(buster|bullseye|bookworm|trixie|forky|duke|sid|oldstable
 const DEBIAN_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg';
 
 /** The mirror of Debian's main archive that the machine's apt uses, and the keyring that signs it. */
-function debianMirror() {
-  for (const source of aptSources()) {
+export function debianMirror(etc = '/etc/apt') {
+  for (const source of aptSources(etc)) {
     if (!source.suites.some((s) => DEBIAN_SUITE.test(s)) || !source.components.includes('main')) continue;
     const uri = source.uris.find((u) => /^(https?|file):/.test(u));
     if (!uri) continue;
@@ -192,8 +193,7 @@ function fetchSuite(suite, { refresh, say }) {
 
 /** Fetches (or finds in the cache) each suite's nats-server; returns their binaries. Throws InstallError with what to do by hand. */
 export function installNatsServers(suites, { refresh = false, say = () => {} } = {}) {
-  return suites.map((arg) => {
-    const suite = suiteName(arg);
+  return suites.map(suiteName).map((suite) => {
     try {
       return { suite, ...fetchSuite(suite, { refresh, say }) };
     } catch (error) {
@@ -226,6 +226,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     }
   } catch (error) {
     console.error(`nats-server: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(error instanceof InstallError ? 1 : 3);
+    process.exit(error instanceof UsageError ? 2 : error instanceof InstallError ? 1 : 3);
   }
 }
