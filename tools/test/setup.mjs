@@ -67,24 +67,21 @@ export function ensureDebianPackages(log) {
 
 /**
  * The nats-server the tests' private servers and clusters run (NATS_SERVER_BIN for every test
- * process): the one NATS_SERVER_BIN names, else the newest Debian server the project's installer keeps
- * under .cache/nats-server/ (fetched on the first run).
+ * process): the one NATS_SERVER_BIN names, else Debian unstable's, the newest, which `npm run
+ * nats-server` fetches into .cache/nats-server/ (once; Debian 13's too, which a test of the store's
+ * refusal of a clustered log on 2.10 runs), by the rule of libs/testing (natsServerBin).
  */
 export function privateNatsServer(root, log) {
   if (process.env.NATS_SERVER_BIN) {
     log(`NATS_SERVER_BIN=${process.env.NATS_SERVER_BIN} (as set)`);
     return process.env.NATS_SERVER_BIN;
   }
-  // CALL SITE (tools/nats-server/install.mjs, npm run nats-server): fetches Debian unstable's
-  // nats-server into .cache/nats-server/unstable/ and prints its path. Until it lands, the rule of
-  // libs/testing (natsServerBin) decides.
-  const installer = join(root, 'tools', 'nats-server', 'install.mjs');
-  const run = existsSync(installer)
-    ? spawnSync(process.execPath, [installer, '--suite', 'unstable'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' })
-    : spawnSync(process.execPath, ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', 'tools/ci/nats-server-bin.mjs'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
-  const bin = run.stdout?.trim().split('\n').pop();
-  if (run.status !== 0 || !bin) throw new Error('no nats-server for the tests (see the message above); set NATS_SERVER_BIN to one');
-  log(`private servers and clusters: ${bin}`);
+  const fetched = spawnSync(process.execPath, [join(root, 'tools', 'nats-server', 'install.mjs'), 'unstable', 'trixie', '--quiet'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (fetched.status !== 0) throw new Error('npm run nats-server could not fetch the nats-servers (see above); or set NATS_SERVER_BIN to a nats-server 2.11 or newer');
+  const rule = spawnSync(process.execPath, ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', 'tools/ci/nats-server-bin.mjs'], { cwd: root, encoding: 'utf8' });
+  const bin = rule.stdout?.trim();
+  if (rule.status !== 0 || !bin) throw new Error(`no nats-server for the tests: ${rule.stderr.trim()}; set NATS_SERVER_BIN to one`);
+  log(`private servers and clusters: ${rule.stderr.trim()}`);
   return bin;
 }
 
