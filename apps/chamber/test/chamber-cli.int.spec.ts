@@ -1,20 +1,20 @@
 // `agora chamber ask | approve | reject | watch | show`: the built CLI run as a child process the
 // way a person runs it, against a real gateway with the chamber service behind it (in-process
 // transport, embedded store), the panel's providers pointed at stand-in servers.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the chamber behind a real gateway, as standalone mode wires them.
 import { startGateway, type Gateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv, StandIns } from '@agora/providers';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { builtEntry } from '@agora/testing';
 import { chamberPolicyFromEnv, panelScript, startChamberService, type RunningChamber } from '../src/index.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const CLI = join(REPO_ROOT, 'apps/cli/dist/main.js');
+/** The built `agora` (npm test builds before its stages). */
+let CLI: string;
 
 describe('agora chamber (the CLI against a gateway and the chamber)', () => {
   let dir: string;
@@ -43,7 +43,7 @@ describe('agora chamber (the CLI against a gateway and the chamber)', () => {
   }
 
   beforeAll(async () => {
-    execFileSync('npx', ['nx', 'run', '@agora/cli:build', '--output-style=static'], { cwd: REPO_ROOT, stdio: 'pipe' });
+    CLI = builtEntry('cli');
     dir = mkdtempSync(join(tmpdir(), 'agora-chamber-cli-'));
     const root = generateKeyPair();
     keyFile = join(dir, 'root.key.json');

@@ -1,11 +1,22 @@
 // Starts Agora's processes the way an operator does: separate OS processes, settings in the
 // environment, run from source through tools/ts-run so the tests need no build.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/nats-core';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/**
+ * The built entry point of an app (`apps/<app>/dist/main.js`), for a test of what a user runs after
+ * `npm run build` (npm test builds before its stages). A test never builds it itself: it fails saying so.
+ */
+export function builtEntry(app: string): string {
+  const entry = join(REPO_ROOT, 'apps', app, 'dist', 'main.js');
+  if (!existsSync(entry)) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
+  return entry;
+}
 
 /** `node` arguments that run a TypeScript entry point from source. */
 export function sourceArgs(entry: string): string[] {
