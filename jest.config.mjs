@@ -22,9 +22,11 @@ export default {
   testTimeout: 30_000,
   // Every suite's duration goes to test-results/timings.jsonl (npm test prints the slowest).
   reporters: ['default', '<rootDir>/tools/jest/timings-reporter.mjs', '<rootDir>/tools/jest/summary-reporter.mjs'],
-  // A worker that holds more than this after a suite is replaced by a fresh one (with more than one
-  // worker; in band, one process keeps every suite's modules).
-  workerIdleMemoryLimit: '1GB',
+  // Suites run in a worker process (even one worker: a memory limit turns Jest's in-band run off), and a
+  // worker that holds more than this after a suite is replaced by a fresh one. In one process the heap
+  // grows with every suite: Jest's ESM mode (--experimental-vm-modules) keeps each suite's module graph
+  // (jestjs/jest#14605; a suite of one trivial test keeps ~2.5 MB, ours 10-70 MB).
+  workerIdleMemoryLimit: '512MB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.unit.spec.ts'] },
     { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,apps,tools}/*/{src,test}/**/*.int.spec.ts'] },

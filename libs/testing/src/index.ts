@@ -49,6 +49,17 @@ export async function deleteJetStreamLogs(): Promise<void> {
   }
 }
 
+/**
+ * True under `AGORA_TEST_SCALE=full` (`npm run test:full`): the suites that measure load, faults or
+ * scale run at full size; otherwise (npm test, CI) at a small size that still proves the same thing.
+ */
+export const FULL_SCALE = process.env['AGORA_TEST_SCALE'] === 'full';
+
+/** `ci` in the tests' usual run, `full` under `AGORA_TEST_SCALE=full`. */
+export function scaled<T>(ci: T, full: T): T {
+  return FULL_SCALE ? full : ci;
+}
+
 /** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
 export async function waitFor(check: () => boolean | Promise<boolean>, what = 'condition', timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
