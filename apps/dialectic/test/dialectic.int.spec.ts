@@ -39,29 +39,13 @@ import { generateKeyPair, type KeyPair } from '@agora/identity';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the breaker lives in the registry (ReportHealth, the resume reactor), wired here as standalone mode wires them.
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { agentsOn, startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { agentsOn, serviceTransports, waitFor } from '@agora/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: a quorum escalation goes through the real voting service, wired here as standalone mode wires them.
 import { startVotingService } from '@agora/voting';
 import { startDialecticService } from '../src/dialectic-service.js';
 
-type Setup = { name: string; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
-const setups: Setup[] = [
-  { name: 'in-process transport, embedded store', config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-  {
-    name: 'NATS transport, JetStream store',
-    config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('dialectic', nats.url);
-      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
-    },
-  },
-];
-
-// A NATS server of this file's own: on the shared one, other runs' replicas would join the queue groups.
-let nats: PrivateNatsServer;
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterAll(() => nats?.stop());
+// In one process, and over a NATS server of this file's own.
+const setups = serviceTransports('dialectic');
 
 /** One paused agent per scenario (its breaker is its own), reviewers, and six validators for a quorum of five. */
 const FLEET: Record<string, { roles: Role[]; trustScore: number }> = {

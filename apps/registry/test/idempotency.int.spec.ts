@@ -9,30 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, type KeyPair, type SignedCommand } from '@agora/identity';
-import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, type PrivateNatsServer } from '@agora/testing';
+import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { serviceTransports } from '@agora/testing';
 import fc from 'fast-check';
 import { startRegistryService } from '../src/registry-service.js';
 
 const SEED = 20_261_123;
 
-type Setup = { name: string; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
-const setups: Setup[] = [
-  { name: 'in-process transport, embedded store', config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-  {
-    name: 'NATS transport, JetStream store',
-    config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('idem', nats.url);
-      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
-    },
-  },
-];
-
-let nats: PrivateNatsServer;
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterAll(() => nats?.stop());
+// In one process, and over a NATS server of this file's own.
+const setups = serviceTransports('idem');
 
 /** What a later envelope does with the commandId of the first. */
 type Reuse = 'identical' | 'otherPayload' | 'otherStream' | 'otherType' | 'fresh';

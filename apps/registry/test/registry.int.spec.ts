@@ -4,27 +4,11 @@ import { join } from 'node:path';
 import { DisableAgent, GetAgent, ListAgents, GetConfiguredKeys, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { serviceTransports, waitFor } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
-type Setup = { name: string; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
-const setups: Setup[] = [
-  { name: 'in-process transport, embedded store', config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-  {
-    name: 'NATS transport, JetStream store',
-    config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('registry', nats.url);
-      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
-    },
-  },
-];
-
-// A NATS server of this file's own: on the shared one, other runs' registries would join the queue group.
-let nats: PrivateNatsServer;
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterAll(() => nats?.stop());
+// In one process, and over a NATS server of this file's own.
+const setups = serviceTransports('registry');
 
 describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
   let dir: string;

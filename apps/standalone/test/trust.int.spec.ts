@@ -56,7 +56,7 @@ import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { ConfigError, issueInternalCommand, loadServiceIdentity, openServiceContext, resolveServiceKeyring, startAll, type Running, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { agentsOn, startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { agentsOn, serviceTransports, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { createDialecticDecider, DEFAULT_DIALECTIC_POLICY } from '@agora/domain-dialectic';
@@ -78,24 +78,8 @@ const FLEET: Record<string, Role[]> = {
 
 const threshold = (value: number): Condition => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
 
-type Setup = { name: string; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
-const setups: Setup[] = [
-  { name: 'in-process transport, embedded store', config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-  {
-    name: 'NATS transport, JetStream store',
-    config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('trust', nats.url);
-      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
-    },
-  },
-];
-
-// A NATS server of this file's own: on a shared one, other runs' replicas would join the queue groups.
-let nats: PrivateNatsServer;
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterAll(() => nats?.stop());
+// In one process, and over a NATS server of this file's own.
+const setups = serviceTransports('trust');
 
 let dir: string;
 let context: ServiceContext;

@@ -28,29 +28,12 @@ import type { RecordedEvent } from '@agora/eventstore';
 import { verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
 import type { AgoraMessage } from '@agora/messaging';
 import { openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { serviceTransports, waitFor } from '@agora/testing';
 import { startVotingService, type RunningVoting } from '../src/voting-service.js';
 import { AGENTS, FIVE, generateKeys, registerAgents, sign as signWith, type Keys } from './support/fleet.js';
 
-type Setup = { name: string; nats: boolean; config: (dir: string) => Pick<RuntimeConfig, 'store' | 'natsUrl'> };
-const setups: Setup[] = [
-  { name: 'in-process transport, embedded store', nats: false, config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-  {
-    name: 'NATS transport, JetStream store',
-    nats: true,
-    config: () => {
-      const { streamName, subjectPrefix } = uniqueJetStreamLog('voting', nats.url);
-      return { store: { kind: 'jetstream', servers: nats.url, streamName, subjectPrefix }, natsUrl: nats.url };
-    },
-  },
-];
-
-// A NATS server of this file's own: on the shared one, other runs' voting replicas would join the queue group.
-let nats: PrivateNatsServer;
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterAll(() => nats?.stop());
+// In one process, and over a NATS server of this file's own.
+const setups = serviceTransports('voting');
 
 describe.each(setups)('voting service ($name)', ({ config: transportConfig }) => {
   let dir: string;

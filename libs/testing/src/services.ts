@@ -155,3 +155,38 @@ export async function startServiceFleet(options: ServiceFleetOptions): Promise<S
     },
   };
 }
+
+/** One way a service test runs Agora's services in its own process (for openServiceContext). */
+export interface ServiceTransport {
+  name: 'in-process transport, embedded store' | 'NATS transport, JetStream store';
+  /** True over NATS. */
+  nats: boolean;
+  /** The store and transport settings of one service context; an embedded store is kept in `dir`. */
+  config(dir: string): { store: { kind: 'embedded'; directory: string } | { kind: 'jetstream'; servers: string; streamName: string; subjectPrefix: string }; natsUrl: string | undefined };
+}
+
+/**
+ * The two ways a service test runs the services, for `describe.each`: in one process (in-process
+ * transport, embedded store), and over NATS with a JetStream log of its own (`label` names it) on a
+ * NATS server of the test file's own, started before its tests and stopped after them (on a shared
+ * server, other runs' replicas would join the services' queue groups). Call it at the top of the file.
+ */
+export function serviceTransports(label: string): ServiceTransport[] {
+  let server: PrivateNatsServer | undefined;
+  beforeAll(async () => {
+    server = await startNatsServer();
+  });
+  afterAll(() => server?.stop());
+  return [
+    { name: 'in-process transport, embedded store', nats: false, config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
+    {
+      name: 'NATS transport, JetStream store',
+      nats: true,
+      config: () => {
+        if (!server) throw new Error('the NATS server of serviceTransports() is not running: use its config in a test or a hook');
+        const { streamName, subjectPrefix } = uniqueJetStreamLog(label, server.url);
+        return { store: { kind: 'jetstream', servers: server.url, streamName, subjectPrefix }, natsUrl: server.url };
+      },
+    },
+  ];
+}
