@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CastValidatorVote,
-  commandByType,
   CreateVotingSession,
   GetDialecticSession,
   GetProposal,
@@ -22,20 +21,18 @@ import {
   SubmitAntithesis,
   SubmitSynthesis,
   SubmitThesis,
-  type CommandResult,
   type DialecticSessionView,
   type ProposalView,
-  type Reply,
   type Role,
   type VotingSessionView,
 } from '@agora/contracts';
 import { startDialecticService } from '@agora/dialectic';
-import { createSignedCommand, generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
+import { generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { agentsOn, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { auditLog } from '../src/audit/engine.js';
@@ -56,13 +53,8 @@ let context: ServiceContext;
 let running: Running;
 let projections: RunningProjections;
 
-const send = (type: string, actor: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> =>
-  context.client.request(commandByType(type)!.subject, createSignedCommand({ type, actor, payload, secretKey: keys[actor]!.secretKey }), { timeoutMs: 10_000 });
-const ok = async (type: string, actor: string, payload: Record<string, unknown>) => {
-  const reply = await send(type, actor, payload);
-  if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
-  return reply.result;
-};
+const agents = agentsOn(() => context.client, keys);
+const ok = (type: string, actor: string, payload: Record<string, unknown>) => agents.ok(actor, type, payload);
 const query = async <T>(subject: string, params: unknown): Promise<T | undefined> => {
   const reply = await context.client.request<T>(subject, params, { timeoutMs: 10_000 });
   return reply.ok ? reply.result : undefined;

@@ -22,19 +22,17 @@ import {
   SubmitProposal,
   SubmitReview,
   type CommandDefinition,
-  type CommandResult,
   type ProposalView,
-  type Reply,
   type ReviewerCalibration,
   type Role,
   type VotingSessionView,
 } from '@agora/contracts';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { generateKeyPair, type KeyPair } from '@agora/identity';
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { agentsOn, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 
@@ -71,18 +69,10 @@ describe('outcome reports and calibration figures (standalone wiring)', () => {
   let projections: RunningProjections;
   const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
-  const send = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>): Promise<Reply<CommandResult>> =>
-    context.client.request<CommandResult>(definition.subject, createSignedCommand({ type: definition.type, actor, payload, secretKey: keys[actor]!.secretKey }), { timeoutMs: 10_000 });
-  const ok = async (definition: CommandDefinition, actor: string, payload: Record<string, unknown>) => {
-    const reply = await send(definition, actor, payload);
-    if (!reply.ok) throw new Error(`${actor} ${definition.type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
-  const query = async <T>(subject: string, params: unknown): Promise<T> => {
-    const reply = await context.client.request<T>(subject, params, { timeoutMs: 10_000 });
-    if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-    return reply.result;
-  };
+  const agents = agentsOn(() => context.client, keys);
+  const send = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>) => agents.send(actor, definition, payload);
+  const ok = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>) => agents.ok(actor, definition, payload);
+  const query = <T>(subject: string, params: unknown) => agents.query<T>(subject, params);
   const proposal = (proposalId: string) => query<ProposalView>(GetProposal.subject, { proposalId });
   const roundOpen = (proposalId: string, round: number) =>
     waitFor(async () => (await proposal(proposalId).catch(() => undefined))?.rounds.some((r) => r.round === round && r.status === 'open') === true, `round ${round} of ${proposalId} to open`, 30_000);

@@ -87,7 +87,7 @@ let running: Running;
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
 // Signs and sends as the agents do, through the running context's client.
-const agents = agentsOn({ request: (subject, body, options) => context.client.request(subject, body, options) }, keys);
+const agents = agentsOn(() => context.client, keys);
 const command = (definition: CommandDefinition, actor: string, payload: Record<string, unknown>, key?: KeyPair) => agents.send(actor, definition, payload, key ? { key } : {});
 const query = <T>(subject: string, params: unknown): Promise<T> => agents.query<T>(subject, params);
 const session = (sessionId: string) => query<DialecticSessionView>(GetDialecticSession.subject, { sessionId });

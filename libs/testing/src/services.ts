@@ -36,13 +36,19 @@ const definitionOf = (command: CommandRef): Pick<CommandDefinition, 'type' | 'su
   return definition;
 };
 
-/** Agents speaking through `client` (anything with `request`, e.g. a ServiceContext's client or a NatsAgoraClient). */
-export function agentsOn(client: Pick<AgoraClient, 'request'>, keys: Record<string, KeyPair> = {}): Agents {
+type RequestClient = Pick<AgoraClient, 'request'>;
+
+/**
+ * Agents speaking through `client` (anything with `request`, e.g. a ServiceContext's client or a
+ * NatsAgoraClient), or through the one `client()` returns at each request (a context a test opens later).
+ */
+export function agentsOn(client: RequestClient | (() => RequestClient), keys: Record<string, KeyPair> = {}): Agents {
+  const current = typeof client === 'function' ? client : () => client;
   const key = (agentId: string) => (keys[agentId] ??= generateKeyPair());
   const send = <T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>, options: { key?: KeyPair; timeoutMs?: number } = {}) => {
     const { type, subject } = definitionOf(command);
     const envelope = createSignedCommand({ type, actor: agentId, payload, secretKey: (options.key ?? key(agentId)).secretKey });
-    return client.request<T>(subject, envelope, { timeoutMs: options.timeoutMs ?? 10_000 });
+    return current().request<T>(subject, envelope, { timeoutMs: options.timeoutMs ?? 10_000 });
   };
   return {
     keys,
@@ -55,7 +61,7 @@ export function agentsOn(client: Pick<AgoraClient, 'request'>, keys: Record<stri
     },
     async query<T>(subject: string, params: unknown, options: { as?: string; timeoutMs?: number } = {}) {
       const headers = options.as === undefined ? undefined : { [READ_TOKEN.natsHeader]: mintReadToken({ agentId: options.as, secretKey: key(options.as).secretKey, lifetimeSeconds: 60 }) };
-      const reply = await client.request<T>(subject, params, { timeoutMs: options.timeoutMs ?? 10_000, ...(headers ? { headers } : {}) });
+      const reply = await current().request<T>(subject, params, { timeoutMs: options.timeoutMs ?? 10_000, ...(headers ? { headers } : {}) });
       if (!reply.ok) throw new Error(`${subject}: ${reply.error.code} ${reply.error.message}`);
       return reply.result;
     },
