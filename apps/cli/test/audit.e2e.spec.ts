@@ -8,16 +8,13 @@
  * by a privileged connection it is the one thing the audit reports.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { commandByType, GetDialecticSession, GetProposal, GetVotingSession, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
+import { GetDialecticSession, GetProposal, GetVotingSession, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
-import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { generateKeyPair } from '@agora/identity';
+import { REPO_ROOT, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
 
 const ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
@@ -40,61 +37,43 @@ const CAST = {
 type Agent = keyof typeof CAST;
 
 describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let dir: string;
-  let client: NatsAgoraClient;
-  const processes: AgoraProcess[] = [];
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(Object.keys(CAST).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
+  let fleet: ServiceFleet;
+  let nats: ServiceFleet['nats'];
+  let client: ServiceFleet['client'];
 
-  const common = () => ({
-    NATS_URL: nats.url,
-    EVENT_STORE: 'jetstream',
-    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
-    AGORA_SERVICE_KEYS_DIR: join(dir, 'service-keys'),
-  });
-  const start = async (service: string, extra: Record<string, string> = {}) => {
-    const env = { ...common(), NATS_USER: 'service', NATS_PASSWORD: passwords.service, AGORA_DATA_DIR: join(dir, service), METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', ...extra };
-    processes.push(await startAgoraProcess(`apps/${service}/src/main.ts`, `agora-${service}`, env));
-  };
-  const ok = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
-    const key = agent === 'root' ? root : keys[agent];
-    const reply = await client.request(commandByType(type)!.subject, createSignedCommand({ type, actor: agent, payload, secretKey: key.secretKey }), { timeoutMs: 15_000 });
-    if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
+  // Every process on the deploy's default log (EVENT_STORE=jetstream) as the `service` user, with the services' keys in one place.
+  const common = (): Record<string, string> => ({ EVENT_STORE: 'jetstream', AGORA_SERVICE_KEYS_DIR: join(fleet.dir, 'service-keys') });
+  const start = (service: string, extra: Record<string, string> = {}) => fleet.start(service, extra);
+  const ok = (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => fleet.ok(agent, type, payload);
   const proposal = async (proposalId: string) => {
     const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 15_000 })) as Reply<ProposalView>;
     return reply.ok ? reply.result : undefined;
   };
   const audit = async (): Promise<{ code: number | null; report: AuditReport; stderr: string }> => {
-    const finished = await runToCompletion('apps/cli/src/main.ts', ['audit', '--json', '--workers', '1'], { ...common(), NATS_USER: 'auditor', NATS_PASSWORD: passwords.auditor, AGORA_DATA_DIR: dir }, 120_000);
+    const finished = await runToCompletion('apps/cli/src/main.ts', ['audit', '--json', '--workers', '1'], { ...fleet.env('audit'), NATS_USER: 'auditor', NATS_PASSWORD: passwords.auditor, AGORA_DATA_DIR: fleet.dir }, 120_000);
     if (!finished.stdout.trim()) throw new Error(`agora audit printed no report (exit ${finished.code}):\n${finished.stderr}`);
     return { code: finished.code, report: JSON.parse(finished.stdout) as AuditReport, stderr: finished.stderr };
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-audit-e2e-'));
-    nats = await startNatsServer({ config: join(REPO_ROOT, 'deploy/nats/single.conf'), env: Object.fromEntries(ROLES.map((role) => [`AGORA_NATS_${role.toUpperCase()}_PASSWORD`, passwords[role]])) });
+    fleet = await startServiceFleet({
+      label: 'audit',
+      nats: { config: join(REPO_ROOT, 'deploy/nats/single.conf'), env: Object.fromEntries(ROLES.map((role) => [`AGORA_NATS_${role.toUpperCase()}_PASSWORD`, passwords[role]])) },
+      credentials: { user: 'agent', pass: passwords.agent },
+      env: () => ({ ...common(), NATS_USER: 'service', NATS_PASSWORD: passwords.service, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' }),
+    });
+    ({ nats, client } = fleet);
     await start('registry');
     await start('proposal');
     await start('projections', { AGORA_CHECKPOINT_EVERY: '5', AGORA_CHECKPOINT_INTERVAL_MS: '500' });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'audit-e2e', credentials: { user: 'agent', pass: passwords.agent } });
-    for (const [agentId, profile] of Object.entries(CAST)) {
-      await ok('root', 'RegisterAgent', { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 });
-    }
+    await fleet.register(Object.fromEntries(Object.entries(CAST).map(([agentId, profile]) => [agentId, { roles: profile.roles, constitutions: [...profile.constitutions], trustScore: 500 }])));
     // The tribunal, voting and dialectic draw reviewers and validators from the registry as their process knows it: started now, they have caught up with every agent.
     await start('tribunal');
     await start('voting');
     await start('dialectic');
   }, 240_000);
 
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await client?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => fleet?.stop(), 60_000);
 
   it('runs the tribunal, voting and dialectic flows under the service and agent users; agora audit, as the auditor user, finds nothing', async () => {
     await ok('seldon', 'SubmitProposal', { proposalId: 'space-os', title: 'Space-OS', body: 'Week 1: bounties.', problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }] });

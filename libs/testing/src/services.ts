@@ -93,6 +93,8 @@ export interface ServiceFleetOptions {
   env?: (service: string) => Record<string, string>;
   /** The private NATS server's options (a configuration file with users ...). */
   nats?: StartNatsOptions;
+  /** The NATS user the test's own client connects as (a server whose configuration has users). */
+  credentials?: { user: string; pass: string };
 }
 
 export interface ServiceFleet extends Agents {
@@ -105,7 +107,7 @@ export interface ServiceFleet extends Agents {
   readonly client: NatsAgoraClient;
   /** The running processes by service name. */
   readonly processes: Map<string, AgoraProcess>;
-  /** The environment `start(service)` gives the process: NATS, the log, its data directory, the operator `root`, then `options.env`. */
+  /** The environment `start(service)` gives the process: NATS, the log, its data directory, the operator `root`, then `options.env` (which may replace any of them). */
   env(service: string): Record<string, string>;
   /** Starts `apps/<service>/src/main.ts` (again, after a stop or a kill) and resolves once it is ready. */
   start(service: string, env?: Record<string, string>): Promise<AgoraProcess>;
@@ -124,7 +126,7 @@ export async function startServiceFleet(options: ServiceFleetOptions): Promise<S
   const dir = await mkdtemp(join(tmpdir(), `agora-${options.label}-`));
   const nats = await startNatsServer(options.nats);
   const log = uniqueJetStreamLog(options.label, nats.url);
-  const client = await NatsAgoraClient.connect({ servers: nats.url, name: `${options.label}-test` });
+  const client = await NatsAgoraClient.connect({ servers: nats.url, name: `${options.label}-test`, ...(options.credentials ? { credentials: options.credentials } : {}) });
   const agents = agentsOn(client);
   const root = agents.key('root');
   const processes = new Map<string, AgoraProcess>();
