@@ -5,11 +5,11 @@
 // prompts, and a package.json whose dependencies are public npm packages only, bin `agora`.
 // Usage: npm run build && node tools/cli-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir>)
 import { build } from 'esbuild';
-import { execFileSync } from 'node:child_process';
-import { cp, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageName, packIfAsked } from './pack-common.mjs';
 
 /** The CLI's name on the npm registry (checked free with `npm view`); its command stays `agora`. */
 const PUBLISHED_NAME = 'agora-governance-cli';
@@ -23,7 +23,6 @@ const fail = (message) => {
   console.error(`cli:pack: ${message}`);
   process.exit(1);
 };
-const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
 if (!existsSync(join(cliDir, 'dist', 'main.js'))) fail('apps/cli/dist/main.js is missing: run npm run build first');
 await rm(outDir, { recursive: true, force: true });
@@ -73,10 +72,4 @@ await copyFile(join(root, 'LICENSE'), join(outDir, 'LICENSE'));
 await cp(join(root, 'libs', 'participants', 'prompts'), join(outDir, 'prompts'), { recursive: true });
 console.log(`cli:pack: ${relative(root, outDir)}: lib/cli/main.js from ${Object.keys(bundled.metafile.inputs).length} sources; dependencies ${Object.keys(dependencies).join(', ')}`);
 
-const at = process.argv.indexOf('--pack');
-if (at > 0) {
-  const destination = resolve(process.argv[at + 1] ?? '.');
-  await mkdir(destination, { recursive: true });
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', destination], { cwd: outDir, encoding: 'utf8' }));
-  console.log(join(destination, packed.filename));
-}
+await packIfAsked(outDir);

@@ -5,9 +5,10 @@
 // Usage: node tools/sdk-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir> and prints the tarball)
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageName, packIfAsked } from './pack-common.mjs';
 
 /** The SDK's name on the npm registry (checked free with `npm view`); docs/sdk.md and README.md use it. */
 const PUBLISHED_NAME = 'agora-governance-sdk';
@@ -20,7 +21,6 @@ const fail = (message) => {
   console.error(`sdk:pack: ${message}`);
   process.exit(1);
 };
-const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
 await rm(outDir, { recursive: true, force: true });
 
@@ -117,10 +117,4 @@ await copyFile(join(root, 'docs', 'sdk.md'), join(outDir, 'README.md'));
 await copyFile(join(root, 'LICENSE'), join(outDir, 'LICENSE'));
 console.log(`sdk:pack: ${relative(root, outDir)}: index.js from ${Object.keys(bundled.metafile.inputs).length} sources, ${kept.size} declaration files; dependencies ${Object.keys(dependencies).join(', ')}`);
 
-const at = process.argv.indexOf('--pack');
-if (at > 0) {
-  const destination = resolve(process.argv[at + 1] ?? '.');
-  await mkdir(destination, { recursive: true });
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', destination], { cwd: outDir, encoding: 'utf8' }));
-  console.log(join(destination, packed.filename));
-}
+await packIfAsked(outDir);
