@@ -33,7 +33,7 @@ describe('declared Node engines', () => {
 
   it("the SDK declares no older Node than its own dependencies and `ai`, its optional peer, accept", () => {
     const sdkOldest = semver.minVersion(sdkPackage.engines.node)!.version;
-    const sdkDependencies = ['@nats-io/nats-core', '@nats-io/nuid', '@nats-io/transport-node', '@nats-io/nkeys', 'zod', 'ai', '@opentelemetry/api'];
+    const sdkDependencies = ['@nats-io/nats-core', '@nats-io/nuid', '@nats-io/transport-node', '@nats-io/nkeys', 'yaml', 'zod', 'ai', '@opentelemetry/api'];
     expect(refusing(sdkOldest, (path) => sdkDependencies.some((name) => path === `node_modules/${name}`))).toEqual([]);
     expect(sdkPackage.engines.node).toBe(rootPackage.engines.node);
   });
