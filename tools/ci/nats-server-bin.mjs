@@ -1,5 +1,5 @@
 // Prints the nats-server the tests, benchmarks and cluster runs use (libs/testing's one rule:
-// NATS_SERVER_BIN, else ../shared/nats-server/bin/nats-server, else PATH) on stdout, and a line
+// NATS_SERVER_BIN, else the one `npm run nats-server` fetched, else PATH) on stdout, and a line
 // naming it and its version on stderr. Exits 1 when that binary does not run.
 // Runs before the build: node --conditions=agora-source --import ./tools/ts-run/register.mjs tools/ci/nats-server-bin.mjs
 import { describeNatsServer, resolveNatsServer } from '@agora/testing/nats-server';

@@ -34,12 +34,12 @@ export function intEnv(name, fallback, program) {
 }
 
 /**
- * The nats-server binary (NATS_SERVER_BIN, else ../shared/nats-server, else PATH: libs/testing's
+ * The nats-server binary (NATS_SERVER_BIN, else the one `npm run nats-server` fetched, else PATH: libs/testing's
  * one rule), its version and a line naming both; whether it supports `sync_interval: always` (2.10+).
  */
 export function natsServer() {
   const server = resolveNatsServer();
-  if (server.version === undefined) return { bin: server.bin, error: `cannot run ${server.bin} (found through ${server.from}; install nats-server 2.9.21 or newer, or set NATS_SERVER_BIN)` };
+  if (server.version === undefined) return { bin: server.bin, error: `cannot run ${server.bin} (found through ${server.from}; run npm run nats-server to fetch Debian's newest, or set NATS_SERVER_BIN)` };
   const [major, minor] = server.version.split('.').map(Number);
   return { ...server, major, minor, syncAlways: major > 2 || (major === 2 && minor >= 10), description: describeNatsServer(server) };
 }

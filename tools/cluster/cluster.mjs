@@ -3,8 +3,8 @@
 // processes of its own (2 replicas each), the gateway and the projections; the operator key is
 // created on first run. Prints where everything listens; Ctrl-C stops it all.
 //
-// Needs the build (`npm run build`, which `npm run cluster` runs first) and nats-server 2.9.21 or
-// newer (NATS_SERVER_BIN, else ../shared/nats-server, else PATH). State lives under AGORA_CLUSTER_DIR (default
+// Needs the build (`npm run build`, which `npm run cluster` runs first) and nats-server 2.11 or
+// newer (NATS_SERVER_BIN, else the one `npm run nats-server` fetched, else PATH). State lives under AGORA_CLUSTER_DIR (default
 // ./data/cluster): the NATS nodes' JetStream stores, each process's checkpoints, logs, the key.
 import { join, resolve } from 'node:path';
 import { intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
@@ -30,8 +30,8 @@ Environment:
   PORT                       the gateway's HTTP port (default 8080)
   METRICS_PORT               the projections' /metrics (default 9464); the other processes take
                              the ports after it (each process serves its own where it supports it)
-  NATS_SERVER_BIN            the nats-server binary, 2.9.21 or newer (default: ../shared/nats-server/bin/nats-server
-                             next to the repository when it exists, else nats-server on PATH)
+  NATS_SERVER_BIN            the nats-server binary (default: the one \`npm run nats-server\` fetched from
+                             Debian unstable into .cache/nats-server, else nats-server on PATH)
   AGORA_*                    passed on to every process (but AGORA_DATA_DIR and the keys, set per process)`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

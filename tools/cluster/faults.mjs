@@ -65,8 +65,8 @@ Environment:
   AGORA_CLUSTER_NATS_PORT    client port of the first NATS node (default 14222); routes on this + 2000,
                              monitoring on this + 4000
   AGORA_CLUSTER_REPLICAS     registry processes (default 2)
-  NATS_SERVER_BIN            the nats-server binary, 2.9.21 or newer (default: ../shared/nats-server/bin/nats-server
-                             next to the repository when it exists, else nats-server on PATH)`;
+  NATS_SERVER_BIN            the nats-server binary (default: the one \`npm run nats-server\` fetched from
+                             Debian unstable into .cache/nats-server, else nats-server on PATH)`;
 
 const SCENARIOS = ['follower', 'leader', 'node+replica'];
 /** Reply codes after which the same envelope is sent again: the command may not have been handled. */

@@ -38,8 +38,8 @@ Environment:
                              monitoring on this + 4000
   AGORA_CLUSTER_REPLICAS     processes per service (default 2)
   PORT                       the gateway's HTTP port (default 18080)
-  NATS_SERVER_BIN            the nats-server binary, 2.9.21 or newer (default: ../shared/nats-server/bin/nats-server
-                             next to the repository when it exists, else nats-server on PATH)
+  NATS_SERVER_BIN            the nats-server binary (default: the one \`npm run nats-server\` fetched from
+                             Debian unstable into .cache/nats-server, else nats-server on PATH)
   AGORA_*                    passed on to every process, as npm run cluster does`;
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } } });

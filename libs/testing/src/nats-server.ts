@@ -10,23 +10,34 @@ import { processEnvironment, REPO_ROOT } from './processes.js';
 /** The nats-server a run uses, where it was found, and the version it reports (undefined when it does not run). */
 export interface NatsServerBinary {
   bin: string;
-  /** `NATS_SERVER_BIN`, `../shared/nats-server`, or `PATH`. */
-  from: 'NATS_SERVER_BIN' | '../shared/nats-server' | 'PATH';
+  /** `NATS_SERVER_BIN`, the project's cache (`npm run nats-server`), or `PATH`. */
+  from: 'NATS_SERVER_BIN' | 'npm run nats-server' | 'PATH';
   version: string | undefined;
+}
+
+/** The Debian suites `npm run nats-server` fetches nats-server from (tools/nats-server/install.mjs). */
+export type DebianSuite = 'unstable' | 'trixie' | 'bookworm';
+
+/**
+ * Where `npm run nats-server -- <suite>` keeps Debian's nats-server of that suite (the file may not
+ * exist yet): `AGORA_NATS_CACHE`, else `.cache/nats-server` in the repository.
+ */
+export function cachedNatsServerBin(suite: DebianSuite, env: NodeJS.ProcessEnv = process.env, root: string = REPO_ROOT): string {
+  return join(resolve(env['AGORA_NATS_CACHE']?.trim() || join(root, '.cache', 'nats-server')), suite, 'nats-server');
 }
 
 /**
  * The nats-server every test, benchmark and cluster script runs (one rule, so that a clustered run
  * never silently takes a server that cannot hold a clustered log): `NATS_SERVER_BIN` when set; else
- * `../shared/nats-server/bin/nats-server` next to the repository when it exists (a fixed server
- * built for clustered tests, see docs/cluster.md); else `nats-server` on the PATH (a user's own),
- * else Debian's `/usr/sbin/nats-server`.
+ * the newest Debian nats-server the project fetched (`npm run nats-server`, Debian unstable's, in
+ * `.cache/nats-server/unstable/`); else `nats-server` on the PATH (a user's own), else Debian's
+ * `/usr/sbin/nats-server`.
  */
 export function natsServerBin(env: NodeJS.ProcessEnv = process.env, root: string = REPO_ROOT): { bin: string; from: NatsServerBinary['from'] } {
   const set = env['NATS_SERVER_BIN']?.trim();
   if (set) return { bin: set, from: 'NATS_SERVER_BIN' };
-  const shared = resolve(root, '..', 'shared', 'nats-server', 'bin', 'nats-server');
-  if (existsSync(shared)) return { bin: shared, from: '../shared/nats-server' };
+  const cached = cachedNatsServerBin('unstable', env, root);
+  if (existsSync(cached)) return { bin: cached, from: 'npm run nats-server' };
   for (const dir of (env['PATH'] ?? '').split(delimiter).filter(Boolean)) {
     const candidate = join(dir, 'nats-server');
     try {
@@ -45,13 +56,13 @@ export function resolveNatsServer(env: NodeJS.ProcessEnv = process.env, root: st
   return { bin, from, version: natsServerVersion(bin) };
 }
 
-/** The version `bin --version` reports (`2.9.25`), or undefined when it does not run. */
+/** The version `bin --version` reports (`2.15.1`), or undefined when it does not run. */
 export function natsServerVersion(bin: string): string | undefined {
   const run = spawnSync(bin, ['--version'], { encoding: 'utf8' });
   return run.status === 0 ? /v?(\d+\.\d+\.\d+\S*)/.exec(run.stdout)?.[1] : undefined;
 }
 
-/** One line naming the server a run uses: `nats-server 2.9.25 (<path>, from ../shared/nats-server)`. */
+/** One line naming the server a run uses: `nats-server 2.15.1 (<path>, from npm run nats-server)`. */
 export function describeNatsServer(server: NatsServerBinary): string {
   return `nats-server ${server.version ?? '(does not run)'} (${server.bin}, from ${server.from})`;
 }

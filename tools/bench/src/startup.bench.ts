@@ -40,7 +40,7 @@ healthy /health and an answered agent query, and the resident memory (now and pe
   --help            this text
 
 Needs npm run build first (npm run bench:startup does it) and, for jetstream, a nats-server
-(NATS_SERVER_BIN, else ../shared/nats-server/bin/nats-server, else nats-server on the PATH).`;
+(NATS_SERVER_BIN, else the one \`npm run nats-server\` fetched, else nats-server on the PATH).`;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const { values } = parseArgs({
