@@ -47,6 +47,12 @@ describe('the demos in README order on one system (e2e)', () => {
     expect(mcp).toMatch(/create_entities\(prod-db-password, credential\): refused: tool_call_denied: the validators' vote refused/);
   }, 900_000);
 
+  it('says how to point a demo at Agora when nothing answers at its URL (Agora started on another PORT)', async () => {
+    const run = await runToCompletion('tools/demo/src/main.ts', ['voting', '--url', 'http://127.0.0.1:1', '--data', join(dir, 'data')], {}, 60_000);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/cannot reach the gateway at http:\/\/127\.0\.0\.1:1.*\nIs Agora running there\? npm start listens on PORT \(8080 unless set\): give the demo --url http:\/\/127\.0\.0\.1:<PORT>, or set AGORA_URL\./);
+  }, 90_000);
+
   it('runs the chamber demo on an Agora of its own, and leaves no data directory behind nor points at its stopped gateway', async () => {
     const tmp = join(dir, 'tmp');
     mkdirSync(tmp);
