@@ -107,7 +107,7 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
 
   it('every event it delivers names its schema version, the one this release reads (agora events tail over SSE)', async () => {
     const count = Object.values(expected.audit).reduce((a, b) => a + b, 0) - expected.audit['other']!;
-    const run = await runToCompletion('apps/cli/src/main.ts', ['events', 'tail', '--count', String(count), '--json'], { AGORA_URL: url }, 60_000);
+    const run = await runToCompletion('apps/cli/src/main.ts', ['events', 'tail', '--first', String(count), '--json'], { AGORA_URL: url }, 60_000);
     expect(run.stderr).toBe('');
     const delivered = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string; metadata: Record<string, unknown> });
     expect(delivered).toHaveLength(count);
