@@ -83,8 +83,8 @@ export const CallId = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, 'call ids are 1 to 128 letters, digits, "_", ".", ":" or "-"')
   .describe('Id of the call within the agent\'s ledger: the same cause and attempt always give the same id');
 
-/** Every agent role: any agent may call models for itself, within the budget an operator set it. */
-const AGENT_ROLES: Role[] = ['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater', 'auditor'];
+/** Every agent role but the auditor's (it reads everything and sends no command): an agent calls models for itself, within the budget an operator set it. */
+const AGENT_ROLES: Role[] = ['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater'];
 const ITSELF = 'the agent itself (agentId is the actor): nobody reserves or records calls for another agent';
 const agent = { agentId: AgentId.describe('The agent whose ledger it is') };
 
