@@ -35,6 +35,7 @@ let authFile: string;
 let nats: PrivateNatsServer;
 let agora: AgoraProcess;
 let url: string;
+let setupOutput: string;
 const open: NatsConnection[] = [];
 const keyFile = (who: Who) => join(dir, `${who}.key.json`);
 
@@ -81,7 +82,7 @@ beforeAll(async () => {
   // The operator writes every agent's NATS user from the registry and reloads the server.
   const setup = await runToCompletion(CLI, ['setup', 'nats', '--key', keyFile('root'), '--out', authFile, '--pid', String(nats.pid)], { AGORA_URL: url }, 60_000);
   if (setup.code !== 0) throw new Error(`agora setup nats failed (${setup.code}): ${setup.stderr}`);
-  expect(setup.stdout).toMatch(/reads on NATS: services that connect as NATS users answer queries only with a read token/);
+  setupOutput = setup.stdout;
   // The server reloads asynchronously: wait until alice's nkey user is known.
   for (let i = 0; ; i++) {
     try {
@@ -110,12 +111,15 @@ describe('no agent id collides with a process identity (e2e)', () => {
   });
 
   it('agora setup nats refuses a registry holding such an agent (an old log), and leaves the users file as it was', async () => {
-    const before = readFileSync(authFile, 'utf8');
+    // On a copy of the users file, so that the running server is not touched whatever happens.
+    const copy = join(dir, 'auth-copy.conf');
+    copyFileSync(authFile, copy);
+    const before = readFileSync(copy, 'utf8');
     const impostor = { agentId: 'gateway', publicKey: generateKeyPair().publicKey, roles: ['executive'], status: 'active' as const };
-    await expect(setUpNats({ agents: [{ agentId: 'root', publicKey: keys.root.publicKey, roles: ['operator'], status: 'active' }, impostor], out: authFile, serverPid: nats.pid })).rejects.toThrow(
+    await expect(setUpNats({ agents: [{ agentId: 'root', publicKey: keys.root.publicKey, roles: ['operator'], status: 'active' }, impostor], out: copy })).rejects.toThrow(
       /agent id "gateway" is reserved: it is the NATS user of Agora's gateway process, whose replies arrive under _INBOX_gateway/,
     );
-    expect(readFileSync(authFile, 'utf8')).toBe(before);
+    expect(readFileSync(copy, 'utf8')).toBe(before);
   });
 
   it("no agent may subscribe to the gateway's inbox, nor to a service's", async () => {
@@ -137,7 +141,8 @@ describe('NATS reads are closed where NATS has users (e2e)', () => {
     await ok('root', 'SetModelBudget', { agentId: 'bob', amount: 1, currency: 'USD' });
   }, 60_000);
 
-  it('npm start says at startup that its NATS queries are closed (it runs as a NATS user)', () => {
+  it('npm start says at startup that its NATS queries are closed (it runs as a NATS user), and agora setup nats says how reads stand', () => {
+    expect(setupOutput).toMatch(/reads on NATS: services that connect as NATS users answer queries only with a read token/);
     expect(agora.output()).toMatch(/reads on NATS: closed \(queries need a read token/);
     expect(agora.output()).not.toMatch(/reads on NATS are OPEN/);
   });
