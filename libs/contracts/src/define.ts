@@ -31,6 +31,12 @@ export interface CommandDefinition<P extends z.ZodType = z.ZodType> {
    * decider (e.g. "the reviewer assigned in this round"). Absent: any holder of the roles.
    */
   relation?: string;
+  /**
+   * The roles that could send it before a change of rules (RULES_VERSION of @agora/decider): a
+   * command decided under rules below `rules` is authorized with these, so that an older log audits
+   * as it was decided. The live gate always applies `roles`.
+   */
+  rolesBefore?: { rules: number; roles: readonly Role[] };
   summary: string;
 }
 
