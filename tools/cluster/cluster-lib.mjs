@@ -319,6 +319,8 @@ export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKey
   mkdirSync(join(dir, name), { recursive: true });
   const env = {
     AGORA_LOG_LEVEL: 'warn',
+    // Queries on NATS need the reader's read token (docs/security-reads.md, "On NATS"); AGORA_NATS_READS=open in the environment overrides it, logged.
+    AGORA_NATS_READS: 'closed',
     ...agoraSettings(),
     NATS_URL: urls[index % urls.length],
     EVENT_STORE: 'jetstream',

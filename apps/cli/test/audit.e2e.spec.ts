@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { commandByType, GetDialecticSession, GetProposal, GetVotingSession, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
+import { commandByType, GetDialecticSession, READ_TOKEN, GetProposal, GetVotingSession, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
 import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
@@ -63,8 +63,10 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
     if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
     return reply.result;
   };
+  // Services run as NATS users answer NATS queries only with the reader's read token (AGORA_NATS_READS=closed, their default).
+  const asOperator = () => ({ [READ_TOKEN.natsHeader]: mintReadToken({ agentId: 'root', secretKey: root.secretKey }) });
   const proposal = async (proposalId: string) => {
-    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 15_000 })) as Reply<ProposalView>;
+    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<ProposalView>;
     return reply.ok ? reply.result : undefined;
   };
   const audit = async (): Promise<{ code: number | null; report: AuditReport; stderr: string }> => {
@@ -112,7 +114,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
     // Voting: a session on the registry's validators, every selected one approves.
     await ok('seldon', 'CreateVotingSession', { requestId: 'deploy-1', actionType: 'deploy_production', riskLevel: 'high' });
     const voting = async () => {
-      const reply = (await client.request(GetVotingSession.subject, { sessionId: 'deploy-1' }, { timeoutMs: 15_000 })) as Reply<VotingSessionView>;
+      const reply = (await client.request(GetVotingSession.subject, { sessionId: 'deploy-1' }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<VotingSessionView>;
       return reply.ok ? reply.result : undefined;
     };
     for (const { agentId } of (await voting())!.validators) await ok(agentId as Agent, 'CastValidatorVote', { sessionId: 'deploy-1', decision: 'approve', confidence: 0.9, reasoning: `${agentId} approves` });
@@ -121,7 +123,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
     // Dialectic: ada's breaker trips; the dialectic service opens the recovery with a reviewer (its own signed command); they converge.
     await ok('ada', 'ReportHealth', { agentId: 'ada', health: 0.35, risk: 0.65, tags: [], metrics: {} });
     const recovery = async () => {
-      const reply = (await client.request(GetDialecticSession.subject, { sessionId: 'ada-p1' }, { timeoutMs: 15_000 })) as Reply<DialecticSessionView>;
+      const reply = (await client.request(GetDialecticSession.subject, { sessionId: 'ada-p1' }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<DialecticSessionView>;
       return reply.ok ? reply.result : undefined;
     };
     await waitFor(async () => (await recovery())?.status === 'awaiting_thesis', 'the recovery to open', 30_000);
