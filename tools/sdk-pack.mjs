@@ -5,10 +5,13 @@
 // Usage: node tools/sdk-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir> and prints the tarball)
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageName, packIfAsked } from './pack-common.mjs';
 
+/** The SDK's name on the npm registry (checked free with `npm view`); docs/sdk.md and README.md use it. */
+const PUBLISHED_NAME = 'agora-governance-sdk';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sdkDir = join(root, 'libs', 'sdk');
 const outDir = join(sdkDir, 'dist-publish');
@@ -18,7 +21,6 @@ const fail = (message) => {
   console.error(`sdk:pack: ${message}`);
   process.exit(1);
 };
-const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
 await rm(outDir, { recursive: true, force: true });
 
@@ -94,7 +96,9 @@ for (const name of [...new Set([...externals, ...typeDependencies].filter((p) =>
 }
 const types = `./${relative(outDir, entry)}`;
 const manifest = {
-  name: sdk.name,
+  // Published under a name free on the npm registry and unlike anyone else's (`agora` is another project's,
+  // and the @agora scope is not ours); inside the workspace it stays @agora/sdk.
+  name: PUBLISHED_NAME,
   version: sdk.version,
   description: sdk.description,
   license: sdk.license,
@@ -102,7 +106,7 @@ const manifest = {
   engines: sdk.engines,
   exports: { '.': { types, default: './index.js' } },
   types,
-  files: ['index.js', 'types', 'README.md'],
+  files: ['index.js', 'types', 'README.md', 'LICENSE'],
   sideEffects: false,
   dependencies,
   peerDependencies: sdk.peerDependencies,
@@ -110,12 +114,7 @@ const manifest = {
 };
 await writeFile(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 await copyFile(join(root, 'docs', 'sdk.md'), join(outDir, 'README.md'));
+await copyFile(join(root, 'LICENSE'), join(outDir, 'LICENSE'));
 console.log(`sdk:pack: ${relative(root, outDir)}: index.js from ${Object.keys(bundled.metafile.inputs).length} sources, ${kept.size} declaration files; dependencies ${Object.keys(dependencies).join(', ')}`);
 
-const at = process.argv.indexOf('--pack');
-if (at > 0) {
-  const destination = resolve(process.argv[at + 1] ?? '.');
-  await mkdir(destination, { recursive: true });
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', destination], { cwd: outDir, encoding: 'utf8' }));
-  console.log(join(destination, packed.filename));
-}
+await packIfAsked(outDir);

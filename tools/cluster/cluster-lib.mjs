@@ -238,17 +238,21 @@ export function clusterNodes(natsPort) {
 /**
  * Writes each node's configuration and starts the three; resolves when each says it is ready.
  * With `passwords` (ensureNatsPasswords), each node includes deploy/nats/auth.conf: no anonymous
- * client, each user only what its role needs.
+ * client, each user only what its role needs. A node may name its `host` (default 127.0.0.1), the
+ * network namespace it runs in (`netns`, started through `ip netns exec`), and `conf`, more lines
+ * of its configuration.
  */
 export async function startNatsNodes(group, { dir, nodes, bin, syncAlways, passwords }) {
+  const hostOf = (node) => node.host ?? '127.0.0.1';
   for (const node of nodes) {
     const store = join(dir, `nats-${node.name}`);
     mkdirSync(store, { recursive: true });
     const conf = [
       ...(passwords ? [`include ${JSON.stringify(relative(store, AUTH_CONF))}`] : []),
       `server_name: ${node.name}`,
-      `listen: 127.0.0.1:${node.client}`,
-      `http: 127.0.0.1:${node.monitor}`,
+      `listen: ${hostOf(node)}:${node.client}`,
+      `http: ${hostOf(node)}:${node.monitor}`,
+      ...(node.conf ?? []),
       'jetstream {',
       `  store_dir: ${JSON.stringify(store)}`,
       // Flush every write before acknowledging it (nats-server 2.10+); see deploy/README.md.
@@ -256,15 +260,20 @@ export async function startNatsNodes(group, { dir, nodes, bin, syncAlways, passw
       '}',
       'cluster {',
       '  name: agora-local',
-      `  listen: 127.0.0.1:${node.route}`,
-      `  routes: [${nodes.map((o) => `nats-route://127.0.0.1:${o.route}`).join(', ')}]`,
+      `  listen: ${hostOf(node)}:${node.route}`,
+      `  routes: [${nodes.map((o) => `nats-route://${hostOf(o)}:${o.route}`).join(', ')}]`,
       '}',
       '',
     ].join('\n');
     writeFileSync(join(store, 'node.conf'), conf);
   }
   const env = passwords ? passwordEnv(passwords) : {};
-  await Promise.all(nodes.map((node) => group.start(node.process, bin, ['-c', join(dir, `nats-${node.name}`, 'node.conf')], env, /Server is ready/)));
+  await Promise.all(
+    nodes.map((node) => {
+      const args = ['-c', join(dir, `nats-${node.name}`, 'node.conf')];
+      return node.netns ? group.start(node.process, 'ip', ['netns', 'exec', node.netns, bin, ...args], env, /Server is ready/) : group.start(node.process, bin, args, env, /Server is ready/);
+    }),
+  );
 }
 
 /**
@@ -310,6 +319,8 @@ export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKey
   mkdirSync(join(dir, name), { recursive: true });
   const env = {
     AGORA_LOG_LEVEL: 'warn',
+    // Queries on NATS need the reader's read token (docs/security-reads.md, "On NATS"); AGORA_NATS_READS=open in the environment overrides it, logged.
+    AGORA_NATS_READS: 'closed',
     ...agoraSettings(),
     NATS_URL: urls[index % urls.length],
     EVENT_STORE: 'jetstream',
@@ -334,9 +345,11 @@ export async function logStreamLeader(jsm) {
  * replicas, the operator key and the services' keys (made on first run), `replicas` processes of
  * every service (the registry's first), the projections and the gateway. `metricsPort` 0 gives
  * every process a free metrics port; otherwise the projections take it and the others the ports
- * after it. `log` hears what was created. Returns what a caller prints or drives.
+ * after it. `log` hears what was created. `nodes` replaces the three local nodes of clusterNodes
+ * (startNatsNodes says what a node may name), `services` the services started (default all).
+ * Returns what a caller prints or drives.
  */
-export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log }) {
+export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, nodes = clusterNodes(natsPort), services = SERVICES }) {
   // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
   const auth = ensureNatsPasswords(dir);
   if (auth.created) log(`created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
@@ -344,7 +357,6 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   log(nats.description);
   const passed = Object.keys(agoraSettings());
   if (passed.length > 0) log(`passing on ${passed.join(', ')}`);
-  const nodes = clusterNodes(natsPort);
   await startNatsNodes(group, { dir, nodes, bin: nats.bin, syncAlways: nats.syncAlways, passwords });
   const urls = nodes.map((node) => node.url);
 
@@ -367,7 +379,7 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   // The registry first: every other service checks actors against it.
   for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: metrics(nextMetrics++) });
   const rest = [];
-  for (const service of SERVICES.filter((s) => s !== 'registry')) {
+  for (const service of services.filter((s) => s !== 'registry')) {
     for (let r = 0; r < replicas; r++) rest.push(run(`${service}-${r + 1}`, service, r, { METRICS_PORT: metrics(nextMetrics++) }));
   }
   rest.push(run('projections', 'projections', 0, { METRICS_PORT: metrics(metricsPort) }));

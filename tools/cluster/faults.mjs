@@ -13,7 +13,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { RegisterAgent, UpdateAgent } from '@agora/contracts';
-import { openJetStreamEventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
 import {
@@ -30,6 +29,7 @@ import {
   startAgoraApp,
   startNatsNodes,
 } from './cluster-lib.mjs';
+import { drive as driveCommands, logStreamSettled, positiveOption, readLog, scenarioList, untilAcknowledged } from './load-lib.mjs';
 
 const HELP = `Usage: npm run cluster:faults -- [options]
 
@@ -69,8 +69,6 @@ Environment:
                              Debian unstable into .cache/nats-server, else nats-server on PATH)`;
 
 const SCENARIOS = ['follower', 'leader', 'node+replica'];
-/** Reply codes after which the same envelope is sent again: the command may not have been handled. */
-const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict', 'internal']);
 
 const { values } = parseArgs({
   options: {
@@ -90,14 +88,7 @@ if (values.help) {
   console.log(HELP);
   process.exit(0);
 }
-function positive(name) {
-  const n = Number(values[name]);
-  if (!Number.isFinite(n) || n <= 0) {
-    console.error(`faults: --${name} must be a positive number, got ${JSON.stringify(values[name])}\n\n${HELP}`);
-    process.exit(2);
-  }
-  return n;
-}
+const positive = (name) => positiveOption(values, name, { program: 'faults', help: HELP });
 const COUNT = Math.floor(positive('count'));
 if (COUNT < 8) {
   console.error('faults: --count must be at least 8 (the kill comes once a quarter are acknowledged)');
@@ -109,101 +100,12 @@ const ATTEMPT_MS = positive('timeout');
 const GIVE_UP_MS = positive('give-up') * 1000;
 const AGENTS = Math.floor(positive('agents'));
 const HOT = Math.min(AGENTS, Math.floor(positive('hot')));
-const scenarios = values.scenarios.split(',').map((s) => s.trim());
-for (const s of scenarios) {
-  if (!SCENARIOS.includes(s)) {
-    console.error(`faults: unknown scenario ${JSON.stringify(s)} (known: ${SCENARIOS.join(', ')})`);
-    process.exit(2);
-  }
-}
+const scenarios = scenarioList(values.scenarios, SCENARIOS, 'faults');
 const natsPort = intEnv('AGORA_CLUSTER_NATS_PORT', 14222, 'faults');
 const replicas = Math.max(1, intEnv('AGORA_CLUSTER_REPLICAS', 2, 'faults'));
 const { dir, ownDir, nats, group, unexpected } = prepareClusterProgram('faults', ['registry', 'cli']);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const secs = (ms) => (ms / 1000).toFixed(1);
-
-/**
- * Sends one command until it is acknowledged: the same envelope (the same commandId) every
- * attempt. Returns { ok, reply, attempts, ackedAt } or { ok: false, attempts, last } after GIVE_UP_MS.
- */
-async function untilAcknowledged(client, subject, envelope) {
-  const started = Date.now();
-  let attempts = 0;
-  let last;
-  while (Date.now() - started < GIVE_UP_MS) {
-    attempts++;
-    try {
-      const reply = await client.request(subject, envelope, { timeoutMs: ATTEMPT_MS });
-      if (reply.ok) return { ok: true, reply, attempts, ackedAt: Date.now() };
-      last = reply.error.code;
-      if (!RETRYABLE.has(reply.error.code)) return { ok: false, refused: reply.error, attempts };
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
-    }
-    await sleep(200);
-  }
-  return { ok: false, attempts, last };
-}
-
-/** Waits until the log stream has a leader and every replica is current, and `replicas` registry replicas answer. */
-async function settled(client, jsm, what, timeoutMs = 90_000) {
-  const until = Date.now() + timeoutMs;
-  let state = 'no answer yet';
-  while (Date.now() < until) {
-    try {
-      const info = await jsm.streams.info(LOG_STREAM);
-      const peers = info.cluster?.replicas ?? [];
-      const registries = [];
-      for await (const msg of await client.connection.requestMany('$SRV.PING.registry', '', { strategy: 'timer', maxWait: 500 })) registries.push(msg);
-      state = `leader ${info.cluster?.leader ?? 'none'}, replicas ${peers.map((p) => `${p.name}${p.current ? '' : ' (catching up)'}${p.offline ? ' (offline)' : ''}`).join(', ')}; ${registries.length} registry replicas answer`;
-      if (info.cluster?.leader && peers.length === 2 && peers.every((p) => p.current && !p.offline) && registries.length === replicas) return;
-    } catch (error) {
-      state = error instanceof Error ? error.message : String(error);
-    }
-    await sleep(500);
-  }
-  throw new Error(`${what}: the cluster did not settle within ${timeoutMs / 1000} s (${state})`);
-}
-
-/** Every event of the log, read again on a failure (a leader election may be under way). */
-async function readLog(urls) {
-  for (let attempt = 1; ; attempt++) {
-    const store = await openJetStreamEventStore({ servers: urls, logger: { warn: () => undefined } });
-    try {
-      const events = [];
-      for await (const event of store.readAll()) events.push(event);
-      return events;
-    } catch (error) {
-      if (attempt >= 5) throw error;
-      await sleep(1000);
-    } finally {
-      await store.close();
-    }
-  }
-}
-
-/**
- * Sends `count` commands, INFLIGHT at a time; `onAck(acked)` hears each acknowledgement count;
- * commands from index `holdFrom` wait for `hold` (a promise) before they are sent.
- */
-async function drive(client, count, make, { onAck, holdFrom = Infinity, hold } = {}) {
-  const results = new Array(count);
-  let next = 0;
-  let acked = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= count) return;
-      if (i >= holdFrom) await hold;
-      const { subject, envelope } = make(i);
-      const result = await untilAcknowledged(client, subject, envelope);
-      results[i] = { commandId: envelope.commandId, ...result };
-      if (result.ok) onAck?.(++acked, result.ackedAt);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(INFLIGHT, count) }, worker));
-  return results;
-}
 
 /** Acknowledgements in each second from t0, a k before the second of the kill and an r before that of the restart. */
 function timeline(acks, t0, t1, killedAt, restartedAt) {
@@ -213,6 +115,30 @@ function timeline(acks, t0, t1, killedAt, restartedAt) {
   const mark = (i) => (i === Math.floor((killedAt - t0) / 1000) ? 'k' : '') + (i === Math.floor((restartedAt - t0) / 1000) ? 'r' : '');
   return buckets.map((n, i) => `${mark(i)}${n}`).join(' ');
 }
+
+/** Waits until the log stream has a leader and every replica is current, and `replicas` registry replicas answer. */
+function settled(client, jsm, what) {
+  return logStreamSettled(jsm, what, {
+    timeoutMs: 90_000,
+    also: async () => {
+      const registries = [];
+      for await (const msg of await client.connection.requestMany('$SRV.PING.registry', '', { strategy: 'timer', maxWait: 500 })) registries.push(msg);
+      return { ok: registries.length === replicas, state: `${registries.length} registry replicas answer` };
+    },
+  });
+}
+
+/** A command to `subject` through `client`, for driveCommands: sent again with the same envelope until acknowledged. */
+const request = (client, subject, envelope) => ({ commandId: envelope.commandId, send: () => client.request(subject, envelope, { timeoutMs: ATTEMPT_MS }) });
+const drive = (client, count, make, options = {}) =>
+  driveCommands(
+    count,
+    (i) => {
+      const { subject, envelope } = make(i);
+      return request(client, subject, envelope);
+    },
+    { inflight: INFLIGHT, giveUpMs: GIVE_UP_MS, ...options },
+  );
 
 async function runScenario(name, ctx) {
   const { client, jsm, nodes, operator, agentIds } = ctx;
@@ -356,7 +282,7 @@ async function main() {
     // The root operator registers the operator that signs the load, which registers the agents.
     const root = parseKeyFile(readFileSync(keyFile, 'utf8'));
     const operator = generateKeyPair();
-    const op = await untilAcknowledged(client, RegisterAgent.subject, createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'faults-op', publicKey: operator.publicKey, displayName: 'fault-run operator', roles: ['operator'] }, secretKey: root.secretKey }));
+    const op = await untilAcknowledged(request(client, RegisterAgent.subject, createSignedCommand({ type: 'RegisterAgent', actor: 'root', payload: { agentId: 'faults-op', publicKey: operator.publicKey, displayName: 'fault-run operator', roles: ['operator'] }, secretKey: root.secretKey })).send, { giveUpMs: GIVE_UP_MS });
     if (!op.ok) throw new Error(`registering the fault-run operator failed: ${JSON.stringify(op.refused ?? op.last)}`);
     const agentKey = generateKeyPair().publicKey;
     const agentIds = Array.from({ length: AGENTS }, (_, i) => `fault-agent-${i}`);

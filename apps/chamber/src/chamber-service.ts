@@ -13,6 +13,7 @@ import {
   RejectChamberSession,
   PROPOSAL_CATEGORY,
   type ChamberCallRequested,
+  type EscalationDecided,
   type ProposalEscalated,
   type DataOf,
   type PayloadOf,
@@ -27,7 +28,7 @@ import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReact
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
 import { chamberPolicyFromEnv } from './settings.js';
-import { deadlockConsultation } from './tribunal-hook.js';
+import { deadlockConsultation, deadlockConsultationId } from './tribunal-hook.js';
 
 /** Every chamber command (the gate answers its service-only ones, call outcomes, expiry and the ledger, service_only) and its queries. */
 export const chamberServiceCatalog = { commands: [...chamberCommands], queries: [...chamberServiceQueries] };
@@ -74,7 +75,8 @@ type Request = DataOf<typeof ChamberCallRequested>;
  *   interrupted before the reactor runs, so none is made twice and a live replica's never is.
  * - The approval window is a durable deadline.
  * - A tribunal deadlock (ProposalEscalated, reason deadlock) attaches a consultation about the
- *   proposal, linked to it, awaiting an operator's approval like any other.
+ *   proposal, linked to it, awaiting an operator's approval like any other. Once an operator decides
+ *   the escalation (EscalationDecided), a consultation still awaiting approval is cancelled as moot.
  */
 export async function startChamberService(context: ServiceContext, options: ChamberServiceOptions = {}): Promise<RunningChamber> {
   const logger = options.logger === false ? silent : new Logger('agora:chamber');
@@ -140,6 +142,15 @@ export async function startChamberService(context: ServiceContext, options: Cham
       const payload = deadlockConsultation(proposal, d.escalation, policy.maxContextChars);
       logLine?.(`tribunal deadlock on ${d.proposalId}: consultation ${payload.sessionId} proposed, awaiting an operator's approval`);
       return [{ streamId: chamberStreamId(payload.sessionId), decider, type: 'ProposeChamberSession', payload }];
+    }
+    if (event.type === 'EscalationDecided') {
+      // The operator decided the escalation: a consultation it attached and nobody approved is moot, and leaves the inbox.
+      const d = event.data as DataOf<typeof EscalationDecided>;
+      const sessionId = deadlockConsultationId(d.proposalId, d.escalation);
+      const found = await readChamberSession(store, sessionId);
+      if (found?.state.status !== 'awaiting_approval') return [];
+      const reason = `moot: ${d.operator} decided the escalation of proposal ${d.proposalId} (${d.decision}) without the panel`;
+      return [{ streamId: chamberStreamId(sessionId), decider, type: 'CancelChamberSession', payload: { sessionId, reason } }];
     }
     const sessionId = (event.data as { sessionId?: unknown }).sessionId;
     if (typeof sessionId !== 'string') return [];

@@ -290,6 +290,21 @@ describe('chamber service with provider stand-ins (in-process transport, embedde
     expect(await send(RejectChamberSession, 'root', { sessionId, reason: 'decided without the panel' })).toMatchObject({ ok: true });
   });
 
+  it("cancels a deadlock's consultation as moot once an operator decides the escalation without it: it leaves the inbox", async () => {
+    const proposalId = `p-${randomUUID()}`;
+    const now = new Date().toISOString();
+    const submit: ProposalCommand = { type: 'SubmitProposal', context: { actor: 'pipeline', actorRoles: ['executive'], now, commandId: randomUUID() }, payload: { proposalId, title: 'Rewrite billing in Rust', body: 'Start on Monday.', problem: 'Race conditions', evidence: [], proposalClass: 'default' } } as ProposalCommand;
+    const submitted = await handleCommand({ store: context.store, decider: proposalDecider, streamId: proposalStreamId(proposalId), command: submit, metadata: { commandId: submit.context.commandId, commandType: 'SubmitProposal', actor: 'pipeline', issuedAt: now } });
+    const escalated = await context.store.append(proposalStreamId(proposalId), [{ type: 'ProposalEscalated', data: { proposalId, escalation: 1, reason: 'deadlock', revision: 0, round: 3, contestedRounds: 3, openObjections: [], uncovered: [], escalatedAt: now }, metadata: { actor: 'service:tribunal' } }], submitted.revision);
+    const sessionId = `deadlock-${proposalId}-e1`;
+    await waitFor(async () => (await context.client.request(GetChamberSession.subject, { sessionId }, { timeoutMs: 5_000 })).ok, `the consultation ${sessionId}`);
+    // The operator rejects the proposal from the inbox without approving the consultation.
+    await context.store.append(proposalStreamId(proposalId), [{ type: 'EscalationDecided', data: { proposalId, escalation: 1, decision: 'reject', operator: 'root', reason: 'not this quarter', openObjections: [], decidedAt: now }, metadata: { actor: 'root' } }], escalated.nextExpectedRevision);
+    await waitFor(async () => (await view(sessionId)).summary.status === 'cancelled', `the consultation ${sessionId} to be cancelled`);
+    const cancelled = eventsOf(await view(sessionId), 'ChamberSessionCancelled')[0]!;
+    expect(cancelled).toMatchObject({ cancelledBy: 'service:chamber', reason: `moot: root decided the escalation of proposal ${proposalId} (reject) without the panel` });
+  });
+
   it('metrics: sessions by outcome, provider calls and errors, spend against budget, and the arbiter own-provider win share behind the conflict-of-interest alert', async () => {
     const value = (text: string, series: string) => {
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));

@@ -3,7 +3,8 @@
  * node:util parseArgs, runs it, and turns what went wrong into a message and an exit code
  * (2 for bad usage, 1 for a failed command).
  */
-import { columns, commandHelp, CommandFailed, EXIT, parseCommandArgs, UsageError, wantsHelp, type CommandSpec, type Io } from './command.js';
+import { columns, commandHelp, CommandFailed, EXIT, parseCommandArgs, UsageError, wantsHelp, type CommandSpec, type Io, type Parsed } from './command.js';
+import { keyFileHint } from './gateway-client.js';
 import { chamberCommands } from './commands/chamber.js';
 import { debateCommands } from './commands/debate.js';
 import { audit } from './commands/audit.js';
@@ -112,13 +113,14 @@ function route(argv: readonly string[]): { spec: CommandSpec; rest: string[] } |
   return { spec, rest: argv.slice(2) };
 }
 
-function printFailure(io: Io, error: CommandFailed): void {
-  io.stderr(`error${error.code === undefined ? '' : ` ${error.code}`}: ${error.message}\n`);
+function printFailure(io: Io, error: CommandFailed, hint: string | undefined): void {
+  io.stderr(`error${error.code === undefined ? '' : ` ${error.code}`}: ${error.message}${hint === undefined ? '' : ` (${hint})`}\n`);
   if (error.details !== undefined) io.stderr(`${JSON.stringify(error.details, null, 2)}\n`);
 }
 
 /** Runs the CLI on `argv` (without `node` and the script); resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  let parsed: Parsed | undefined;
   try {
     if (argv.length === 1 && argv[0] === '--version') {
       io.stdout(`agora ${VERSION}\n`);
@@ -134,14 +136,15 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       io.stdout(commandHelp(spec));
       return EXIT.ok;
     }
-    return await spec.run(parseCommandArgs(spec, rest), io);
+    parsed = parseCommandArgs(spec, rest);
+    return await spec.run(parsed, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`agora: ${error.message}\nRun 'agora ${error.command ? `${error.command} ` : ''}--help' for usage.\n`);
       return EXIT.usage;
     }
     if (error instanceof CommandFailed) {
-      printFailure(io, error);
+      printFailure(io, error, parsed === undefined ? undefined : keyFileHint(error.code, parsed, io));
       return EXIT.failed;
     }
     io.stderr(`agora: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

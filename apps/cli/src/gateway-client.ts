@@ -108,6 +108,23 @@ export function readKeyPath(args: Parsed, io: Io): string | undefined {
   return stringOption(args, 'read-key') ?? stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined) ?? standaloneOperatorKeyFile(io);
 }
 
+/** Refusals of a signature or a read token: the key file that signed is worth naming. */
+const KEY_REFUSALS = new Set(['bad_signature', 'unknown_actor', 'actor_disabled', 'wrong_audience', 'token_expired', 'token_not_yet_valid', 'invalid_token', 'forbidden']);
+
+/**
+ * Which key file signed, for a refusal of a signature or a read token: a key picked by default (the
+ * standalone's ./data/operator.key.json) is the usual cause when Agora runs elsewhere (`npm run cluster`).
+ */
+export function keyFileHint(code: string | undefined, args: Parsed, io: Io): string | undefined {
+  if (code === undefined || !KEY_REFUSALS.has(code)) return undefined;
+  const given = stringOption(args, 'read-key') ?? stringOption(args, 'key') ?? (io.env['AGORA_KEY_FILE'] || undefined);
+  const path = given ?? standaloneOperatorKeyFile(io);
+  if (path === undefined) return undefined;
+  return given !== undefined
+    ? `signed with the key file ${path}`
+    : `signed with the key file ${path}, the standalone's operator key, used because no --read-key, --key or AGORA_KEY_FILE was given: name the reader's key with --read-key <file> (for npm run cluster: data/cluster/operator.key.json)`;
+}
+
 /** <AGORA_DATA_DIR>/operator.key.json (./data by default), the key `npm start` makes for its operator (apps/standalone), if it is there. */
 function standaloneOperatorKeyFile(io: Io): string | undefined {
   const file = join(io.env['AGORA_DATA_DIR'] || 'data', 'operator.key.json');

@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { errors } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { GetDialecticSession, GetProposal, GetVotingSession, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
+import { GetDialecticSession, GetProposal, GetVotingSession, READ_TOKEN, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
-import { generateKeyPair } from '@agora/identity';
+import { generateKeyPair, mintReadToken } from '@agora/identity';
 import { REPO_ROOT, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
 
@@ -45,8 +45,10 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
   const common = (): Record<string, string> => ({ EVENT_STORE: 'jetstream', AGORA_SERVICE_KEYS_DIR: join(fleet.dir, 'service-keys') });
   const start = (service: string, extra: Record<string, string> = {}) => fleet.start(service, extra);
   const ok = (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => fleet.ok(agent, type, payload);
+  // Services run as NATS users answer NATS queries only with the reader's read token (AGORA_NATS_READS=closed, their default).
+  const asOperator = () => ({ [READ_TOKEN.natsHeader]: mintReadToken({ agentId: 'root', secretKey: fleet.key('root').secretKey }) });
   const proposal = async (proposalId: string) => {
-    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 15_000 })) as Reply<ProposalView>;
+    const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<ProposalView>;
     return reply.ok ? reply.result : undefined;
   };
   const audit = async (): Promise<{ code: number | null; report: AuditReport; stderr: string }> => {
@@ -91,7 +93,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
     // Voting: a session on the registry's validators, every selected one approves.
     await ok('seldon', 'CreateVotingSession', { requestId: 'deploy-1', actionType: 'deploy_production', riskLevel: 'high' });
     const voting = async () => {
-      const reply = (await client.request(GetVotingSession.subject, { sessionId: 'deploy-1' }, { timeoutMs: 15_000 })) as Reply<VotingSessionView>;
+      const reply = (await client.request(GetVotingSession.subject, { sessionId: 'deploy-1' }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<VotingSessionView>;
       return reply.ok ? reply.result : undefined;
     };
     for (const { agentId } of (await voting())!.validators) await ok(agentId as Agent, 'CastValidatorVote', { sessionId: 'deploy-1', decision: 'approve', confidence: 0.9, reasoning: `${agentId} approves` });
@@ -100,7 +102,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
     // Dialectic: ada's breaker trips; the dialectic service opens the recovery with a reviewer (its own signed command); they converge.
     await ok('ada', 'ReportHealth', { agentId: 'ada', health: 0.35, risk: 0.65, tags: [], metrics: {} });
     const recovery = async () => {
-      const reply = (await client.request(GetDialecticSession.subject, { sessionId: 'ada-p1' }, { timeoutMs: 15_000 })) as Reply<DialecticSessionView>;
+      const reply = (await client.request(GetDialecticSession.subject, { sessionId: 'ada-p1' }, { timeoutMs: 15_000, headers: asOperator() })) as Reply<DialecticSessionView>;
       return reply.ok ? reply.result : undefined;
     };
     await waitFor(async () => (await recovery())?.status === 'awaiting_thesis', 'the recovery to open', 30_000);

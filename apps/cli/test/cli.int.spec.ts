@@ -211,9 +211,9 @@ describe('the agora command against a gateway', () => {
     expect((await agora(['agents', 'list', '--all'])).stdout).toMatch(/^frank .* disabled$/m);
   }, 120_000);
 
-  it('events tail --count prints the events, one line each, and resumes with --after', async () => {
+  it('events tail --first prints the events, one line each, and resumes with --after', async () => {
     await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'gina', '--public-key', generateKeyPair().publicKey, '--roles', 'validator']);
-    const all = await agora(['events', 'tail', '--category', 'agent', '--count', '3']);
+    const all = await agora(['events', 'tail', '--category', 'agent', '--first', '3']);
     expect(all.code).toBe(0);
     const lines = all.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
@@ -221,11 +221,11 @@ describe('the agora command against a gateway', () => {
     expect(lines[0]).toMatch(/ AgentRegistered \{"agentId":"/);
 
     const [secondPosition] = lines[1]!.split(' ');
-    const resumed = await agora(['events', 'tail', '--category', 'agent', '--after', lines[0]!.split(' ')[0]!, '--count', '2']);
+    const resumed = await agora(['events', 'tail', '--category', 'agent', '--after', lines[0]!.split(' ')[0]!, '--first', '2']);
     expect(resumed.stdout.trimEnd().split('\n')).toEqual(lines.slice(1));
     expect(resumed.stdout.startsWith(`${secondPosition} `)).toBe(true);
 
-    const typed = await agora(['events', 'tail', '--type', 'AgentRegistered', '--count', '2', '--json']);
+    const typed = await agora(['events', 'tail', '--type', 'AgentRegistered', '--first', '2', '--json']);
     const events = typed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; streamId: string; position: string });
     expect(events.map((e) => e.type)).toEqual(['AgentRegistered', 'AgentRegistered']);
   }, 120_000);

@@ -78,7 +78,7 @@ describe('agora usage errors exit 2 with a clear message', () => {
     ['a command type that is not one', ['send', 'register-agent', '{}', '--key', 'k'], /"register-agent" is not a command type/],
     ['a gateway URL that is not one', ['agents', 'list', '--url', 'not a url'], /is not a URL/],
     ['a gateway URL of another scheme', ['agents', 'list', '--url', 'ftp://host'], /must be http:\/\/ or https:\/\//],
-    ['a count of zero', ['events', 'tail', '--count', '0'], /--count must be a whole number from 1/],
+    ['a count of zero', ['events', 'tail', '--first', '0'], /--first must be a whole number from 1/],
     ['--after with --from-end', ['events', 'tail', '--after', '5', '--from-end'], /--after or --from-end, not both/],
     ['a question without why', ['chamber', 'ask', 'Should we?', '--key', 'k'], /--why is required/],
     ['a ceiling that is not an amount', ['chamber', 'ask', 'Should we?', '--why', 'w', '--key', 'k', '--ceiling', 'lots'], /--ceiling must be an amount/],

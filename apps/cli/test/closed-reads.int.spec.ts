@@ -81,11 +81,23 @@ describe('agora against a gateway that closes reads', () => {
     const { code, stdout, stderr } = await agora(['agents', 'list'], { AGORA_DATA_DIR: dataDir });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/^alice\s+Alice\s+executive/m);
-    const tail = await agora(['events', 'tail', '--count', '1', '--category', 'agent'], { AGORA_DATA_DIR: dataDir });
+    const tail = await agora(['events', 'tail', '--first', '1', '--category', 'agent'], { AGORA_DATA_DIR: dataDir });
     expect(tail.stdout).toMatch(/agent-alice@0 AgentRegistered/);
     const token = await agora(['token'], { AGORA_DATA_DIR: dataDir });
     expect(token.code).toBe(2);
     expect(token.stderr).toMatch(/say whose token/);
+  });
+
+  it("names the key file a refused read was signed with: the standalone's operator key, picked by default, against another system", async () => {
+    // ./data/operator.key.json of an earlier `npm start`, while the gateway is another system's (npm run cluster): another root key.
+    const dataDir = join(dir, 'other-standalone');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'operator.key.json'), JSON.stringify({ agentId: 'root', ...generateKeyPair() }), { mode: 0o600 });
+    const byDefault = await agora(['agents', 'list'], { AGORA_DATA_DIR: dataDir });
+    expect(byDefault.code).toBe(1);
+    expect(byDefault.stderr).toContain(`(signed with the key file ${join(dataDir, 'operator.key.json')}, the standalone's operator key, used because no --read-key, --key or AGORA_KEY_FILE was given: name the reader's key with --read-key <file>`);
+    const given = await agora(['agents', 'list', '--read-key', join(dataDir, 'operator.key.json')]);
+    expect(given.stderr).toMatch(new RegExp(`^error bad_signature: .*\\(signed with the key file ${join(dataDir, 'operator.key.json')}\\)\n`));
   });
 
   it('a token for another audience is refused with wrong_audience', async () => {
@@ -98,7 +110,7 @@ describe('agora against a gateway that closes reads', () => {
     const token = (await agora(['token', '--key', aliceKeyFile])).stdout.trim();
     const res = await fetch(`${gateway.url}/v1/registry/agents/alice`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
-    const { code, stdout } = await agora(['events', 'tail', '--count', '1', '--category', 'agent'], { AGORA_KEY_FILE: aliceKeyFile });
+    const { code, stdout } = await agora(['events', 'tail', '--first', '1', '--category', 'agent'], { AGORA_KEY_FILE: aliceKeyFile });
     expect(code).toBe(0);
     expect(stdout).toMatch(/agent-alice@0 AgentRegistered/);
   });

@@ -18,6 +18,8 @@ import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { startNatsServer, type PrivateNatsServer } from '@agora/testing';
 import { runCli } from '../src/cli.js';
 
+/** What every run says of reads on NATS. */
+const READS_LINE = 'reads on NATS: services that connect as NATS users answer queries only with a read token (AGORA_NATS_READS=closed, their default); agents send theirs (the SDK, the Python and Go clients)\n';
 const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
 const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
 const passwords = Object.fromEntries(PROCESS_ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof PROCESS_ROLES)[number], string>;
@@ -65,10 +67,10 @@ describe('the agora setup nats command, from the registry behind a gateway', () 
     const out = join(cliDir, 'auth.conf');
     const key = join(cliDir, 'boss.key.json');
     const first = await agora(['setup', 'nats', '--key', key, '--out', out]);
-    expect(first).toEqual({ code: 0, stdout: `${out}: written (2 agents as nkey users, boss as the bootstrap operator of --key)\n`, stderr: '' });
+    expect(first).toEqual({ code: 0, stdout: `${out}: written (2 agents as nkey users, boss as the bootstrap operator of --key)\n${READS_LINE}`, stderr: '' });
     server = await startNatsServer({ config: out, env: Object.fromEntries(PROCESS_ROLES.map((r) => [`AGORA_NATS_${r}_PASSWORD`, passwords[r]])) });
     const second = await agora(['setup', 'nats', '--key', key, '--out', out, '--pid', String(server.pid), '--stream', '--nats', server.url]);
-    expect(second).toEqual({ code: 0, stdout: `${out}: unchanged (2 agents as nkey users, boss as the bootstrap operator of --key)\nlog stream: created\n`, stderr: '' });
+    expect(second).toEqual({ code: 0, stdout: `${out}: unchanged (2 agents as nkey users, boss as the bootstrap operator of --key)\nlog stream: created\n${READS_LINE}`, stderr: '' });
     const nc = track(await connectNats({ servers: server.url, identity: { agentId: 'carol', secretKey: carol.secretKey } }));
     const sub = nc.subscribe('_INBOX_boss.>');
     expect(await sub.closed).toBeInstanceOf(errors.PermissionViolationError);

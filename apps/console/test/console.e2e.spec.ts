@@ -117,6 +117,8 @@ describe('the web console in Chromium (e2e)', () => {
     // An escalation nobody has decided yet: the tribunal demo's deadlock is decided by ops in the demo itself.
     await send('seldon', 'SubmitProposal', { proposalId: 'audit-trail', title: 'Keep every audit trail for a year', body: 'Store audit trails for 365 days.', problem: 'Audits need history', proposalClass: 'security' });
     await waitFor(async () => (await query<{ status: string }>('/v1/proposal/proposals/audit-trail')).status === 'escalated', 'the security proposal to escalate');
+    // A consultation of the chamber that waits for an operator (the one the demo's deadlock attached is moot: ops decided that escalation).
+    await send('seldon', 'ProposeChamberSession', { sessionId: 'retention', question: 'Should audit trails be kept for one year or for five?', context: 'Regulators ask for five years; storage would cost three times as much.', rationale: 'One model may share our blind spot on regulation.' });
     // The demo's rogue proposal, executed despite an objection: an operator reports that it failed.
     const rogue = (await query<{ proposals: { proposalId: string }[] }>('/v1/proposal/proposals?limit=1000')).proposals.find((p) => p.proposalId.startsWith('rogue'))!.proposalId;
     await send('ops', 'ReportOutcome', { proposalId: rogue, outcome: 'failed', note: 'The week went to the wrong thing.' });
@@ -190,9 +192,11 @@ describe('the web console in Chromium (e2e)', () => {
       await shot(`${tag}-dialectic`);
 
       await visit('/chamber');
-      // The consultation the tribunal's deadlock asked for: nothing called before an operator approves.
-      await hasText(page.getByTestId('chamber-session'), /The reviewers of the proposal "deadlock" deadlocked/);
-      await hasAttr(page.getByTestId('chamber-session'), 'data-status', 'awaiting_approval');
+      // A consultation: nothing called before an operator approves. The one the tribunal's deadlock asked for
+      // was cancelled as moot when ops decided that escalation in the demo.
+      await hasAttr(page.getByTestId('chamber-session').filter({ hasText: /Should audit trails be kept/ }), 'data-status', 'awaiting_approval');
+      const consultations = await query<{ sessions: { question: string; status: string }[] }>('/v1/chamber/sessions?limit=100');
+      expect(consultations.sessions.filter((c) => c.question.includes('The reviewers of the proposal "deadlock" deadlocked')).map((c) => c.status)).toEqual(['cancelled']);
       await shows(page.getByRole('link', { name: 'decide in the inbox' }));
       await hasText(page.getByTestId('chamber-budget'), /sessions today/);
       await fitsWidth();
@@ -224,8 +228,9 @@ describe('the web console in Chromium (e2e)', () => {
       await shows(page.getByRole('heading', { name: 'Keep every audit trail for a year' }));
       await shows(page.getByRole('heading', { name: 'rotate_root_keys' }));
       await shows(page.getByRole('heading', { name: 'Recovery of lyra' }));
-      // The tribunal's deadlock asked the chamber for a panel's view: it waits for an operator's approval.
-      await shows(page.getByRole('heading', { name: /The reviewers of the proposal "deadlock" deadlocked/ }));
+      // A consultation waits for an operator's approval; the deadlock's, moot once its escalation was decided, is not here.
+      await shows(page.getByRole('heading', { name: /Should audit trails be kept/ }));
+      expect(await page.getByRole('heading', { name: /The reviewers of the proposal "deadlock" deadlocked/ }).count()).toBe(0);
       await hasText(page.getByRole('link', { name: /Human inbox/ }), '4');
       await fitsWidth();
       await shot(`${tag}-inbox`);
@@ -302,10 +307,10 @@ describe('the web console in Chromium (e2e)', () => {
     await dialectic.getByRole('button', { name: 'Sign as ops and send' }).click();
     await shows(dialectic.getByText(/In the log: RecoveryDecided/), 15_000);
 
-    // The chamber consultation on the deadlock: rejected (nothing is called).
-    const chamber = page.getByRole('article', { name: /The reviewers of the proposal "deadlock" deadlocked/ });
+    // The chamber consultation: rejected (nothing is called).
+    const chamber = page.getByRole('article', { name: /Should audit trails be kept/ });
     await chamber.getByLabel('Reject the session').check();
-    await chamber.getByLabel(/Note or reason/).fill('The escalation is already decided.');
+    await chamber.getByLabel(/Note or reason/).fill('Legal decides this one.');
     await chamber.getByRole('button', { name: 'Sign as ops and send' }).click();
     await shows(chamber.getByText(/In the log: ChamberSessionRejected/), 15_000);
     await shot('wide-inbox-decided');
@@ -318,7 +323,7 @@ describe('the web console in Chromium (e2e)', () => {
     const decided = (await readLog('type=EscalationDecided&type=VotingEscalationResolved&type=RecoveryDecided&type=ChamberSessionRejected')).filter((e) => e.metadata['actor'] === 'ops' && e.metadata['commandPayload']);
     const byType = new Map(decided.map((e) => [e.type, e]));
     expect([...byType.keys()].sort()).toEqual(['ChamberSessionRejected', 'EscalationDecided', 'RecoveryDecided', 'VotingEscalationResolved']);
-    expect(byType.get('ChamberSessionRejected')!.data).toMatchObject({ rejectedBy: 'ops', reason: 'The escalation is already decided.' });
+    expect(byType.get('ChamberSessionRejected')!.data).toMatchObject({ rejectedBy: 'ops', reason: 'Legal decides this one.' });
     expect(byType.get('EscalationDecided')!.data).toMatchObject({ proposalId: 'audit-trail', decision: 'reject', operator: 'ops' });
     const registered = await query<{ publicKey: string }>('/v1/registry/agents/ops');
     for (const event of byType.values()) {

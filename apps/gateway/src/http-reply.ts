@@ -30,8 +30,38 @@ export function statusOfReply(reply: Reply): number {
   return reply.ok ? 200 : httpStatusOf(reply.error.code);
 }
 
+/** The realm of the gateway's authentication challenges. */
+export const AUTH_REALM = 'agora';
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 9110 section 11.6.1; Bearer as RFC 6750 says it): reads
+ * (the HTTP API, /mcp, the event stream) take an Agora read token as a bearer token, signed by the
+ * reader's own key; a refused token is `error="invalid_token"` with Agora's code and message. A command
+ * (POST /v1/commands) is authenticated by its envelope's signature instead, which the challenge says.
+ */
+export function authenticateChallenge(reply: unknown, path = ''): string {
+  const error = (reply as { ok?: boolean; error?: { code?: string; message?: string } }).error;
+  const quoted = (text: string) => `"${text.replace(/["\\]/g, "'").slice(0, 300)}"`;
+  const expected = 'an Agora read token signed with the reader\'s key (agora token --key <key file>), as Authorization: Bearer <token>';
+  const params = [`realm=${quoted(AUTH_REALM)}`, `scope=${quoted('read')}`];
+  if (path.startsWith('/v1/commands')) {
+    params.push(`error=${quoted('invalid_request')}`, `error_description=${quoted(`${error?.code}: a command is authenticated by its envelope's Ed25519 signature, not by a token: ${error?.message ?? ''}`)}`);
+  } else if (error?.code !== undefined && error.code !== 'unauthenticated') {
+    params.push(`error=${quoted('invalid_token')}`, `error_description=${quoted(`${error.code}: ${error.message ?? ''}; expected ${expected}`)}`);
+  } else {
+    params.push(`error_description=${quoted(`expected ${expected}`)}`);
+  }
+  return `Bearer ${params.join(', ')}`;
+}
+
+/** Every 401 says how to authenticate (RFC 9110): MCP clients and HTTP libraries read it. Call before the head is written. */
+export function challengeUnauthenticated(res: ServerResponse, status: number, reply: unknown): void {
+  if (status === 401) res.setHeader('www-authenticate', authenticateChallenge(reply, (res.req as { url?: string } | undefined)?.url));
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
+  challengeUnauthenticated(res, status, body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...headers });
   res.end(text);
 }

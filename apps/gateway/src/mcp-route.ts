@@ -6,7 +6,7 @@ import { createAgoraMcpServer, jsonRpcError, McpHttpEndpoint, type CallerRef } f
 import type { AgoraClient } from '@agora/messaging';
 import { Agora, MessagingTransport, type AgoraEvent, type EventFilter, type Transport } from '@agora/sdk';
 import { isJsonContentType, readBody } from './body.js';
-import { GatewayError } from './http-reply.js';
+import { challengeUnauthenticated, GatewayError } from './http-reply.js';
 import type { ReadAccess } from './read-auth.js';
 import { answerQuery, eventViewFor, publicMetadataOf, type StreamParties } from './read-visibility.js';
 
@@ -91,6 +91,7 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         req.resume();
+        challengeUnauthenticated(res, error.status, error.toReply());
         return jsonRpcError(res, error.status, -32001, `${error.code}: ${error.message}`, { code: error.code });
       }
       let body: unknown;

@@ -14,6 +14,7 @@ import { agents, signed, sleep, SseReader, uniqueName, widgetCatalog, widgetHand
 interface HttpAnswer {
   status: number;
   contentType: string | null;
+  authenticate: string | null;
   body: Reply & Record<string, unknown>;
 }
 
@@ -58,7 +59,7 @@ describe('the HTTP gateway', () => {
     } catch {
       throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} answered with non-JSON: ${text.slice(0, 200)}`);
     }
-    return { status: res.status, contentType: res.headers.get('content-type'), body };
+    return { status: res.status, contentType: res.headers.get('content-type'), authenticate: res.headers.get('www-authenticate'), body };
   }
 
   const post = (body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }, on: Gateway = gateway) =>
@@ -69,6 +70,9 @@ describe('the HTTP gateway', () => {
     if (answer.body.ok) throw new Error('unreachable');
     expect(answer.body.error.code).toBe(code);
     expect(answer.contentType).toMatch(/^application\/json/);
+    // RFC 9110: every 401 says how to authenticate, and nothing else carries a challenge.
+    if (status === 401) expect(answer.authenticate).toMatch(/^Bearer realm="agora", scope="read", error="invalid_(request|token)", error_description="/);
+    else expect(answer.authenticate).toBeNull();
     return answer.body.error;
   }
 

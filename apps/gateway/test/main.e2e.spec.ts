@@ -61,6 +61,7 @@ describe('the gateway process', () => {
       const unsigned = await fetch(`${url}/v1/registry/agents`);
       expect(unsigned.status).toBe(401);
       expect(((await unsigned.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+      expect(unsigned.headers.get('www-authenticate')).toMatch(/^Bearer realm="agora", scope="read", error_description="expected an Agora read token/);
       const docs = (await (await fetch(`${url}/docs`)).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(docs.openapi).toBe('3.1.0');
       expect(Object.keys(docs.paths)).toContain('/v1/registry/agents/{agentId}');

@@ -114,6 +114,8 @@ afterAll(async () => {
 describe('one NATS user per service (services.conf)', () => {
   it('each process connects as itself with its own inbox prefix', () => {
     for (const user of SERVICE_NATS_USERS) expect({ user, credentials: contexts.get(user)!.config.natsCredentials }).toEqual({ user, credentials: { user, pass: passwords[user], inboxPrefix: `_INBOX_${user}` } });
+    // As NATS users, the services answer NATS queries only with a read token, or to the gateway's own inbox (the gateway's queries below carry none).
+    for (const user of SERVICE_NATS_USERS) expect({ user, mode: contexts.get(user)!.config.natsReads?.mode }).toEqual({ user, mode: 'closed' });
   });
 
   it('the registry, under its own user, decides a signed command and answers a query; the gateway relays the event to an observer', async () => {

@@ -159,12 +159,13 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
     expect(await vote(id, 'security_bot', 'approve')).toMatchObject({ ok: true });
     const before = await votingEventCount();
     const cases: [Promise<Reply>, string, RegExp?][] = [
-      [vote(id, 'junior_bot', 'approve'), 'forbidden', /junior_bot was not selected/], // registered validator, not selected
+      // A registered validator not selected is no party: told no more than for a session that does not exist.
+      [vote(id, 'junior_bot', 'approve'), 'forbidden', /^junior_bot may not CastValidatorVote on voting_session-\S+: it does not exist, or it is not one junior_bot may act on$/],
       [vote(id, 'security_bot', 'deny'), 'illegal_state', /already voted approve/], // a changed mind
       [vote(id, 'compliance_bot', 'approve', 1.5), 'invalid_command', /confidence/],
       [vote(id, 'compliance_bot', 'approve', 0.9, keys['ops_bot']), 'bad_signature'], // signed with another agent's key
       [vote(id, 'watcher', 'approve'), 'forbidden', /needs one of the roles validator/],
-      [vote('no-such-session', 'compliance_bot', 'approve'), 'not_found'],
+      [vote('no-such-session', 'compliance_bot', 'approve'), 'forbidden', /^compliance_bot may not CastValidatorVote on voting_session-no-such-session: it does not exist, or it is not one compliance_bot may act on$/],
       [create(nextId(), {}, 'watcher'), 'forbidden'],
       [create(nextId(), { requestingAgent: 'watcher' }), 'forbidden', /only an operator \(or the dialectic service, for a quorum\) may name another requesting agent/],
       [create(nextId(), { votingTimeoutMs: 10 }), 'invalid_command'],

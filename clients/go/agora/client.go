@@ -181,25 +181,52 @@ func (c *HTTPClient) QueryAll(service, path, field string, params url.Values) ([
 	}
 }
 
+// ReadTokenHeader is the NATS header that carries a query's read token (services with AGORA_NATS_READS=closed,
+// the default wherever NATS has users, refuse a query without one).
+const ReadTokenHeader = "Agora-Read-Token"
+
 // NATSClient speaks to the services over NATS: commands and queries are requests on their subjects.
 type NATSClient struct {
 	Conn    *nats.Conn
 	Timeout time.Duration
 	// Subjects maps a command type or a query name (`<service>.<name>`) to its subject.
 	Subjects map[string]string
+	// Reader, when set, signs a fresh one-minute read token for every query (header ReadTokenHeader), for Audience
+	// (DefaultReadAudience when empty): who reads, for the visibility table.
+	Reader   *KeyPair
+	Audience string
 }
 
 // Request sends a JSON body on a subject and decodes the reply.
 func (c *NATSClient) Request(subject string, body interface{}, out interface{}) error {
+	return c.request(subject, body, nil, out)
+}
+
+func (c *NATSClient) request(subject string, body interface{}, header nats.Header, out interface{}) error {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	msg, err := c.Conn.Request(subject, data, c.Timeout)
+	msg, err := c.Conn.RequestMsg(&nats.Msg{Subject: subject, Data: data, Header: header}, c.Timeout)
 	if err != nil {
 		return err
 	}
 	return decodeReply(0, msg.Data, out)
+}
+
+// Query asks a query by subject with its parameters, carrying the Reader's read token when a Reader is set.
+func (c *NATSClient) Query(subject string, params map[string]interface{}, out interface{}) error {
+	if params == nil {
+		params = map[string]interface{}{}
+	}
+	if c.Reader == nil {
+		return c.request(subject, params, nil, out)
+	}
+	token, err := MintReadToken(c.Reader, c.Audience, time.Minute)
+	if err != nil {
+		return err
+	}
+	return c.request(subject, params, nats.Header{ReadTokenHeader: []string{token}}, out)
 }
 
 // Command signs a command and sends it on its subject (from the AsyncAPI document).

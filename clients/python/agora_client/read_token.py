@@ -26,3 +26,13 @@ def mint_read_token(key_pair, agent_id=None, audience=DEFAULT_AUDIENCE, lifetime
         raise ValueError("a read token names its reader: give agent_id or a key pair with one")
     iat = int(time.time() if now is None else now)
     return sign_read_token({"sub": sub, "aud": audience, "iat": iat, "exp": iat + lifetime_seconds}, key_pair)
+
+
+NATS_READ_TOKEN_HEADER = "Agora-Read-Token"
+
+
+def nats_query_headers(key_pair, audience=DEFAULT_AUDIENCE, lifetime_seconds=60):
+    """Headers for a query on NATS (e.g. nats-py's `nc.request(subject, body, headers=...)`): a fresh read token
+    for the key pair's agent. Services whose NATS reads are closed (AGORA_NATS_READS=closed, the default wherever
+    NATS has users) refuse a query without one, and answer it by the visibility table for that reader."""
+    return {NATS_READ_TOKEN_HEADER: mint_read_token(key_pair, audience=audience, lifetime_seconds=lifetime_seconds)}

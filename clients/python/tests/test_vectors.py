@@ -1,9 +1,10 @@
 """The signing test vectors of libs/contracts/generated/test-vectors.json, byte for byte."""
+import base64
 import json
 import os
 import unittest
 
-from agora_client import canonical_json, sign_read_token, domain_signing_bytes, envelopes_from_metadata, key_pair_from_secret, sign_bytes, signing_bytes, verify_bytes, verify_command
+from agora_client import canonical_json, generate_key_pair, nats_query_headers, sign_read_token, domain_signing_bytes, envelopes_from_metadata, key_pair_from_secret, sign_bytes, signing_bytes, verify_bytes, verify_command
 from agora_client.keys import b64url
 
 VECTORS = os.environ.get("AGORA_TEST_VECTORS") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "libs", "contracts", "generated", "test-vectors.json")
@@ -59,6 +60,15 @@ class TestVectors(unittest.TestCase):
             self.assertEqual(header + "." + claims, r["signingInput"])
             self.assertEqual(canonical_json(r["claims"]), r["claimsJson"])
             self.assertTrue(verify_bytes(r["signingInput"].encode("ascii"), signature, r["publicKey"]))
+
+    def test_nats_query_headers(self):
+        # A query on NATS names its reader with a fresh one-minute token in the Agora-Read-Token header.
+        key = generate_key_pair("alice")
+        headers = nats_query_headers(key, audience="agora-test")
+        self.assertEqual(list(headers), ["Agora-Read-Token"])
+        claims_part = headers["Agora-Read-Token"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(claims_part + "=" * (-len(claims_part) % 4)))
+        self.assertEqual((claims["sub"], claims["aud"], claims["exp"] - claims["iat"]), ("alice", "agora-test", 60))
 
     def test_must_not_verify(self):
         for v in V["mustNotVerify"]:

@@ -14,6 +14,8 @@ export interface CommandSender {
   actor: string;
   /** The agent's roles at the time (from the registry's events up to the command); ignored for a service. */
   roles: readonly string[];
+  /** The rules the command was decided under (an audit of an older commit); absent: today's. */
+  rules?: number;
 }
 
 export type Authorization =
@@ -53,12 +55,14 @@ export function authorizeSender(definition: CommandDefinition, sender: CommandSe
       reason: `${definition.type} is issued only by ${issuers.map((s) => `the ${s} service`).join(', ')} on its own behalf, signed with its service key; no agent may send it, operators included`,
     };
   }
-  const held = definition.roles.filter((role) => sender.roles.includes(role));
+  const before = definition.rolesBefore;
+  const roles = before !== undefined && sender.rules !== undefined && sender.rules < before.rules ? before.roles : definition.roles;
+  const held = roles.filter((role) => sender.roles.includes(role));
   if (held.length === 0) {
     return {
       allowed: false,
       code: 'forbidden',
-      reason: `${definition.type} needs one of the roles ${definition.roles.join(', ')}; ${sender.actor} has ${sender.roles.join(', ') || 'none'}`,
+      reason: `${definition.type} needs one of the roles ${roles.join(', ')}; ${sender.actor} has ${sender.roles.join(', ') || 'none'}`,
     };
   }
   return { allowed: true, as: 'role', roles: held, ...relation };

@@ -192,7 +192,9 @@ export const CancelChamberSession = defineCommand({
   aggregate: 'session',
   verb: 'cancel',
   roles: ANY_ROLE,
-  summary: 'The proposer or an operator cancels a session not yet concluded: no further call is made (calls already in flight are recorded when they end, and cost what they cost)',
+  issuers: ['chamber'],
+  summary:
+    "The proposer or an operator cancels a session not yet concluded: no further call is made (calls already in flight are recorded when they end, and cost what they cost). The chamber service cancels a tribunal deadlock's consultation still awaiting approval once the escalation is decided (moot)",
   payload: z.object({ ...session, reason: ShortText(1000) }).strict(),
 });
 

@@ -77,7 +77,7 @@ const Budget = z
 /** Per-debate settings; every field has the seed's default. */
 export const DebateSettings = z
   .object({
-    discovery: Budget.describe('Messages in DISCOVERY: advances at min once a binary question is accepted; at max only PROPOSE_QUESTION and ACCEPT_QUESTION remain'),
+    discovery: Budget.describe("Messages in DISCOVERY: advances at min once a binary question is accepted; at max, without one, the moderator frames the question from the thread's messages and the thread advances with it (or merges into a thread already on that question)"),
     cruxLock: Budget.describe('Messages in CRUX_LOCK: the lock is attempted at min, then every (max - min, at least 1) messages after a failed attempt. Unless set, it follows from the n participants: min = 2n + 4 * floor(n/2) * ceil(n/2) (the fewest moves a lock can pass with: commitments, falsifiers, and a graded steelman each way between opponents at the most even split), max = min + 2 (two agents: 8-10; three: 14-16)'),
     evidence: Budget.describe('Messages in EVIDENCE: crystallizes at min once every agent has sent CONCLUDE, and at max in any case'),
     maxLockAttempts: z.number().int().min(1).max(10).describe('Failed lock attempts before the thread is UNRESOLVED'),
@@ -101,6 +101,11 @@ export const DEFAULT_DEBATE_SETTINGS: DebateSettings = {
   orbitingWindow: 6,
   horizonRatio: 3,
 };
+
+/** What OpenDebate's `settings` says of its defaults: written from DEFAULT_DEBATE_SETTINGS, so it cannot drift from them. */
+export function debateSettingsDefaults(d: DebateSettings = DEFAULT_DEBATE_SETTINGS): string {
+  return `Defaults: DISCOVERY ${d.discovery.min}-${d.discovery.max} messages, CRUX_LOCK from the participants (see cruxLock), EVIDENCE ${d.evidence.min}-${d.evidence.max}, ${d.maxLockAttempts} lock attempts, orbiting above ${d.orbitingThreshold.toFixed(1)} over ${d.orbitingWindow} messages, horizon ratio ${d.horizonRatio}`;
+}
 
 export const TopClaim = z
   .object({

@@ -20,6 +20,7 @@ import {
   DebateConfidence,
   DebateOutcome,
   DebateSettings,
+  debateSettingsDefaults,
   DebateStage,
   DebateSummary,
   DebateView,
@@ -101,7 +102,7 @@ export const OpenDebate = defineCommand({
         .max(4)
         .optional()
         .describe('Default one thread `main` on the topic'),
-      settings: DebateSettings.partial().optional().describe('Defaults: budgets 6-10 / 6-8 / 12-16, 4 lock attempts, orbiting above 2.0 over 6 messages, horizon ratio 3'),
+      settings: DebateSettings.partial().optional().describe(debateSettingsDefaults()),
     })
     .strict(),
 });

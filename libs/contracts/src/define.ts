@@ -31,6 +31,12 @@ export interface CommandDefinition<P extends z.ZodType = z.ZodType> {
    * decider (e.g. "the reviewer assigned in this round"). Absent: any holder of the roles.
    */
   relation?: string;
+  /**
+   * The roles that could send it before a change of rules (RULES_VERSION of @agora/decider): a
+   * command decided under rules below `rules` is authorized with these, so that an older log audits
+   * as it was decided. The live gate always applies `roles`.
+   */
+  rolesBefore?: { rules: number; roles: readonly Role[] };
   summary: string;
 }
 
@@ -111,6 +117,30 @@ export function serviceOfActor(actor: string): ServiceName | undefined {
   if (!actor.startsWith('service:')) return undefined;
   const name = actor.slice('service:'.length);
   return (SERVICE_NAMES as readonly string[]).includes(name) ? (name as ServiceName) : undefined;
+}
+
+/**
+ * The NATS users Agora's own processes connect as: each service and the gateway under its own name
+ * (deploy/nats/services.conf, replies under `_INBOX_<name>`), and the shared users of roles.conf.
+ */
+export const PROCESS_NATS_USERS = [...SERVICE_NAMES, 'gateway', 'service', 'agent', 'observer', 'auditor'] as const;
+
+/**
+ * Agent ids no agent may take, with the reason. An agent's NATS user takes its replies under
+ * `_INBOX_<agentId>` (a service actor `service:<name>` under `_INBOX_service_<name>`): an agent named
+ * after a process's NATS user, or after a service actor's inbox token, would be allowed to read that
+ * process's replies. So these ids are refused at registration and by `agora setup nats`.
+ */
+export const RESERVED_AGENT_IDS: ReadonlyMap<string, string> = new Map([
+  ...[...SERVICE_NAMES, 'gateway'].map((user): [string, string] => [user, `it is the NATS user of Agora's ${user} process, whose replies arrive under _INBOX_${user}`]),
+  ...['service', 'agent', 'observer', 'auditor'].map((user): [string, string] => [user, `it is a NATS user of Agora's processes (deploy/nats/roles.conf)`]),
+  ...SERVICE_NAMES.map((service): [string, string] => [`service_${service}`, `it is the inbox of the service actor service:${service} (_INBOX_service_${service})`]),
+]);
+
+/** Why an agent id is reserved for Agora's processes, or undefined when an agent may take it. */
+export function reservedAgentId(agentId: string): string | undefined {
+  const reason = RESERVED_AGENT_IDS.get(agentId);
+  return reason === undefined ? undefined : `the agent id ${JSON.stringify(agentId)} is reserved: ${reason}; choose another id`;
 }
 
 /** True for a command no agent may send: only its `issuers` services, on their own behalf. */

@@ -83,8 +83,10 @@ export const CallId = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, 'call ids are 1 to 128 letters, digits, "_", ".", ":" or "-"')
   .describe('Id of the call within the agent\'s ledger: the same cause and attempt always give the same id');
 
-/** Every agent role: any agent may call models for itself, within the budget an operator set it. */
-const AGENT_ROLES: Role[] = ['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater', 'auditor'];
+/** Every agent role but the auditor's (it reads everything and sends no command): an agent calls models for itself, within the budget an operator set it. */
+const AGENT_ROLES: Role[] = ['executive', 'reviewer', 'validator', 'operator', 'observer', 'debater'];
+/** Under rules 1 and 2 the auditor could reserve and record model calls too (libs/decider RULES_VERSION 3). */
+const AUDITOR_BEFORE_RULES_3 = { rules: 3, roles: [...AGENT_ROLES, 'auditor'] as Role[] };
 const ITSELF = 'the agent itself (agentId is the actor): nobody reserves or records calls for another agent';
 const agent = { agentId: AgentId.describe('The agent whose ledger it is') };
 
@@ -107,6 +109,7 @@ export const ReserveModelCall = defineCommand({
   aggregate: 'model_calls',
   verb: 'reserve',
   roles: AGENT_ROLES,
+  rolesBefore: AUDITOR_BEFORE_RULES_3,
   relation: ITSELF,
   summary:
     "The agent reserves a model call before making it: its id, purpose, model and maximum cost (ProviderLayer.maxCost). Refused (illegal_state, nothing reserved) when the agent has no budget, when what is spent plus what is reserved plus this maximum exceeds the budget, or when the call id is already reserved; invalid_command for another currency than the budget's",
@@ -119,6 +122,7 @@ export const RecordModelCallOutcome = defineCommand({
   aggregate: 'model_calls',
   verb: 'record',
   roles: AGENT_ROLES,
+  rolesBefore: AUDITOR_BEFORE_RULES_3,
   relation: ITSELF,
   summary:
     "The agent records the outcome of a call it reserved: the text verbatim, usage, cost and latency, or the provider's error verbatim; or, for a call its process left without an outcome, `interrupted` at the reservation's maximum cost. Refused for a call not reserved (not_found) and for a second, different outcome (illegal_state); the same outcome again changes nothing",

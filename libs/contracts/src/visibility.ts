@@ -135,6 +135,29 @@ export function namedAt(value: unknown, fields: readonly string[]): Set<string> 
   return new Set(fields.flatMap((f) => valuesAt(value, f)).filter((v): v is string => typeof v === 'string'));
 }
 
+/** The agents a stream concerns (EVENT_VISIBILITY `party`): those named at `fields` in the data of any of its events, and the actors of its events. */
+export function partiesOfEvents(fields: readonly string[], events: readonly { data: unknown; metadata?: Record<string, unknown> }[]): Set<string> {
+  const parties = new Set<string>();
+  for (const event of events) {
+    for (const id of namedAt(event.data, fields)) parties.add(id);
+    const actor = event.metadata?.['actor'];
+    if (typeof actor === 'string') parties.add(actor);
+  }
+  return parties;
+}
+
+/** Whether this reader reads every event of a stream of this category without looking at the stream (operators, auditors; agents for categories read in full). */
+export function readsCategory(reader: Reader, category: string): boolean {
+  return reader.readsAll || (reader.asAgent && EVENT_VISIBILITY[category]?.read === 'all');
+}
+
+/** Whether this reader reads the events of a stream of this category that holds these events (as `GET /v1/events` shows them in full). */
+export function readsStream(reader: Reader, category: string, events: readonly { data: unknown; metadata?: Record<string, unknown> }[]): boolean {
+  if (readsCategory(reader, category)) return true;
+  const access = EVENT_VISIBILITY[category];
+  return reader.asAgent && access?.read === 'party' && partiesOfEvents(access.fields, events).has(reader.agentId);
+}
+
 const describeAccess = (a: QueryAccess | EventAccess): string =>
   a.read === 'all' ? 'all' : a.read === 'none' ? '**none**' : a.read === 'own' ? `its own (\`${a.param}\` = itself)` : `as a party (${a.fields.map((f) => `\`${f}\``).join(', ')})`;
 

@@ -24,6 +24,21 @@ describe('the authorization table', () => {
     expect(authorizeCommand(definition.type, { actor: 'service:nobody', roles: ['service', 'operator'] })).toMatchObject({ allowed: false, code: 'forbidden' });
   });
 
+  it('gives the auditor no command: it reads everything and writes nothing (docs/security-reads.md)', () => {
+    expect(commands.filter((c) => c.roles.includes('auditor')).map((c) => c.type)).toEqual([]);
+    for (const definition of commands) expect(authorizeCommand(definition.type, { actor: 'aud', roles: ['auditor'] }).allowed).toBe(false);
+    expect(authorizeCommand('ReserveModelCall', { actor: 'aud', roles: ['auditor'] })).toMatchObject({ allowed: false, code: 'forbidden' });
+  });
+
+  it('authorizes an older commit under the roles of its rules: an auditor reserved model calls before rules 3', () => {
+    for (const type of ['ReserveModelCall', 'RecordModelCallOutcome']) {
+      expect(authorizeCommand(type, { actor: 'aud', roles: ['auditor'], rules: 2 })).toMatchObject({ allowed: true, roles: ['auditor'] });
+      expect(authorizeCommand(type, { actor: 'aud', roles: ['auditor'], rules: 3 })).toMatchObject({ allowed: false, code: 'forbidden' });
+    }
+    // Commands whose roles never changed answer the same under any rules.
+    expect(authorizeCommand('SubmitProposal', { actor: 'aud', roles: ['auditor'], rules: 1 })).toMatchObject({ allowed: false, code: 'forbidden' });
+  });
+
   it('names an unknown command type', () => {
     expect(authorizeCommand('MintCoins', { actor: 'root', roles: ['operator'] })).toMatchObject({ allowed: false, code: 'invalid_command' });
   });

@@ -30,8 +30,11 @@ export interface CommandContext {
  * it already took (a default, a threshold, a budget) raises it, and the decider keeps the old answer
  * for `context.rules` below the new number: a log stays auditable (docs/event-versions.md).
  * 2: a debate's CRUX_LOCK budget, unless set, follows from its participants (1: the seed's 6-8).
+ * 3: RegisterAgent refuses an agent id reserved for a process (reservedAgentId of @agora/contracts); before, any id.
+ *    And the auditor role sends no command: before, it could send ReserveModelCall and RecordModelCallOutcome
+ *    (their `rolesBefore` in @agora/contracts, which the audit's authorization check applies).
  */
-export const RULES_VERSION = 2;
+export const RULES_VERSION = 3;
 
 /** The rules `context` is decided under: its own, or today's. */
 export const rulesOf = (context: Pick<CommandContext, 'rules'>): number => context.rules ?? RULES_VERSION;

@@ -1,5 +1,5 @@
-import type { AgentDisabled, AgentKeyRotated, AgentRegistered, AgentTrustAdjusted, AgentUpdated, DataOf, DisableAgent, PayloadOf, RegisterAgent, ReportHealth, Role, RotateAgentKey, UpdateAgent } from '@agora/contracts';
-import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { reservedAgentId, type AgentDisabled, type AgentKeyRotated, type AgentRegistered, type AgentTrustAdjusted, type AgentUpdated, type DataOf, type DisableAgent, type PayloadOf, type RegisterAgent, type ReportHealth, type Role, type RotateAgentKey, type UpdateAgent } from '@agora/contracts';
+import { DomainError, rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import {
   breakerDecision,
   DEFAULT_BREAKER_POLICY,
@@ -125,6 +125,9 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
       switch (command.type) {
         case 'RegisterAgent': {
           const p = command.payload;
+          // An agent named after a process's NATS user (or a service actor's inbox) could read that process's replies (rules 3 on: an older log keeps its registrations).
+          const reserved = rulesOf(command.context) >= 3 ? reservedAgentId(p.agentId) : undefined;
+          if (reserved !== undefined) throw new DomainError('invalid_command', reserved, { agentId: p.agentId });
           if (state.status !== 'unregistered') {
             const same = state.publicKey === p.publicKey && state.displayName === p.displayName && sameSet(state.roles, p.roles);
             if (same) return [];

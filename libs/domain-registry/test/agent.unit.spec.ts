@@ -28,6 +28,15 @@ describe('agent decider', () => {
   it('refuses a different registration under a taken id', () => {
     spec([registered]).when(register({ publicKey: key2 })).thenRefuses('illegal_state', /already registered/);
   });
+  it.each(['gateway', 'registry', 'proposal', 'debate', 'auditor', 'observer', 'service', 'agent', 'service_voting'])('refuses the id %s, reserved for a process of Agora, saying why', (agentId) => {
+    spec([]).when(register({ agentId })).thenRefuses('invalid_command', new RegExp(`agent id "${agentId}" is reserved: .*choose another id`));
+  });
+  it('registered a reserved id under rules before 3, so that an older log audits as it was decided', () => {
+    spec([]).when({ ...register({ agentId: 'gateway' }), context: { ...context, rules: 2 } } as AgentCommand).then([{ ...registered, data: { ...registered.data, agentId: 'gateway' } } as AgentEvent]);
+  });
+  it('accepts ids that only resemble a reserved one', () => {
+    for (const agentId of ['gateway2', 'my-registry', 'service_bot', 'auditor_1']) spec([]).when(register({ agentId })).then([{ ...registered, data: { ...registered.data, agentId } } as AgentEvent]);
+  });
   it('updates only what changed', () => {
     spec([registered])
       .when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', displayName: 'Harbinger', trustScore: 700, constitutions: ['risk', 'premise'] } })

@@ -12,7 +12,7 @@
  *   CastValidatorVote ─> ValidatorVoteReceived                                   status voting
  *     the last one ─> + VotingConsensusReached + VotingSessionDecided           status decided
  *   ExpireVotingSession (scheduler, at deadlineAt) ─> VotingSessionExpired       status expired
- *   CancelVotingSession ─> VotingSessionCancelled (pending or voting only)       status cancelled
+ *   CancelVotingSession ─> VotingSessionCancelled (pending or voting, or waiting for a person) status cancelled
  *   DecideVotingEscalation (operator) on a decided or expired session whose recommendation
  *     requires a human ─> VotingEscalationResolved: the final decision; the session is closed
  *   A session created for a governed tool call (`toolCall`: the call's digest), once its final
@@ -268,7 +268,9 @@ function cancel(command: CommandOf<'CancelVotingSession'>, state: VotingSessionS
     });
   }
   if (s.status === 'cancelled') return [];
-  refuseClosedToVotes(s, 'cancel it');
+  // A session still waiting for a person (escalated, or created for one) may be withdrawn too: the
+  // request is moot (a governed tool call its agent gave up on), and it leaves the operator's inbox.
+  if (!(s.awaitingOperator && s.resolution === null)) refuseClosedToVotes(s, 'cancel it');
   return [event('VotingSessionCancelled', { sessionId: s.sessionId, reason: p.reason, cancelledBy: context.actor, votesReceived: s.votes.length, cancelledAt: context.now })];
 }
 
@@ -396,7 +398,7 @@ export function evolveVotingSession(state: VotingSessionState, e: VotingSessionE
       return concluded(s, 'expired', e.data, e.data.expiredAt);
     case 'VotingSessionCancelled': {
       const d = e.data;
-      return { ...s, status: 'cancelled', cancellation: { reason: d.reason, cancelledBy: d.cancelledBy, cancelledAt: d.cancelledAt }, closedAt: d.cancelledAt, updatedAt: d.cancelledAt };
+      return { ...s, status: 'cancelled', awaitingOperator: false, cancellation: { reason: d.reason, cancelledBy: d.cancelledBy, cancelledAt: d.cancelledAt }, closedAt: d.cancelledAt, updatedAt: d.cancelledAt };
     }
     case 'VotingEscalationResolved': {
       const d = e.data;

@@ -242,6 +242,16 @@ describe('session management', () => {
     spec(play(created(), cancel('once'))).when(cancel('twice')).thenNothing();
   });
 
+  it('lets the requesting agent withdraw a session that waits for a person (a governed call it gave up on): it leaves the inbox', () => {
+    const person = play([], create({ payload: { decider: 'person' } }));
+    spec(person)
+      .when(cancel('the agent gave up on its tool call', ctx('deployer', at(20))))
+      .then([{ type: 'VotingSessionCancelled', data: { sessionId: RID, reason: 'the agent gave up on its tool call', cancelledBy: 'deployer', votesReceived: 0, cancelledAt: at(20) } }]);
+    expect(stateOf(play(person, cancel('gave up', ctx('deployer', at(20)))))).toMatchObject({ status: 'cancelled', awaitingOperator: false, finalDecision: null });
+    // Once a person decided, it is closed: nothing to withdraw.
+    spec(play(person, decide('approve', 'fine'))).when(cancel('too late', ctx('deployer', at(30)))).thenRefuses('illegal_state', /is decided/);
+  });
+
   it('refuses to cancel for another executive, or once decided', () => {
     spec(created()).when(cancel('mine now', ctx('other_exec'))).thenRefuses('forbidden', /only an operator or the requesting agent deployer may cancel/);
     spec(play(created(), ...votesOf(['approve', 'approve', 'approve', 'approve', 'approve']))).when(cancel('too late')).thenRefuses('illegal_state', /is decided/);

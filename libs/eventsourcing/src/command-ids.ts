@@ -77,6 +77,10 @@ function mismatch(identity: CommandIdentity, first: Reservation, wanted: Reserva
   if (first.actor !== wanted.actor) differs.push(`actor ${first.actor}`);
   if (first.payloadSha256 !== undefined && wanted.payloadSha256 !== undefined && first.payloadSha256 !== wanted.payloadSha256) differs.push('another payload');
   if (differs.length === 0) return undefined;
+  // Another actor's command: say nothing of it (its stream, type or actor), as a read would not.
+  if (first.actor !== wanted.actor) {
+    return new AgoraError('command_id_reused', `commandId ${identity.commandId} was already used by another command; nothing was written: give each command a new commandId`, { commandId: identity.commandId });
+  }
   return new AgoraError(
     'command_id_reused',
     `commandId ${identity.commandId} was already used by another command (${differs.join(', ')}); nothing was written: give each command a new commandId`,

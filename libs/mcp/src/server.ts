@@ -64,8 +64,13 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
   if (options.commands !== false && agora.agentId !== undefined) {
     for (const definition of commands) {
       if (isServiceOnly(definition)) continue;
+      if (NOT_FOR_MODELS.has(definition.type)) continue;
       if (definition.type === 'SignResolution') {
         registerSignResolution(server, agora, definition.summary);
+        continue;
+      }
+      if (definition.type === 'RecordTieBreak' || definition.type === 'DecideRecovery') {
+        registerSignedDecision(server, agora, definition);
         continue;
       }
       server.registerTool(
@@ -108,6 +113,49 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
   registerDialecticReview(server, agora);
   registerResources(server, agora);
   return server;
+}
+
+/**
+ * Commands `agora mcp` does not offer: they name an agent's keys (RegisterAgent, RotateAgentKey), and
+ * a model never handles keys. Identities are managed where the keys are (`agora keys`, `agora agents`).
+ */
+const NOT_FOR_MODELS = new Set(['RegisterAgent', 'RotateAgentKey']);
+
+/**
+ * RecordTieBreak (siding with a party) and DecideRecovery (resume) resolve a recovery and carry the
+ * decider's signature of the resolution: the model gives the decision, and this server reads the
+ * session and signs what the decision resolves with the key it was started with.
+ */
+function registerSignedDecision(server: McpServer, agora: Agora, definition: (typeof commands)[number]): void {
+  const type = definition.type as 'RecordTieBreak' | 'DecideRecovery';
+  server.registerTool(
+    toolName(type),
+    {
+      title: type,
+      description: `${definition.summary}. Needs the role ${definition.roles.join(' or ') || 'any'}${definition.relation ? ` (${definition.relation})` : ''}. This server signs the resolution with the key it was started with (${agora.agentId}): give only the decision.`,
+      inputSchema: (definition.payload as z.ZodObject).omit({ publicKey: true, signature: true }),
+      outputSchema: CommandResult,
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (input: Record<string, unknown>) => {
+      const sessionId = input['sessionId'] as string;
+      const resolves = type === 'RecordTieBreak' ? input['side'] !== 'neither' : input['decision'] === 'resume';
+      let signed: { publicKey: string; signature: string } | undefined;
+      if (resolves) {
+        const session = await agora.tryQuery('GetDialecticSession', { sessionId });
+        if (!session.ok) return refusal(session.error);
+        if (type === 'RecordTieBreak') {
+          const side = input['side'] as 'agent' | 'reviewer';
+          signed = agora.signTieBreak(session.result, input['escalation'] as number, side);
+          if (signed === undefined) return refusal({ code: 'illegal_state', message: `the ${side} of recovery ${sessionId} has no position to side with` });
+        } else if (typeof input['rootCause'] === 'string' && Array.isArray(input['conditions'])) {
+          signed = agora.signRecoveryDecision(session.result, input['rootCause'], input['conditions'] as never);
+        }
+      }
+      const reply = await agora.trySend(type, { ...input, ...signed } as never);
+      return reply.ok ? answer(reply.result) : refusal(reply.error);
+    },
+  );
 }
 
 /**

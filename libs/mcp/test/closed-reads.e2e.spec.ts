@@ -87,7 +87,12 @@ describe('MCP with closed reads: read tokens and the visibility table (e2e)', ()
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
     });
     expect(res.status).toBe(401);
+    // RFC 9110: a 401 says how to authenticate; MCP clients read it.
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="agora", scope="read", error_description="expected an Agora read token signed with the reader's key \(agora token --key <key file>\)/);
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringMatching(/^unauthenticated: /), data: { code: 'unauthenticated' } } });
+    const forged = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer not.a.token' }, body: '{}' });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('www-authenticate')).toMatch(/^Bearer realm="agora", scope="read", error="invalid_token", error_description="invalid_token: /);
   });
 
   it('/mcp answers the proposer its proposal, as a tool and as a resource; it offers no command tools', async () => {

@@ -28,6 +28,8 @@ const CAST: Record<string, { roles: Role[]; constitutions?: string[]; specializa
   aegis: { roles: ['validator'], specializations: ['security'], trustScore: 900 },
   ledger: { roles: ['validator'], specializations: ['compliance'], trustScore: 820 },
   pilot: { roles: ['validator'], specializations: ['operations'], trustScore: 760 },
+  orion: { roles: ['executive'] },
+  ops: { roles: ['operator'] },
 };
 const VALIDATORS = ['aegis', 'ledger', 'pilot'];
 const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
@@ -93,6 +95,18 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     const submit = tools.find((t) => t.name === 'submit_proposal')!;
     expect(submit.inputSchema.required).toEqual(expect.arrayContaining(['proposalId', 'title', 'body', 'problem']));
     expect(submit.outputSchema?.properties).toHaveProperty('position');
+  }, 60_000);
+
+  it('takes no signature, key or token as a tool argument: the server signs, a model never handles signing material', async () => {
+    const ops = await mcpFor('ops');
+    const tools = (await ops.listTools()).tools;
+    const signing = tools.flatMap((t) => Object.keys(t.inputSchema.properties ?? {}).filter((p) => /signature|key|token|secret/i.test(p)).map((p) => `${t.name}.${p}`));
+    expect(signing).toEqual([]);
+    const names = tools.map((t) => t.name);
+    // Decisions that resolve a recovery are signed by the server, as sign_resolution is; identities (keys) are managed where the keys are.
+    expect(names).toEqual(expect.arrayContaining(['record_tie_break', 'decide_recovery', 'sign_resolution']));
+    expect(names).not.toContain('register_agent');
+    expect(names).not.toContain('rotate_agent_key');
   }, 60_000);
 
   it('plays a tribunal round: the executive submits and waits with progress, a reviewer reviews through tools, refusals carry the code', async () => {
@@ -189,6 +203,18 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     expect(resolved.status).toBe('resolved');
     // The registry resumes the agent in answer to the resolution, a moment later.
     await untilValue(async () => ((await ok(nova, 'get_agent', { agentId: 'nova' }))['breaker'] as { state: string }).state === 'closed' || undefined);
+  }, 120_000);
+
+  it('lets an operator resume a paused agent through decide_recovery, the resolution signed by the server with the operator\'s key', async () => {
+    const orion = await mcpFor('orion');
+    const ops = await mcpFor('ops');
+    await ok(orion, 'report_health', { agentId: 'orion', health: 0.3, risk: 0.7, tags: ['cascade'] });
+    const { sessionId } = (await ok(orion, 'request_dialectic_review', { timeoutSeconds: 30 })) as { sessionId: string };
+    await ok(ops, 'escalate_recovery', { sessionId, reason: 'the on-call operator takes it', toOperator: true });
+    await untilValue(async () => (await ok(ops, 'get_dialectic_session', { sessionId })).status === 'awaiting_operator' || undefined);
+    await ok(ops, 'decide_recovery', { sessionId, decision: 'resume', reasoning: 'The spike came from outside', rootCause: 'An outside complexity spike', conditions: [threshold(0.45)] });
+    const resolved = await ok(ops, 'wait_for_resolution', { sessionId, final: true, timeoutSeconds: 60 });
+    expect(resolved).toMatchObject({ status: 'resolved', resolved: { resolution: { decidedBy: 'operator', decider: 'ops' }, signatures: [{ signer: 'ops', role: 'operator' }] } });
   }, 120_000);
 });
 

@@ -277,6 +277,8 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     const impatient = await proxyClient(POLICY, ['--decision-timeout', '1', '--', process.execPath, MEMORY_SERVER]);
     const result = (await impatient.callTool({ name: 'create_entities', arguments: { entities: [entity('silent-too', 'credential')] } })) as CallToolResult;
     expect(text(result)).toMatch(/^tool_call_expired: no decision on memory\/create_entities in time/);
+    // A wait that ends unanswered says what it waited for: the validators drawn who did not vote.
+    expect(text(result)).toMatch(/still waiting for votes from deneb, rigel, vega \(drawn: deneb, rigel, vega; voted: none\)/);
     const { sessionId } = (result._meta!['agora'] as { error: { details: { sessionId: string } } }).error.details;
     expect(await sdkClients[0]!.query('GetVotingSession', { sessionId })).toMatchObject({ status: 'cancelled', cancellation: { cancelledBy: 'deployer', reason: expect.stringMatching(/no decision within 1000 ms/) } });
     expect(upstreamEntities()).not.toContain('silent-too');

@@ -23,6 +23,8 @@ export type IncomingRequest =
       trace?: Record<string, string>;
       /** The read token the request carried (header READ_TOKEN.natsHeader): who asks a query, for services whose reads are closed. */
       readToken?: string;
+      /** The reply goes to the gateway's own inbox (GATEWAY_INBOX_PREFIX): only the gateway's NATS user can read the answer. */
+      toGateway?: true;
     }
   | { subject: string; rejection: ErrorBody; body?: undefined; trace?: Record<string, string> };
 
@@ -34,6 +36,13 @@ export interface RawRequest {
   /** NATS headers (`MsgHdrs`) or the bus's plain record. */
   headers?: { get(key: string): string } | Readonly<Record<string, string>>;
 }
+
+/**
+ * The gateway's inbox prefix (`_INBOX_<name>` of its NATS user, as inboxPrefixOf gives it): replies
+ * under it can be read by the gateway's NATS user alone (deploy/nats, `agora setup nats`; no agent may
+ * take the id `gateway`). A query asking for its answer there is the gateway's, or nobody reads it.
+ */
+export const GATEWAY_INBOX_PREFIX = '_INBOX_gateway';
 
 const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 
@@ -69,7 +78,8 @@ export class AgoraRequestDeserializer implements ConsumerDeserializer {
     const data = this.decode(message);
     const trace = tracingOn() ? traceOf(message.headers) : undefined;
     const readToken = data.rejection === undefined ? headerOf(message.headers, READ_TOKEN.natsHeader) : undefined;
-    return { id, pattern: message.subject, data: { ...data, ...(trace ? { trace } : {}), ...(readToken ? { readToken } : {}) } };
+    const toGateway = data.rejection === undefined && message.reply?.startsWith(`${GATEWAY_INBOX_PREFIX}.`) === true;
+    return { id, pattern: message.subject, data: { ...data, ...(trace ? { trace } : {}), ...(readToken ? { readToken } : {}), ...(toGateway ? { toGateway: true as const } : {}) } };
   }
 
   private decode({ subject, data, reply }: RawRequest): IncomingRequest {

@@ -81,7 +81,9 @@ export interface DispatcherOptions {
   /**
    * Closed reads (AGORA_NATS_READS=closed): a query must carry its reader's read token (header
    * READ_TOKEN.natsHeader), checked here, and is answered by the visibility table (answerQuery).
-   * Absent: queries are answered to whoever asks (the default; the gateway applies the table on HTTP).
+   * A query without a token whose reply subject is under the gateway's inbox (GATEWAY_INBOX_PREFIX)
+   * is answered as asked: only the gateway's NATS user reads there, and it has applied the table.
+   * Absent: queries are answered to whoever asks (the gateway applies the table on HTTP).
    */
   reads?: ReadTokenCheck;
 }
@@ -204,7 +206,7 @@ export class MessageDispatcher {
     }
     if (command) return this.runCommand(command, request.body);
     const query = this.queriesBySubject.get(request.subject);
-    if (query) return this.runQuery(query, request.body, request.readToken);
+    if (query) return this.runQuery(query, request.body, request.readToken, request.toGateway === true);
     return errorReply('invalid_command', `${this.service} serves nothing on ${request.subject}`);
   }
 
@@ -242,7 +244,7 @@ export class MessageDispatcher {
     return outcome.verified;
   }
 
-  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined, readToken: string | undefined): Promise<Reply> {
+  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined, readToken: string | undefined, toGateway: boolean): Promise<Reply> {
     // `minPosition` belongs to every query, not to its params: taken out before they are checked.
     const { [MIN_POSITION_FIELD]: minPosition, ...rest } = body ?? {};
     const params = definition.params.safeParse(rest);
@@ -254,7 +256,8 @@ export class MessageDispatcher {
         if (minPosition !== undefined) await readModels?.waitFor(minPosition);
         return handler(asked);
       }, `query ${definition.subject}`);
-    if (reads === undefined) return ask(params.data as Record<string, unknown>);
+    // Open reads; or a query without a token whose answer only the gateway can read (it applied the table to its own reader: a console session, or its open reads).
+    if (reads === undefined || (readToken === undefined && toGateway)) return ask(params.data as Record<string, unknown>);
     try {
       if (readToken === undefined) throw new AgoraError('forbidden', `${this.service} answers queries on NATS only with a read token: send one in the ${READ_TOKEN.natsHeader} header (the SDK does so for its signer)`);
       return await answerQuery(await readerOfToken(readToken, reads), definition, params.data as Record<string, unknown>, ask);

@@ -13,7 +13,7 @@
  * gateway's event stream, which filters them). Operators and auditors listen to every event, and
  * operators may create and update the log's stream (`agora setup nats --stream`).
  */
-import { authorizeSender, COMMAND_SUBJECT_PREFIX, commands, commandsOf, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, queriesOf, QUERY_SUBJECT_PREFIX, readerOf, servedBy, SERVICE_NAMES } from '@agora/contracts';
+import { authorizeSender, COMMAND_SUBJECT_PREFIX, commands, commandsOf, EVENT_SUBJECT_PREFIX, EVENT_VISIBILITY, queriesOf, QUERY_SUBJECT_PREFIX, readerOf, reservedAgentId, servedBy, SERVICE_NAMES, serviceActorId } from '@agora/contracts';
 import { inboxPrefixOf, natsUserKey } from './nats-identity.js';
 
 /** An agent as the registry knows it (the fields of its AgentView this needs). */
@@ -62,9 +62,32 @@ export interface NatsAuthorizationOptions {
   services?: boolean;
 }
 
+/**
+ * Refuses agents whose NATS user would overlap a process's: an id reserved for a process (its NATS
+ * user name, or a service actor's inbox token), or two users with one inbox prefix. Such an agent
+ * could subscribe to that process's (or that agent's) replies. Throws naming each.
+ */
+export function checkInboxPrefixes(agents: readonly NatsAgent[]): void {
+  const problems: string[] = [];
+  const owners = new Map<string, string>([...SERVICE_NATS_USERS.map((u): [string, string] => [inboxPrefixOf(u), `the ${u} process`]), ...SERVICE_NAMES.map((s): [string, string] => [inboxPrefixOf(serviceActorId(s)), `the actor ${serviceActorId(s)}`])]);
+  for (const agent of agents) {
+    const reserved = reservedAgentId(agent.agentId);
+    if (reserved !== undefined) {
+      problems.push(`${reserved}: disable the agent ${agent.agentId} (agora agents disable) and register it under another id`);
+      continue;
+    }
+    const prefix = inboxPrefixOf(agent.agentId);
+    const owner = owners.get(prefix);
+    if (owner !== undefined) problems.push(`the agent ${agent.agentId} would share the inbox prefix ${prefix} with ${owner}`);
+    else owners.set(prefix, `the agent ${agent.agentId}`);
+  }
+  if (problems.length > 0) throw new Error(`the registry holds agents no NATS user may be written for: ${problems.join('; ')}`);
+}
+
 /** The users file: include roles.conf (or services.conf), then the process users and one nkey user per active agent (sorted by id, so a second run writes the same bytes). */
 export function natsAuthorization(agents: readonly NatsAgent[], options: NatsAuthorizationOptions = {}): string {
   const active = agents.filter((a) => a.status === 'active').sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+  checkInboxPrefixes(active);
   const lines = [
     '# Who may connect to Agora\'s NATS, written by `agora setup nats` from the registry: do not edit by',
     '# hand (run it again after registering, disabling or re-keying an agent; it reloads the server).',

@@ -42,6 +42,15 @@ describe('the fleet file', () => {
     expect(problems({ defaults: { model: 'openai:gpt-4.1' }, agents: [agent({ id: 'Not An Id' })] })).toEqual([expect.stringMatching(/^agents\[0\]\.id: /)]);
   });
 
+  it('reads YAML when the file is named .yaml or .yml, checked by the same schema', () => {
+    const yaml = ['prompts: my-prompts', 'defaults:', '  model: openai:gpt-4.1', '  budget: 2', 'agents:', '  - id: harbinger', '    keyFile: keys/harbinger.key.json', '    roles: [reviewer]', '    constitutions: [risk]', ''].join('\n');
+    const fleet = parseFleetFile(yaml, '/fleets/fleet.yaml');
+    expect(fleet.prompts).toBe('/fleets/my-prompts');
+    expect(fleet.agents[0]).toMatchObject({ id: 'harbinger', keyFile: '/fleets/keys/harbinger.key.json', model: 'openai:gpt-4.1', budget: 2, constitutions: ['risk'] });
+    expect(() => parseFleetFile(yaml.replace('budget: 2', 'budget: -1'), '/fleets/fleet.yml')).toThrow(FleetFileError);
+    expect(() => parseFleetFile('agents: [', '/fleets/fleet.yaml')).toThrow(/not YAML: /);
+  });
+
   it('says when it is not JSON, or cannot be read, naming the file', () => {
     expect(problems('{"agents": [')).toEqual([expect.stringMatching(/^not JSON: /)]);
     const dir = mkdtempSync(join(tmpdir(), 'fleet-file-'));

@@ -24,8 +24,13 @@ export interface RuntimeConfig {
   natsUrl: string | undefined;
   /** The NATS user (NATS_USER / NATS_PASSWORD), for the transport and the jetstream store. */
   natsCredentials?: NatsCredentials;
-  /** AGORA_NATS_READS: `closed` makes the services answer NATS queries by the visibility table, to the reader a read token proves. Default open. */
-  natsReads?: { mode: 'open' | 'closed'; audience: string };
+  /**
+   * AGORA_NATS_READS: `closed` makes the services answer NATS queries by the visibility table, to the
+   * reader a read token proves. Default closed when the process connects as a NATS user (a deployment
+   * with users, where agents have NATS users of their own), open on a NATS without users. `explicit`:
+   * the variable said so.
+   */
+  natsReads?: { mode: 'open' | 'closed'; audience: string; explicit?: boolean };
   dataDir: string;
   /** Operators known from configuration, so the first RegisterAgent can be signed. */
   operators: BootstrapAgent[];
@@ -88,9 +93,11 @@ export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
 NATS_URL                   NATS servers (default ${DEFAULT_NATS_URL}); in standalone mode, unset means
                            the in-process transport
 ${NATS_CREDENTIALS_HELP}
-AGORA_NATS_READS           open (default) or closed: with closed, a query on NATS must carry its reader's
-                           read token (header Agora-Read-Token; the SDK and the gateway send it) and is
-                           answered by the visibility table; without one it is refused (forbidden)
+AGORA_NATS_READS           closed or open: with closed, a query on NATS must carry its reader's read token
+                           (header Agora-Read-Token; the SDK, the clients and the gateway send it) and is
+                           answered by the visibility table; without one it is refused (forbidden).
+                           Default closed when NATS_USER is set (NATS with users, agents as themselves),
+                           open on a NATS without users; open with NATS_USER set is logged as a warning
 AGORA_READ_AUDIENCE        the audience those read tokens must name (default agora, as the gateway's)
 AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
 AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
@@ -209,11 +216,16 @@ function checkedOperator(agentId: unknown, publicKey: unknown, source: string): 
   return { agentId: id.data, publicKey: key.data };
 }
 
-/** AGORA_NATS_READS (open or closed) and the audience of read tokens (AGORA_READ_AUDIENCE, as the gateway's). */
-function natsReadsSetting(env: NodeJS.ProcessEnv): { mode: 'open' | 'closed'; audience: string } {
-  const mode = env['AGORA_NATS_READS']?.trim() || 'open';
+/**
+ * AGORA_NATS_READS (open or closed) and the audience of read tokens (AGORA_READ_AUDIENCE, as the
+ * gateway's). Unset: closed when the process is a NATS user (wherever NATS has users, agents have
+ * theirs, and may publish queries), open on a NATS without users (anyone connected may do anything there).
+ */
+function natsReadsSetting(env: NodeJS.ProcessEnv, credentials: NatsCredentials | undefined): { mode: 'open' | 'closed'; audience: string; explicit: boolean } {
+  const given = env['AGORA_NATS_READS']?.trim() || undefined;
+  const mode = given ?? (credentials === undefined ? 'open' : 'closed');
   if (mode !== 'open' && mode !== 'closed') throw new ConfigError(`AGORA_NATS_READS must be open or closed (got ${JSON.stringify(mode)})`);
-  return { mode, audience: env['AGORA_READ_AUDIENCE']?.trim() || READ_TOKEN.defaultAudience };
+  return { mode, audience: env['AGORA_READ_AUDIENCE']?.trim() || READ_TOKEN.defaultAudience, explicit: given !== undefined };
 }
 
 export interface ReadConfigOptions {
@@ -256,7 +268,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     store,
     natsUrl,
     ...(credentials === undefined ? {} : { natsCredentials: credentials }),
-    natsReads: natsReadsSetting(env),
+    natsReads: natsReadsSetting(env, credentials),
     dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
     operators,
     maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),

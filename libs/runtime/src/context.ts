@@ -145,7 +145,7 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
       describe: () => [
         `event store: ${describeStore(config.store)}`,
         `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,
-        ...(transport.reads ? ['reads on NATS: closed (queries need a read token; the visibility table applies)'] : []),
+        ...(transport.transport === 'nats' ? [natsReadsLine(config)] : []),
         `bootstrap operators: ${config.operators.map((o) => o.agentId).join(', ') || 'none'}`,
         ...leasesLine,
       ],
@@ -155,4 +155,12 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
     await closeAll();
     throw error;
   }
+}
+
+/** How queries on NATS stand, for the start-up log: an open read is said loudly, and why it is open. */
+function natsReadsLine(config: RuntimeConfig): string {
+  if (config.natsReads?.mode === 'closed') return `reads on NATS: closed (queries need a read token for audience "${config.natsReads.audience}"; the visibility table applies)`;
+  return config.natsReads?.explicit
+    ? 'reads on NATS are OPEN (AGORA_NATS_READS=open): anyone who may publish on agora.qry.> reads every proposal, ledger and session; use it only where no agent has a NATS user'
+    : 'reads on NATS are OPEN: this NATS has no users (NATS_USER unset), so anyone connected reads everything; with agents as NATS users (agora setup nats) the services run as NATS users and reads are closed';
 }

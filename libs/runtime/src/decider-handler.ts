@@ -1,7 +1,7 @@
-import type { CommandResult } from '@agora/contracts';
-import type { Command, Decider, DomainEvent } from '@agora/decider';
+import { AgoraError, readerOf, readsCategory, readsStream, serviceOfActor, type CommandResult } from '@agora/contracts';
+import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { AggregateCache, handleCommand, type AggregateCacheOptions, type CommandMetadata } from '@agora/eventsourcing';
-import type { EventStore } from '@agora/eventstore';
+import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { CommandHandler, VerifiedCommand } from '@agora/messaging';
 import { KeyedLock } from './keyed-lock.js';
 
@@ -58,16 +58,52 @@ export function deciderHandler<C extends Command, E extends DomainEvent, S, P>(o
     const context = { now: new Date(now()).toISOString(), actor: verified.actor.agentId, actorRoles: verified.actor.roles, commandId: verified.envelope.commandId };
     const command = options.toCommand ? options.toCommand(verified, context) : ({ type: verified.definition.type, payload: verified.payload, context } as C);
     const streamId = options.streamOf(verified.payload, verified);
-    return locks.run(streamId, () =>
-      handleCommand({
-        store: options.store,
-        decider: options.decider,
-        streamId,
-        command,
-        metadata: metadataOf(verified as VerifiedCommand),
-        ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
-        ...(cache === undefined ? {} : { cache }),
-      }),
-    );
+    try {
+      return await locks.run(streamId, () =>
+        handleCommand({
+          store: options.store,
+          decider: options.decider,
+          streamId,
+          command,
+          metadata: metadataOf(verified as VerifiedCommand),
+          ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+          ...(cache === undefined ? {} : { cache }),
+        }),
+      );
+    } catch (error) {
+      throw await concealedRefusal(error, options.store, streamId, verified as VerifiedCommand);
+    }
   };
+}
+
+/** The one refusal a sender gets for an aggregate it may not read, whatever the aggregate's state or owner, or whether it exists. */
+export function notYoursRefusal(commandType: string, streamId: string, actor: string): AgoraError {
+  return new AgoraError('forbidden', `${actor} may not ${commandType} on ${streamId}: it does not exist, or it is not one ${actor} may act on`, { commandType });
+}
+
+/**
+ * A decider's refusal says no more than a read would (docs/security-reads.md: a reader cannot probe
+ * for ids). For a sender who may not read the aggregate (the visibility table, as `GET /v1/events`
+ * applies it: not a party to the stream, or a category agents do not read), every refusal becomes
+ * the same `forbidden` (notYoursRefusal), and so does "not found" on a stream that does not exist.
+ * Readers who may see the aggregate (its parties, operators, auditors, services) keep the decider's
+ * own message, and so does a refusal of a new aggregate's content (an empty stream: nothing to
+ * hide). Refusals are rare: the stream is read once to find its parties.
+ */
+async function concealedRefusal(error: unknown, store: EventStore, streamId: string, verified: VerifiedCommand): Promise<unknown> {
+  if (!(error instanceof DomainError)) return error;
+  const actor = verified.actor.agentId;
+  if (serviceOfActor(actor) !== undefined) return error;
+  const reader = readerOf(actor, verified.actor.roles);
+  const category = categoryOf(streamId);
+  if (readsCategory(reader, category)) return error;
+  let events: RecordedEvent[];
+  try {
+    events = await store.readStream(streamId);
+  } catch (readError) {
+    if (!(readError instanceof StreamNotFound)) return notYoursRefusal(verified.definition.type, streamId, actor);
+    events = [];
+  }
+  if (events.length === 0 ? error.code !== 'not_found' : readsStream(reader, category, events)) return error;
+  return notYoursRefusal(verified.definition.type, streamId, actor);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { AgoraError, type CommandResult, type DialecticSessionView, type ErrorBody, type ProposalView, type Reply, type ResolutionPayload, type VotingSessionView } from '@agora/contracts';
-import { signResolution } from '@agora/domain-dialectic';
+import { AgoraError, type CommandResult, type DialecticSessionView, type ErrorBody, type Condition, type ProposalView, type Reply, type ResolutionPayload, type VotingSessionView } from '@agora/contracts';
+import { latestPosition, resolutionPayload, signResolution } from '@agora/domain-dialectic';
 import { createSignedCommand, parseKeyFile, publicKeyOf } from '@agora/identity';
 import { commandDefinition, queryDefinition, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 import { HttpTransport } from './http.js';
@@ -134,6 +134,29 @@ export class Agora {
   signResolution(sessionId: string, payload: ResolutionPayload): { sessionId: string; publicKey: string; signature: string } {
     if (this.secretKey === undefined || this.agentId === undefined) throw new TypeError('this client has no key to sign with (connect with a signer)');
     return { sessionId, publicKey: publicKeyOf(this.secretKey), signature: signResolution(payload, this.agentId, this.secretKey) };
+  }
+
+  /**
+   * The `publicKey` and `signature` of a RecordTieBreak siding with `side`: this agent's signature of
+   * the resolution that side's latest position makes (the key stays here). Undefined when that side has no position.
+   */
+  signTieBreak(session: DialecticSessionView, escalation: number, side: 'agent' | 'reviewer'): { publicKey: string; signature: string } | undefined {
+    const position = latestPosition(session, side);
+    if (position === null) return undefined;
+    const { publicKey, signature } = this.signResolution(session.sessionId, resolutionPayload({ ...this.resolutionBase(session), ...position, decidedBy: 'tie_break', escalation, decider: this.agentId! }));
+    return { publicKey, signature };
+  }
+
+  /** The `publicKey` and `signature` of a DecideRecovery that resumes the agent: this operator's signature of the resolution it decides. */
+  signRecoveryDecision(session: DialecticSessionView, rootCause: string, conditions: readonly Condition[]): { publicKey: string; signature: string } {
+    const payload = resolutionPayload({ ...this.resolutionBase(session), rootCause, conditions, decidedBy: 'operator', escalation: session.escalations.at(-1)?.escalation ?? null, decider: this.agentId! });
+    const { publicKey, signature } = this.signResolution(session.sessionId, payload);
+    return { publicKey, signature };
+  }
+
+  private resolutionBase(session: DialecticSessionView) {
+    if (this.agentId === undefined) throw new TypeError('this client has no key to sign with (connect with a signer)');
+    return { sessionId: session.sessionId, agentId: session.agentId, reviewer: session.reviewer, pause: session.pause };
   }
 
   close(): Promise<void> {

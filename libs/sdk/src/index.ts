@@ -26,6 +26,7 @@ export {
   type VoteAnswer,
 } from './roles.js';
 export { readToolPolicy, ruleFor, matchesPattern, ToolPolicy, PolicyRule } from './tool-policy.js';
+export { parseConfigText } from './config-text.js';
 export {
   governToolCall,
   releaseToolCall,

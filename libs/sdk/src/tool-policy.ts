@@ -1,6 +1,6 @@
 /**
  * The governed-tool-call policy (governed.ts) of `agora mcp-proxy` and of the Vercel AI SDK adapter:
- * which tool calls wait for an Agora decision. A JSON file, checked by the schema below:
+ * which tool calls wait for an Agora decision. A JSON file (or YAML, named .yaml or .yml), checked by the schema below:
  *
  *   {
  *     "server": "memory",
@@ -32,6 +32,7 @@
 import { readFileSync } from 'node:fs';
 import { RiskLevel } from '@agora/contracts';
 import { z } from 'zod';
+import { parseConfigText } from './config-text.js';
 
 const Json: z.ZodType<unknown> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(Json), z.record(z.string(), Json)]));
 
@@ -60,7 +61,7 @@ export type ToolPolicy = z.output<typeof ToolPolicy>;
 export function readToolPolicy(file: string): ToolPolicy {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = parseConfigText(readFileSync(file, 'utf8'), file);
   } catch (error) {
     throw new Error(`policy ${file}: ${(error as Error).message}`, { cause: error });
   }

@@ -26,6 +26,8 @@ export interface WaitSpec<T> {
   /** True once the view is what the caller waits for. */
   done(view: T): boolean;
   what: string;
+  /** What the last view read still waits on (`votes from sage, tally`), said when the wait gives up. */
+  pending?(view: T): string | undefined;
 }
 
 /**
@@ -36,7 +38,12 @@ export interface WaitSpec<T> {
 export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: WaitOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(new AgoraError('timeout', `${spec.what}: nothing after ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
+  let last: T | undefined;
+  const read = async () => (last = await spec.read());
+  const timer = setTimeout(() => {
+    const pending = last === undefined ? undefined : spec.pending?.(last);
+    stop.abort(new AgoraError('timeout', `${spec.what}: nothing after ${timeoutMs} ms${pending ? `; still waiting for ${pending}` : ''}`, { timeoutMs, ...(pending ? { pending } : {}) }));
+  }, timeoutMs);
   const onAbort = () => stop.abort(options.signal?.reason ?? new Error(`${spec.what}: cancelled`));
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -50,7 +57,7 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
       throw stop.signal.reason;
     };
     if (stop.signal.aborted) aborted();
-    const first = await spec.read();
+    const first = await read();
     if (first !== undefined && spec.done(first)) return first;
     for (;;) {
       const step = await next;
@@ -58,7 +65,7 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
       const event = step.value as AgoraEvent;
       if (event.streamId === spec.streamId) {
         options.onProgress?.(event);
-        const view = await spec.read();
+        const view = await read();
         if (view !== undefined && spec.done(view)) return view;
       }
       next = events.next();
@@ -99,9 +106,19 @@ export function waitForDecision(agora: Agora, sessionId: string, options: WaitOp
       what: `the decision of voting session ${sessionId}`,
       read: () => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId })),
       done: (s) => s.status === 'expired' || s.status === 'cancelled' || (options.final ? s.finalDecision !== null : s.recommendation !== null),
+      pending: votingPending,
     },
     options,
   );
+}
+
+/** Who a voting session still waits on: the validators drawn who have not voted, or a person. */
+export function votingPending(s: VotingSessionView): string | undefined {
+  if (s.awaitingOperator) return "a person's decision (an operator, in the console's inbox)";
+  const voted = new Set(s.votes.map((v) => v.validator));
+  const missing = s.validators.map((v) => v.agentId).filter((id) => !voted.has(id));
+  if (missing.length === 0) return undefined;
+  return `votes from ${missing.join(', ')} (drawn: ${s.validators.map((v) => v.agentId).join(', ')}; voted: ${[...voted].join(', ') || 'none'})`;
 }
 
 /** A recovery's resolution: resolved or kept paused (and waiting for an operator, unless `final`). */

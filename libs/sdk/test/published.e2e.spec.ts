@@ -5,14 +5,15 @@
  * example program (published/example.ts) is type-checked strictly against the installed .d.ts
  * (skipLibCheck off: a missing declaration or an @agora/* import left in one fails it) and run with
  * Node against a running Agora (the standalone process): key files, a command, a query, a wait.
- * The README's SDK example is type-checked there too.
+ * The README's SDK example and docs/sdk.md's are type-checked there too, and run as a reader of the
+ * README runs them: after the tribunal demo, against the same Agora, from the directory that holds data/.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { REPO_ROOT, runCommand, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
@@ -33,12 +34,34 @@ const filesUnder = (dir: string): string[] =>
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 
-/** The README's SDK example ("Connect your agents"): it must keep compiling against the published package. */
+/** The SDK's name on the registry, as tools/sdk-pack.mjs publishes it. */
+const PUBLISHED = 'agora-governance-sdk';
+/** Where the examples of the docs look for Agora: replaced by the test's own gateway when they run. */
+const DOCUMENTED_URL = 'http://127.0.0.1:8080';
+
+/** The README's SDK example ("Connect your agents"), as written: it imports the published package. */
 function readmeSnippet(): string {
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const snippet = /```ts\n(import [^\n]* from '@agora\/sdk';\n[\s\S]*?)```/.exec(readme)?.[1];
-  if (snippet === undefined) throw new Error("README.md shows no TypeScript example importing '@agora/sdk'");
+  const snippet = new RegExp(`\`\`\`ts\n(import [^\n]* from '${PUBLISHED}';\n[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+  if (snippet === undefined) throw new Error(`README.md shows no TypeScript example importing '${PUBLISHED}'`);
   return `${snippet}export {};\n`;
+}
+
+/** docs/sdk.md's command-and-query example, after the connection its first example makes for alice. */
+function sdkDocSnippet(): string {
+  const doc = readFileSync(join(REPO_ROOT, 'docs', 'sdk.md'), 'utf8');
+  const snippet = /```ts\n(const proposalId = [\s\S]*?)```/.exec(doc)?.[1];
+  if (snippet === undefined) throw new Error('docs/sdk.md shows no command-and-query example');
+  return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
+}
+
+/** A compiled example with the documented gateway replaced by the test's. */
+function pointedAt(file: string, url: string): string {
+  const text = readFileSync(file, 'utf8');
+  if (!text.includes(DOCUMENTED_URL)) throw new Error(`${file} does not name ${DOCUMENTED_URL}`);
+  const run = file.replace(/\.js$/, '.run.js');
+  writeFileSync(run, text.replaceAll(DOCUMENTED_URL, url));
+  return run;
 }
 
 describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
@@ -57,11 +80,13 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts'] }));
-    await copyFile(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), join(project, 'example.ts'));
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
+    // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
+    writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
+    writeFileSync(join(project, 'sdk-doc.ts'), sdkDocSnippet());
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
-    installed = join(project, 'node_modules', '@agora', 'sdk');
+    installed = join(project, 'node_modules', PUBLISHED);
   }, 600_000);
 
   afterAll(async () => {
@@ -71,7 +96,9 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
   });
 
   it('installs as one package: declarations beside the bundle, public npm dependencies only, no workspace import, no NestJS', () => {
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string }>; dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { name: string; license: string; exports: Record<string, { types: string }>; dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
+    expect({ name: manifest.name, license: manifest.license }).toEqual({ name: PUBLISHED, license: 'Apache-2.0' });
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
     expect(readFileSync(join(installed, manifest.exports['.']!.types), 'utf8')).toContain('export { Agora');
     expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@agora/') || name.startsWith('@nestjs/'))).toEqual([]);
     expect(manifest.dependencies['zod']).toBe(PINNED['zod']);
@@ -83,14 +110,15 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(readFileSync(join(installed, 'index.js'), 'utf8')).not.toMatch(/@nestjs\//);
   });
 
-  it("type-checks a program and the README's example against the installed declarations with tsc, strictly", async () => {
+  it("type-checks a program, the README's example and docs/sdk.md's against the installed declarations with tsc, strictly", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);
   }, 300_000);
 
   it('runs that program on Node against a running Agora: validators vote from their role loops, the deployer waits for the decision', async () => {
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
+    // Started as the README says for the tribunal demo, which the README's example runs after.
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_TRIBUNAL_POLICY: JSON.stringify({ minRoundDeadlineMs: 1000 }) });
     url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
     root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
     const keys = join(dir, 'keys');
@@ -110,4 +138,20 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(session.requestId).toBe('published-sdk');
     expect(session.votes.map((v) => v.validator).every((v) => VALIDATORS.includes(v))).toBe(true);
   }, 300_000);
+
+  it("runs the README's example after the tribunal demo, and docs/sdk.md's for an executive, from the directory that holds data/", async () => {
+    expect(url).toBeDefined();
+    // The README's order: the tribunal demo registers the reviewers and keeps their keys under data/demo-keys.
+    const data = join(project, 'data');
+    const demo = await runCommand(process.execPath, [...sourceArgs('tools/demo/src/main.ts'), 'tribunal', '--url', url, '--key', join(dir, 'data', 'operator.key.json'), '--data', data, '--metrics', `${url}/metrics`], { timeoutMs: 240_000 });
+    succeeded('the tribunal demo', demo);
+    const readme = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'readme.js'), url)], { cwd: project, timeoutMs: 120_000 });
+    expect(succeeded("the README's example", readme).trim()).toMatch(/^tooltips-\d+: approved$/);
+
+    const alice = generateKeyPair();
+    writeFileSync(join(data, 'alice.key.json'), JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
+    await root!.send('RegisterAgent', { agentId: 'alice', publicKey: alice.publicKey, displayName: 'alice', roles: ['executive'], constitutions: [], specializations: [], trustScore: 500 });
+    const doc = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'sdk-doc.js'), url)], { cwd: project, timeoutMs: 60_000 });
+    expect(succeeded("docs/sdk.md's example", doc).trim()).toMatch(/^(review|escalated|approved)$/);
+  }, 400_000);
 });

@@ -58,6 +58,17 @@ describe('tool policy', () => {
     expect(() => readToolPolicy(write({ rules: [{ tool: 'x', decision: 'vote', arguments: { path: { $regex: '.*' } } }] }))).toThrow(/rules\[0\]\.arguments\.path: unknown operator \$regex/);
     expect(readToolPolicy(write({ server: 'fs', rules: [{ tool: 'x', decision: 'vote' }] })).rules[0]).toMatchObject({ riskLevel: 'high' });
   });
+
+  it('reads a policy written in YAML (.yaml or .yml), checked by the same schema', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agora-policy-'));
+    const file = join(dir, 'memory.policy.yaml');
+    writeFileSync(file, ['server: memory', 'rules:', '  - tool: create_entities', '    arguments: { entities: { $any: { entityType: credential } } }', '    decision: vote', '    riskLevel: critical', '  - tool: delete_entities', '    decision: deny', ''].join('\n'));
+    const policy = readToolPolicy(file);
+    expect(ruleFor(policy, { server: 'memory', tool: 'create_entities', arguments: { entities: [{ entityType: 'credential' }] } })).toMatchObject({ decision: 'vote', riskLevel: 'critical' });
+    expect(ruleFor(policy, { server: 'memory', tool: 'delete_entities', arguments: {} })?.decision).toBe('deny');
+    writeFileSync(join(dir, 'bad.yml'), 'rules:\n  - tool: x\n    decision: maybe\n');
+    expect(() => readToolPolicy(join(dir, 'bad.yml'))).toThrow(/decision/);
+  });
 });
 
 describe('the call a decision is bound to', () => {

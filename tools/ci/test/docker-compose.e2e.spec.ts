@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { DEFAULT_METRICS_PORTS } from '@agora/runtime';
-import { freePort, NATS_SERVER_BIN, REPO_ROOT, waitFor } from '@agora/testing';
+import { freePort, NATS_SERVER_BIN, REPO_ROOT, resolveNatsServer, waitFor } from '@agora/testing';
 
 const COMPOSE = process.env['DOCKER_COMPOSE_BIN'] ?? '/usr/bin/docker-compose';
 /** Debian's docker-compose runs on the system python3, whose PyYAML (python3-yaml) it depends on. */
@@ -149,6 +149,9 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
       expect(nats.command).toEqual(['/etc/nats/single-services.conf']);
       for (const role of NATS_SERVICE_USERS) expect(nats.environment?.[`AGORA_NATS_${role}_PASSWORD`]).toBe(WALKTHROUGH_ENV[`AGORA_NATS_${role}_PASSWORD`]);
       expect(nats.healthcheck?.test?.join(' ')).toContain('http://127.0.0.1:8222/healthz');
+      // A server that knows `sync_interval: always`, which single-services.conf sets (checked on a real server below).
+      const [major, minor] = (/^nats:(\d+)\.(\d+)/.exec(nats.image ?? '') ?? []).slice(1).map(Number);
+      expect({ image: nats.image, knowsSyncInterval: major! > 2 || (major === 2 && minor! >= 10) }).toEqual({ image: nats.image, knowsSyncInterval: true });
     });
 
     (hasCompose ? it : it.skip)('has Prometheus scrape every Agora process on its metrics port, and NATS through the exporter', async () => {
@@ -204,6 +207,48 @@ describe('deploy/nats/start.sh', () => {
       await expect(connect({ servers: `127.0.0.1:${port}`, user: 'service', reconnect: false })).rejects.toThrow(/authorization/i);
       const nc = await connect({ servers: `127.0.0.1:${port}`, user: 'service', pass: passwords['AGORA_NATS_SERVICE_PASSWORD']!, reconnect: false });
       await nc.close();
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+/**
+ * The shipped configurations that hold a log someone keeps flush every write before acknowledging it
+ * (`sync_interval: always`, docs/deployment.md "Durability"): each is run by the real nats-server, moved to
+ * private ports and store (without its users, and with a route to itself in place of its peers),
+ * and the server's own monitoring endpoint must say `sync_always`. Needs nats-server 2.10 or newer
+ * (2.9 refuses the field): skipped, saying so, on an older one.
+ */
+describe('the NATS configurations docker-compose.yml and a production cluster run', () => {
+  const server = resolveNatsServer();
+  const [major, minor] = (server.version ?? '0.0').split('.').map(Number);
+  const knows = major! > 2 || (major === 2 && minor! >= 10);
+  if (!knows) console.warn(`SKIPPED the sync_interval checks of deploy/nats: nats-server ${server.version ?? '(does not run)'} (${server.bin}) is older than 2.10; set NATS_SERVER_BIN to a newer one`);
+
+  it.each(['deploy/nats/single-services.conf', 'deploy/nats/cluster-node.conf'])('%s: the server flushes every write before acknowledging it (sync_always in /varz)', async (file) => {
+    const text = await readFile(join(REPO_ROOT, file), 'utf8');
+    expect(text).toMatch(/^\s*sync_interval:\s*always\s*$/m);
+    if (!knows) return;
+    const dir = await mkdtemp(join(tmpdir(), 'agora-nats-sync-'));
+    const [client, http, route] = [await freePort(), await freePort(), await freePort()];
+    const moved = text
+      .replace(/^\s*include .*$/gm, '')
+      .replace(/^(\s*)store_dir: .*$/m, `$1store_dir: ${JSON.stringify(join(dir, 'store'))}`)
+      .replace(/^listen: .*$/m, `listen: 127.0.0.1:${client}`)
+      .replace(/^http: .*$/m, `http: 127.0.0.1:${http}`)
+      .replace(/^(\s+)listen: 0\.0\.0\.0:6222$/m, `$1listen: 127.0.0.1:${route}`)
+      .replace(/routes: \[[^\]]*\]/, `routes: [nats-route://127.0.0.1:${route}]`);
+    await writeFile(join(dir, 'server.conf'), moved);
+    const child = spawn(server.bin, ['-c', join(dir, 'server.conf')], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_NAME: 'n1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+    try {
+      await waitFor(() => log.includes('Server is ready') || child.exitCode !== null, `nats-server ready on ${file}`, 15_000);
+      expect(log).toContain('Server is ready');
+      const varz = (await (await fetch(`http://127.0.0.1:${http}/varz`)).json()) as { jetstream?: { config?: { sync_always?: boolean } } };
+      expect({ file, syncAlways: varz.jetstream?.config?.sync_always }).toEqual({ file, syncAlways: true });
     } finally {
       child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });

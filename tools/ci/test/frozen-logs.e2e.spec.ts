@@ -6,7 +6,9 @@
  * checkpoint in the copy: every read model is rebuilt from the log) and read what its README says;
  * then act on top of it with the old fleet's own keys (an executive submits and revises a proposal
  * through two tribunal rounds, validators vote a deploy through), and audit again: still clean.
- * A release that changes an event's shape adds its own frozen log beside the others.
+ * A log that a model-backed fleet wrote also names, in expected.json, each caller's model calls and budget
+ * and the total spent, as the audit attributes them. A release that changes an event's shape adds its
+ * own frozen log beside the others.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -19,18 +21,25 @@ import { REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProce
 const FROZEN = join(REPO_ROOT, 'tools/ci/frozen-logs');
 
 interface Expected {
+  /** Settings the release ran under that the log does not record (a policy), given to the audit and to Agora. */
+  environment?: Record<string, string>;
   /** Events per protocol, as `agora audit` counts them. */
   audit: Record<string, number>;
+  /** Caller -> its budget and how many model calls the audit attributes to it (a log with model calls). */
+  modelCalls?: Record<string, { budget: string; calls: number }>;
+  /** What those calls cost in all, in USD. */
+  spentUsd?: number;
   /** Gateway read path -> the fields its answer must hold. */
   readModels: Record<string, Record<string, unknown>>;
-  /** The old fleet's agents that act on top of the log (their keys are in demo-keys/). */
-  fleet: { executive: string; reviewers: Record<string, string>; requester: string };
+  /** The old fleet's agents that act on top of the log (their keys are in `keys`, default demo-keys/). */
+  fleet: { keys?: string; executive: string; reviewers: Record<string, string>; requester: string };
 }
 
 interface AuditSummary {
   events: number;
   protocols: Record<string, { events: number; findings: number }>;
   findings: unknown[];
+  modelCalls: { caller: string; budget: string; calls: number; open: number; interrupted: number; spent: number }[];
 }
 
 const logs = readdirSync(FROZEN, { withFileTypes: true })
@@ -44,7 +53,7 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
   let agora: AgoraProcess | undefined;
   let url: string;
 
-  const env = () => ({ AGORA_DATA_DIR: dir, AGORA_OPERATOR_KEY_FILE: join(dir, 'operator.key.json') });
+  const env = () => ({ ...expected.environment, AGORA_DATA_DIR: dir, AGORA_OPERATOR_KEY_FILE: join(dir, 'operator.key.json') });
   const audit = async (): Promise<{ code: number | null; report: AuditSummary }> => {
     const run = await runToCompletion('apps/cli/src/main.ts', ['audit', '--json', '--workers', '1'], env(), 120_000);
     if (!run.stdout.trim()) throw new Error(`agora audit printed no report (exit ${run.code}):\n${run.stderr}`);
@@ -53,7 +62,7 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
   const keys = new Map<string, KeyPair>();
   const keyOf = (agentId: string) => {
     let key = keys.get(agentId);
-    if (!key) keys.set(agentId, (key = parseKeyFile(readFileSync(join(dir, 'demo-keys', `${agentId}.key.json`), 'utf8'))));
+    if (!key) keys.set(agentId, (key = parseKeyFile(readFileSync(join(dir, expected.fleet.keys ?? 'demo-keys', `${agentId}.key.json`), 'utf8'))));
     return key;
   };
   const must = async (agentId: string, type: string, payload: Record<string, unknown>) => {
@@ -82,6 +91,10 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
     expect(report.findings).toEqual([]);
     expect(code).toBe(0);
     expect(Object.fromEntries(Object.entries(report.protocols).map(([protocol, s]) => [protocol, s.events]))).toEqual(expected.audit);
+    // Every model call attributed to its caller and budget, none left open or interrupted, what they cost in all.
+    expect(Object.fromEntries(report.modelCalls.map(({ caller, budget, calls }) => [caller, { budget, calls }]))).toEqual(expected.modelCalls ?? {});
+    expect(report.modelCalls.filter((m) => m.open > 0 || m.interrupted > 0)).toEqual([]);
+    expect(Number(report.modelCalls.reduce((sum, m) => sum + m.spent, 0).toFixed(6))).toBe(expected.spentUsd ?? 0);
   }, 150_000);
 
   it('Agora started on it rebuilds every read model from the log, and they hold what its README says', async () => {
@@ -94,7 +107,7 @@ describe.each(logs)('the frozen log %s (e2e)', (name) => {
 
   it('every event it delivers names its schema version, the one this release reads (agora events tail over SSE)', async () => {
     const count = Object.values(expected.audit).reduce((a, b) => a + b, 0) - expected.audit['other']!;
-    const run = await runToCompletion('apps/cli/src/main.ts', ['events', 'tail', '--count', String(count), '--json'], { AGORA_URL: url }, 60_000);
+    const run = await runToCompletion('apps/cli/src/main.ts', ['events', 'tail', '--first', String(count), '--json'], { AGORA_URL: url }, 60_000);
     expect(run.stderr).toBe('');
     const delivered = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string; metadata: Record<string, unknown> });
     expect(delivered).toHaveLength(count);

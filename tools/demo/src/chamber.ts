@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -70,7 +70,9 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     say(`No API keys set (${KEYS.join(', ')}): starting stand-in servers that speak each provider's wire API, so the real adapters run unchanged:`);
     for (const [name, server] of Object.entries(stands.servers)) say(`  ${name.padEnd(9)} ${server.baseUrl}`);
   }
+  // Its own data directory, removed at the end, unless --data names one to keep (and read afterwards).
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agora-chamber-demo-'));
+  const temporary = options.dataDir === undefined;
   const port = await freePort();
   const metricsPort = await freePort();
   say(`\nstarting Agora (data in ${dataDir}, gateway on port ${port})`);
@@ -113,11 +115,18 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     });
     say('\n/metrics (chamber):');
     for (const line of metrics.split('\n').filter((l) => /^agora_chamber_(sessions|sessions_concluded_total|divergence_ratio|cross_examination_ratio|arbiter_own_provider_win_ratio|lift_ratio|month_cost|calls_total|conformity_changes_total)/.test(l))) say(`  ${line}`);
-    say(`\nthe whole transcript: GET ${url}/v1/chamber/sessions/${sessionId}, or: npm run agora -- chamber show ${sessionId} --full --url ${url}`);
+    // The demo's Agora stops with it: the transcript is read from its log afterwards only when --data kept it.
+    const show = `npm run agora -- chamber show ${sessionId} --full --read-key ${temporary ? '<dir>' : dataDir}/operator.key.json`;
+    say(
+      temporary
+        ? `\nthis Agora stops with the demo and its data directory is removed; to read the whole transcript afterwards, run the demo with --data <dir>, then AGORA_DATA_DIR=<dir> npm start and ${show}`
+        : `\nthe whole transcript, once Agora runs on this log (AGORA_DATA_DIR=${dataDir} npm start): ${show}`,
+    );
     if (stands) say(`stand-ins received ${stands.requests.length} requests; the session was billed as their token counts say, at the configured prices`);
   } finally {
     agora.kill('SIGTERM');
     await new Promise((r) => agora.once('exit', r));
     await stands?.close();
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
   }
 }

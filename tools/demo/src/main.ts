@@ -92,7 +92,10 @@ async function main(): Promise<number> {
     else await debateDemo(fleet, say, { run, consoleUrl: url, env: process.env });
     return 0;
   } catch (error) {
-    console.error(`demo: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    // Agora started on another PORT (or host): say how to point the demo at it.
+    const hint = /cannot reach the gateway/.test(message) ? `\nIs Agora running there? npm start listens on PORT (8080 unless set): give the demo --url http://127.0.0.1:<PORT>, or set AGORA_URL.` : '';
+    console.error(`demo: ${message}${hint}`);
     return 1;
   }
 }

@@ -338,7 +338,10 @@ export class LogAuditor {
       this.report('authorization', first, `${envelope.actor} was disabled at this point of the log`);
       return undefined;
     }
-    const authorization = authorizeSender(definition, { actor: envelope.actor, roles: signer.roles });
+    // Under the rules the command was decided under (a log written before rules were numbered: 1).
+    const decided = first.metadata['decision'] as { rules?: unknown } | undefined;
+    const rules = typeof decided?.rules === 'number' ? decided.rules : 1;
+    const authorization = authorizeSender(definition, { actor: envelope.actor, roles: signer.roles, rules });
     if (!authorization.allowed) {
       this.report('authorization', first, `${authorization.reason} (at this point of the log)`);
       return undefined;

@@ -42,24 +42,24 @@ export const eventsTail: CommandSpec = {
   name: 'events tail',
   brief: 'print committed events as they happen',
   summary: 'Print committed events as they happen (GET /v1/events), one line each: <position> <streamId>@<revision> <type> <data>.',
-  usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--count <N>] [--min-position <position>] [--json]',
+  usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--first <N>] [--min-position <position>] [--json]',
   description:
-    "History first (from the first event, or after --after), then live. Ctrl-C ends it; a dropped connection is resumed after the last event printed. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
+    "History first (from the first event, or after --after), then live, oldest first: --first N stops after the first N events printed from there (not the last N of the log). Ctrl-C ends it; a dropped connection is resumed after the last event printed. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
   options: {
     after: { type: 'string', value: '<position>', description: 'start after this position (the first column of a line)' },
     'from-end': { type: 'boolean', description: 'skip history: only events committed from now on' },
     category: { type: 'string', multiple: true, value: '<category>', description: 'only streams of this category, e.g. agent' },
     type: { type: 'string', multiple: true, value: '<EventType>', description: 'only events of this type, e.g. AgentRegistered' },
-    count: { type: 'string', short: 'n', value: '<N>', description: 'stop after N events' },
+    first: { type: 'string', short: 'n', value: '<N>', description: 'stop after the first N events printed (oldest first, from where the tail starts)' },
     ...MIN_POSITION_OPTION,
     json: { type: 'boolean', description: 'print each event as one line of JSON' },
   },
   positionals: [],
-  examples: ['agora events tail --category agent --count 10'],
+  examples: ['agora events tail --category agent --first 10', 'agora events tail --from-end'],
   async run(args, io) {
     const command = 'events tail';
     const base = gatewayUrl(args, io, command);
-    const count = integerOption(args, 'count', command, { min: 1, max: Number.MAX_SAFE_INTEGER });
+    const count = integerOption(args, 'first', command, { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (flag(args, 'from-end') && stringOption(args, 'after') !== undefined) throw new UsageError('give --after or --from-end, not both', command);
     const url = withMinPosition(new URL(`${base}/v1/events`), args);
     for (const c of listOption(args, 'category') ?? []) url.searchParams.append('category', c);

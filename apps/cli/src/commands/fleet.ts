@@ -9,7 +9,7 @@ export const fleetRun: CommandSpec = {
   summary:
     "Run a fleet: for each agent of the fleet file, its roles' participants (reviewers, executive, validators, recovery parties, debaters) played by its model through the provider layer, each on its own role loop, until Ctrl-C.",
   usage: '<fleet file> [--operator-key <file>] [--url <url> | --nats <url>]',
-  description: `The fleet file (JSON, see docs/fleet.md) names the agents, their key files (created when missing), roles,
+  description: `The fleet file (JSON, or YAML when named .yaml or .yml; see docs/fleet.md) names the agents, their key files (created when missing), roles,
 constitutions, specializations, models (<provider>:<model>) and budgets. With --operator-key, agents not registered yet
 are registered and the budgets the fleet file gives are set. Every model call is reserved against its agent's
 budget in the log before it is made, and its outcome recorded after (a call already recorded is never made

@@ -20,7 +20,7 @@ to a person in the operator's inbox; "tribunal" submits the call as a tribunal p
 call answers the agent with a tool error "tool_call_denied: ..." or "tool_call_expired: ...", and the upstream never
 sees it. A held call reports progress (one notification per event of its session) when the request asks for it.`,
   options: {
-    policy: { type: 'string', short: 'p', value: '<file>', description: 'the policy file (JSON)' },
+    policy: { type: 'string', short: 'p', value: '<file>', description: 'the policy file (JSON, or YAML when named .yaml or .yml)' },
     ...AGENT_CONNECTION_OPTIONS,
     server: { type: 'string', value: '<name>', description: "the upstream's name in the policy and the log (default: the policy's server, else the name the upstream reports)" },
     'decision-timeout': { type: 'string', value: '<seconds>', description: 'refuse a held call as expired after this long and cancel its session (default 600)' },

@@ -89,6 +89,9 @@ export const setupNats: CommandSpec = {
     'Services that only check the stream run with EVENT_STORE=jetstream?setup=verify (docs/deployment.md).',
     'With --services the file includes services.conf (deploy/nats, generated from the contracts) instead of roles.conf: one NATS',
     'user per service and the gateway, each allowed only its own subjects and its own inbox _INBOX_<name>.',
+    'It refuses a registry holding an active agent whose id is reserved for a process (a service\'s name, gateway, service, agent,',
+    'observer, auditor, service_<name>): its NATS user could read that process\'s replies. Disable it and register it under another id.',
+    'Services run as NATS users answer NATS queries only with the reader\'s read token (AGORA_NATS_READS=closed, their default).',
   ].join('\n'),
   options: {
     key: { type: 'string', value: '<file>', description: "an operator's key file (default: $AGORA_KEY_FILE): reads the registry, and connects to NATS for --stream" },
@@ -133,6 +136,7 @@ export const setupNats: CommandSpec = {
     const active = agents.filter((a) => a.status === 'active').length;
     io.stdout(`${out}: ${result.file} (${active} agent${active === 1 ? '' : 's'} as nkey users${bootstrap ? `, ${key.agentId} as the bootstrap operator of --key` : ''})${result.reloaded ? `; nats-server ${pid} reloaded` : ''}\n`);
     if (result.stream) io.stdout(`log stream: ${result.stream}\n`);
+    io.stdout('reads on NATS: services that connect as NATS users answer queries only with a read token (AGORA_NATS_READS=closed, their default); agents send theirs (the SDK, the Python and Go clients)\n');
     return EXIT.ok;
   },
 };

@@ -265,6 +265,20 @@ function Thread(props: { debate: DebateView; thread: ThreadView }) {
       <Facts
         items={[
           ['Question', t.question ?? <span class="muted">none accepted yet</span>],
+          t.parentThreadId !== null && ['Spawned from', <a href={`#thread-${t.parentThreadId}`}>thread {t.parentThreadId}</a>],
+          t.mergedInto !== null && ['Merged', <span data-testid="thread-merged"><Badge tone="muted">a duplicate</Badge> ended in <a href={`#thread-${t.mergedInto}`}>thread {t.mergedInto}</a></span>],
+          t.spawnProposals.length > 0 && [
+            'Threads proposed here',
+            <ul class="plain" data-testid="spawn-proposals">
+              {t.spawnProposals.map((p) => (
+                <li key={p.seq}>
+                  “{p.topic}” by <AgentName id={p.proposedBy} />
+                  {p.secondedBy === null ? <span class="muted"> · not seconded yet</span> : <> · seconded by <AgentName id={p.secondedBy} /></>}
+                  {p.spawnedThreadId === null ? null : <> · spawned as <a href={`#thread-${p.spawnedThreadId}`}>thread {p.spawnedThreadId}</a></>}
+                </li>
+              ))}
+            </ul>,
+          ],
           t.forcedBinary && ['Framing', <Badge tone="warn">forced binary</Badge>],
           ['Lock attempts', `${t.lockAttempts.length} of ${debate.settings.maxLockAttempts}`],
         ]}

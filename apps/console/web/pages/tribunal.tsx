@@ -20,7 +20,8 @@ export function challengeBand(rate: number | null): { label: string; tone: Tone 
     case 'overhead':
       return { label: `overhead too high (over ${pct(OVERHEAD_ABOVE)})`, tone: 'bad' };
     case 'healthy':
-      return (rate ?? 0) <= 0.4 ? { label: 'healthy (target 20–40 %)', tone: 'good' } : { label: `healthy, above the 40 % target (tolerated to ${pct(OVERHEAD_ABOVE)})`, tone: 'warn' };
+      // Amber says "look": it never sits beside the word healthy.
+      return (rate ?? 0) <= 0.4 ? { label: 'healthy (target 20–40 %)', tone: 'good' } : { label: `above the 20–40 % target (tolerated to ${pct(OVERHEAD_ABOVE)})`, tone: 'warn' };
   }
 }
 

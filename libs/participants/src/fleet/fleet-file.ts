@@ -8,6 +8,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { AgentId, Constitution, Specialization, TrustScore } from '@agora/contracts';
 import { MODEL_REF_PATTERN } from '@agora/providers';
 import { z } from 'zod';
+import { parseConfigText } from '@agora/sdk';
 
 /** The roles a fleet agent can play. `dialectic`: its turns in recoveries (as the paused agent, or as the reviewer drawn for another). */
 export const FLEET_ROLES = ['reviewer', 'executive', 'validator', 'dialectic', 'debater'] as const;
@@ -88,9 +89,9 @@ const pathText = (path: readonly PropertyKey[]): string => path.reduce<string>((
 export function parseFleetFile(text: string, source: string): FleetConfig {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseConfigText(text, source);
   } catch (error) {
-    throw new FleetFileError(source, [`not JSON: ${(error as Error).message}`]);
+    throw new FleetFileError(source, [(error as Error).message]);
   }
   const parsed = FleetFile.safeParse(json);
   if (!parsed.success) throw new FleetFileError(source, parsed.error.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`));
