@@ -179,6 +179,38 @@ describe('a stream ends with its credential (e2e)', () => {
     }
   }, 60_000);
 
+  it("the SDK's event stream takes up a stream the gateway ended (roles_changed) at once with a fresh token, and loses nothing", async () => {
+    await root.send('RegisterAgent', { agentId: 'ivy', publicKey: (keys['ivy'] = generateKeyPair()).publicKey, displayName: 'ivy', roles: ['auditor'] });
+    const ivy = await Agora.connect({ url, signer: { agentId: 'ivy', secretKey: keys['ivy']!.secretKey } });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const event of ivy.events({ categories: ['agent'], from: 'end', signal: controller.signal })) {
+        if (event.streamId === 'agent-ticker') seen.push((event.data as { displayName?: string }).displayName ?? '');
+      }
+    })();
+    // Streams of /v1/events the gateway has finished: ivy's first one is among them once it has been ended.
+    const finished = async () => Number(/^agora_gateway_http_requests_total\{route="\/v1\/events",method="GET",status="200"\} (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
+    try {
+      await sleep(500);
+      const before = await finished();
+      const names: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        names.push(`sdk-${i}`);
+        await root.send('UpdateAgent', { agentId: 'ticker', displayName: `sdk-${i}` });
+        // Half way, ivy's roles change: the gateway ends her stream, and the SDK reads on.
+        if (i === 5) await root.send('UpdateAgent', { agentId: 'ivy', roles: ['operator'] });
+      }
+      await waitFor(() => seen.length >= names.length, 'every update through the SDK', 15_000);
+      expect(seen).toEqual(names);
+      expect(await finished()).toBeGreaterThan(before);
+    } finally {
+      controller.abort();
+      await reading.catch(() => undefined);
+      await ivy.close();
+    }
+  }, 60_000);
+
   it("a console session's stream ends with event: end (session_ended) on logout", async () => {
     const { json: challenge } = await from('127.0.0.1', 'POST', '/v1/login/challenge');
     const login = await from('127.0.0.1', 'POST', '/v1/login', loginAnswer('carol', challenge.result!['challenge'] as string));
