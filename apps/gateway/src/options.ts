@@ -73,7 +73,7 @@ export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
 
 export const MCP_ENV_HELP = `AGORA_MCP_ALLOWED_HOSTS    host names besides localhost that /mcp requests may name in Host and Origin,
                            comma-separated (DNS rebinding protection); off: no /mcp
-AGORA_MCP_SESSIONS_PER_READER  MCP sessions one reader (without closed reads: one address) holds at once;
+AGORA_MCP_SESSIONS_PER_READER  MCP sessions one reader holds at once (reads open: no reader, only the next bound);
                            past that initialize is refused 429 too_many_sessions (default ${DEFAULT_MCP_BOUNDS.sessionsPerCaller})
 AGORA_MCP_SESSIONS_MAX     MCP sessions in all; past that initialize is refused 503 too_many_sessions (default ${DEFAULT_MCP_BOUNDS.maxSessions})
 AGORA_MCP_SESSION_IDLE_SECONDS  an MCP session with no request this long is closed (default ${DEFAULT_MCP_BOUNDS.idleMs / 1000})`;

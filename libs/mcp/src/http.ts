@@ -10,7 +10,7 @@ export const LOCAL_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
 export interface McpHttpOptions<C extends McpCaller = McpCaller> {
   /** Host names (without port) the endpoint answers to besides the local ones, e.g. the gateway's public name. */
   allowedHostnames?: readonly string[];
-  /** Sessions one caller may hold (by its id; a caller the host names none of, by its remote address); past that an `initialize` is refused 429. Default DEFAULT_MCP_BOUNDS. */
+  /** Sessions one caller the host names may hold (by its id); past that an `initialize` is refused 429. Callers it names none of (the gateway with reads open) have only the bound of all. Default DEFAULT_MCP_BOUNDS. */
   sessionsPerCaller?: number;
   /** Sessions in all; past that an `initialize` is refused 503: no session is ever ended to make room for another caller's. */
   maxSessions?: number;
@@ -21,6 +21,9 @@ export interface McpHttpOptions<C extends McpCaller = McpCaller> {
 }
 
 export const DEFAULT_MCP_BOUNDS = { sessionsPerCaller: 8, maxSessions: 256, idleMs: 600_000 } as const;
+
+/** The owner of the sessions of callers the host names none of. */
+const ANONYMOUS = 'anonymous';
 
 /** What a host may do to an open session (McpSessionGuard). */
 export interface McpSessionControls {
@@ -126,10 +129,11 @@ export class McpHttpEndpoint<C extends McpCaller = McpCaller> {
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id (start with initialize)');
     this.sweep();
-    const owner = caller?.id ?? req.socket.remoteAddress ?? 'unknown';
+    // A caller the host names (a reader) is bounded on its own; callers it names none of (reads open) share the bound of all.
+    const owner = caller === undefined ? ANONYMOUS : `caller:${caller.id}`;
     const held = this.owned.get(owner) ?? 0;
-    if (held >= this.bounds.sessionsPerCaller) {
-      return jsonRpcError(res, 429, -32000, `too_many_sessions: ${caller ? caller.id : 'this address'} holds ${held} MCP sessions, the most one caller may (AGORA_MCP_SESSIONS_PER_READER): end one (DELETE /mcp with its Mcp-Session-Id) or let it idle out (${Math.round(this.bounds.idleMs / 1000)} s without a request)`, { code: 'too_many_sessions' });
+    if (caller !== undefined && held >= this.bounds.sessionsPerCaller) {
+      return jsonRpcError(res, 429, -32000, `too_many_sessions: ${caller.id} holds ${held} MCP sessions, the most one reader may (AGORA_MCP_SESSIONS_PER_READER): end one (DELETE /mcp with its Mcp-Session-Id) or let it idle out (${Math.round(this.bounds.idleMs / 1000)} s without a request)`, { code: 'too_many_sessions' });
     }
     if (this.opened() >= this.bounds.maxSessions) {
       res.setHeader('retry-after', String(Math.max(1, Math.ceil(this.bounds.idleMs / 1000))));
