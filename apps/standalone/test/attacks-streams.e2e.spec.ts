@@ -10,14 +10,15 @@
  *   the sessions opened before still work; a flood of logins and challenges from another address
  *   ends neither alice's console session nor her challenge.
  */
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIGNING_TAGS, type Role } from '@agora/contracts';
 import { domainSigningBytes, generateKeyPair, mintReadToken, signBytes, type KeyPair } from '@agora/identity';
 import { Agora, SseParser } from '@agora/sdk';
-import { startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { processEnvironment, sourceArgs, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -210,6 +211,51 @@ describe('a stream ends with its credential (e2e)', () => {
       await ivy.close();
     }
   }, 60_000);
+
+  it('`agora events tail` takes up a stream the gateway ended (roles_changed), prints no end as an event, and loses nothing', async () => {
+    keys['ike'] = generateKeyPair();
+    await root.send('RegisterAgent', { agentId: 'ike', publicKey: keys['ike'].publicKey, displayName: 'ike', roles: ['auditor'] });
+    const keyFile = join(dir, 'ike.key.json');
+    await writeFile(keyFile, JSON.stringify({ agentId: 'ike', ...keys['ike'] }), { mode: 0o600 });
+    const child = spawn(process.execPath, [...sourceArgs('apps/cli/src/main.ts'), 'events', 'tail', '--from-end', '--category', 'agent', '--type', 'AgentUpdated', '--count', '8', '--json'], { env: processEnvironment({ AGORA_URL: url, AGORA_KEY_FILE: keyFile }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      // Updates until the tail prints one (it is connected), then four more each side of ike's role change.
+      const names: string[] = [];
+      for (let i = 0; !stdout.includes('"cli-'); i++) {
+        if (i === 50 || child.exitCode !== null) throw new Error(`the tail printed nothing: ${stderr}`);
+        names.push(`cli-${i}`);
+        await root.send('UpdateAgent', { agentId: 'ticker', displayName: `cli-${i}` });
+        await sleep(200);
+      }
+      const update = async (name: string) => {
+        names.push(name);
+        await root.send('UpdateAgent', { agentId: 'ticker', displayName: name });
+      };
+      await update('before-1');
+      await update('before-2');
+      await root.send('UpdateAgent', { agentId: 'ike', roles: ['operator'] });
+      await waitFor(() => stderr.includes('the gateway ended the event stream (roles_changed)'), 'the tail to be told', 15_000);
+      for (let i = 0; i < 8; i++) await update(`after-${i}`);
+      expect(await exited).toBe(0);
+      const printed = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { streamId: string; data: { displayName?: string } })
+        .filter((e) => e.streamId === 'agent-ticker')
+        .map((e) => e.data.displayName);
+      // The first updates before it connected are not its (from the end); from its first line on, every update once and in order.
+      expect(printed).toEqual(names.slice(names.indexOf(printed[0]!), names.indexOf(printed[0]!) + printed.length));
+      expect(printed).toContain('before-2');
+      expect(printed.some((name) => name?.startsWith('after-'))).toBe(true);
+    } finally {
+      child.kill();
+    }
+  }, 90_000);
 
   it("a console session's stream ends with event: end (session_ended) on logout", async () => {
     const { json: challenge } = await from('127.0.0.1', 'POST', '/v1/login/challenge');
