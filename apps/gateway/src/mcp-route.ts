@@ -36,9 +36,11 @@ export interface McpSessionBounds {
 function credentialGuard(credentials: CredentialWatch, expired: WeakSet<CallerRef<McpReader>>) {
   return (caller: CallerRef<McpReader>, controls: McpSessionControls) => {
     let bound: { credential: Credential; unbind: () => void } | undefined;
+    // The latest request's credential takes over when the bound one has expired, or it lasts longer or names another key.
+    const renews = (credential: Credential) => bound === undefined || expired.has(caller) || credential.expiresAt > bound.credential.expiresAt || credential.publicKey !== bound.credential.publicKey;
     const bind = () => {
       const credential = caller.current?.credential;
-      if (credential === undefined || (bound !== undefined && bound.credential.expiresAt >= credential.expiresAt && expired.has(caller) === false && bound.credential.publicKey === credential.publicKey)) return;
+      if (credential === undefined || !renews(credential)) return;
       bound?.unbind();
       expired.delete(caller);
       const unbind = credentials.bind(credential, (reason) => {
