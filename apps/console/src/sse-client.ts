@@ -4,7 +4,9 @@
  * after its event type (`event: ProposalSubmitted`), which EventSource only delivers to
  * listeners of that exact name, so this reads the stream with fetch and parses the frames
  * itself. On a dropped connection it reconnects after the server's `retry:` delay with
- * `Last-Event-ID` set to the last position, so nothing is skipped or repeated.
+ * `Last-Event-ID` set to the last position, so nothing is skipped or repeated. A stream the
+ * gateway ends for its credential (`event: end`) is taken up again at once when the reader's roles
+ * changed, so what it sees is decided again; the status detail names the reason.
  */
 
 /** One committed event as the gateway sends it (`sseFrame` in the gateway). */
@@ -50,6 +52,8 @@ export function openEventStream(options: EventStreamOptions): () => void {
   let last = options.after;
   let retryMs = 2000;
   let closed = false;
+  /** The reason of the gateway's `event: end` on the current connection, if it sent one. */
+  let ended: string | undefined;
 
   const url = () => {
     const search = new URLSearchParams();
@@ -77,6 +81,7 @@ export function openEventStream(options: EventStreamOptions): () => void {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         let id: string | undefined;
+        let name: string | undefined;
         const data: string[] = [];
         for (const line of frame.split('\n')) {
           if (line.startsWith(':')) continue;
@@ -84,10 +89,16 @@ export function openEventStream(options: EventStreamOptions): () => void {
           const field = colon < 0 ? line : line.slice(0, colon);
           const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
           if (field === 'id') id = text;
+          else if (field === 'event') name = text;
           else if (field === 'data') data.push(text);
           else if (field === 'retry' && /^\d+$/.test(text)) retryMs = Number(text);
         }
-        if (data.length === 0) continue;
+        if (data.length === 0 || name === 'dropped') continue;
+        // The gateway ended the stream for its credential (the login ended, the reader was disabled or its roles changed).
+        if (name === 'end') {
+          ended = (JSON.parse(data.join('\n')) as { reason?: string }).reason ?? 'unknown';
+          continue;
+        }
         const event = JSON.parse(data.join('\n')) as AgoraEvent;
         if (id !== undefined) last = id;
         options.onEvent(event);
@@ -99,9 +110,13 @@ export function openEventStream(options: EventStreamOptions): () => void {
     options.onStatus?.('connecting');
     while (!closed) {
       try {
+        ended = undefined;
         await readOnce();
         if (closed) break;
-        options.onStatus?.('reconnecting', 'the stream ended');
+        options.onStatus?.('reconnecting', ended === undefined ? 'the stream ended' : `the gateway ended the stream (${ended})`);
+        // Roles or key changed, a token expired: read again at once, decided on the reader as it is now. A login
+        // that ended or a disabled reader is refused on the next attempt (401, 403), after the usual pause.
+        if (ended === 'roles_changed' || ended === 'key_changed' || ended === 'token_expired') continue;
       } catch (error) {
         if (closed) break;
         options.onStatus?.('reconnecting', error instanceof Error ? error.message : String(error));

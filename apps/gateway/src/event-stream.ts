@@ -3,6 +3,7 @@ import { COMMAND_ID_CATEGORY } from '@agora/runtime';
 import { backoffDelay, categoryOf, InvalidPosition, sleep, type EventStore, type Position, type RecordedEvent } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
 import { DEBATE_SSE_TYPES, SCHEMA_VERSION_FIELD } from '@agora/contracts';
+import type { EndReason } from './credentials.js';
 import { chunkFrames, type EventFeed, type FeedChunk, type FeedEntry, type FeedPage } from './event-feed.js';
 import { GatewayError } from './http-reply.js';
 import { metadataFrame, type EventView } from './read-visibility.js';
@@ -224,6 +225,17 @@ export class EventStreamSession {
       },
       Math.max(10_000, 2 * (this.options.slowClientMs ?? 30_000)),
     ).unref();
+  }
+
+  /**
+   * Ends the stream because its reader's credential no longer holds: a last `event: end` says why
+   * (`token_expired`, `session_ended`, `reader_disabled`, `roles_changed`, `key_changed`) and
+   * names `resumeAfter`, the position to reconnect after with a fresh credential; nothing follows it.
+   */
+  async end(reason: EndReason): Promise<void> {
+    if (this.stopped) return;
+    if (!this.res.writableEnded && !this.res.destroyed) this.res.write(`event: end\ndata: ${JSON.stringify({ reason, resumeAfter: this.lastPosition ?? null })}\n\n`);
+    await this.stop();
   }
 
   /** Stops reading and ends the response. Safe to call twice. */

@@ -6,6 +6,7 @@ import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nes
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
 import { DocsSite } from './docs-site.js';
 import { EventFeed } from './event-feed.js';
+import type { Credential } from './credentials.js';
 import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, type EventStreamRequest } from './event-stream.js';
 import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
 import { GatewayMetrics, markRoute } from './metrics.js';
@@ -13,7 +14,7 @@ import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
 import { tokenOf } from './read-auth.js';
 import { answerQuery, eventViewFor, notAParty, StreamParties } from './read-visibility.js';
-import { sessionCookie, sessionCookieOf, type SessionStore } from './sessions.js';
+import { sessionCookie, sessionCookieOf, sourceOf, type SessionStore } from './sessions.js';
 
 /** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
 export class EventStreams {
@@ -116,15 +117,16 @@ export class GatewayController {
   @Get('v1/events')
   async events(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/events', { streaming: true });
-    const reader = await this.options.reads.reader(req);
+    const read = await this.options.reads.read(req);
+    const reader = read?.reader;
     const view = eventViewFor(reader, this.streams.parties);
     const request = parseEventStreamRequest(req);
     const after = await this.streams.startPosition(this.options.store, request);
     // The client may have left while the position was being checked.
     if (res.destroyed) return;
     const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, ...(view ? { view } : {}) });
-    this.follow(req, res, session);
     session.start(this.streams.feed, after);
+    this.follow(res, session, read?.credential);
   }
 
   /**
@@ -134,7 +136,8 @@ export class GatewayController {
   @Get('v1/debates/:debateId/events')
   async debateEvents(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/debates/:debateId/events', { streaming: true });
-    const reader = await this.options.reads.reader(req);
+    const read = await this.options.reads.read(req);
+    const reader = read?.reader;
     const debateId = decodeURIComponent(pathOf(req).split('/')[3] ?? '');
     const parsed = EntityId.safeParse(debateId);
     if (!parsed.success) throw new GatewayError('invalid_command', `"${debateId}" is not a debate id: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { debateId });
@@ -146,19 +149,24 @@ export class GatewayController {
     const after = await this.streams.startPosition(this.options.store, request);
     if (res.destroyed) return;
     const session = new EventStreamSession(res, request, { heartbeatMs: this.options.sseHeartbeatMs, slowClientMs: this.options.sseSlowClientMs, logger: this.logger, frame: debateSseFrame });
-    this.follow(req, res, session);
     session.start(this.streams.feed, after);
+    this.follow(res, session, read?.credential);
   }
 
-  /** Keeps an event stream among the open ones until it closes; one opened with a login session ends with it (logout, expiry). */
-  private follow(req: IncomingMessage, res: ServerResponse, stream: EventStreamSession): void {
+  /**
+   * Keeps an event stream among the open ones until it closes. With reads closed it is bound to
+   * the credential it was opened with: it ends with `event: end` when the token expires, the login
+   * session ends (logout, expiry), or the registry disables the agent or changes its roles or key.
+   */
+  private follow(res: ServerResponse, stream: EventStreamSession, credential: Credential | undefined): void {
     this.streams.sessions.add(stream);
-    const loginSession = this.options.reads.sessionOf(req);
-    const unfollow = loginSession === undefined ? undefined : this.options.reads.sessions?.whenEnded(loginSession, () => void stream.stop());
-    res.once('close', () => {
+    const unbind = credential === undefined ? undefined : this.options.reads.credentials?.bind(credential, (reason) => void stream.end(reason));
+    const closed = () => {
       this.streams.sessions.delete(stream);
-      unfollow?.();
-    });
+      unbind?.();
+    };
+    if (res.destroyed) closed();
+    else res.once('close', closed);
   }
 
   /** A one-time challenge to sign for POST /v1/login (the signing specification, "Logging in"). */
@@ -166,7 +174,13 @@ export class GatewayController {
   async loginChallenge(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/login/challenge');
     await discardBody(req);
-    sendJson(res, 200, { ok: true, result: this.loginSessions().challenge() });
+    try {
+      sendJson(res, 200, { ok: true, result: this.loginSessions().challenge(sourceOf(req)) });
+    } catch (error) {
+      const retryAfter = error instanceof GatewayError ? error.details?.['retryAfterSeconds'] : undefined;
+      if (typeof retryAfter !== 'number') throw error;
+      sendJson(res, (error as GatewayError).status, (error as GatewayError).toReply(), { 'retry-after': String(retryAfter) });
+    }
   }
 
   /** `{agentId, challenge, signature}` -> a session cookie (HttpOnly, SameSite=Strict) for this agent's reads. */

@@ -67,7 +67,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.use(tracingMiddleware);
   // With reads closed, /mcp reads as the reader of each request's read token, by the visibility table.
   const mcpSetting = options.mcp;
-  const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { reads: resolved.reads, parties: streams.parties }, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}) });
+  const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { reads: resolved.reads, parties: streams.parties }, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}), ...(mcpSetting?.sessions ? { sessions: mcpSetting.sessions } : {}) });
   if (mcp) app.use('/mcp', mcp.handler);
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();
@@ -91,6 +91,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       closing ??= (async () => {
         await streams.closeAll();
         await mcp?.close();
+        resolved.reads.credentials?.close();
         await app.close();
         if (options.registry) metrics.close();
       })();

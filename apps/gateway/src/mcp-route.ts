@@ -2,18 +2,65 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CommandDefinition, CommandResult, QueryDefinition, Reader, Reply } from '@agora/contracts';
 import type { RecordedEvent } from '@agora/eventstore';
 import type { SignedCommand } from '@agora/identity';
-import { createAgoraMcpServer, jsonRpcError, McpHttpEndpoint, type CallerRef } from '@agora/mcp';
+import { createAgoraMcpServer, jsonRpcError, McpHttpEndpoint, type CallerRef, type McpSessionControls } from '@agora/mcp';
 import type { AgoraClient } from '@agora/messaging';
 import { Agora, MessagingTransport, type AgoraEvent, type EventFilter, type Transport } from '@agora/sdk';
 import { isJsonContentType, readBody } from './body.js';
+import type { Credential, CredentialWatch } from './credentials.js';
 import { challengeUnauthenticated, GatewayError } from './http-reply.js';
 import type { ReadAccess } from './read-auth.js';
 import { answerQuery, eventViewFor, publicMetadataOf, type StreamParties } from './read-visibility.js';
 
-/** An MCP session's caller: the reader its requests' read tokens prove (reads closed). */
+/** An MCP session's caller: the reader its requests' read tokens prove (reads closed), and the credential of the latest. */
 interface McpReader {
   id: string;
   reader: Reader;
+  credential: Credential;
+}
+
+/** The bounds of /mcp's sessions (AGORA_MCP_SESSIONS_PER_READER, AGORA_MCP_SESSIONS_MAX, AGORA_MCP_SESSION_IDLE_SECONDS). */
+export interface McpSessionBounds {
+  sessionsPerReader?: number;
+  maxSessions?: number;
+  idleSeconds?: number;
+}
+
+/**
+ * Binds an MCP session to its reader's credential, renewed by each request's: when the latest
+ * credential expires, the session's notification stream gets a last log message
+ * `{event: 'end', reason: 'token_expired'}` and closes (the client reconnects it with a fresh
+ * token), and until a request renews it the session's waits and resource updates deliver nothing;
+ * when the registry disables the agent or changes its roles or key, the session closes with that
+ * reason (a new one is decided on the agent as it is now).
+ */
+function credentialGuard(credentials: CredentialWatch, expired: WeakSet<CallerRef<McpReader>>) {
+  return (caller: CallerRef<McpReader>, controls: McpSessionControls) => {
+    let bound: { credential: Credential; unbind: () => void } | undefined;
+    // The latest request's credential takes over when the bound one has expired, or it lasts longer or names another key.
+    const renews = (credential: Credential) => bound === undefined || expired.has(caller) || credential.expiresAt > bound.credential.expiresAt || credential.publicKey !== bound.credential.publicKey;
+    const bind = () => {
+      const credential = caller.current?.credential;
+      if (credential === undefined || !renews(credential)) return;
+      bound?.unbind();
+      expired.delete(caller);
+      const unbind = credentials.bind(credential, (reason) => {
+        bound = undefined;
+        if (reason === 'token_expired' || reason === 'session_ended') {
+          expired.add(caller);
+          void controls.endNotifications(reason);
+        } else void controls.close(reason);
+      });
+      bound = { credential, unbind };
+    };
+    bind();
+    return {
+      updated: bind,
+      closed: () => {
+        bound?.unbind();
+        bound = undefined;
+      },
+    };
+  };
 }
 
 /**
@@ -25,15 +72,22 @@ interface McpReader {
 class ReaderTransport implements Transport {
   readonly kind = 'messaging';
 
+  /** Aborted when the session closes: its waits and resource updates stop. */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly bus: Transport,
     private readonly caller: CallerRef<McpReader>,
     private readonly parties: StreamParties,
+    /** Sessions whose latest credential has expired, until a request renews it. */
+    private readonly expired: WeakSet<CallerRef<McpReader>>,
   ) {}
 
   private reader(): Reader {
     const reader = this.caller.current?.reader;
     if (reader === undefined) throw new GatewayError('unauthenticated', 'this MCP session has no reader');
+    if (this.closing.signal.aborted) throw new GatewayError('unauthenticated', 'this MCP session has ended');
+    if (this.expired.has(this.caller)) throw new GatewayError('token_expired', "this MCP session's read token has expired: send a request with a fresh one");
     return reader;
   }
 
@@ -52,7 +106,10 @@ class ReaderTransport implements Transport {
 
   async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
     const view = eventViewFor(this.reader(), this.parties);
-    for await (const event of this.bus.events(filter)) {
+    const signal = filter.signal ? AbortSignal.any([filter.signal, this.closing.signal]) : this.closing.signal;
+    for await (const event of this.bus.events({ ...filter, signal })) {
+      // While the session's credential has expired nothing is delivered (a request with a fresh token renews it).
+      if (this.expired.has(this.caller)) continue;
       if (view === undefined) {
         yield event;
         continue;
@@ -65,7 +122,9 @@ class ReaderTransport implements Transport {
     }
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.closing.abort();
+  }
 }
 
 /**
@@ -76,18 +135,36 @@ class ReaderTransport implements Transport {
  * belongs to the reader that opened it, and its queries, waits and resources see what the
  * visibility table gives that reader; a refusal is a tool error (or an MCP error) `forbidden: ...`.
  */
-export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parties: StreamParties }, options: { maxBodyBytes: number; requestTimeoutMs: number; allowedHostnames?: readonly string[] }) {
+export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parties: StreamParties }, options: { maxBodyBytes: number; requestTimeoutMs: number; allowedHostnames?: readonly string[]; sessions?: McpSessionBounds }) {
   const bus = new MessagingTransport(client);
   const open = Agora.over(bus, { timeoutMs: options.requestTimeoutMs });
+  const expired = new WeakSet<CallerRef<McpReader>>();
+  const bounds = options.sessions ?? {};
   const endpoint = new McpHttpEndpoint<McpReader>(
-    (caller) => createAgoraMcpServer(caller.current === undefined ? open : Agora.over(new ReaderTransport(bus, caller, access.parties), { timeoutMs: options.requestTimeoutMs }), { commands: false }),
-    options.allowedHostnames ? { allowedHostnames: options.allowedHostnames } : {},
+    (caller) => {
+      if (caller.current === undefined) return createAgoraMcpServer(open, { commands: false });
+      const transport = new ReaderTransport(bus, caller, access.parties, expired);
+      const server = createAgoraMcpServer(Agora.over(transport, { timeoutMs: options.requestTimeoutMs }), { commands: false });
+      const onclose = server.server.onclose;
+      server.server.onclose = () => {
+        void transport.close();
+        onclose?.();
+      };
+      return server;
+    },
+    {
+      ...(options.allowedHostnames ? { allowedHostnames: options.allowedHostnames } : {}),
+      ...(bounds.sessionsPerReader === undefined ? {} : { sessionsPerCaller: bounds.sessionsPerReader }),
+      ...(bounds.maxSessions === undefined ? {} : { maxSessions: bounds.maxSessions }),
+      ...(bounds.idleSeconds === undefined ? {} : { idleMs: bounds.idleSeconds * 1000 }),
+      ...(access.reads.credentials ? { guard: credentialGuard(access.reads.credentials, expired) } : {}),
+    },
   );
   const handler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
     void (async () => {
-      let reader: Reader | undefined;
+      let read: { reader: Reader; credential: Credential } | undefined;
       try {
-        reader = await access.reads.reader(req);
+        read = await access.reads.read(req);
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         req.resume();
@@ -110,7 +187,7 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
           return;
         }
       }
-      await endpoint.handle(req, res, body, reader === undefined ? undefined : { id: reader.agentId, reader });
+      await endpoint.handle(req, res, body, read === undefined ? undefined : { id: read.reader.agentId, ...read });
     })().catch(next);
   };
   return { handler, close: () => endpoint.close() };

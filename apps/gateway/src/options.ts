@@ -1,3 +1,4 @@
+import { DEFAULT_MCP_BOUNDS } from '@agora/mcp';
 import { commands, events, queries, type CommandDefinition, type EventDefinition, type QueryDefinition } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
@@ -6,7 +7,8 @@ import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
-import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
+import type { McpSessionBounds } from './mcp-route.js';
+import { positiveIntegerFromEnv, ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
 export type SseFeedOptions = Omit<EventFeedOptions, 'logger'>;
 
@@ -64,20 +66,36 @@ export interface GatewayOptions {
    * which stays with its agent: `agora mcp`). `allowedHostnames`: host names besides localhost
    * that requests may name in Host and Origin (DNS rebinding protection). `false`: no /mcp.
    */
-  mcp?: { allowedHostnames?: readonly string[] } | false;
+  mcp?: { allowedHostnames?: readonly string[]; sessions?: McpSessionBounds } | false;
 }
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
 
 export const MCP_ENV_HELP = `AGORA_MCP_ALLOWED_HOSTS    host names besides localhost that /mcp requests may name in Host and Origin,
-                           comma-separated (DNS rebinding protection); off: no /mcp`;
+                           comma-separated (DNS rebinding protection); off: no /mcp
+AGORA_MCP_SESSIONS_PER_READER  MCP sessions one reader holds at once (reads open: no reader, only the next bound);
+                           past that initialize is refused 429 too_many_sessions (default ${DEFAULT_MCP_BOUNDS.sessionsPerCaller})
+AGORA_MCP_SESSIONS_MAX     MCP sessions in all; past that initialize is refused 503 too_many_sessions (default ${DEFAULT_MCP_BOUNDS.maxSessions})
+AGORA_MCP_SESSION_IDLE_SECONDS  an MCP session with no request this long is closed (default ${DEFAULT_MCP_BOUNDS.idleMs / 1000})`;
 
-/** /mcp from AGORA_MCP_ALLOWED_HOSTS: "off", or the host names it may be reached by besides localhost. */
+/**
+ * /mcp from AGORA_MCP_ALLOWED_HOSTS ("off", or the host names it may be reached by besides
+ * localhost) and the bounds of its sessions. Throws ConfigError on a value it does not understand.
+ */
 export function mcpSettingFromEnv(env: NodeJS.ProcessEnv): GatewayOptions['mcp'] {
   const text = env['AGORA_MCP_ALLOWED_HOSTS']?.trim();
-  if (!text) return {};
   if (text === 'off') return false;
-  return { allowedHostnames: text.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') };
+  const sessions: McpSessionBounds = {};
+  const perReader = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSIONS_PER_READER', 'sessions');
+  const max = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSIONS_MAX', 'sessions');
+  const idle = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSION_IDLE_SECONDS', 'seconds');
+  if (perReader !== undefined) sessions.sessionsPerReader = perReader;
+  if (max !== undefined) sessions.maxSessions = max;
+  if (idle !== undefined) sessions.idleSeconds = idle;
+  return {
+    ...(text ? { allowedHostnames: text.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') } : {}),
+    ...(Object.keys(sessions).length > 0 ? { sessions } : {}),
+  };
 }
 
 export interface Gateway {

@@ -24,8 +24,33 @@ export interface SessionOptions {
   sessionSeconds?: number;
   /** How long a challenge may be answered, in seconds. Default LOGIN.challengeSeconds. */
   challengeSeconds?: number;
-  /** At most this many challenges and this many sessions are kept; past that the oldest go first. Default 10,000. */
-  maxEntries?: number;
+  /** Sessions one agent may hold; its next login ends its own oldest. Default 8 (AGORA_CONSOLE_SESSIONS_PER_AGENT). */
+  sessionsPerAgent?: number;
+  /** Sessions in all; past that a login is refused `too_many_sessions`, never another agent's session ended. Default 10,000 (AGORA_CONSOLE_SESSIONS_MAX). */
+  maxSessions?: number;
+  /** Unanswered challenges one source (remote address; an IPv6 /64) may hold; its next one drops its own oldest. Default 16 (AGORA_LOGIN_CHALLENGES_PER_SOURCE). */
+  challengesPerSource?: number;
+  /** Unanswered challenges in all; past that a challenge is refused `too_many_sessions`, never another source's dropped. Default 10,000 (AGORA_LOGIN_CHALLENGES_MAX). */
+  maxChallenges?: number;
+}
+
+export const DEFAULT_SESSION_BOUNDS = { sessionsPerAgent: 8, maxSessions: 10_000, challengesPerSource: 16, maxChallenges: 10_000 } as const;
+
+/**
+ * Who asks for a challenge, for its bound: the remote address, an IPv4-mapped IPv6 one as IPv4,
+ * and an IPv6 one by its /64 (one host usually holds a whole /64). Behind a reverse proxy every
+ * request comes from the proxy: give it enough room (AGORA_LOGIN_CHALLENGES_PER_SOURCE).
+ */
+export function sourceOf(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
 /** A random id: 32 bytes, base64url (43 characters). */
@@ -49,14 +74,42 @@ export function sessionCookie(req: IncomingMessage, session: { id: string; maxAg
   return `${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
 
+/** Keys grouped by owner, oldest first, to bound each owner's share. */
+class Owned {
+  private readonly byOwner = new Map<string, Set<string>>();
+
+  add(owner: string, key: string): void {
+    let keys = this.byOwner.get(owner);
+    if (keys === undefined) this.byOwner.set(owner, (keys = new Set()));
+    keys.add(key);
+  }
+
+  delete(owner: string, key: string): void {
+    const keys = this.byOwner.get(owner);
+    if (keys === undefined) return;
+    keys.delete(key);
+    if (keys.size === 0) this.byOwner.delete(owner);
+  }
+
+  count(owner: string): number {
+    return this.byOwner.get(owner)?.size ?? 0;
+  }
+
+  oldest(owner: string): string | undefined {
+    return this.byOwner.get(owner)?.values().next().value;
+  }
+}
+
 export class SessionStore {
-  private readonly challenges = new Map<string, number>();
+  private readonly challenges = new Map<string, { expiresAt: number; source: string }>();
+  private readonly challengesBySource = new Owned();
   private readonly sessions = new Map<string, Session>();
+  private readonly sessionsByAgent = new Owned();
   /** What to do when a session ends (logout, expiry): e.g. close the event streams it opened; and the timer of its expiry. */
   private readonly onEnd = new Map<string, { listeners: Set<() => void>; timer: NodeJS.Timeout }>();
   readonly sessionSeconds: number;
   private readonly challengeSeconds: number;
-  private readonly maxEntries: number;
+  private readonly bounds: Required<Pick<SessionOptions, keyof typeof DEFAULT_SESSION_BOUNDS>>;
 
   constructor(
     private readonly directory: AgentDirectory,
@@ -66,18 +119,40 @@ export class SessionStore {
   ) {
     this.sessionSeconds = options.sessionSeconds ?? LOGIN.sessionSeconds;
     this.challengeSeconds = options.challengeSeconds ?? LOGIN.challengeSeconds;
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.bounds = {
+      sessionsPerAgent: options.sessionsPerAgent ?? DEFAULT_SESSION_BOUNDS.sessionsPerAgent,
+      maxSessions: options.maxSessions ?? DEFAULT_SESSION_BOUNDS.maxSessions,
+      challengesPerSource: options.challengesPerSource ?? DEFAULT_SESSION_BOUNDS.challengesPerSource,
+      maxChallenges: options.maxChallenges ?? DEFAULT_SESSION_BOUNDS.maxChallenges,
+    };
   }
 
-  /** A fresh challenge, good for one login attempt within challengeSeconds. */
-  challenge(): { challenge: string; audience: string; expiresAt: string } {
+  /**
+   * A fresh challenge for `source` (sourceOf), good for one login attempt within challengeSeconds.
+   * A source past its share drops its own oldest; when all are taken the challenge is refused
+   * (`too_many_sessions`, with the seconds until one frees): nobody's challenge is dropped for another's.
+   */
+  challenge(source = 'unknown'): { challenge: string; audience: string; expiresAt: string } {
     const now = this.now().getTime();
     this.sweep(now);
+    if (this.challengesBySource.count(source) >= this.bounds.challengesPerSource) this.dropChallenge(this.challengesBySource.oldest(source)!);
+    if (this.challenges.size >= this.bounds.maxChallenges) {
+      const first = this.challenges.values().next().value;
+      const retryAfter = Math.max(1, Math.ceil(((first?.expiresAt ?? now) - now) / 1000));
+      throw new GatewayError('too_many_sessions', `the gateway holds its most unanswered login challenges (${this.bounds.maxChallenges}, AGORA_LOGIN_CHALLENGES_MAX); ask again in ${retryAfter} s`, { retryAfterSeconds: retryAfter });
+    }
     const challenge = randomId();
     const expiresAt = now + this.challengeSeconds * 1000;
-    this.challenges.set(challenge, expiresAt);
-    if (this.challenges.size > this.maxEntries) this.challenges.delete(this.challenges.keys().next().value as string);
+    this.challenges.set(challenge, { expiresAt, source });
+    this.challengesBySource.add(source, challenge);
     return { challenge, audience: this.audience, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  private dropChallenge(challenge: string): void {
+    const entry = this.challenges.get(challenge);
+    if (entry === undefined) return;
+    this.challenges.delete(challenge);
+    this.challengesBySource.delete(entry.source, challenge);
   }
 
   /**
@@ -87,17 +162,21 @@ export class SessionStore {
    */
   async login(input: { agentId: string; challenge: string; signature: string }): Promise<{ session: Session; roles: readonly string[] }> {
     const now = this.now().getTime();
-    const expiresAt = this.challenges.get(input.challenge);
-    this.challenges.delete(input.challenge);
+    const expiresAt = this.challenges.get(input.challenge)?.expiresAt;
+    this.dropChallenge(input.challenge);
     if (expiresAt === undefined || expiresAt < now) throw new GatewayError('invalid_token', 'the challenge is unknown, expired or already used: ask for a new one (POST /v1/login/challenge)');
     const agent = await this.directory.get(input.agentId);
     if (agent === undefined) throw new GatewayError('unknown_actor', `no agent "${input.agentId}" is registered`);
     const bytes = domainSigningBytes(SIGNING_TAGS.login, { aud: this.audience, challenge: input.challenge, sub: input.agentId });
     if (!verifyBytes(bytes, input.signature, agent.publicKey)) throw new GatewayError('bad_signature', `the login signature does not verify under ${input.agentId}'s registered key`);
     if (agent.status !== 'active') throw new GatewayError('actor_disabled', `agent ${input.agentId} is disabled`);
+    this.sweep(now);
+    // An agent past its share ends its own oldest session; when all are taken the login is refused, never another agent's session ended.
+    if (this.sessionsByAgent.count(input.agentId) >= this.bounds.sessionsPerAgent) this.end(this.sessionsByAgent.oldest(input.agentId)!);
+    if (this.sessions.size >= this.bounds.maxSessions) throw new GatewayError('too_many_sessions', `the gateway holds its most console sessions (${this.bounds.maxSessions}, AGORA_CONSOLE_SESSIONS_MAX): log in again once one ends`);
     const session: Session = { id: randomId(), agentId: input.agentId, expiresAt: now + this.sessionSeconds * 1000 };
     this.sessions.set(session.id, session);
-    if (this.sessions.size > this.maxEntries) this.end(this.sessions.keys().next().value as string);
+    this.sessionsByAgent.add(session.agentId, session.id);
     return { session, roles: agent.roles };
   }
 
@@ -143,6 +222,8 @@ export class SessionStore {
 
   /** Ends a session (logout): it reads no more, and what it opened is closed. */
   end(id: string): void {
+    const session = this.sessions.get(id);
+    if (session !== undefined) this.sessionsByAgent.delete(session.agentId, id);
     this.sessions.delete(id);
     const entry = this.onEnd.get(id);
     if (entry === undefined) return;
@@ -151,12 +232,12 @@ export class SessionStore {
     for (const listener of entry.listeners) listener();
   }
 
-  /** Drops expired challenges and sessions (on every new challenge, so memory stays bounded without a timer). */
+  /** Drops expired challenges and sessions (on every new challenge and login, so memory stays bounded without a timer). */
   private sweep(now: number): void {
     // Every challenge and every session lives as long as the others of its kind: the oldest come first.
-    for (const [challenge, expiresAt] of this.challenges) {
+    for (const [challenge, { expiresAt }] of this.challenges) {
       if (expiresAt >= now) break;
-      this.challenges.delete(challenge);
+      this.dropChallenge(challenge);
     }
     for (const [id, session] of this.sessions) {
       if (session.expiresAt > now) break;

@@ -9,6 +9,7 @@ import { openEventStore, type EventStore, type RecordedEvent } from '@agora/even
 import { ConfigError } from '@agora/runtime';
 import { readAccessFromEnv, ReadAccess, tokenOf } from '../src/read-auth.js';
 import { eventViewFor, metadataFrame, StreamParties } from '../src/read-visibility.js';
+import { sourceOf } from '../src/sessions.js';
 
 const request = (url: string, headers: Record<string, string> = {}) => ({ url, headers }) as unknown as IncomingMessage;
 
@@ -22,6 +23,22 @@ describe('read access settings and tokens', () => {
     expect(readAccessFromEnv({ AGORA_READS: 'closed', AGORA_SESSION_SECONDS: '600' })).toEqual({ mode: 'closed', audience: 'agora', sessions: { sessionSeconds: 600 } });
     for (const bad of ['0', '-5', '15m', '1.5']) expect(() => readAccessFromEnv({ AGORA_SESSION_SECONDS: bad })).toThrow(ConfigError);
     expect(() => new ReadAccess({ mode: 'closed' })).toThrow(/agent directory/);
+  });
+
+  it('the bounds of the console logins come from their variables, positive whole numbers', () => {
+    const env = { AGORA_CONSOLE_SESSIONS_PER_AGENT: '2', AGORA_CONSOLE_SESSIONS_MAX: '50', AGORA_LOGIN_CHALLENGES_PER_SOURCE: '3', AGORA_LOGIN_CHALLENGES_MAX: '40' };
+    expect(readAccessFromEnv(env)).toEqual({ mode: 'closed', audience: 'agora', sessions: { sessionsPerAgent: 2, maxSessions: 50, challengesPerSource: 3, maxChallenges: 40 } });
+    for (const name of Object.keys(env)) expect(() => readAccessFromEnv({ [name]: '0' })).toThrow(new RegExp(`^${name} must be a positive whole number`));
+  });
+
+  it('counts challenges by source: an IPv4 address (also IPv4-mapped), an IPv6 address by its /64', () => {
+    const from = (remoteAddress: string) => sourceOf({ socket: { remoteAddress } } as unknown as IncomingMessage);
+    expect(from('203.0.113.7')).toBe('203.0.113.7');
+    expect(from('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(from('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(from('2001:db8:1:2:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(from('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(from('::1')).toBe('0:0:0:0::/64');
   });
 
   it('takes the token from the Bearer header, else from ?access_token=', () => {

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   forbidden: { status: 403, meaning: 'the agent lacks the role the command needs, or may not act on this aggregate' },
   service_only: { status: 403, meaning: "only an Agora service issues this command, on its own behalf, signed with its service key" },
   rate_limited: { status: 429, meaning: "the agent is over the rate limit a recovery's resolution set it (condition rate_limit); retry later" },
+  too_many_sessions: { status: 429, meaning: 'the gateway keeps as many login challenges, console sessions or MCP sessions as it holds for this caller or in all (its bounds: docs/configuration.md); end one, or retry after the seconds Retry-After names' },
   not_found: { status: 404, meaning: 'the aggregate or resource does not exist' },
   conflict: { status: 409, meaning: 'the aggregate changed concurrently too many times; retry' },
   illegal_state: { status: 409, meaning: 'the command is not allowed in the current state' },

@@ -135,6 +135,10 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
     };
   }
 
+  /** How a stream ends with its reader's credential (docs/security-reads.md, "Streams end with their credential"). */
+  const END_OF_STREAM =
+    'With reads closed a stream ends with the credential it was opened with: a last message `event: end`, `data: {reason, resumeAfter}` (reason `token_expired`, `session_ended`, `reader_disabled`, `roles_changed` or `key_changed`), then nothing; reconnect with a fresh token and `Last-Event-ID`.';
+
   paths['/v1/events'] = {
     get: {
       operationId: 'streamEvents',
@@ -143,6 +147,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         'Each message has `id: <position>`, `event: <event type>` and `data: <the recorded event as JSON>` (components/schemas/*Event).',
         'Reconnect with the `Last-Event-ID` header (EventSource does it by itself) to continue strictly after the last event received: nothing is skipped or repeated.',
         'A comment line is sent every 15 seconds to keep proxies from closing an idle stream.',
+        END_OF_STREAM,
       ].join(' '),
       parameters: [
         { name: 'Last-Event-ID', in: 'header', required: false, description: 'Continue after this position; wins over `after`', schema: { type: 'string' } },
@@ -174,6 +179,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
         description: [
           `Each message has \`id: <position>\`, \`event: <name>\`, one for every debate event (${Object.values(DEBATE_SSE_TYPES).join(', ')})`,
           'and `data: {type, logType, logSchemaVersion, position, recordedAt, ...the event data}` (logSchemaVersion: the schema version of the log event\'s data, as its metadata.schemaVersion). Reconnect with `Last-Event-ID` to continue strictly after the last event received.',
+          END_OF_STREAM,
         ].join(' '),
         parameters: [
           { name: 'debateId', in: 'path', required: true, schema: { type: 'string' } },

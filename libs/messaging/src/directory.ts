@@ -41,6 +41,12 @@ export interface PausedAgent {
  */
 export interface AgentDirectory {
   get(agentId: string): AgentRecord | undefined | Promise<AgentRecord | undefined>;
+  /**
+   * Calls `listener` with an agent's id after its record may have changed (registered, updated,
+   * key rotated, disabled: ask `get` for what it is now); returns the unsubscribe. A directory
+   * whose records never change has none. It may be called for a record that did not change.
+   */
+  watch?(listener: (agentId: string) => void): () => void;
 }
 
 /**
@@ -78,6 +84,12 @@ export class CompositeAgentDirectory implements AgentDirectory {
 
   constructor(...directories: AgentDirectory[]) {
     this.directories = directories;
+  }
+
+  /** Every directory's changes that can say them. */
+  watch(listener: (agentId: string) => void): () => void {
+    const unwatch = this.directories.map((directory) => directory.watch?.(listener));
+    return () => unwatch.forEach((stop) => stop?.());
   }
 
   async get(agentId: string): Promise<AgentRecord | undefined> {

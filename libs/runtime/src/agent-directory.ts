@@ -96,12 +96,21 @@ export class RegistryDirectory implements AgentDirectory {
   private readonly reading = new Map<string, Promise<KnownAgent | undefined>>();
   private started: Promise<void> | undefined;
   private isCaughtUp = false;
+  private readonly watchers = new Set<(agentId: string) => void>();
 
   constructor(
     private readonly store: EventStore,
     options: RegistryDirectoryOptions = {},
   ) {
-    this.runner = new ProjectionRunner(store, agentsProjection, { ...(options.snapshots ? { snapshots: options.snapshots } : {}), ...(options.positions ? { positions: options.positions } : {}) });
+    // The model's own projection, which also says whose record it has just folded (watch).
+    const projection: Projection<AgentModel> = {
+      ...agentsProjection,
+      apply: (model, event) => {
+        agentsProjection.apply(model, event);
+        this.changed(agentIdOf(event));
+      },
+    };
+    this.runner = new ProjectionRunner(store, projection, { ...(options.snapshots ? { snapshots: options.snapshots } : {}), ...(options.positions ? { positions: options.positions } : {}) });
     this.unknownTtlMs = options.unknownTtlMs ?? DEFAULT_UNKNOWN_TTL_MS;
     if (!Number.isFinite(this.unknownTtlMs) || this.unknownTtlMs < 0) throw new RangeError(`unknownTtlMs must be a non-negative number, got ${String(options.unknownTtlMs)}`);
     this.unknown = new LruMap(options.maxUnknown ?? DEFAULT_MAX_UNKNOWN);
@@ -128,6 +137,22 @@ export class RegistryDirectory implements AgentDirectory {
 
   stop(): Promise<void> {
     return this.runner.stop();
+  }
+
+  /** Calls `listener` with an agent's id once the model has folded an event of its stream (its record may have changed); returns the unsubscribe. */
+  watch(listener: (agentId: string) => void): () => void {
+    this.watchers.add(listener);
+    return () => void this.watchers.delete(listener);
+  }
+
+  private changed(agentId: string): void {
+    for (const listener of this.watchers) {
+      try {
+        listener(agentId);
+      } catch {
+        // A watcher's failure is its own: the model goes on folding.
+      }
+    }
   }
 
   /** Every agent the model knows, in no particular order (page with pageOf rather than sorting them all). */

@@ -116,7 +116,9 @@ export class HttpTransport implements Transport {
 
   /**
    * The log's events over SSE, reconnecting after a drop with the last position seen (so nothing is
-   * lost or repeated); ends when the signal aborts.
+   * lost or repeated), and at once, with a fresh read token, when the gateway ends the stream for
+   * its credential (`event: end`: the token expired, the reader's roles changed); ends when the
+   * signal aborts. A reader the registry disabled is refused on reconnection (an error).
    */
   async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
     // Leaving the loop (break, return) ends the request too.
@@ -133,6 +135,7 @@ export class HttpTransport implements Transport {
     let after = filter.after;
     let opened = false;
     let failures = 0;
+    let endedBefore = false;
     while (!signal.aborted) {
       const url = new URL(`${this.baseUrl}/v1/events`);
       for (const category of filter.categories ?? []) url.searchParams.append('category', category);
@@ -161,13 +164,21 @@ export class HttpTransport implements Transport {
       }
       const parser = new SseParser();
       const decoder = new TextDecoder();
+      let ended: string | undefined;
+      let delivered = false;
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           for (const message of parser.feed(decoder.decode(chunk, { stream: true }))) {
             if (message.event === 'dropped') continue;
+            // The stream's credential no longer holds (the token expired, the reader's roles changed): reconnect with a fresh token.
+            if (message.event === 'end') {
+              ended = (safeJson(message.data) as { reason?: string } | undefined)?.reason ?? 'unknown';
+              continue;
+            }
             const event = safeJson(message.data) as AgoraEvent | undefined;
             if (!event || typeof event.position !== 'string') continue;
             after = event.position;
+            delivered = true;
             yield event;
           }
         }
@@ -176,6 +187,12 @@ export class HttpTransport implements Transport {
         void error;
       }
       if (signal.aborted) return;
+      // Ended for its credential: at once with a fresh token (unless it ended again before a single event: then after a pause, as for a drop).
+      if (ended !== undefined && (delivered || !endedBefore)) {
+        endedBefore = true;
+        continue;
+      }
+      endedBefore = ended !== undefined;
       // The server ended the stream (a restart, a slow-client drop): continue after the last event seen.
       await pause(RECONNECT_MS[0] as number, signal);
     }

@@ -44,7 +44,7 @@ export const eventsTail: CommandSpec = {
   summary: 'Print committed events as they happen (GET /v1/events), one line each: <position> <streamId>@<revision> <type> <data>.',
   usage: '[--after <position>] [--from-end] [--category <c>] [--type <T>] [--first <N>] [--min-position <position>] [--json]',
   description:
-    "History first (from the first event, or after --after), then live, oldest first: --first N stops after the first N events printed from there (not the last N of the log). Ctrl-C ends it; a dropped connection is resumed after the last event printed. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
+    "History first (from the first event, or after --after), then live, oldest first: --first N stops after the first N events printed from there (not the last N of the log). Ctrl-C ends it; a dropped connection is resumed after the last event printed, and a stream the gateway ends because its read token expired is taken up again at once with a fresh one. An event at a schema version this agora does not know is printed as received, and said so on stderr once per type and version.",
   options: {
     after: { type: 'string', value: '<position>', description: 'start after this position (the first column of a line)' },
     'from-end': { type: 'boolean', description: 'skip history: only events committed from now on' },
@@ -73,9 +73,17 @@ export const eventsTail: CommandSpec = {
     let last = stringOption(args, 'after');
     let printed = 0;
     let connected = false;
+    let ended: string | undefined;
     const warned = new Set<string>();
 
     const print = (message: SseMessage): boolean => {
+      // Not events: a slow client's drop, and the end of a stream whose token expired (or whose reader changed): the loop reconnects with a fresh token after the last event printed.
+      if (message.event === 'dropped') return false;
+      if (message.event === 'end') {
+        ended = (JSON.parse(message.data) as { reason?: string }).reason ?? 'unknown';
+        if (ended !== 'token_expired') io.stderr(`agora: the gateway ended the event stream (${ended}); reconnecting with a fresh token\n`);
+        return false;
+      }
       let event: StreamedEvent;
       try {
         event = JSON.parse(message.data) as StreamedEvent;
@@ -95,6 +103,7 @@ export const eventsTail: CommandSpec = {
 
     while (!stop.signal.aborted) {
       let res: Response;
+      const openedAt = Date.now();
       try {
         // A fresh read token for every connection: a long tail outlives one.
         res = await fetch(url, { headers: { accept: 'text/event-stream', ...readHeaders(args, io, command), ...(last === undefined ? {} : { 'last-event-id': last }) }, signal: stop.signal });
@@ -134,7 +143,10 @@ export const eventsTail: CommandSpec = {
         if (stop.signal.aborted) break;
         io.stderr(`agora: the event stream broke (${(error as Error).message}); resuming after ${last ?? 'the start'}\n`);
       }
-      if (!stop.signal.aborted) await sleep(RECONNECT_MS, stop.signal);
+      // An expired token's stream is taken up again at once (unless it lasted under a pause: a clock behind the gateway's); anything else after a pause.
+      const renew = ended === 'token_expired' && Date.now() - openedAt > RECONNECT_MS;
+      ended = undefined;
+      if (!stop.signal.aborted && !renew) await sleep(RECONNECT_MS, stop.signal);
     }
     return EXIT.ok;
   },

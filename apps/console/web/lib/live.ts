@@ -24,7 +24,7 @@ function ensureOpen(): void {
     },
     onStatus: (next, detail) => {
       // Refused for want of a session (expired, or the gateway restarted): log in again or go to the login page.
-      if (next === 'reconnecting' && detail?.includes('HTTP 401')) sessionLost();
+      if (next === 'reconnecting' && (detail?.includes('HTTP 401') || detail?.includes('(session_ended)'))) sessionLost();
       if (next === 'live' && status === 'reconnecting') for (const resync of [...resyncListeners]) resync();
       status = next;
       for (const listener of [...statusListeners]) listener(next);
