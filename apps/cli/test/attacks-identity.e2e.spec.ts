@@ -1,5 +1,5 @@
 /**
- * Attacks of issue 33 that must stay fixed, tried as a registered low-privilege identity against
+ * Attacks on who may read that must stay fixed, tried as a registered low-privilege identity against
  * real processes: a private nats-server on the users file `agora setup nats` writes (deploy/nats/
  * roles.conf beside it, one nkey user per agent), and `npm start` on it as the `service` NATS user,
  * its gateway on HTTP with reads closed.
@@ -22,7 +22,7 @@ import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } fro
 import { connectNats, NatsAgoraClient } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
 import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
-import { setUpNats } from '../../cli/src/commands/setup.js';
+import { setUpNats } from '../src/commands/setup.js';
 
 const CLI = 'apps/cli/src/main.ts';
 const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
