@@ -22,7 +22,7 @@ import {
   WrongExpectedRevision,
 } from '../src/errors.js';
 import type { StoreConfig } from '../src/open-store.js';
-import type { EventData, EventStore, ExpectedRevision, Position, RecordedEvent, Subscription } from '../src/port.js';
+import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, Subscription } from '../src/port.js';
 
 export type OpenStore = () => Promise<EventStore>;
 
@@ -326,6 +326,28 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         expect(later.alreadyStored).toBe(true);
         for (const r of all) expect(r).toMatchObject({ nextExpectedRevision: 2, position: racing[0]!.position });
         expect((await store.readStream(s)).map((e) => e.type)).toEqual(['First', 'Copied', 'Copied']);
+      }, 60_000);
+
+      it('ten copies of one commit at once from writers on separate connections, round after round: stored once each round, every copy answered', async () => {
+        const writers = options.openWriter ? await Promise.all(Array.from({ length: 10 }, (_, i) => options.openWriter!(i))) : Array.from({ length: 10 }, () => store);
+        try {
+          const s = `${freshCategory()}-1`;
+          const rounds = 10;
+          for (let round = 0; round < rounds; round++) {
+            // A command-id reservation (no_stream) first, then commits at a revision, as replicas handling copies of one envelope do.
+            const expected: ExpectedRevision = round === 0 ? 'no_stream' : round - 1;
+            const events = [ev('Copied', { round })];
+            const results = await Promise.allSettled(writers.map((w) => w.append(s, events, expected)));
+            const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason));
+            expect({ round, failed }).toEqual({ round, failed: [] });
+            const answers = results.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
+            expect({ round, storedBy: answers.filter((a) => a.alreadyStored === undefined).length }).toEqual({ round, storedBy: 1 });
+            for (const a of answers) expect(a).toMatchObject({ nextExpectedRevision: round, position: answers[0]!.position });
+          }
+          expect((await store.readStream(s)).map((e) => (e.data as { round: number }).round)).toEqual(Array.from({ length: rounds }, (_, r) => r));
+        } finally {
+          if (options.openWriter) await Promise.all(writers.map((w) => w.close()));
+        }
       }, 60_000);
 
       it('refuses a retry of part of a commit, writing nothing, rather than answer with a revision inside the commit', async () => {

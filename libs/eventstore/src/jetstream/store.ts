@@ -1,6 +1,6 @@
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
-import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
+import { AppendNotifier, catchUpSubscription, sleep } from '../catch-up.js';
 import { DuplicateRevision, EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type {
   AppendResult,
@@ -45,8 +45,25 @@ export interface JetStreamStoreConfig {
   logger: JetStreamStoreLogger;
 }
 
-/** JetStream's answers to a publish whose expected last subject sequence is not the actual one. */
+/**
+ * JetStream's answers to a publish whose expected last subject sequence is not the actual one:
+ * 10071 names the actual sequence; 10164 (nats-server 2.11+, nats-io/nats-server#6194) is given at
+ * once, before any check of the store, when another conditional publish to the subject is still in
+ * flight on the stream leader, whose winner a read may not show yet.
+ */
 const WRONG_LAST_SEQUENCE = new Set<number>([10071, 10164]);
+/**
+ * JetStream's answers that a publish cannot be decided yet (nats-server 2.11+): 10158, a publish
+ * with the same message id (a copy of this commit) is in flight; 10163, the leader cannot check
+ * the expected sequence yet (it has just been elected). Either is answered by trying again shortly.
+ */
+const NOT_YET = new Set<number>([10158, 10163]);
+/**
+ * Waiting for a write in flight on the stream leader (our copy, or a winner a read does not show
+ * yet): a back-off from 1 ms, doubling, at most 32 ms a step, for at most the request timeout in all.
+ */
+const IN_FLIGHT_FIRST_WAIT_MS = 1;
+const IN_FLIGHT_MAX_WAIT_MS = 32;
 /** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
 const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
@@ -70,7 +87,7 @@ const API_PREFIX = '$JS.API';
 /** Room left in a message for the commit's envelope (`{"v":1,"r":...,"e":...}`) and headers. */
 const COMMIT_OVERHEAD_BYTES = 1_024;
 
-type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' };
+type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' } | { kind: 'in_flight'; reason: string };
 
 /** The error to throw for a failure of the store: ours as they are, anything else as StoreUnavailable. */
 function unavailable(what: string, error: unknown, streamId?: string): EventStoreError {
@@ -96,6 +113,31 @@ function resultOf(state: StreamState): AppendResult {
 
 function assertReadRange(name: string, value: number | undefined): void {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+}
+
+/**
+ * The bounded back-off of one append waiting for a write in flight on the stream leader: doubling
+ * steps with jitter (so that racing writers do not ask again in lockstep), for at most `budgetMs`
+ * in all; then StoreUnavailable, naming what was waited for.
+ */
+class InFlightWait {
+  private step = IN_FLIGHT_FIRST_WAIT_MS;
+  private waited = 0;
+
+  constructor(
+    private readonly streamId: string,
+    private readonly budgetMs: number,
+  ) {}
+
+  async wait(reason: string): Promise<void> {
+    if (this.waited >= this.budgetMs) {
+      throw new StoreUnavailable(`jetstream: append to ${this.streamId}: still refused after waiting ${Math.round(this.waited)} ms: ${reason}`, this.streamId);
+    }
+    const ms = Math.min(this.step * (0.5 + Math.random()), this.budgetMs - this.waited);
+    this.step = Math.min(this.step * 2, IN_FLIGHT_MAX_WAIT_MS);
+    this.waited += ms;
+    await sleep(ms);
+  }
 }
 
 export class JetStreamEventStore implements EventStore {
@@ -169,6 +211,7 @@ export class JetStreamEventStore implements EventStore {
     const subject = this.subjectOf(streamId);
     let state = this.states.get(streamId) ?? (expected === 'no_stream' ? NEW_STREAM : await this.readLastCommit(streamId, 'direct'));
     let confirmed = false;
+    const inFlight = new InFlightWait(streamId, this.config.requestTimeoutMs);
     for (let attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
       // The same events retried after they were stored (even beyond the dedup window) as the last commit.
       // Stored by another append: this call publishes only once, and stops when it was stored.
@@ -180,7 +223,13 @@ export class JetStreamEventStore implements EventStore {
           confirmed = true;
           continue;
         }
-        return await this.resultOfEarlierCopy(subject, streamId, commitId, conflict);
+        const earlier = await this.resultOfEarlierCopy(subject, streamId, commitId, conflict);
+        if (earlier !== 'in_flight') return earlier;
+        // A copy of this commit is in flight: once stored, it is the stream's last commit, or after it.
+        await inFlight.wait('a copy of this commit is in flight');
+        state = await this.readLastCommit(streamId, 'leader');
+        attempt--;
+        continue;
       }
       const outcome = await this.publish(subject, encodeCommit(state.lastRevision + 1, eventsJson), commitId, state.lastSeq);
       if (outcome.kind === 'stored') {
@@ -189,11 +238,19 @@ export class JetStreamEventStore implements EventStore {
         return resultOf(stored);
       }
       if (outcome.kind === 'duplicate') return await this.resultOfStoredCommit(streamId, outcome.seq);
-      // Another append got in first (or this is a retry of an earlier commit: a clustered 2.9
-      // leader may check the sequence before the message id, so that is decided by the probe).
+      // Another append got in first, or is in flight (or this is a retry of an earlier commit: a
+      // clustered 2.9 leader may check the sequence before the message id, so that is decided by the probe).
+      const tried = state.lastSeq;
       this.states.delete(streamId);
+      if (outcome.kind === 'in_flight') await inFlight.wait(outcome.reason);
       state = await this.readLastCommit(streamId, 'leader');
       confirmed = true;
+      if (outcome.kind === 'in_flight' || state.lastSeq === tried) {
+        // Refused because of a write the leader has not finished (or a read does not show yet):
+        // waiting for it is not a lost round, and trying again at once would only be refused again.
+        if (outcome.kind === 'moved') await inFlight.wait('another append to the stream is in flight');
+        attempt--;
+      }
     }
     throw new StoreUnavailable(`jetstream: append to ${streamId}: gave up after ${MAX_APPEND_ATTEMPTS} attempts, the stream kept moving`, streamId);
   }
@@ -202,6 +259,7 @@ export class JetStreamEventStore implements EventStore {
     const ack = await this.acks.publish(subject, body, { msgId: msgID, lastSubjectSequence: expectedSeq, timeoutMs: this.config.requestTimeoutMs });
     if (ack.kind === 'ack') return ack.duplicate ? { kind: 'duplicate', seq: ack.seq } : { kind: 'stored', seq: ack.seq };
     if (WRONG_LAST_SEQUENCE.has(ack.errCode)) return { kind: 'moved' };
+    if (NOT_YET.has(ack.errCode)) return { kind: 'in_flight', reason: `${ack.description} (error ${ack.errCode})` };
     throw new Error(`JetStream refused a publish on ${subject}: ${ack.description} (error ${ack.errCode})`);
   }
 
@@ -211,9 +269,10 @@ export class JetStreamEventStore implements EventStore {
    * with a sequence that can never match so that nothing is ever written. (The sequence is also
    * above the stream's last, so a clustered leader's early sequence check lets it through.)
    */
-  private async resultOfEarlierCopy(subject: string, streamId: string, commitId: string, conflict: WrongExpectedRevision): Promise<AppendResult> {
+  private async resultOfEarlierCopy(subject: string, streamId: string, commitId: string, conflict: WrongExpectedRevision): Promise<AppendResult | 'in_flight'> {
     const outcome = await this.publish(subject, Empty, commitId, IMPOSSIBLE_SEQ);
     if (outcome.kind === 'duplicate') return this.resultOfStoredCommit(streamId, outcome.seq);
+    if (outcome.kind === 'in_flight') return 'in_flight';
     if (outcome.kind === 'stored') throw new StoreUnavailable(`jetstream: append to ${streamId}: a probe with an impossible expected sequence was stored (seq ${outcome.seq})`, streamId);
     throw conflict;
   }
