@@ -10,7 +10,7 @@ import { connect } from '@nats-io/transport-node';
 import { describeNatsServer, natsServerVersion, resolveNatsServer, startNatsCluster, type PrivateNatsCluster } from '@agora/testing';
 import { DuplicateRevision, StoreRefused } from '../src/errors.js';
 import { openJetStreamEventStore } from '../src/jetstream/index.js';
-import { CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion } from '../src/jetstream/server-version.js';
+import { CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion, takesAtomicBatches } from '../src/jetstream/server-version.js';
 import type { EventStore } from '../src/port.js';
 import { describeEventStoreContract, ev, freshCategory } from './contract.js';
 
@@ -101,6 +101,9 @@ describe('a stream in which two commits claim one revision (a log a faulty serve
 
   describeEventStoreContract('jetstream, 3-node cluster, 3 replicas', () => openJetStreamEventStore({ servers: cluster.urls, ...log, replicas: 3, pollIntervalMs: 200, logger: quiet }), {
     neverProduced: ['0000099999999999:000000'],
+    atomicAppendMany: takesAtomicBatches(server.version),
+    // A child process on the same log (3 replicas): categories keep its streams apart.
+    processConfig: () => ({ kind: 'jetstream', servers: cluster.urls.join(','), ...log }),
     // Each writer on a node of its own, as the replicas of a service are.
     openWriter: (i) => openJetStreamEventStore({ servers: cluster.urls[i % cluster.urls.length], ...log, logger: quiet }),
   });

@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
-import { clusteredLogRefusal } from './server-version.js';
+import { clusteredLogRefusal, takesAtomicBatches } from './server-version.js';
 import { ensureStream, setUpStream, StreamNotReady, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
@@ -100,9 +100,11 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     // A clustered log needs a server that serializes the expected-sequence check: asked for, or already so.
     refuseClusteredLogOn(nc, config.streamName, config.replicas);
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
-    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, config);
+    const atomicBatches = takesAtomicBatches(nc.info?.version);
+    // A stream an operator manages (verify) is served as it is: with atomic batches only if it allows them.
+    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, { ...config, atomicBatches });
     refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
-    return new JetStreamEventStore(nc, jsm, config, ownsConnection);
+    return new JetStreamEventStore(nc, jsm, config, ownsConnection, atomicBatches && info.config.allow_atomic === true);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
     if (error instanceof StoreRefused) throw error;
@@ -124,7 +126,7 @@ export async function setUpJetStreamLog(
   const config = resolveOptions(options);
   refuseClusteredLogOn(connection, config.streamName, config.replicas);
   const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
-  return (await setUpStream(jsm, config)).action;
+  return (await setUpStream(jsm, { ...config, atomicBatches: takesAtomicBatches(connection.info?.version) })).action;
 }
 
 /** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */

@@ -15,6 +15,12 @@
  *   and 4 of 50 copies of one commit failed so (StoreUnavailable, `unavailable` to the agent).
  */
 export const CLUSTERED_LOG_MIN_VERSION = '2.11.0';
+/**
+ * Atomic batch publish (ADR-50: a stream with `allow_atomic`, up to 1,000 messages on any of its
+ * subjects, each message's expected subject sequence checked, stored all or none): the store's
+ * appendMany, one append per command instead of two.
+ */
+export const ATOMIC_BATCH_MIN_VERSION = '2.12.0';
 /** Before this, the expected-sequence check itself is not serialized on a clustered stream (nats-io/nats-server#4320). */
 const SERIALIZED_CHECK_VERSION = '2.9.21';
 
@@ -30,6 +36,12 @@ function atLeast(version: Version, minimum: string): boolean {
   const min = parseServerVersion(minimum)!;
   for (let i = 0; i < 3; i++) if (version[i] !== min[i]) return version[i]! > min[i]!;
   return true;
+}
+
+/** Whether a server of `version` takes atomic batches (an unreadable version is taken as not). */
+export function takesAtomicBatches(version: string | undefined): boolean {
+  const parsed = parseServerVersion(version);
+  return parsed !== undefined && atLeast(parsed, ATOMIC_BATCH_MIN_VERSION);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
-import { AppendNotifier, catchUpSubscription, sleep } from '../catch-up.js';
+import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
 import { DuplicateRevision, EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type {
   AppendResult,
@@ -11,10 +11,12 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
   Subscription,
 } from '../port.js';
-import { assertValidStreamId, checkExpectedRevision, prepareAppend } from '../validation.js';
+import { assertValidStreamId, checkExpectedRevision, prepareAppend, prepareAppendMany, type PreparedEvent } from '../validation.js';
+import { appendBatch, type BatchContext, type BatchPart } from './append-many.js';
 import { AllPager, type AllReaderContext, TailCursor } from './all-reader.js';
 import {
   appendResultOf,
@@ -28,6 +30,7 @@ import {
   pushRecordedEvents,
   type StoredCommit,
 } from './codec.js';
+import { InFlightWait, NOT_YET, WRONG_LAST_SEQUENCE } from './in-flight.js';
 import { PubAcks } from './pub-acks.js';
 import { PullReader, type RawMessage } from './pull-reader.js';
 import { SharedTail } from './shared-tail.js';
@@ -45,25 +48,6 @@ export interface JetStreamStoreConfig {
   logger: JetStreamStoreLogger;
 }
 
-/**
- * JetStream's answers to a publish whose expected last subject sequence is not the actual one:
- * 10071 names the actual sequence; 10164 (nats-server 2.11+, nats-io/nats-server#6194) is given at
- * once, before any check of the store, when another conditional publish to the subject is still in
- * flight on the stream leader, whose winner a read may not show yet.
- */
-const WRONG_LAST_SEQUENCE = new Set<number>([10071, 10164]);
-/**
- * JetStream's answers that a publish cannot be decided yet (nats-server 2.11+): 10158, a publish
- * with the same message id (a copy of this commit) is in flight; 10163, the leader cannot check
- * the expected sequence yet (it has just been elected). Either is answered by trying again shortly.
- */
-const NOT_YET = new Set<number>([10158, 10163]);
-/**
- * Waiting for a write in flight on the stream leader (our copy, or a winner a read does not show
- * yet): a back-off from 1 ms, doubling, at most 32 ms a step, for at most the request timeout in all.
- */
-const IN_FLIGHT_FIRST_WAIT_MS = 1;
-const IN_FLIGHT_MAX_WAIT_MS = 32;
 /** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
 const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
@@ -115,31 +99,6 @@ function assertReadRange(name: string, value: number | undefined): void {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
 }
 
-/**
- * The bounded back-off of one append waiting for a write in flight on the stream leader: doubling
- * steps with jitter (so that racing writers do not ask again in lockstep), for at most `budgetMs`
- * in all; then StoreUnavailable, naming what was waited for.
- */
-class InFlightWait {
-  private step = IN_FLIGHT_FIRST_WAIT_MS;
-  private waited = 0;
-
-  constructor(
-    private readonly streamId: string,
-    private readonly budgetMs: number,
-  ) {}
-
-  async wait(reason: string): Promise<void> {
-    if (this.waited >= this.budgetMs) {
-      throw new StoreUnavailable(`jetstream: append to ${this.streamId}: still refused after waiting ${Math.round(this.waited)} ms: ${reason}`, this.streamId);
-    }
-    const ms = Math.min(this.step * (0.5 + Math.random()), this.budgetMs - this.waited);
-    this.step = Math.min(this.step * 2, IN_FLIGHT_MAX_WAIT_MS);
-    this.waited += ms;
-    await sleep(ms);
-  }
-}
-
 export class JetStreamEventStore implements EventStore {
   readonly kind = 'jetstream';
   private readonly states = new StreamStateCache(STATE_CACHE_ENTRIES);
@@ -147,7 +106,10 @@ export class JetStreamEventStore implements EventStore {
   private readonly notifier = new AppendNotifier();
   private readonly subscriptions = new Set<Subscription>();
   /** Appends in progress: `close()` lets them finish (each is bounded by the request timeout). */
-  private readonly appending = new Set<Promise<AppendResult>>();
+  private readonly appending = new Set<Promise<unknown>>();
+  /** Present when the server and the stream take atomic batches (nats-server 2.12+, `allow_atomic`): see append-many.ts. */
+  readonly appendMany?: (appends: readonly StreamAppend[]) => Promise<AppendResult[]>;
+  private readonly batchContext: BatchContext;
   private readonly readerContext: AllReaderContext;
   private readonly acks: PubAcks;
   /** The live end of the log, read once for every subscription that is there. */
@@ -161,8 +123,19 @@ export class JetStreamEventStore implements EventStore {
     private readonly config: JetStreamStoreConfig,
     /** Whether `close()` closes the connection (false when the caller lent it). */
     private readonly ownsConnection: boolean,
+    /** Whether the server and the stream take atomic batches. */
+    atomicBatches = false,
   ) {
     this.acks = new PubAcks(nc);
+    this.batchContext = {
+      requestTimeoutMs: config.requestTimeoutMs,
+      known: (streamId) => this.states.get(streamId),
+      remember: (streamId, state) => this.states.set(streamId, state),
+      forget: (streamId) => this.states.delete(streamId),
+      readLastCommit: (streamId, from) => this.readLastCommit(streamId, from),
+      publishBatch: (batchId, messages) => this.acks.publishBatch(batchId, messages, config.requestTimeoutMs),
+    };
+    if (atomicBatches) this.appendMany = (appends) => this.appendAtomically(appends);
     this.readerContext = {
       nc,
       jsm,
@@ -180,13 +153,7 @@ export class JetStreamEventStore implements EventStore {
     const prepared = prepareAppend(streamId, events, expectedRevision);
     this.assertOpen(streamId);
     const commitId = commitIdOf(streamId, prepared);
-    const eventsJson = encodeEvents(prepared);
-    // A commit is one message: one larger than the server takes is bad input, not an outage.
-    const maxPayload = this.nc.info?.max_payload;
-    const size = Buffer.byteLength(eventsJson);
-    if (maxPayload !== undefined && size + COMMIT_OVERHEAD_BYTES > maxPayload) {
-      throw new InvalidEventData(streamId, prepared[0]!.type, 'events', `take ${size} bytes, more than one commit may (the NATS server's max_payload is ${maxPayload} bytes)`);
-    }
+    const eventsJson = this.encodeWithinPayload(streamId, prepared);
     const appending = this.appendQueue.run(streamId, async () => {
       try {
         return await this.appendInOrder(streamId, eventsJson, prepared.length, expectedRevision, commitId);
@@ -196,6 +163,47 @@ export class JetStreamEventStore implements EventStore {
         throw unavailable(`append to ${streamId}`, error, streamId);
       }
     });
+    return this.track(appending);
+  }
+
+  /** appendMany on a server that takes atomic batches: queued behind this process's appends to each of the streams (taken in name order). */
+  private async appendAtomically(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    const prepared = prepareAppendMany(appends);
+    this.assertOpen(appends[0]!.streamId);
+    const parts: BatchPart[] = appends.map(({ streamId, expectedRevision }, i) => ({
+      streamId,
+      subject: this.subjectOf(streamId),
+      eventsJson: this.encodeWithinPayload(streamId, prepared[i]!),
+      count: prepared[i]!.length,
+      expected: expectedRevision,
+      commitId: commitIdOf(streamId, prepared[i]!),
+    }));
+    const names = parts.map((p) => p.streamId);
+    const task = async () => {
+      try {
+        return await appendBatch(this.batchContext, parts);
+      } catch (error) {
+        if (!(error instanceof EventStoreError)) for (const name of names) this.states.delete(name);
+        throw unavailable(`atomic append to ${names.join(', ')}`, error, names[0]);
+      }
+    };
+    const queued = [...names].sort().reduceRight<() => Promise<AppendResult[]>>((inner, name) => () => this.appendQueue.run(name, inner), task);
+    return this.track(queued());
+  }
+
+  /** The events as JSON, refused as bad input when one commit of them would not fit in a message. */
+  private encodeWithinPayload(streamId: string, prepared: PreparedEvent[]): string {
+    const eventsJson = encodeEvents(prepared);
+    const maxPayload = this.nc.info?.max_payload;
+    const size = Buffer.byteLength(eventsJson);
+    if (maxPayload !== undefined && size + COMMIT_OVERHEAD_BYTES > maxPayload) {
+      throw new InvalidEventData(streamId, prepared[0]!.type, 'events', `take ${size} bytes, more than one commit may (the NATS server's max_payload is ${maxPayload} bytes)`);
+    }
+    return eventsJson;
+  }
+
+  /** `close()` lets an append in progress finish. */
+  private track<T>(appending: Promise<T>): Promise<T> {
     this.appending.add(appending);
     void appending.catch(() => undefined).finally(() => this.appending.delete(appending));
     return appending;
