@@ -99,13 +99,13 @@ describe('a stream in which two commits claim one revision (a log a faulty serve
   }, 60_000);
   afterAll(() => cluster?.stop());
 
-  describeEventStoreContract('jetstream, 3-node cluster, 3 replicas', () => openJetStreamEventStore({ servers: cluster.urls, ...log, replicas: 3, pollIntervalMs: 200, logger: quiet }), {
+  describeEventStoreContract('jetstream, 3-node cluster, 3 replicas', () => openJetStreamEventStore({ servers: cluster.urls, ...log, replicas: 3, pollIntervalMs: 200, logger: quiet, atomicAppends: true }), {
     neverProduced: ['0000099999999999:000000'],
     atomicAppendMany: takesAtomicBatches(server.version),
     // A child process on the same log (3 replicas): categories keep its streams apart.
-    processConfig: () => ({ kind: 'jetstream', servers: cluster.urls.join(','), ...log }),
+    processConfig: () => ({ kind: 'jetstream', servers: cluster.urls.join(','), ...log, atomicAppends: true }),
     // Each writer on a node of its own, as the replicas of a service are.
-    openWriter: (i) => openJetStreamEventStore({ servers: cluster.urls[i % cluster.urls.length], ...log, logger: quiet }),
+    openWriter: (i) => openJetStreamEventStore({ servers: cluster.urls[i % cluster.urls.length], ...log, logger: quiet, atomicAppends: true }),
   });
 });
 

@@ -29,7 +29,7 @@ function uniqueNames(): { streamName: string; subjectPrefix: string } {
 
 const quiet = { warn: () => undefined };
 const openShared = (extra: Partial<JetStreamEventStoreOptions> = {}) =>
-  openJetStreamEventStore({ servers: NATS_URL, ...uniqueNames(), pollIntervalMs: 200, logger: quiet, ...extra });
+  openJetStreamEventStore({ servers: NATS_URL, ...uniqueNames(), pollIntervalMs: 200, logger: quiet, atomicAppends: true, ...extra });
 
 afterAll(async () => {
   const nc = await connect({ servers: NATS_URL });
@@ -52,8 +52,8 @@ const contractNames = uniqueNames();
 describeEventStoreContract(`jetstream (nats-server ${sharedVersion ?? '(version unknown)'})`, () => openShared(contractNames), {
   atomicAppendMany: takesAtomicBatches(sharedVersion),
   neverProduced: ['0000099999999999:000000'],
-  processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames() }),
-  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet }),
+  processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames(), atomicAppends: true }),
+  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet, atomicAppends: true }),
 });
 
 describe('jetstream adapter', () => {

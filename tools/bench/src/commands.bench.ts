@@ -168,8 +168,7 @@ async function main(): Promise<void> {
 
 /**
  * Both phases with commands writing their reservation and events `way`: on a log stream of its own,
- * with replicas of their own. For two appends the stream is made without `allow_atomic` and the
- * replicas only verify it (setup=verify), so their store offers no appendMany. Undefined when interrupted.
+ * with replicas of their own (for one atomic append, EVENT_STORE=...&atomic=on). Undefined when interrupted.
  */
 async function runWay(way: Appends): Promise<{ register: Phase; update: Phase; logOk: boolean } | undefined> {
   const tag = randomBytes(4).toString('hex');
@@ -184,7 +183,6 @@ async function runWay(way: Appends): Promise<{ register: Phase; update: Phase; l
   // The bench opens the log first: the replicas find the stream made rather than race to make it.
   const store = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix });
   const client = await NatsAgoraClient.connect({ servers: NATS, name: 'bench-commands' });
-  if (way === 'two' && store.appendMany) await (await jetstreamManager(client.connection)).streams.update(streamName, { allow_atomic: false });
   let interrupted = false;
   const cleanUp = async () => {
     await Promise.all(replicas.map(stopReplica));
@@ -213,7 +211,7 @@ async function runWay(way: Appends): Promise<{ register: Phase; update: Phase; l
         dirs.push(dir);
         return startReplica({
           NATS_URL: NATS,
-          EVENT_STORE: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}${way === 'two' ? '&setup=verify' : ''}`,
+          EVENT_STORE: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}${way === 'one' ? '&atomic=on' : ''}`,
           AGORA_DATA_DIR: dir,
           AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
           AGORA_OPERATOR_ID: 'root',

@@ -201,7 +201,7 @@ async function main(): Promise<void> {
 
   // jetstream adapter, in a stream of its own so replay counts only its events
   const streamName = `BENCH_AGORA_${tag}`;
-  const js = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix: `bench.agora.${tag}` });
+  const js = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix: `bench.agora.${tag}`, atomicAppends: true });
   let jsRun: Run;
   let jsReplay: { events: number; perSec: number };
   let jsCommands: string[][];
