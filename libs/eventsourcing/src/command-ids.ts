@@ -1,8 +1,9 @@
 // One commandId, one command (DESIGN.md decision 4: "a repeated commandId returns the first result
 // and appends nothing"), across every stream and type, every replica and every restart.
 //
-// The index lives in the event store itself, so it holds wherever the log does: before a command's
-// first append, a stream of its own, `commandid-<commandId>`, gets one event naming the command
+// The index lives in the event store itself, so it holds wherever the log does: with a command's
+// first append (in one atomic append where the store has appendMany, else just before it), a stream
+// of its own, `commandid-<commandId>`, gets one event naming the command
 // (stream, type, actor, a hash of the payload), appended with expected revision `no_stream`. Only
 // one such event can ever exist for an id. A second command with that id finds it: the same
 // command goes on (a retry, another replica, a crash between the two appends) and the per-stream
@@ -10,7 +11,7 @@
 // Refusals and no-ops reserve nothing (they write nothing).
 import { createHash } from 'node:crypto';
 import { AgoraError } from '@agora/contracts';
-import { StreamNotFound, WrongExpectedRevision, type EventStore } from '@agora/eventstore';
+import { StreamNotFound, WrongExpectedRevision, type EventStore, type StreamAppend } from '@agora/eventstore';
 import { canonicalJson } from '@agora/identity';
 import { uuidV5 } from './ids.js';
 
@@ -107,18 +108,41 @@ async function storedReservation(store: EventStore, commandId: string): Promise<
  * AgoraError('command_id_reused') when another command holds it.
  */
 export async function reserveCommandId(store: EventStore, identity: CommandIdentity, metadata: Record<string, unknown> = { commandId: identity.commandId, actor: identity.actor }): Promise<void> {
-  const wanted = reservationOf(identity);
+  const reservation = reservationAppend(identity, metadata);
   try {
-    await store.append(commandIdStream(identity.commandId), [{ id: uuidV5(`${identity.commandId}:${canonicalJson(wanted)}`, RESERVATION_ID_NAMESPACE), type: COMMAND_ID_RESERVED, data: { commandId: identity.commandId, ...wanted }, metadata }], 'no_stream');
+    await store.append(reservation.streamId, reservation.events, reservation.expectedRevision);
     return;
   } catch (error) {
     // The event id is derived from the whole reservation: the same command's copy is absorbed by
     // the store (success), another command's is refused (WrongExpectedRevision), never absorbed.
     if (!(error instanceof WrongExpectedRevision)) throw error;
   }
+  await assertReservedFor(store, identity);
+}
+
+/**
+ * The append that reserves `identity.commandId` (expected `no_stream`), for a store that writes it
+ * together with the command's events in one atomic append (`EventStore.appendMany`); the same event
+ * `reserveCommandId` appends alone, so a log written either way reads the same.
+ */
+export function reservationAppend(identity: CommandIdentity, metadata: Record<string, unknown>): StreamAppend {
+  const wanted = reservationOf(identity);
+  return {
+    streamId: commandIdStream(identity.commandId),
+    events: [{ id: uuidV5(`${identity.commandId}:${canonicalJson(wanted)}`, RESERVATION_ID_NAMESPACE), type: COMMAND_ID_RESERVED, data: { commandId: identity.commandId, ...wanted }, metadata }],
+    expectedRevision: 'no_stream',
+  };
+}
+
+/**
+ * After a reservation was refused because the id's stream exists: resolves when the id is held by
+ * this same command (a copy or a retry of it), throws AgoraError('command_id_reused') when another
+ * command holds it.
+ */
+export async function assertReservedFor(store: EventStore, identity: CommandIdentity): Promise<void> {
   const first = await storedReservation(store, identity.commandId);
   if (first === undefined) return; // cannot happen (the stream exists); the per-stream dedup still holds
-  const refused = mismatch(identity, first, wanted);
+  const refused = mismatch(identity, first, reservationOf(identity));
   if (refused) throw refused;
 }
 

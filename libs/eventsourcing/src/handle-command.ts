@@ -2,7 +2,7 @@ import { AgoraError, eventByType, SCHEMA_VERSION_FIELD, type CommandResult } fro
 import { rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { categoryOf, InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
-import { assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reserveCommandId, type CommandIdentity } from './command-ids.js';
+import { assertReservedFor, assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reservationAppend, reserveCommandId, type CommandIdentity } from './command-ids.js';
 import { eventIdFor } from './ids.js';
 import { currentTraceparent, inSpan, inSpanSync, tracingOn } from '@agora/tracing';
 import { COMMIT_CHAIN_FIELD, commitHash, genesisCommitHash, lastCommitOf, type ChainEvent } from '@agora/identity';
@@ -52,9 +52,11 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  * The command-handling kit of DESIGN.md decision 3: load the stream, fold, decide, append with the
  * expected revision, retry on conflict.
  *
- * - One commandId is one command across every stream and type (command-ids.ts): before its first
- *   append a command reserves its id in the store; an id held by another command (another
- *   stream, type, actor, or signed payload) is refused with `command_id_reused`, nothing written.
+ * - One commandId is one command across every stream and type (command-ids.ts): a command
+ *   reserves its id in the store with its first append, in the same atomic append where the store
+ *   has one (`appendMany`: a conflict on either stream writes neither), else in an append of its
+ *   own just before; an id held by another command (another stream, type, actor, or signed
+ *   payload) is refused with `command_id_reused`, nothing written.
  * - A commandId whose events are already in the stream returns the first result with
  *   `duplicate: true` and writes nothing (when type, actor and payload match, checked against the
  *   stream's own record without a read). (A command that was satisfied with `[]` left no trace;
@@ -159,14 +161,22 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
       return { commandId, streamId, events: [], revision: view.revision, duplicate: false };
     }
 
-    if (!reserved) {
-      await reserveCommandId(store, identity, toEventData([{ type: COMMAND_ID_RESERVED, data: {} }], metadata, genesisCommitHash(commandIdStream(commandId)))[0]!.metadata);
+    // The reservation goes with the events in one atomic append where the store has one; else it is appended first.
+    const reservationMetadata = () => toEventData([{ type: COMMAND_ID_RESERVED, data: {} }], metadata, genesisCommitHash(commandIdStream(commandId)))[0]!.metadata ?? {};
+    const reservation = !reserved && store.appendMany ? reservationAppend(identity, reservationMetadata()) : undefined;
+    if (!reserved && !reservation) {
+      await reserveCommandId(store, identity, reservationMetadata());
       reserved = true;
     }
 
     let appended: AppendResult;
     let toAppend: EventData[] = [];
     const expected = view.revision < 0 ? 'no_stream' : view.revision;
+    const write = async (): Promise<AppendResult> => {
+      if (!reservation) return store.append(streamId, toAppend, expected);
+      const [, result] = await store.appendMany!([reservation, { streamId, events: toAppend, expectedRevision: expected }]);
+      return result!;
+    };
     try {
       if (tracingOn()) {
         const link = view.nextLink;
@@ -174,7 +184,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
           // The append span's context rides in the events' metadata (traceparent), for what they cause.
           toAppend = toEventData(events, { ...metadata, ...withTraceparent() }, link, command);
           try {
-            const result = await store.append(streamId, toAppend, expected);
+            const result = await write();
             span?.setAttribute('agora.append.revision', result.nextExpectedRevision);
             return result;
           } catch (error) {
@@ -183,9 +193,20 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
           }
         });
       } else {
-        appended = await store.append(streamId, (toAppend = toEventData(events, metadata, view.nextLink, command)), expected);
+        toAppend = toEventData(events, metadata, view.nextLink, command);
+        appended = await write();
       }
+      if (reservation) reserved = true;
     } catch (error) {
+      if (reservation && error instanceof WrongExpectedRevision && error.streamId === reservation.streamId) {
+        // The id is reserved already (nothing of ours was written): by this same command (a copy
+        // handled elsewhere, whose events the catch-up finds), or by another (refused).
+        await assertReservedFor(store, identity);
+        reserved = true;
+        view = await catchUp(options, view);
+        checked = true;
+        continue;
+      }
       if (isIdCollision(error)) {
         // Another replica stored this command first with a different number of events (it saw an
         // older state). The catch-up finds its events and answers as a duplicate.

@@ -47,6 +47,7 @@ export function sharingCatchUp(store: EventStore, options: SharedPassOptions = {
       return store.kind;
     },
     append: (streamId, events, expectedRevision) => store.append(streamId, events, expectedRevision),
+    ...(store.appendMany ? { appendMany: store.appendMany.bind(store) } : {}),
     readStream: (streamId, readOptions) => store.readStream(streamId, readOptions),
     readAll: (readOptions) => store.readAll(readOptions),
     headPosition: () => store.headPosition(),

@@ -44,12 +44,35 @@ const step: fc.Arbitrary<Step> = fc.record({
   replica: fc.constantFrom<0 | 1>(0, 1),
 });
 
+/** `store` without its atomic appendMany: the command path then reserves with an append of its own, as on a server without atomic batches. */
+function twoAppends(store: EventStore): EventStore {
+  return {
+    kind: store.kind,
+    append: (s, e, x) => store.append(s, e, x),
+    readStream: (s, o) => store.readStream(s, o),
+    readAll: (o) => store.readAll(o),
+    headPosition: () => store.headPosition(),
+    comparePositions: (a, b) => store.comparePositions(a, b),
+    subscribe: (o) => store.subscribe(o),
+    close: () => store.close(),
+  };
+}
+
 const adapters: [string, () => Promise<{ stores: [EventStore, EventStore]; close(): Promise<void> }>][] = [
   [
-    'embedded',
+    'embedded, reservation and events in one atomic append',
     async () => {
       const { store } = await openTempStore();
+      expect(store.appendMany).toBeDefined();
       return { stores: [store, store], close: () => store.close() };
+    },
+  ],
+  [
+    'embedded, reservation and events in two appends',
+    async () => {
+      const { store } = await openTempStore();
+      const plain = twoAppends(store);
+      return { stores: [plain, plain], close: () => store.close() };
     },
   ],
   [

@@ -44,7 +44,7 @@ export class StoreUnavailable extends EventStoreError {
 /**
  * The store refused the operation for a reason no retry will fix: the user lacks the right to it,
  * the stream was deleted for good, or the server cannot keep the log's promises (a clustered
- * JetStream log on a nats-server older than 2.9.21). Nothing was written (unlike StoreUnavailable,
+ * JetStream log on a nats-server older than 2.11.0). Nothing was written (unlike StoreUnavailable,
  * which leaves it open).
  */
 export class StoreRefused extends EventStoreError {

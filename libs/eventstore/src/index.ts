@@ -8,5 +8,5 @@ export * from './upcasting.js';
 export * from './nats-credentials.js';
 export { openKurrentDbEventStore, type KurrentDbEventStoreOptions, type KurrentDbLogger } from './kurrentdb/index.js';
 export { openJetStreamEventStore, setUpJetStreamLog, StreamNotReady, type JetStreamEventStoreOptions, type JetStreamStoreLogger, type StreamSetupAction } from './jetstream/index.js';
-export { CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion } from './jetstream/server-version.js';
+export { ATOMIC_BATCH_MIN_VERSION, CLUSTERED_LOG_MIN_VERSION, clusteredLogRefusal, parseServerVersion, takesAtomicBatches } from './jetstream/server-version.js';
 export { decodeRecords, encodeRecord } from './embedded/log-file.js';

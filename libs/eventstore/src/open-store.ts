@@ -17,6 +17,8 @@ export interface StoreConfig {
   subjectPrefix?: string;
   /** jetstream: `verify` only checks the log's stream (`agora setup nats --stream` manages it); default `ensure` creates or updates it. */
   streamSetup?: 'ensure' | 'verify';
+  /** jetstream: offer appendMany as one atomic batch on nats-server 2.12+ (`atomic=on`; default off: see JetStreamEventStoreOptions.atomicAppends). */
+  atomicAppends?: boolean;
   /** kurrentdb: the connection string. */
   connectionString?: string;
 }
@@ -32,6 +34,8 @@ export const EVENT_STORE_HELP = `EVENT_STORE selects the event store:
   jetstream[...]?setup=verify
                            only check the log's stream, never create or update it (a deployment
                            whose stream \`agora setup nats --stream\` manages); default setup=ensure
+  jetstream[...]?atomic=on a command's id reservation and events in one atomic batch (nats-server
+                           2.12+; default off: slower than two appends, docs/benchmarks.md)
   kurrentdb://...          KurrentDB / EventStoreDB connection string (esdb:// also accepted)`;
 
 /** Reads an `EVENT_STORE` value (see EVENT_STORE_HELP); throws with the help text when it makes no sense. */
@@ -55,7 +59,8 @@ function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
     if (key === 'stream') config.streamName = value;
     else if (key === 'prefix') config.subjectPrefix = value;
     else if (key === 'setup' && (value === 'ensure' || value === 'verify')) config.streamSetup = value;
-    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream, prefix and setup=ensure|verify).\n${EVENT_STORE_HELP}`);
+    else if (key === 'atomic' && (value === 'on' || value === 'off')) config.atomicAppends = value === 'on';
+    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream, prefix, setup=ensure|verify and atomic=on|off).\n${EVENT_STORE_HELP}`);
   }
   return config;
 }
@@ -80,6 +85,7 @@ async function openAdapter(config: StoreConfig): Promise<EventStore> {
         ...(config.streamName === undefined ? {} : { streamName: config.streamName }),
         ...(config.subjectPrefix === undefined ? {} : { subjectPrefix: config.subjectPrefix }),
         ...(config.streamSetup === undefined ? {} : { streamSetup: config.streamSetup }),
+        ...(config.atomicAppends === undefined ? {} : { atomicAppends: config.atomicAppends }),
       });
     }
     case 'kurrentdb': {

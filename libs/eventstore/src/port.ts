@@ -72,6 +72,14 @@ export interface AppendResult {
   alreadyStored?: true;
 }
 
+/** One stream's part of an atomic append to several streams (`EventStore.appendMany`). */
+export interface StreamAppend {
+  streamId: string;
+  /** Stored as one commit of this stream, as `append` stores them. */
+  events: readonly EventData[];
+  expectedRevision: ExpectedRevision;
+}
+
 export interface ReadStreamOptions {
   /** First revision to return (inclusive). Default 0. */
   fromRevision?: number;
@@ -130,6 +138,21 @@ export interface EventStore {
    * StoreRefused and the Invalid* errors mean nothing was written and no retry will help.
    */
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+
+  /**
+   * Appends one commit to each of several streams (distinct, at most 16), all or none: present only
+   * where the store can make them one write (the embedded store; JetStream on nats-server 2.12+,
+   * as one atomic batch). A caller without it makes one `append` per stream.
+   * - Every expected revision holds and no commit is stored yet: all are stored, together, in the
+   *   order given (their positions follow one another in $all), and the results come in that order.
+   * - Every commit is already stored (the same event ids, each the commit of its stream: a retry of
+   *   the whole, or a copy racing this one): nothing is written, each result marked `alreadyStored`.
+   * - Otherwise nothing is written: WrongExpectedRevision names the first stream whose revision
+   *   does not hold (a commit stored already with `no_stream` or a revision: its stream has moved);
+   *   ids stored otherwise are refused as `append` refuses them.
+   * StoreUnavailable leaves it open whether all were written (never some): sending it again is safe.
+   */
+  appendMany?(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
 
   /** Events of one stream in revision order. Throws StreamNotFound when the stream has no events. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

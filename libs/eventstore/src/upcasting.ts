@@ -33,6 +33,7 @@ export function upcastingStore(store: EventStore, versions: EventVersions = even
       return store.kind;
     },
     append: (streamId, events, expectedRevision) => store.append(streamId, events, expectedRevision),
+    ...(store.appendMany ? { appendMany: store.appendMany.bind(store) } : {}),
     readStream: async (streamId: string, options?: ReadStreamOptions) => (await store.readStream(streamId, options)).map(upcast),
     readAll: (options?: ReadAllOptions) => upcastAll(store.readAll(options), upcast),
     headPosition: () => store.headPosition(),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidEventData, InvalidEventType, InvalidExpectedRevision, InvalidStreamName, WrongExpectedRevision } from './errors.js';
-import type { EventData, ExpectedRevision } from './port.js';
+import type { EventData, ExpectedRevision, StreamAppend } from './port.js';
 
 /** `<category>-<id>`: category of letters, digits and `_` (no `-`), id of letters, digits, `_`, `-`, `:`, `@`, `+`, `=`. */
 const STREAM_RE = /^[A-Za-z][A-Za-z0-9_]*-[A-Za-z0-9_\-:@+=]+$/;
@@ -106,6 +106,28 @@ export function prepareAppend(streamId: string, events: readonly EventData[], ex
     if (ids.has(id)) fail('id', `repeats ${id} within one append`);
     ids.add(id);
     return { id: id.toLowerCase(), type, data: e.data, metadata };
+  });
+}
+
+/** Most streams one atomic append may write (`EventStore.appendMany`). */
+export const MAX_APPEND_MANY_STREAMS = 16;
+
+/** `prepareAppend` for each stream of an atomic append, which must name distinct streams and repeat no event id across them. */
+export function prepareAppendMany(appends: readonly StreamAppend[]): PreparedEvent[][] {
+  if (!Array.isArray(appends) || appends.length === 0 || appends.length > MAX_APPEND_MANY_STREAMS) {
+    throw new InvalidEventData(String((appends as StreamAppend[] | undefined)?.[0]?.streamId ?? '(none)'), '(none)', 'appends', `must be 1 to ${MAX_APPEND_MANY_STREAMS} streams' appends`);
+  }
+  const streams = new Set<string>();
+  const ids = new Set<string>();
+  return appends.map(({ streamId, events, expectedRevision }) => {
+    const prepared = prepareAppend(streamId, events, expectedRevision);
+    if (streams.has(streamId)) throw new InvalidEventData(streamId, prepared[0]!.type, 'appends', `name stream ${streamId} twice`);
+    streams.add(streamId);
+    prepared.forEach((e, i) => {
+      if (ids.has(e.id)) throw new InvalidEventData(streamId, e.type, `events[${i}].id`, `repeats ${e.id} within one append`);
+      ids.add(e.id);
+    });
+    return prepared;
   });
 }
 

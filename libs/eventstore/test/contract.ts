@@ -21,8 +21,8 @@ import {
   StreamNotFound,
   WrongExpectedRevision,
 } from '../src/errors.js';
-import type { StoreConfig } from '../src/open-store.js';
-import type { EventData, EventStore, ExpectedRevision, Position, RecordedEvent, Subscription } from '../src/port.js';
+import { openEventStore, type StoreConfig } from '../src/open-store.js';
+import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, RecordedEvent, Subscription } from '../src/port.js';
 
 export type OpenStore = () => Promise<EventStore>;
 
@@ -37,6 +37,8 @@ export interface ContractOptions {
    * it (an adapter whose data one process holds), the writers share the suite's store.
    */
   openWriter?: (i: number) => Promise<EventStore>;
+  /** Whether this store (on this server) has `appendMany`, the atomic append to several streams. */
+  atomicAppendMany?: boolean;
 }
 
 /** A category no other test uses: `ctr<8 hex>` (letters and digits only). */
@@ -328,6 +330,28 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         expect((await store.readStream(s)).map((e) => e.type)).toEqual(['First', 'Copied', 'Copied']);
       }, 60_000);
 
+      it('ten copies of one commit at once from writers on separate connections, round after round: stored once each round, every copy answered', async () => {
+        const writers = options.openWriter ? await Promise.all(Array.from({ length: 10 }, (_, i) => options.openWriter!(i))) : Array.from({ length: 10 }, () => store);
+        try {
+          const s = `${freshCategory()}-1`;
+          const rounds = 10;
+          for (let round = 0; round < rounds; round++) {
+            // A command-id reservation (no_stream) first, then commits at a revision, as replicas handling copies of one envelope do.
+            const expected: ExpectedRevision = round === 0 ? 'no_stream' : round - 1;
+            const events = [ev('Copied', { round })];
+            const results = await Promise.allSettled(writers.map((w) => w.append(s, events, expected)));
+            const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason));
+            expect({ round, failed }).toEqual({ round, failed: [] });
+            const answers = results.map((r) => (r as PromiseFulfilledResult<AppendResult>).value);
+            expect({ round, storedBy: answers.filter((a) => a.alreadyStored === undefined).length }).toEqual({ round, storedBy: 1 });
+            for (const a of answers) expect(a).toMatchObject({ nextExpectedRevision: round, position: answers[0]!.position });
+          }
+          expect((await store.readStream(s)).map((e) => (e.data as { round: number }).round)).toEqual(Array.from({ length: rounds }, (_, r) => r));
+        } finally {
+          if (options.openWriter) await Promise.all(writers.map((w) => w.close()));
+        }
+      }, 60_000);
+
       it('refuses a retry of part of a commit, writing nothing, rather than answer with a revision inside the commit', async () => {
         const s = `${freshCategory()}-1`;
         const zero = ev('First');
@@ -402,6 +426,120 @@ export function describeEventStoreContract(adapter: string, open: OpenStore, opt
         // The store still works.
         await store.append(s, [ev('Small')], 'any');
       }, 30_000);
+    });
+
+    describe('atomic append to several streams (appendMany)', () => {
+      const many = (): NonNullable<EventStore['appendMany']> => store.appendMany!.bind(store);
+      /** Events of $all on streams whose name starts with `prefix` (a fresh category: its `res`, `agg` and `other` streams). */
+      const startingWith = async (s: EventStore, prefix: string) => (await collect(s.readAll())).filter((e) => e.streamId.startsWith(prefix));
+      const pair = (category: string, n: number, expected: [ExpectedRevision, ExpectedRevision] = ['no_stream', 'no_stream']) => [
+        { streamId: `${category}res-${n}`, events: [ev('Reserved', { n })], expectedRevision: expected[0] },
+        { streamId: `${category}agg-${n}`, events: [ev('Decided', { n }), ev('Decided2', { n })], expectedRevision: expected[1] },
+      ];
+
+      it(`is ${options.atomicAppendMany ? 'offered' : 'not offered'} by this store`, () => {
+        expect(typeof store.appendMany).toBe(options.atomicAppendMany ? 'function' : 'undefined');
+      });
+
+      (options.atomicAppendMany ? it : it.skip)('stores a commit on each stream, together and in order, and answers each', async () => {
+        const c = freshCategory();
+        await store.append(`${c}agg-1`, [ev('Before')], 'no_stream');
+        const [res, agg] = await many()(pair(c, 1, ['no_stream', 0]));
+        expect(res).toMatchObject({ nextExpectedRevision: 0 });
+        expect(agg).toMatchObject({ nextExpectedRevision: 2 });
+        expect(res!.alreadyStored ?? agg!.alreadyStored).toBeUndefined();
+        expect((await store.readStream(`${c}agg-1`)).map((e) => e.type)).toEqual(['Before', 'Decided', 'Decided2']);
+        const all = await readAllOf(store, `${c}res`);
+        expect(all.map((e) => e.type)).toEqual(['Reserved']);
+        // One after the other in $all: the reservation, then the aggregate's commit.
+        const order = (await collect(store.readAll({ after: all[0]!.position, maxCount: 2 }))).map((e) => [e.streamId, e.type]);
+        expect(order).toEqual([
+          [`${c}agg-1`, 'Decided'],
+          [`${c}agg-1`, 'Decided2'],
+        ]);
+        expect(agg!.position).toBe((await store.readStream(`${c}agg-1`)).at(-1)!.position);
+      });
+
+      (options.atomicAppendMany ? it : it.skip)('a conflict on either stream writes neither', async () => {
+        const c = freshCategory();
+        await store.append(`${c}res-1`, [ev('Taken')], 'no_stream');
+        await store.append(`${c}agg-2`, [ev('Moved')], 'no_stream');
+        const first = await expectError(many()(pair(c, 1)), WrongExpectedRevision);
+        expect(first).toMatchObject({ streamId: `${c}res-1`, expected: 'no_stream', actual: 0 });
+        await expectNoStream(store, `${c}agg-1`);
+        const second = await expectError(many()(pair(c, 2)), WrongExpectedRevision);
+        expect(second).toMatchObject({ streamId: `${c}agg-2`, expected: 'no_stream', actual: 0 });
+        await expectNoStream(store, `${c}res-2`);
+        expect((await startingWith(store, c)).map((e) => e.type)).toEqual(['Taken', 'Moved']);
+      });
+
+      (options.atomicAppendMany ? it : it.skip)('a retry of the whole is answered as stored, writing nothing; one stream of it again is a conflict', async () => {
+        const c = freshCategory();
+        const appends = pair(c, 1);
+        const first = await many()(appends);
+        const again = await many()(appends);
+        expect(again).toEqual(first.map((r) => ({ ...r, alreadyStored: true })));
+        // The aggregate's commit alone with other events beside it: its stream has moved.
+        await expectError(many()([appends[1]!, { streamId: `${c}other-1`, events: [ev('Other')], expectedRevision: 'no_stream' }]), WrongExpectedRevision);
+        await expectNoStream(store, `${c}other-1`);
+        expect(await startingWith(store, c)).toHaveLength(3);
+      });
+
+      (options.atomicAppendMany ? it : it.skip)('ten copies at once from writers on separate connections: stored once, every copy answered', async () => {
+        const writers = options.openWriter ? await Promise.all(Array.from({ length: 10 }, (_, i) => options.openWriter!(i))) : Array.from({ length: 10 }, () => store);
+        try {
+          const c = freshCategory();
+          for (let round = 0; round < 5; round++) {
+            const appends = pair(c, round);
+            const results = await Promise.allSettled(writers.map((w) => w.appendMany!(appends)));
+            const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason));
+            expect({ round, failed }).toEqual({ round, failed: [] });
+            const answers = results.map((r) => (r as PromiseFulfilledResult<AppendResult[]>).value);
+            expect({ round, storedBy: answers.filter((a) => a.every((r) => r.alreadyStored === undefined)).length }).toEqual({ round, storedBy: 1 });
+            for (const a of answers) expect(a.every((r) => r.alreadyStored === undefined) || a.every((r) => r.alreadyStored === true)).toBe(true);
+          }
+          expect(await startingWith(store, c)).toHaveLength(15);
+        } finally {
+          if (options.openWriter) await Promise.all(writers.map((w) => w.close()));
+        }
+      }, 60_000);
+
+      (options.atomicAppendMany && options.processConfig ? it : it.skip)('a SIGKILL in the middle of appends never leaves one stream of an append without the other', async () => {
+        const config = options.processConfig!();
+        const c = freshCategory();
+        const child = spawn(process.execPath, ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', 'libs/eventstore/test/fixtures/append-pairs.ts', JSON.stringify(config), c], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        let acknowledged = 0;
+        const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+        await withTimeout(
+          new Promise<void>((resolve, reject) => {
+            child.stdout!.on('data', (chunk: Buffer) => {
+              acknowledged += chunk.toString().split('\n').filter((l) => l.startsWith('pair ')).length;
+              // Killed with appends in flight (8 at a time), well after the first.
+              if (acknowledged >= 200) resolve();
+            });
+            void exited.then((outcome) => reject(new Error(`the child exited (${String(outcome)}) before it was killed: ${output}`)));
+          }),
+          45_000,
+          'the child to acknowledge 200 appends',
+        );
+        child.kill('SIGKILL');
+        expect(await exited).toBe('SIGKILL');
+        const reopened = await openEventStore(config);
+        try {
+          const seen = new Map<number, string[]>();
+          for (const e of await startingWith(reopened, c)) {
+            const n = Number(e.streamId.split('-')[1]);
+            seen.set(n, [...(seen.get(n) ?? []), e.type]);
+          }
+          expect(seen.size).toBeGreaterThanOrEqual(acknowledged);
+          const split = [...seen].filter(([, types]) => types.join() !== 'Reserved,Decided,Decided2');
+          expect(split).toEqual([]);
+        } finally {
+          await reopened.close();
+        }
+      }, 90_000);
     });
 
     describe('bad input is refused before anything is written', () => {

@@ -23,6 +23,7 @@ const contractDirectory = tempDir();
 describeEventStoreContract('embedded', () => openEmbeddedEventStore({ directory: contractDirectory }), {
   neverProduced: ['999999999'],
   processConfig: () => ({ kind: 'embedded', directory: tempDir() }),
+  atomicAppendMany: true,
 });
 
 describe('embedded store on disk', () => {

@@ -10,6 +10,7 @@ import { connect } from '@nats-io/transport-node';
 import { InvalidPosition, StoreUnavailable, WrongExpectedRevision } from '../src/errors.js';
 import { NATS_SERVER_BIN } from '@agora/testing';
 import { openJetStreamEventStore, type JetStreamEventStoreOptions } from '../src/jetstream/index.js';
+import { takesAtomicBatches } from '../src/jetstream/server-version.js';
 import type { EventStore, RecordedEvent } from '../src/port.js';
 import { describeEventStoreContract, ev, freshCategory } from './contract.js';
 
@@ -28,7 +29,7 @@ function uniqueNames(): { streamName: string; subjectPrefix: string } {
 
 const quiet = { warn: () => undefined };
 const openShared = (extra: Partial<JetStreamEventStoreOptions> = {}) =>
-  openJetStreamEventStore({ servers: NATS_URL, ...uniqueNames(), pollIntervalMs: 200, logger: quiet, ...extra });
+  openJetStreamEventStore({ servers: NATS_URL, ...uniqueNames(), pollIntervalMs: 200, logger: quiet, atomicAppends: true, ...extra });
 
 afterAll(async () => {
   const nc = await connect({ servers: NATS_URL });
@@ -37,11 +38,22 @@ afterAll(async () => {
   await nc.close();
 });
 
+/** The shared server's version, asked once: whether the contract's appendMany cases apply to it (2.12+). */
+const sharedVersion = await (async () => {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    return nc.info?.version;
+  } finally {
+    await nc.close();
+  }
+})();
+
 const contractNames = uniqueNames();
-describeEventStoreContract('jetstream', () => openShared(contractNames), {
+describeEventStoreContract(`jetstream (nats-server ${sharedVersion ?? '(version unknown)'})`, () => openShared(contractNames), {
+  atomicAppendMany: takesAtomicBatches(sharedVersion),
   neverProduced: ['0000099999999999:000000'],
-  processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames() }),
-  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet }),
+  processConfig: () => ({ kind: 'jetstream', servers: NATS_URL, ...uniqueNames(), atomicAppends: true }),
+  openWriter: () => openJetStreamEventStore({ servers: NATS_URL, ...contractNames, logger: quiet, atomicAppends: true }),
 });
 
 describe('jetstream adapter', () => {

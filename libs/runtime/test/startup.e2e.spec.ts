@@ -26,7 +26,7 @@ import {
 import { clusteredLogRefusal } from '@agora/eventstore';
 
 const REGISTRY = 'apps/registry/src/main.ts';
-/** Debian's nats-server (2.9.10), older than 2.9.21: it cannot hold a clustered log. */
+/** Debian's nats-server (2.9.10), older than 2.9.21 (nats-io/nats-server#4320): it cannot hold a clustered log. */
 const DEBIAN_NATS = '/usr/sbin/nats-server';
 const debianVersion = natsServerVersion(DEBIAN_NATS);
 const debianUnfixed = debianVersion !== undefined && clusteredLogRefusal(debianVersion, 3, 'x') !== undefined;
@@ -181,7 +181,7 @@ describe('process start-up (e2e)', () => {
       expect(run.code).toBe(2);
       expectOneLine(
         run.stderr,
-        new RegExp(`^agora-registry: jetstream: JetStream stream AGORA_EVENTS has 3 replicas, and nats-server ${debianVersion!.replace(/\./g, '\\.')} does not serialize .*nats-io/nats-server#4320.* Run nats-server 2\\.9\\.21 or newer`),
+        new RegExp(`^agora-registry: jetstream: JetStream stream AGORA_EVENTS has 3 replicas, and nats-server ${debianVersion!.replace(/\./g, '\\.')} does not serialize .*nats-io/nats-server#4320.* Run nats-server 2\\.11\\.0 or newer`),
       );
       expect(run.stdout).not.toContain('ready');
     } finally {

@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
-import { openJetStreamEventStore } from '@agora/eventstore';
+import { ATOMIC_BATCH_MIN_VERSION, openJetStreamEventStore, takesAtomicBatches } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -47,6 +47,9 @@ apps/registry/dist (npm run bench:commands builds first), beside raw JetStream p
   --count N       commands per phase: N RegisterAgent, then one UpdateAgent on each of those N agents (default 5000)
   --inflight N    commands in flight (default 64)
   --replicas N    registry processes in the queue group (default 1)
+  --appends WAY   how a command writes its id reservation and its events: one (one atomic append,
+                  nats-server 2.12+), two (two appends, as on older servers), or both (default: each
+                  in turn in this run, on a log and replicas of its own; two only before 2.12)
   --nats URL      NATS server with JetStream (default $NATS_URL or nats://127.0.0.1:4222)
   --help          this text
 
@@ -63,6 +66,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '5000' },
     inflight: { type: 'string', default: '64' },
     replicas: { type: 'string', default: '1' },
+    appends: { type: 'string', default: 'both' },
     nats: { type: 'string', default: process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222' },
     help: { type: 'boolean', default: false },
   },
@@ -76,6 +80,12 @@ const COUNT = positiveInt(values.count, 'count');
 const INFLIGHT = positiveInt(values.inflight, 'inflight');
 const REPLICAS = positiveInt(values.replicas, 'replicas');
 const NATS = values.nats.includes('://') ? values.nats : `nats://${values.nats}`;
+if (!['one', 'two', 'both'].includes(values.appends)) {
+  console.error(`bench:commands: --appends must be one, two or both, got ${JSON.stringify(values.appends)}\n\n${HELP}`);
+  process.exit(2);
+}
+type Appends = 'one' | 'two';
+const APPEND_LABEL: Record<Appends, string> = { one: 'one atomic append', two: 'two appends' };
 
 
 interface Phase extends Run {
@@ -100,17 +110,72 @@ async function commandPhase(client: NatsAgoraClient, replicas: readonly Replica[
 }
 
 async function main(): Promise<void> {
-  const tag = randomBytes(4).toString('hex');
-  const streamName = `BENCH_CMD_${tag}`;
-  const subjectPrefix = `bench.cmd.${tag}`;
-  const host = NATS.replace(/^nats:\/\//, '');
-  console.log(`Command benchmark: ${fmt(COUNT)} RegisterAgent, then ${fmt(COUNT)} UpdateAgent (one per agent), ${INFLIGHT} in flight, ${REPLICAS} registry process${REPLICAS > 1 ? 'es' : ''}.`);
-  console.log(`node ${process.version}, NATS at ${NATS}, log stream ${streamName}\n`);
+  const probe = await NatsAgoraClient.connect({ servers: NATS, name: 'bench-commands-probe' });
+  const version = probe.connection.info?.version;
+  await probe.close();
+  const atomic = takesAtomicBatches(version);
+  if (values.appends === 'one' && !atomic) throw new Error(`--appends one needs nats-server ${ATOMIC_BATCH_MIN_VERSION} or newer (atomic batches); ${NATS} is ${version ?? 'of unknown version'}`);
+  const ways: Appends[] = values.appends === 'both' ? (atomic ? ['two', 'one'] : ['two']) : [values.appends as Appends];
+  console.log(`Command benchmark: ${fmt(COUNT)} RegisterAgent, then ${fmt(COUNT)} UpdateAgent (one per agent), ${INFLIGHT} in flight, ${REPLICAS} registry process${REPLICAS > 1 ? 'es' : ''}; ${ways.map((w) => APPEND_LABEL[w]).join(', then ')} per command.`);
+  console.log(`node ${process.version}, nats-server ${version ?? '(version unknown)'} at ${NATS}\n`);
 
   process.stdout.write(`raw JetStream publish-with-ack, ${fmt(COUNT)} messages, ${INFLIGHT} in flight ... `);
   const raw = await rawJetStream(false, { nats: NATS, total: COUNT, concurrency: INFLIGHT });
   console.log(`${fmt(raw.opsPerSec)}/s`);
 
+  const runs: { way: Appends; register: Phase; update: Phase; logOk: boolean }[] = [];
+  for (const way of ways) {
+    const run = await runWay(way);
+    if (!run) return;
+    runs.push({ way, ...run });
+  }
+
+  const cpu = (ms: number | undefined) => (ms === undefined ? 'n/a' : ms.toFixed(3));
+  const rows = [
+    ['raw JetStream publish+ack', fmt(raw.opsPerSec), raw.p50.toFixed(2), raw.p99.toFixed(2), '1.00x', '', '', ''],
+    ...runs.flatMap(({ way, register, update }) =>
+      ([
+        [`RegisterAgent (fresh agent), ${APPEND_LABEL[way]}`, register],
+        [`UpdateAgent (existing agent), ${APPEND_LABEL[way]}`, update],
+      ] as const).map(([name, phase]) => [
+        name,
+        fmt(phase.opsPerSec),
+        phase.p50.toFixed(2),
+        phase.p99.toFixed(2),
+        `${(phase.opsPerSec / raw.opsPerSec).toFixed(2)}x`,
+        cpu(phase.cpuMs.replicas),
+        cpu(phase.cpuMs.client),
+        errorsOf(phase),
+      ]),
+    ),
+  ];
+  const header = ['', 'per s', 'p50 ms', 'p99 ms', 'vs raw', 'replica CPU ms/cmd', 'client CPU ms/cmd', 'errors'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
+
+  for (const { way, register, update, logOk } of runs) {
+    const ratio = update.opsPerSec / raw.opsPerSec;
+    console.log(`${APPEND_LABEL[way]}:`);
+    const verdict = (met: boolean) => (met ? 'met    ' : 'NOT MET');
+    console.log(`${verdict(ratio >= TARGET.ratio)}  UpdateAgent end to end >= ${TARGET.ratio}x raw JetStream publish+ack: ${ratio.toFixed(2)}x (${fmt(update.opsPerSec)} vs ${fmt(raw.opsPerSec)}/s)`);
+    console.log(`${verdict(update.p99 <= TARGET.p99Ms)}  UpdateAgent p99 <= ${TARGET.p99Ms} ms: ${update.p99.toFixed(2)} ms`);
+    const cpuPerCommand = update.cpuMs.replicas;
+    if (cpuPerCommand !== undefined) console.log(`${verdict(cpuPerCommand <= TARGET.replicaCpuMs)}  UpdateAgent replica CPU (all replicas) <= ${TARGET.replicaCpuMs} ms per command: ${cpuPerCommand.toFixed(3)} ms`);
+    if (!logOk || sum(register.errors) + sum(update.errors) > 0) process.exitCode = 1;
+  }
+}
+
+/**
+ * Both phases with commands writing their reservation and events `way`: on a log stream of its own,
+ * with replicas of their own (for one atomic append, EVENT_STORE=...&atomic=on). Undefined when interrupted.
+ */
+async function runWay(way: Appends): Promise<{ register: Phase; update: Phase; logOk: boolean } | undefined> {
+  const tag = randomBytes(4).toString('hex');
+  const streamName = `BENCH_CMD_${tag}`;
+  const subjectPrefix = `bench.cmd.${tag}`;
+  const host = NATS.replace(/^nats:\/\//, '');
+  console.log(`\n${APPEND_LABEL[way]} per command: log stream ${streamName}`);
   const root: KeyPair = generateKeyPair();
   const operator: KeyPair = generateKeyPair();
   const dirs: string[] = [];
@@ -146,7 +211,7 @@ async function main(): Promise<void> {
         dirs.push(dir);
         return startReplica({
           NATS_URL: NATS,
-          EVENT_STORE: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}`,
+          EVENT_STORE: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}${way === 'one' ? '&atomic=on' : ''}`,
           AGORA_DATA_DIR: dir,
           AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
           AGORA_OPERATOR_ID: 'root',
@@ -199,37 +264,9 @@ async function main(): Promise<void> {
       else if (event.type === 'AgentUpdated') updated++;
     }
 
-    const cpu = (ms: number | undefined) => (ms === undefined ? 'n/a' : ms.toFixed(3));
-    const rows = [
-      ['raw JetStream publish+ack', fmt(raw.opsPerSec), raw.p50.toFixed(2), raw.p99.toFixed(2), '1.00x', '', '', ''],
-      ...([
-        ['RegisterAgent (fresh agent)', register],
-        ['UpdateAgent (existing agent)', update],
-      ] as const).map(([name, phase]) => [
-        name,
-        fmt(phase.opsPerSec),
-        phase.p50.toFixed(2),
-        phase.p99.toFixed(2),
-        `${(phase.opsPerSec / raw.opsPerSec).toFixed(2)}x`,
-        cpu(phase.cpuMs.replicas),
-        cpu(phase.cpuMs.client),
-        errorsOf(phase),
-      ]),
-    ];
-    const header = ['', 'per s', 'p50 ms', 'p99 ms', 'vs raw', 'replica CPU ms/cmd', 'client CPU ms/cmd', 'errors'];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-    console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
-
-    const ratio = update.opsPerSec / raw.opsPerSec;
     const logOk = registered === COUNT - sum(register.errors) && updated === COUNT - sum(update.errors);
-    console.log(`log check: ${registered} AgentRegistered, ${updated} AgentUpdated for ${COUNT} + ${COUNT} commands: ${logOk ? 'one event per accepted command' : 'MISMATCH'}`);
-    const verdict = (met: boolean) => (met ? 'met    ' : 'NOT MET');
-    console.log(`${verdict(ratio >= TARGET.ratio)}  UpdateAgent end to end >= ${TARGET.ratio}x raw JetStream publish+ack: ${ratio.toFixed(2)}x (${fmt(update.opsPerSec)} vs ${fmt(raw.opsPerSec)}/s)`);
-    console.log(`${verdict(update.p99 <= TARGET.p99Ms)}  UpdateAgent p99 <= ${TARGET.p99Ms} ms: ${update.p99.toFixed(2)} ms`);
-    const cpuPerCommand = update.cpuMs.replicas;
-    if (cpuPerCommand !== undefined) console.log(`${verdict(cpuPerCommand <= TARGET.replicaCpuMs)}  UpdateAgent replica CPU (all replicas) <= ${TARGET.replicaCpuMs} ms per command: ${cpuPerCommand.toFixed(3)} ms`);
-    if (!logOk || sum(register.errors) + sum(update.errors) > 0) process.exitCode = 1;
+    console.log(`log check (${APPEND_LABEL[way]}): ${registered} AgentRegistered, ${updated} AgentUpdated for ${COUNT} + ${COUNT} commands: ${logOk ? 'one event per accepted command' : 'MISMATCH'}`);
+    return { register, update, logOk };
   } catch (error) {
     for (const r of replicas) console.error(`--- replica ${r.id}, last lines:\n${r.tail()}`);
     throw error;
@@ -238,6 +275,7 @@ async function main(): Promise<void> {
     process.removeListener('SIGTERM', onSignal);
     if (!interrupted) await cleanUp();
   }
+  return undefined;
 }
 
 function sum(errors: Map<string, number>): number {

@@ -1,7 +1,8 @@
 /**
  * Event store benchmark: appends/s and latency (1 event per commit, 64 in flight) and replay
  * reads/s over 100k events, for the embedded and jetstream adapters, beside raw JetStream
- * publish-with-ack measured in the same run with the same concurrency.
+ * publish-with-ack measured in the same run with the same concurrency; and what a command writes
+ * (its id reservation and its event) as two appends and, where the store has appendMany, as one.
  *
  *   npm run bench:store -- [--appends 20000] [--replay 100000] [--concurrency 64] [--nats nats://127.0.0.1:4222]
  *
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore, type ExpectedRevision } from '@agora/eventstore';
+import { openEmbeddedEventStore, openJetStreamEventStore, type AppendResult, type EventStore, type ExpectedRevision } from '@agora/eventstore';
 import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:store -- [options]
@@ -97,6 +98,41 @@ function appendRun(store: EventStore, total: number, tag: string): Promise<Run> 
   });
 }
 
+/**
+ * What a command writes: its id reservation (a new stream, `no_stream`) and its event (each in-flight
+ * worker owning one stream, at its expected revision), as two appends or, with `atomic`, one appendMany.
+ * Figures are commands per second.
+ */
+function commandRun(store: EventStore, total: number, tag: string, atomic: boolean): Promise<Run> {
+  const revisions = new Map<number, number>();
+  let reservations = 0;
+  return measure(total, CONCURRENCY, async (worker, n) => {
+    const reservation = { streamId: `benchres${tag}-${reservations++}`, events: [{ type: 'CommandIdReserved', data: { n } }], expectedRevision: 'no_stream' as const };
+    const commit = { streamId: `benchcmd${tag}-${worker}`, events: [{ type: 'ReviewSubmitted', data: payload(n) }], expectedRevision: revisions.get(worker) ?? ('no_stream' as const) };
+    let result: AppendResult;
+    if (atomic) result = (await store.appendMany!([reservation, commit]))[1]!;
+    else {
+      await store.append(reservation.streamId, reservation.events, reservation.expectedRevision);
+      result = await store.append(commit.streamId, commit.events, commit.expectedRevision);
+    }
+    revisions.set(worker, result.nextExpectedRevision);
+  });
+}
+
+/** Rows for a command's two writes as two appends and, where the store has appendMany, as one. */
+async function commandRows(name: string, store: EventStore, tag: string, raw: Run): Promise<string[][]> {
+  const rows: string[][] = [];
+  for (const atomic of store.appendMany ? [false, true] : [false]) {
+    const way = atomic ? 'one atomic append' : 'two appends';
+    process.stdout.write(`${name}, reservation + event as ${way} ... `);
+    const run = await commandRun(store, APPENDS, `${tag}${atomic ? 'a' : 't'}`, atomic);
+    console.log(`${fmt(run.opsPerSec)} commands/s`);
+    rows.push([`  ${name}, reservation + event, ${way}`, fmt(run.opsPerSec), run.p50.toFixed(2), run.p99.toFixed(2), '', `${(run.opsPerSec / raw.opsPerSec).toFixed(2)}x raw`]);
+  }
+  if (!store.appendMany) rows.push([`  ${name}, reservation + event, one atomic append`, 'n/a', '', '', '', 'needs nats-server 2.12+']);
+  return rows;
+}
+
 /** Tops the store up to `count` events (fast: many streams, no expected revision). */
 async function fill(store: EventStore, count: number, already: number, tag: string): Promise<void> {
   const missing = Math.max(0, count - already);
@@ -150,7 +186,7 @@ export async function rawJetStream(headers: boolean, { nats = NATS, total = APPE
 
 async function main(): Promise<void> {
   console.log(`Event store benchmark: ${fmt(APPENDS)} appends of 1 event per commit, ${CONCURRENCY} in flight; replay of ${fmt(REPLAY)} events.`);
-  console.log(`node ${process.version}, NATS at ${NATS}\n`);
+  console.log(`node ${process.version}, NATS at ${NATS}; "reservation + event" rows: commands/s, each writing a command-id reservation and one event, as two appends and as one atomic append\n`);
   const rows: string[][] = [];
   const tag = randomUUID().replace(/-/g, '').slice(0, 8);
 
@@ -165,9 +201,10 @@ async function main(): Promise<void> {
 
   // jetstream adapter, in a stream of its own so replay counts only its events
   const streamName = `BENCH_AGORA_${tag}`;
-  const js = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix: `bench.agora.${tag}` });
+  const js = await openJetStreamEventStore({ servers: NATS, streamName, subjectPrefix: `bench.agora.${tag}`, atomicAppends: true });
   let jsRun: Run;
   let jsReplay: { events: number; perSec: number };
+  let jsCommands: string[][];
   try {
     process.stdout.write('jetstream adapter appends ... ');
     jsRun = await appendRun(js, APPENDS, tag);
@@ -178,18 +215,20 @@ async function main(): Promise<void> {
     process.stdout.write('jetstream replay ... ');
     jsReplay = await replay(js);
     console.log(`${fmt(jsReplay.perSec)}/s`);
+    jsCommands = await commandRows('jetstream', js, tag, raw);
   } finally {
     await js.close();
     const nc = await connect({ servers: NATS });
     await (await jetstreamManager(nc)).streams.delete(streamName).catch(() => undefined);
     await nc.close();
   }
-  rows.push(['jetstream adapter', fmt(jsRun.opsPerSec), jsRun.p50.toFixed(2), jsRun.p99.toFixed(2), fmt(jsReplay.perSec), `${(jsRun.opsPerSec / raw.opsPerSec).toFixed(2)}x raw`]);
+  rows.push(['jetstream adapter', fmt(jsRun.opsPerSec), jsRun.p50.toFixed(2), jsRun.p99.toFixed(2), fmt(jsReplay.perSec), `${(jsRun.opsPerSec / raw.opsPerSec).toFixed(2)}x raw`], ...jsCommands);
 
   const dir = mkdtempSync(join(tmpdir(), 'agora-bench-'));
   let emRun: Run;
   let emReplay: { events: number; perSec: number };
   let emCold: { events: number; perSec: number };
+  let emCommands: string[][];
   try {
     const embedded = await openEmbeddedEventStore({ directory: dir });
     process.stdout.write('embedded appends ... ');
@@ -203,12 +242,13 @@ async function main(): Promise<void> {
     const reopened = await openEmbeddedEventStore({ directory: dir });
     const r = await replay(reopened);
     emCold = { events: r.events, perSec: r.events / ((performance.now() - t0) / 1000) };
+    emCommands = await commandRows('embedded', reopened, tag, raw);
     await reopened.close();
     console.log(`embedded replay ... ${fmt(emReplay.perSec)}/s in memory, ${fmt(emCold.perSec)}/s from the file`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  rows.push(['embedded adapter', fmt(emRun.opsPerSec), emRun.p50.toFixed(2), emRun.p99.toFixed(2), `${fmt(emCold.perSec)} (cold)`, `${(emRun.opsPerSec / raw.opsPerSec).toFixed(2)}x raw`]);
+  rows.push(['embedded adapter', fmt(emRun.opsPerSec), emRun.p50.toFixed(2), emRun.p99.toFixed(2), `${fmt(emCold.perSec)} (cold)`, `${(emRun.opsPerSec / raw.opsPerSec).toFixed(2)}x raw`], ...emCommands);
 
   const header = ['', 'appends/s', 'p50 ms', 'p99 ms', 'replay events/s', 'vs raw'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

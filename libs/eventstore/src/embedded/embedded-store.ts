@@ -1,9 +1,10 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
-import { InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound } from '../errors.js';
-import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
-import { checkExpectedRevision, prepareAppend, type PreparedEvent } from '../validation.js';
+import { InvalidPosition, StoreUnavailable, StreamNotFound } from '../errors.js';
+import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, StreamAppend, SubscribeOptions, Subscription } from '../port.js';
+import { checkExpectedRevision, prepareAppend, prepareAppendMany, type PreparedEvent } from '../validation.js';
+import { alreadyStored, type Check, type CommitRecord, embeddedPositionIndex, type Group, type GroupCommit, INDEX_FORMAT, type PendingAppend, recordHeaderAt, sameIds, type StoredCommit, toEvent, unitRefusal } from './commit-records.js';
 import { acquireLock, decodeSpan, IndexMismatch, LogFile, RecordBatch, type LogWarning, type ScannedRecord } from './log-file.js';
 import { EventIdIndex, NumberColumn } from './log-index.js';
 
@@ -25,74 +26,6 @@ export interface EmbeddedStoreOptions {
 const MAX_READ_SPAN = 4 * 1024 * 1024;
 
 /** What one commit looks like on disk. Short keys: the log holds many of them. */
-interface CommitRecord {
-  s: string;
-  r: number;
-  t: string;
-  e: Array<{ i: string; y: string; d: unknown; m: Record<string, unknown> }>;
-}
-
-interface PendingAppend {
-  streamId: string;
-  events: PreparedEvent[];
-  /** The events as stored, and as JSON: encoded when the append is made, while the previous group is being written. */
-  entries: CommitRecord['e'];
-  entriesJson: string;
-  expected: ExpectedRevision;
-  resolve: (r: AppendResult) => void;
-  reject: (e: unknown) => void;
-}
-
-/** A commit of a group being written: the append it answers, its record, its size on disk, and retries of it made meanwhile. */
-interface GroupCommit {
-  pending: PendingAppend;
-  record: CommitRecord;
-  bytes: number;
-  retries: PendingAppend[];
-}
-
-/**
- * A group of commits written with one write and made durable by one fdatasync, with what the
- * next group's checks need to know of it until it is in the index.
- */
-interface Group {
-  commits: GroupCommit[];
-  /** Byte offset of its first record in the log. */
-  offset: number;
-  /** Per stream, its last revision once the group is stored. */
-  lastRevision: Map<string, number>;
-  /** Its commits by their first event's id: a retry of one made meanwhile waits for it. */
-  byFirstId: Map<string, GroupCommit>;
-  ids: Set<string>;
-  /** Settles when written (with the write's error, if any). */
-  written?: Promise<unknown>;
-  /** Settles when durable, indexed and answered, or refused. */
-  done?: Promise<void>;
-  /** True once done: the index holds it (or it failed). */
-  finished: boolean;
-  failed?: unknown;
-}
-
-/** A stored commit, read back: its record and where it is in the log. */
-interface StoredCommit {
-  index: number;
-  record: CommitRecord;
-  result: AppendResult;
-}
-
-/**
- * In-process event store persisted to an append-only file. Appends are queued and written in
- * groups: every append that arrives while a group is being written goes into the next one, one
- * write and one fdatasync for the whole group (group commit). While a group's fdatasync runs, the
- * next group is checked, written and its own fdatasync started, so the disk is kept busy; a group
- * is answered once it and the group before it are durable. The global position is the 1-based
- * index of an event in the log.
- *
- * Memory does not grow with the events' payloads: the store keeps an index (per commit its offset
- * in the file and its first event; per stream its events; a hash table of event ids for idempotent
- * retries), a few bytes an event, and reads events back from the file, keeping a bounded cache of
- * recently written and read commits (`cacheBytes`).
- */
 export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded';
   /** Per commit: byte offset in the file, bytes on disk, global index (0-based) of its first event. */
@@ -168,16 +101,38 @@ export class EmbeddedEventStore implements EventStore {
     try {
       const prepared = prepareAppend(streamId, events, expectedRevision);
       if (this.closed) throw new StoreUnavailable('event store is closed', streamId);
-      const entries = prepared.map((e) => ({ i: e.id, y: e.type, d: e.data, m: e.metadata }));
-      const entriesJson = JSON.stringify(entries);
-      return new Promise((resolve, reject) => {
-        this.queue.push({ streamId, events: prepared, entries, entriesJson, expected: expectedRevision, resolve, reject });
-        if (this.writing) this.arrived?.();
-        else this.writing = this.drain();
-      });
+      const [appended] = this.enqueue([{ streamId, prepared, expected: expectedRevision }]);
+      return appended!;
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** The commits go into one group, so one write (one record each, written and synced together), or are all refused. */
+  appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    try {
+      const prepared = prepareAppendMany(appends);
+      if (this.closed) throw new StoreUnavailable('event store is closed', appends[0]!.streamId);
+      return Promise.all(this.enqueue(appends.map((a, i) => ({ streamId: a.streamId, prepared: prepared[i]!, expected: a.expectedRevision }))));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private enqueue(appends: { streamId: string; prepared: PreparedEvent[]; expected: ExpectedRevision }[]): Promise<AppendResult>[] {
+    const unit: PendingAppend[] | undefined = appends.length > 1 ? [] : undefined;
+    const answers = appends.map(
+      ({ streamId, prepared, expected }) =>
+        new Promise<AppendResult>((resolve, reject) => {
+          const entries = prepared.map((e) => ({ i: e.id, y: e.type, d: e.data, m: e.metadata }));
+          const pending: PendingAppend = { streamId, events: prepared, entries, entriesJson: JSON.stringify(entries), expected, resolve, reject, ...(unit ? { unit } : {}) };
+          unit?.push(pending);
+          this.queue.push(pending);
+        }),
+    );
+    if (this.writing) this.arrived?.();
+    else this.writing = this.drain();
+    return answers;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -440,7 +395,6 @@ export class EmbeddedEventStore implements EventStore {
    */
   private async checkGroup(queued: PendingAppend[], previous: Group | undefined): Promise<Group> {
     const group: Group = { commits: [], offset: 0, lastRevision: new Map(), byFirstId: new Map(), ids: new Set(), finished: false };
-    const { lastRevision, byFirstId, ids: pendingIds } = group;
     /** The previous group, while the index does not hold it (it may be done during an await below). */
     const unindexed = () => (previous && !previous.finished ? previous : undefined);
     const recordedAt = new Date().toISOString();
@@ -449,55 +403,22 @@ export class EmbeddedEventStore implements EventStore {
     // of a commit of that group (or told its commit is stored there) must be able to read it at once.
     const answers: (() => void)[] = [];
 
-    for (const p of queued) {
-      const first = p.entries[0]!.i;
-      const inGroup = byFirstId.get(first) ?? unindexed()?.byFirstId.get(first);
-      if (inGroup) {
-        if (inGroup.pending.streamId === p.streamId && sameIds(inGroup.record.e, p.entries)) inGroup.retries.push(p);
-        else answers.push(() => p.reject(alreadyStored(p, 0, inGroup.pending.streamId)));
-        continue;
-      }
-      // Ids already in the log: a retry of a whole commit gets that commit's result; anything else is refused.
-      let repeated = -1;
-      let settled = false;
-      for (let n = 0; n < p.entries.length && repeated < 0; n++) {
-        const id = p.entries[n]!.i;
-        if (pendingIds.has(id) || unindexed()?.ids.has(id)) repeated = n;
-        else if (this.eventIds.candidates(id).length > 0) {
-          const found = await this.findEvent(id);
-          if (!found) continue;
-          if (n === 0 && found.k === 0) {
-            const stored = found.commit.record;
-            const result = found.commit.result;
-            if (stored.s === p.streamId && sameIds(stored.e, p.entries)) answers.push(() => p.resolve({ ...result, alreadyStored: true }));
-            else answers.push(() => p.reject(alreadyStored(p, 0, stored.s)));
-            settled = true;
-            break;
-          }
-          repeated = n;
-        }
-      }
-      if (settled) continue;
-      if (repeated >= 0) {
-        const index = repeated;
-        answers.push(() => p.reject(alreadyStored(p, index)));
-        continue;
-      }
-      const last = lastRevision.get(p.streamId) ?? unindexed()?.lastRevision.get(p.streamId) ?? (this.streams.get(p.streamId)?.length ?? 0) - 1;
-      try {
-        checkExpectedRevision(p.streamId, p.expected, last);
-      } catch (error) {
-        answers.push(() => p.reject(error));
-        continue;
-      }
-      lastRevision.set(p.streamId, last + p.entries.length);
-      const record: CommitRecord = { s: p.streamId, r: last + 1, t: recordedAt, e: p.entries };
-      // The same text as JSON.stringify(record), the events' part encoded when the append was made.
-      const bytes = this.batch.add(`{"s":${JSON.stringify(record.s)},"r":${record.r},"t":"${recordedAt}","e":${p.entriesJson}}`);
-      const commit: GroupCommit = { pending: p, record, bytes, retries: [] };
-      group.commits.push(commit);
-      byFirstId.set(first, commit);
-      for (const e of p.entries) pendingIds.add(e.i);
+    for (let q = 0; q < queued.length; ) {
+      const p = queued[q]!;
+      // The appends of one appendMany are queued one after another.
+      const unit = p.unit ?? [p];
+      q += unit.length;
+      const checks: Check[] = [];
+      for (const part of unit) checks.push(await this.check(part, group, unindexed()));
+      const refusal = unitRefusal(unit, checks);
+      unit.forEach((part, i) => {
+        const check = checks[i]!;
+        if (refusal !== undefined) answers.push(() => part.reject(refusal));
+        else if (check.kind === 'copy') check.of.retries.push(part);
+        else if (check.kind === 'stored') answers.push(() => part.resolve({ ...check.result, alreadyStored: true }));
+        else if (check.kind === 'refused') answers.push(() => part.reject(check.error));
+        else this.addToGroup(group, part, check.last, recordedAt);
+      });
     }
     const answerAll = () => {
       for (const answer of answers) answer();
@@ -506,6 +427,53 @@ export class EmbeddedEventStore implements EventStore {
     if (holding) void holding.done!.then(answerAll);
     else answerAll();
     return group;
+  }
+
+  /** Checks one append against the stored state, the group `previous` while it is not yet in the index, and `group`'s own earlier commits. Changes nothing. */
+  private async check(p: PendingAppend, group: Group, previous: Group | undefined): Promise<Check> {
+    const first = p.entries[0]!.i;
+    const inGroup = group.byFirstId.get(first) ?? previous?.byFirstId.get(first);
+    if (inGroup) {
+      if (inGroup.pending.streamId === p.streamId && sameIds(inGroup.record.e, p.entries)) return { kind: 'copy', of: inGroup };
+      return { kind: 'refused', error: alreadyStored(p, 0, inGroup.pending.streamId) };
+    }
+    // Ids already in the log: a retry of a whole commit gets that commit's result; anything else is refused.
+    for (let n = 0; n < p.entries.length; n++) {
+      const id = p.entries[n]!.i;
+      if (group.ids.has(id) || previous?.ids.has(id)) return { kind: 'refused', error: alreadyStored(p, n) };
+      if (this.eventIds.candidates(id).length === 0) continue;
+      const found = await this.findEvent(id);
+      if (!found) continue;
+      if (n === 0 && found.k === 0) {
+        const stored = found.commit.record;
+        if (stored.s === p.streamId && sameIds(stored.e, p.entries)) return { kind: 'stored', result: found.commit.result };
+        return { kind: 'refused', error: alreadyStored(p, 0, stored.s) };
+      }
+      return { kind: 'refused', error: alreadyStored(p, n) };
+    }
+    const last = this.lastRevisionOf(p.streamId, group, previous);
+    try {
+      checkExpectedRevision(p.streamId, p.expected, last);
+    } catch (error) {
+      return { kind: 'refused', error };
+    }
+    return { kind: 'accept', last };
+  }
+
+  private lastRevisionOf(streamId: string, group: Group, previous: Group | undefined): number {
+    return group.lastRevision.get(streamId) ?? previous?.lastRevision.get(streamId) ?? (this.streams.get(streamId)?.length ?? 0) - 1;
+  }
+
+  /** Encodes an accepted append into `batch` as the group's next commit. */
+  private addToGroup(group: Group, p: PendingAppend, last: number, recordedAt: string): void {
+    group.lastRevision.set(p.streamId, last + p.entries.length);
+    const record: CommitRecord = { s: p.streamId, r: last + 1, t: recordedAt, e: p.entries };
+    // The same text as JSON.stringify(record), the events' part encoded when the append was made.
+    const bytes = this.batch.add(`{"s":${JSON.stringify(record.s)},"r":${record.r},"t":"${recordedAt}","e":${p.entriesJson}}`);
+    const commit: GroupCommit = { pending: p, record, bytes, retries: [] };
+    group.commits.push(commit);
+    group.byFirstId.set(p.entries[0]!.i, commit);
+    for (const e of p.entries) group.ids.add(e.i);
   }
 
   /**
@@ -569,41 +537,6 @@ export class EmbeddedEventStore implements EventStore {
     }
     return { nextExpectedRevision: indexes.length - 1, position: String(this.eventCount) };
   }
-}
-
-/** A position's number (the count of events up to it), or InvalidPosition for a string not of that form. */
-function embeddedPositionIndex(position: Position): number {
-  if (typeof position !== 'string' || !/^[1-9][0-9]{0,15}$/.test(position)) throw new InvalidPosition(String(position));
-  return Number(position);
-}
-
-function toEvent(record: CommitRecord, k: number, globalIndex: number): RecordedEvent {
-  const e = record.e[k]!;
-  return { id: e.i, type: e.y, data: e.d, metadata: e.m, streamId: record.s, revision: record.r + k, position: String(globalIndex + 1), recordedAt: record.t };
-}
-
-/** Version of the saved index's layout: an index of another version is not used (the log is scanned). */
-const INDEX_FORMAT = 1;
-
-/** The 8-byte header (length, checksum) of the record at `offset` of `file`, or undefined past its end. */
-function recordHeaderAt(file: string, offset: number): { length: number; checksum: number } | undefined {
-  const fd = openSync(file, 'r');
-  try {
-    const header = Buffer.alloc(8);
-    if (readSync(fd, header, 0, 8, offset) < 8) return undefined;
-    return { length: header.readUInt32LE(0), checksum: header.readUInt32LE(4) };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function sameIds(a: CommitRecord['e'], b: CommitRecord['e']): boolean {
-  return a.length === b.length && a.every((e, i) => e.i === b[i]!.i);
-}
-
-function alreadyStored(p: PendingAppend, index: number, otherStream?: string): InvalidEventData {
-  const where = otherStream && otherStream !== p.streamId ? ` in stream ${otherStream}` : ' in another commit';
-  return new InvalidEventData(p.streamId, p.events[index]!.type, `events[${index}].id`, `${p.events[index]!.id} is already stored${where}`);
 }
 
 export function openEmbeddedEventStore(options: EmbeddedStoreOptions): Promise<EventStore> {

@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
-import { clusteredLogRefusal } from './server-version.js';
+import { clusteredLogRefusal, takesAtomicBatches } from './server-version.js';
 import { ensureStream, setUpStream, StreamNotReady, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
@@ -34,6 +34,13 @@ export interface JetStreamEventStoreOptions {
   pollIntervalMs?: number;
   /** Deadline of every request to NATS. Default 5000 ms. */
   requestTimeoutMs?: number;
+  /**
+   * Offer `appendMany` as one atomic batch where the server takes them (nats-server 2.12+; the stream
+   * gets `allow_atomic`). Default false: on nats-server 2.15.1 each batch took about 5 ms and batches
+   * on one stream went one at a time, so a command's reservation and events in one batch ran at
+   * about 1 % of the rate of two appends (docs/benchmarks.md).
+   */
+  atomicAppends?: boolean;
   /** JetStream's dedup window: an append retried within it with the same event ids is stored once. Default 2 min. */
   duplicateWindowMs?: number;
   logger?: JetStreamStoreLogger;
@@ -100,9 +107,11 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     // A clustered log needs a server that serializes the expected-sequence check: asked for, or already so.
     refuseClusteredLogOn(nc, config.streamName, config.replicas);
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
-    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, config);
+    const atomicBatches = options.atomicAppends === true && takesAtomicBatches(nc.info?.version);
+    // A stream an operator manages (verify) is served as it is: with atomic batches only if it allows them.
+    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, { ...config, atomicBatches });
     refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
-    return new JetStreamEventStore(nc, jsm, config, ownsConnection);
+    return new JetStreamEventStore(nc, jsm, config, ownsConnection, atomicBatches && info.config.allow_atomic === true);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
     if (error instanceof StoreRefused) throw error;
@@ -119,12 +128,12 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
  */
 export async function setUpJetStreamLog(
   connection: NatsConnection,
-  options: Pick<JetStreamEventStoreOptions, 'streamName' | 'subjectPrefix' | 'replicas' | 'duplicateWindowMs' | 'requestTimeoutMs'> = {},
+  options: Pick<JetStreamEventStoreOptions, 'streamName' | 'subjectPrefix' | 'replicas' | 'duplicateWindowMs' | 'requestTimeoutMs' | 'atomicAppends'> = {},
 ): Promise<StreamSetupAction> {
   const config = resolveOptions(options);
   refuseClusteredLogOn(connection, config.streamName, config.replicas);
   const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
-  return (await setUpStream(jsm, config)).action;
+  return (await setUpStream(jsm, { ...config, atomicBatches: options.atomicAppends === true && takesAtomicBatches(connection.info?.version) })).action;
 }
 
 /** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */

@@ -1,7 +1,15 @@
 import { createInbox, headers, PermissionViolationError, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 
-/** JetStream's answer to one publish: stored (or a duplicate of a stored message), or refused with its error code. */
+/** JetStream's answer to one publish: stored (or a duplicate of a stored message), or refused with its error code. An atomic batch's ack gives the sequence of its last message. */
 export type PubAck = { kind: 'ack'; seq: number; duplicate: boolean } | { kind: 'refused'; errCode: number; description: string };
+
+/** One message of an atomic batch: stored only with all the others, if its expected sequence holds. */
+export interface BatchMessage {
+  subject: string;
+  body: string | Uint8Array;
+  msgId: string;
+  lastSubjectSequence: number;
+}
 
 export interface PublishExpecting {
   /** `Nats-Msg-Id`: JetStream stores one message per id within its duplicate window. */
@@ -47,12 +55,43 @@ export class PubAcks {
   }
 
   publish(subject: string, body: string | Uint8Array, expecting: PublishExpecting): Promise<PubAck> {
-    this.subscription ??= this.nc.subscribe(`${this.inbox}*`, { callback: (error, msg) => this.onReply(error, msg) });
-    if (this.statuses === undefined) this.watchRefusals();
-    const token = (++this.next).toString(36);
     const h = headers();
     h.set('Nats-Msg-Id', expecting.msgId);
     h.set('Nats-Expected-Last-Subject-Sequence', String(expecting.lastSubjectSequence));
+    return this.request(subject, body, h, expecting.timeoutMs);
+  }
+
+  /**
+   * An atomic batch (ADR-50, nats-server 2.12+, a stream with `allow_atomic`): every message but the
+   * last published without a reply, the last with `Nats-Batch-Commit` and a reply, whose ack (or
+   * refusal, with the server's error code) answers for the whole batch. Each message carries its own
+   * message id and expected last subject sequence (the client's Batch.add() drops the latter).
+   */
+  publishBatch(batchId: string, messages: readonly BatchMessage[], timeoutMs: number): Promise<PubAck> {
+    const headersOf = (m: BatchMessage, i: number) => {
+      const h = headers();
+      h.set('Nats-Batch-Id', batchId);
+      h.set('Nats-Batch-Sequence', String(i + 1));
+      h.set('Nats-Msg-Id', m.msgId);
+      h.set('Nats-Expected-Last-Subject-Sequence', String(m.lastSubjectSequence));
+      return h;
+    };
+    try {
+      messages.slice(0, -1).forEach((m, i) => this.nc.publish(m.subject, m.body, { headers: headersOf(m, i) }));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    const last = messages.at(-1)!;
+    const h = headersOf(last, messages.length - 1);
+    h.set('Nats-Batch-Commit', '1');
+    return this.request(last.subject, last.body, h, timeoutMs);
+  }
+
+  private request(subject: string, body: string | Uint8Array, h: ReturnType<typeof headers>, timeoutMs: number): Promise<PubAck> {
+    this.subscription ??= this.nc.subscribe(`${this.inbox}*`, { callback: (error, msg) => this.onReply(error, msg) });
+    if (this.statuses === undefined) this.watchRefusals();
+    const token = (++this.next).toString(36);
+    const expecting = { timeoutMs };
     return new Promise<PubAck>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(token);

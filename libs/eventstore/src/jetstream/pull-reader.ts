@@ -59,6 +59,8 @@ export class PullReader {
   /** Pulls sent and not yet answered, oldest first: JetStream answers them in order. */
   private readonly pulls: ActivePull[] = [];
   private lastDelivered = 0;
+  /** 503s answered to the first pull so far (see repeatFirstPull). */
+  private noResponders = 0;
   private failure: Error | undefined;
   private closed = false;
 
@@ -144,7 +146,24 @@ export class PullReader {
     if (code === 404 || code === 408) return this.finish();
     // 100: idle heartbeat or flow control, not an answer.
     if (code === 100) return;
+    // 503, no responders, to the first pull: a consumer of a replicated stream (nats-server 2.11+)
+    // is created before its server listens for pulls. Nothing was delivered: ask again shortly,
+    // until the pull's own deadline.
+    if (code === 503 && this.lastDelivered === 0 && this.pulls.length === 1) return this.repeatFirstPull();
     this.fail(new ReaderFailed(`pull failed: ${code} ${msg.headers?.description ?? ''}`.trim()));
+  }
+
+  private repeatFirstPull(): void {
+    const pull = this.pulls[0]!;
+    this.noResponders++;
+    setTimeout(() => {
+      if (this.pulls[0] !== pull || this.failure || this.closed) return;
+      try {
+        this.ctx.nc.publish(this.nextSubject, JSON.stringify({ batch: pull.want, no_wait: true }), { reply: this.inbox });
+      } catch (error) {
+        this.fail(error instanceof Error ? error : new ReaderFailed(String(error)));
+      }
+    }, Math.min(2 ** this.noResponders, 50));
   }
 
   /** The oldest pull is answered. */

@@ -11,10 +11,12 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
   Subscription,
 } from '../port.js';
-import { assertValidStreamId, checkExpectedRevision, prepareAppend } from '../validation.js';
+import { assertValidStreamId, checkExpectedRevision, prepareAppend, prepareAppendMany, type PreparedEvent } from '../validation.js';
+import { appendBatch, type BatchContext, type BatchPart } from './append-many.js';
 import { AllPager, type AllReaderContext, TailCursor } from './all-reader.js';
 import {
   appendResultOf,
@@ -28,6 +30,7 @@ import {
   pushRecordedEvents,
   type StoredCommit,
 } from './codec.js';
+import { InFlightWait, NOT_YET, WRONG_LAST_SEQUENCE } from './in-flight.js';
 import { PubAcks } from './pub-acks.js';
 import { PullReader, type RawMessage } from './pull-reader.js';
 import { SharedTail } from './shared-tail.js';
@@ -45,8 +48,6 @@ export interface JetStreamStoreConfig {
   logger: JetStreamStoreLogger;
 }
 
-/** JetStream's answers to a publish whose expected last subject sequence is not the actual one. */
-const WRONG_LAST_SEQUENCE = new Set<number>([10071, 10164]);
 /** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
 const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
@@ -70,7 +71,7 @@ const API_PREFIX = '$JS.API';
 /** Room left in a message for the commit's envelope (`{"v":1,"r":...,"e":...}`) and headers. */
 const COMMIT_OVERHEAD_BYTES = 1_024;
 
-type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' };
+type PublishOutcome = { kind: 'stored'; seq: number } | { kind: 'duplicate'; seq: number } | { kind: 'moved' } | { kind: 'in_flight'; reason: string };
 
 /** The error to throw for a failure of the store: ours as they are, anything else as StoreUnavailable. */
 function unavailable(what: string, error: unknown, streamId?: string): EventStoreError {
@@ -105,7 +106,10 @@ export class JetStreamEventStore implements EventStore {
   private readonly notifier = new AppendNotifier();
   private readonly subscriptions = new Set<Subscription>();
   /** Appends in progress: `close()` lets them finish (each is bounded by the request timeout). */
-  private readonly appending = new Set<Promise<AppendResult>>();
+  private readonly appending = new Set<Promise<unknown>>();
+  /** Present when the server and the stream take atomic batches (nats-server 2.12+, `allow_atomic`): see append-many.ts. */
+  readonly appendMany?: (appends: readonly StreamAppend[]) => Promise<AppendResult[]>;
+  private readonly batchContext: BatchContext;
   private readonly readerContext: AllReaderContext;
   private readonly acks: PubAcks;
   /** The live end of the log, read once for every subscription that is there. */
@@ -119,8 +123,19 @@ export class JetStreamEventStore implements EventStore {
     private readonly config: JetStreamStoreConfig,
     /** Whether `close()` closes the connection (false when the caller lent it). */
     private readonly ownsConnection: boolean,
+    /** Whether the server and the stream take atomic batches. */
+    atomicBatches = false,
   ) {
     this.acks = new PubAcks(nc);
+    this.batchContext = {
+      requestTimeoutMs: config.requestTimeoutMs,
+      known: (streamId) => this.states.get(streamId),
+      remember: (streamId, state) => this.states.set(streamId, state),
+      forget: (streamId) => this.states.delete(streamId),
+      readLastCommit: (streamId, from) => this.readLastCommit(streamId, from),
+      publishBatch: (batchId, messages) => this.acks.publishBatch(batchId, messages, config.requestTimeoutMs),
+    };
+    if (atomicBatches) this.appendMany = (appends) => this.appendAtomically(appends);
     this.readerContext = {
       nc,
       jsm,
@@ -138,13 +153,7 @@ export class JetStreamEventStore implements EventStore {
     const prepared = prepareAppend(streamId, events, expectedRevision);
     this.assertOpen(streamId);
     const commitId = commitIdOf(streamId, prepared);
-    const eventsJson = encodeEvents(prepared);
-    // A commit is one message: one larger than the server takes is bad input, not an outage.
-    const maxPayload = this.nc.info?.max_payload;
-    const size = Buffer.byteLength(eventsJson);
-    if (maxPayload !== undefined && size + COMMIT_OVERHEAD_BYTES > maxPayload) {
-      throw new InvalidEventData(streamId, prepared[0]!.type, 'events', `take ${size} bytes, more than one commit may (the NATS server's max_payload is ${maxPayload} bytes)`);
-    }
+    const eventsJson = this.encodeWithinPayload(streamId, prepared);
     const appending = this.appendQueue.run(streamId, async () => {
       try {
         return await this.appendInOrder(streamId, eventsJson, prepared.length, expectedRevision, commitId);
@@ -154,6 +163,47 @@ export class JetStreamEventStore implements EventStore {
         throw unavailable(`append to ${streamId}`, error, streamId);
       }
     });
+    return this.track(appending);
+  }
+
+  /** appendMany on a server that takes atomic batches: queued behind this process's appends to each of the streams (taken in name order). */
+  private async appendAtomically(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    const prepared = prepareAppendMany(appends);
+    this.assertOpen(appends[0]!.streamId);
+    const parts: BatchPart[] = appends.map(({ streamId, expectedRevision }, i) => ({
+      streamId,
+      subject: this.subjectOf(streamId),
+      eventsJson: this.encodeWithinPayload(streamId, prepared[i]!),
+      count: prepared[i]!.length,
+      expected: expectedRevision,
+      commitId: commitIdOf(streamId, prepared[i]!),
+    }));
+    const names = parts.map((p) => p.streamId);
+    const task = async () => {
+      try {
+        return await appendBatch(this.batchContext, parts);
+      } catch (error) {
+        if (!(error instanceof EventStoreError)) for (const name of names) this.states.delete(name);
+        throw unavailable(`atomic append to ${names.join(', ')}`, error, names[0]);
+      }
+    };
+    const queued = [...names].sort().reduceRight<() => Promise<AppendResult[]>>((inner, name) => () => this.appendQueue.run(name, inner), task);
+    return this.track(queued());
+  }
+
+  /** The events as JSON, refused as bad input when one commit of them would not fit in a message. */
+  private encodeWithinPayload(streamId: string, prepared: PreparedEvent[]): string {
+    const eventsJson = encodeEvents(prepared);
+    const maxPayload = this.nc.info?.max_payload;
+    const size = Buffer.byteLength(eventsJson);
+    if (maxPayload !== undefined && size + COMMIT_OVERHEAD_BYTES > maxPayload) {
+      throw new InvalidEventData(streamId, prepared[0]!.type, 'events', `take ${size} bytes, more than one commit may (the NATS server's max_payload is ${maxPayload} bytes)`);
+    }
+    return eventsJson;
+  }
+
+  /** `close()` lets an append in progress finish. */
+  private track<T>(appending: Promise<T>): Promise<T> {
     this.appending.add(appending);
     void appending.catch(() => undefined).finally(() => this.appending.delete(appending));
     return appending;
@@ -169,6 +219,7 @@ export class JetStreamEventStore implements EventStore {
     const subject = this.subjectOf(streamId);
     let state = this.states.get(streamId) ?? (expected === 'no_stream' ? NEW_STREAM : await this.readLastCommit(streamId, 'direct'));
     let confirmed = false;
+    const inFlight = new InFlightWait(streamId, this.config.requestTimeoutMs);
     for (let attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
       // The same events retried after they were stored (even beyond the dedup window) as the last commit.
       // Stored by another append: this call publishes only once, and stops when it was stored.
@@ -180,7 +231,13 @@ export class JetStreamEventStore implements EventStore {
           confirmed = true;
           continue;
         }
-        return await this.resultOfEarlierCopy(subject, streamId, commitId, conflict);
+        const earlier = await this.resultOfEarlierCopy(subject, streamId, commitId, conflict);
+        if (earlier !== 'in_flight') return earlier;
+        // A copy of this commit is in flight: once stored, it is the stream's last commit, or after it.
+        await inFlight.wait('a copy of this commit is in flight');
+        state = await this.readLastCommit(streamId, 'leader');
+        attempt--;
+        continue;
       }
       const outcome = await this.publish(subject, encodeCommit(state.lastRevision + 1, eventsJson), commitId, state.lastSeq);
       if (outcome.kind === 'stored') {
@@ -189,11 +246,19 @@ export class JetStreamEventStore implements EventStore {
         return resultOf(stored);
       }
       if (outcome.kind === 'duplicate') return await this.resultOfStoredCommit(streamId, outcome.seq);
-      // Another append got in first (or this is a retry of an earlier commit: a clustered 2.9
-      // leader may check the sequence before the message id, so that is decided by the probe).
+      // Another append got in first, or is in flight (or this is a retry of an earlier commit: a
+      // clustered 2.9 leader may check the sequence before the message id, so that is decided by the probe).
+      const tried = state.lastSeq;
       this.states.delete(streamId);
+      if (outcome.kind === 'in_flight') await inFlight.wait(outcome.reason);
       state = await this.readLastCommit(streamId, 'leader');
       confirmed = true;
+      if (outcome.kind === 'in_flight' || state.lastSeq === tried) {
+        // Refused because of a write the leader has not finished (or a read does not show yet):
+        // waiting for it is not a lost round, and trying again at once would only be refused again.
+        if (outcome.kind === 'moved') await inFlight.wait('another append to the stream is in flight');
+        attempt--;
+      }
     }
     throw new StoreUnavailable(`jetstream: append to ${streamId}: gave up after ${MAX_APPEND_ATTEMPTS} attempts, the stream kept moving`, streamId);
   }
@@ -202,6 +267,7 @@ export class JetStreamEventStore implements EventStore {
     const ack = await this.acks.publish(subject, body, { msgId: msgID, lastSubjectSequence: expectedSeq, timeoutMs: this.config.requestTimeoutMs });
     if (ack.kind === 'ack') return ack.duplicate ? { kind: 'duplicate', seq: ack.seq } : { kind: 'stored', seq: ack.seq };
     if (WRONG_LAST_SEQUENCE.has(ack.errCode)) return { kind: 'moved' };
+    if (NOT_YET.has(ack.errCode)) return { kind: 'in_flight', reason: `${ack.description} (error ${ack.errCode})` };
     throw new Error(`JetStream refused a publish on ${subject}: ${ack.description} (error ${ack.errCode})`);
   }
 
@@ -211,9 +277,10 @@ export class JetStreamEventStore implements EventStore {
    * with a sequence that can never match so that nothing is ever written. (The sequence is also
    * above the stream's last, so a clustered leader's early sequence check lets it through.)
    */
-  private async resultOfEarlierCopy(subject: string, streamId: string, commitId: string, conflict: WrongExpectedRevision): Promise<AppendResult> {
+  private async resultOfEarlierCopy(subject: string, streamId: string, commitId: string, conflict: WrongExpectedRevision): Promise<AppendResult | 'in_flight'> {
     const outcome = await this.publish(subject, Empty, commitId, IMPOSSIBLE_SEQ);
     if (outcome.kind === 'duplicate') return this.resultOfStoredCommit(streamId, outcome.seq);
+    if (outcome.kind === 'in_flight') return 'in_flight';
     if (outcome.kind === 'stored') throw new StoreUnavailable(`jetstream: append to ${streamId}: a probe with an impossible expected sequence was stored (seq ${outcome.seq})`, streamId);
     throw conflict;
   }

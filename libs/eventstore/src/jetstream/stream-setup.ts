@@ -15,6 +15,8 @@ export interface StreamSetup {
   subjectPrefix: string;
   replicas: number;
   duplicateWindowMs: number;
+  /** The server takes atomic batches (2.12+): the stream is created, or updated, with `allow_atomic`. */
+  atomicBatches?: boolean;
 }
 
 /** JetStream's "stream name already in use" (another process created it with another config meanwhile). */
@@ -39,6 +41,7 @@ function requiredConfig(setup: StreamSetup): Partial<StreamConfig> {
     discard: DiscardPolicy.Old,
     duplicate_window: nanos(setup.duplicateWindowMs),
     num_replicas: setup.replicas,
+    ...(setup.atomicBatches ? { allow_atomic: true } : {}),
   };
 }
 
@@ -66,6 +69,8 @@ function drift(actual: StreamConfig, required: Partial<StreamConfig>): Partial<S
   for (const key of ['allow_direct', 'allow_rollup_hdrs', 'deny_delete', 'deny_purge'] as const) {
     if ((actual[key] ?? false) !== required[key]) Object.assign(out, { [key]: required[key] });
   }
+  // Asked for only where the server takes it; a stream without it is served with two appends per command.
+  if (required.allow_atomic && !actual.allow_atomic) out.allow_atomic = true;
   for (const key of ['max_msgs_per_subject', 'discard'] as const) {
     if (actual[key] !== required[key]) Object.assign(out, { [key]: required[key] });
   }
