@@ -71,8 +71,12 @@ describe('the console logs in with a key when reads are closed (e2e, Chromium)',
 
   it('asks for a key file, and refuses a file that is not a key', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    const errors: string[] = [];
+    page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
     await page.goto(`${url}/inbox`);
     await page.getByRole('heading', { name: 'Log in with your key' }).waitFor({ timeout: TIMEOUT_MS });
+    // Asking who the page reads as before any login is not an error (no failed request in the console).
+    expect(errors).toEqual([]);
     await shot('login-narrow');
     await page.setViewportSize({ width: 1280, height: 900 });
     await shot('login-wide');

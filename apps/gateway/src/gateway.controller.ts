@@ -199,14 +199,22 @@ export class GatewayController {
     sendJson(res, 200, { ok: true, result: { agentId, roles, expiresAt: new Date(session.expiresAt).toISOString() } }, { 'set-cookie': sessionCookie(req, { id: session.id, maxAgeSeconds: sessions.sessionSeconds }) });
   }
 
-  /** Who the session cookie reads as: `{agentId, roles, expiresAt}`, or 401 `unauthenticated`. */
+  /**
+   * Who the session cookie reads as: `{agentId, roles, expiresAt}`; 204 without a session cookie
+   * (a page asking before its login: a question, not a failed request a browser logs as an error);
+   * 401 `unauthenticated` for a cookie whose session has ended.
+   */
   @Get('v1/session')
   async session(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/session');
     const sessions = this.loginSessions();
     const id = sessionCookieOf(req);
-    const session = id === undefined ? undefined : sessions.get(id);
-    if (session === undefined) throw new GatewayError('unauthenticated', id === undefined ? 'not logged in' : 'the session has ended (logged out or expired): log in again');
+    if (id === undefined) {
+      res.writeHead(204, { 'cache-control': 'no-store' }).end();
+      return;
+    }
+    const session = sessions.get(id);
+    if (session === undefined) throw new GatewayError('unauthenticated', 'the session has ended (logged out or expired): log in again');
     const reader = await this.options.reads.reader(req);
     const roles = (await sessions.roles(session.agentId)) ?? [];
     sendJson(res, 200, { ok: true, result: { agentId: session.agentId, roles, readsAll: reader?.readsAll ?? false, expiresAt: new Date(session.expiresAt).toISOString() } });

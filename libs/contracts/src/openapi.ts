@@ -213,7 +213,7 @@ export function openApiDocument(options: OpenApiOptions = {}): JsonSchema {
     },
   };
   paths['/v1/session'] = {
-    get: { operationId: 'session', summary: 'Who the session cookie reads as', responses: { '200': { description: 'The session', content: okOf({ ...who, properties: { ...who.properties, readsAll: { type: 'boolean' } } }) }, ...errorResponses(['unauthenticated', 'not_found']) } },
+    get: { operationId: 'session', summary: 'Who the session cookie reads as', responses: { '200': { description: 'The session', content: okOf({ ...who, properties: { ...who.properties, readsAll: { type: 'boolean' } } }) }, '204': { description: 'No session cookie: not logged in' }, ...errorResponses(['unauthenticated', 'not_found']) } },
   };
   paths['/v1/logout'] = {
     post: { operationId: 'logout', summary: 'End the session of the cookie (its event streams close) and clear the cookie', responses: { '200': { description: 'Logged out', content: okOf({ type: 'object' }) }, ...errorResponses(['not_found']) } },

@@ -180,7 +180,7 @@ and sends \`POST /v1/login\` with \`{"agentId", "challenge", "signature"}\`. Any
 agent may log in; the reply is \`{"agentId", "roles", "expiresAt"}\` and a cookie \`${LOGIN.cookie}\`
 (HttpOnly, SameSite=Strict, Path=/) that the gateway takes for a read token of that agent until the
 session expires (${LOGIN.sessionSeconds} seconds unless configured) or \`POST /v1/logout\` ends it.
-\`GET /v1/session\` says who the cookie reads as. A challenge that is unknown, expired or already
+\`GET /v1/session\` says who the cookie reads as (204 without one). A challenge that is unknown, expired or already
 tried is \`invalid_token\` (401); a signature that does not verify is \`bad_signature\`. The test
 vectors' \`domainTagged\` include a login.
 

@@ -54,8 +54,10 @@ export async function checkSession(): Promise<void> {
   try {
     const health = (await (await fetch('/health', { headers: { accept: 'application/json' } })).json()) as { reads?: { mode?: string } };
     if (health.reads?.mode !== 'closed') return set({ state: 'open' });
-    const me = await replyOf<{ agentId: string; roles: string[]; readsAll: boolean; expiresAt: string }>(await fetch('/v1/session', { headers: { accept: 'application/json' } }));
-    set(me.ok ? { state: 'in', ...me.result } : { state: 'out', ...(why ? { why } : {}) });
+    const res = await fetch('/v1/session', { headers: { accept: 'application/json' } });
+    // 204: no session cookie, not logged in.
+    const me = res.status === 204 ? undefined : await replyOf<{ agentId: string; roles: string[]; readsAll: boolean; expiresAt: string }>(res);
+    set(me?.ok ? { state: 'in', ...me.result } : { state: 'out', ...(why ? { why } : {}) });
   } catch (error) {
     set({ state: 'out', why: `The gateway cannot be reached: ${error instanceof Error ? error.message : String(error)}` });
   }
