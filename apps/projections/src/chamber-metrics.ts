@@ -1,4 +1,4 @@
-import { GetChamberStats } from '@agora/contracts';
+import { ChamberStatus, GetChamberStats } from '@agora/contracts';
 import { chamberStats, type ChamberRecord, type MonthLedger } from '@agora/domain-chamber';
 import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
@@ -60,7 +60,9 @@ export function registerChamberMetrics(registry: Registry, options: ChamberMetri
     registers,
     collect() {
       this.reset();
-      for (const [status, n] of Object.entries(figures().all.sessionsByStatus)) this.set({ status }, n);
+      // Every status, 0 when no session has it: "none waiting" is a figure, not a missing series.
+      const byStatus = figures().all.sessionsByStatus;
+      for (const status of ChamberStatus.options) this.set({ status }, byStatus[status] ?? 0);
     },
   });
   const ratio = (name: string, help: string, value: () => number | null) =>
