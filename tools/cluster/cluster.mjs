@@ -7,6 +7,7 @@
 // newer (NATS_SERVER_BIN, else the one `npm run nats-server` fetched, else PATH). State lives under AGORA_CLUSTER_DIR (default
 // ./data/cluster): the NATS nodes' JetStream stores, each process's checkpoints, logs, the key.
 import { join, resolve } from 'node:path';
+import { takenPorts } from '@agora/testing/nats-server';
 import { intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
 
 const HELP = `Usage: npm run cluster [-- --help]
@@ -53,6 +54,13 @@ if (missing.length > 0) {
 const nats = natsServer();
 if (nats.error) {
   console.error(`cluster: ${nats.error}`);
+  process.exit(2);
+}
+// The nodes' client, route and monitoring ports: say which setting moves them when one is taken (a
+// machine that runs NATS already holds 4222) rather than failing later in a node's log.
+const taken = await takenPorts([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002].map((offset) => natsPort + offset));
+if (taken.length > 0) {
+  console.error(`cluster: port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} on 127.0.0.1 ${taken.length > 1 ? 'are' : 'is'} taken (a NATS server already running?): set AGORA_CLUSTER_NATS_PORT to move the NATS nodes (client ports from it, routes from it + 2000, monitoring from it + 4000), e.g. AGORA_CLUSTER_NATS_PORT=14222 npm run cluster`);
   process.exit(2);
 }
 

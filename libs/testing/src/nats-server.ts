@@ -89,17 +89,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** True when every port in `ports` can be listened on at loopback right now. */
-async function portsFree(ports: readonly number[]): Promise<boolean> {
+/** Those of `ports` that cannot be listened on at loopback right now (held by another process). */
+export async function takenPorts(ports: readonly number[]): Promise<number[]> {
+  const taken: number[] = [];
   for (const port of ports) {
     const free = await new Promise<boolean>((resolve) => {
       const server = createServer();
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-    if (!free) return false;
+    if (!free) taken.push(port);
   }
-  return true;
+  return taken;
 }
 
 /**
@@ -112,7 +113,7 @@ export async function freePortBlock(offsets: readonly number[], range: { from: n
   const span = Math.max(...offsets);
   for (let attempt = 0; attempt < 200; attempt++) {
     const base = range.from + Math.floor(Math.random() * (range.to - span - range.from));
-    if (await portsFree(offsets.map((o) => base + o))) return base;
+    if ((await takenPorts(offsets.map((o) => base + o))).length === 0) return base;
   }
   throw new Error(`no free block of ports for offsets ${offsets.join(',')} in ${range.from}-${range.to}`);
 }

@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
@@ -92,4 +93,20 @@ describe('npm run cluster (e2e)', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  it('says which setting moves the NATS nodes when a port of theirs is taken (a NATS already on 4222), and starts nothing', async () => {
+    const base = await freePortBlock([0, 1, 2, 2000, 2001, 2002, 4000, 4001, 4002]);
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(base + 2000, '127.0.0.1', resolve));
+    const dir = await mkdtemp(join(tmpdir(), 'agora-cluster-e2e-'));
+    try {
+      const run = spawnSync(process.execPath, ['tools/cluster/cluster.mjs'], { cwd: REPO_ROOT, encoding: 'utf8', env: processEnvironment({ AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base) }), timeout: 60_000 });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(`cluster: port ${base + 2000} on 127.0.0.1 is taken (a NATS server already running?): set AGORA_CLUSTER_NATS_PORT to move the NATS nodes`);
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      holder.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
