@@ -131,11 +131,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     };
     for (const reviewer of ['harbinger', 'heretic', 'sentinel', 'zealot']) loops.push(onReviewRequested(await overHttp(reviewer), async ({ constitution }) => ({ verdict: 'approve', reasoning: `${constitution}: nothing breaks it` })));
     for (const validator of ['aegis', 'ledger', 'pilot']) loops.push(onVoteRequested(await overHttp(validator), async ({ session }) => ({ decision: 'approve', reasoning: `${session.actionType} looks safe`, confidence: 0.85 })));
-    // The recovery's parties: nova's own turns, and whoever is drawn as its reviewer.
-    for (const agentId of Object.keys(CAST)) {
+    // The recovery's reviewer, whoever is drawn (nova, the paused agent, takes its turns through A2A).
+    for (const agentId of Object.keys(CAST).filter((a) => a !== 'nova')) {
       loops.push(
         onDialecticTurn(await overHttp(agentId), async (turn) => {
-          if (turn.kind === 'thesis') return { rootCause: 'An outside complexity spike', proposedConditions: [threshold(0.5), cascade], reasoning: 'External, not internal' };
           if (turn.kind === 'antithesis') return { observedMetrics: { risk_score: 0.65 }, concerns: ['Watch for cascades'], reasoning: 'Keep the threshold tight', counterProposal: { rootCause: 'External complexity spike', proposedConditions: [threshold(0.48), cascade] } };
           return { rootCause: 'External complexity spike', proposedConditions: [threshold(0.48), cascade], reasoning: 'Agreed', agrees: true };
         }),
@@ -218,6 +217,7 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(pushes.some((p) => JSON.stringify(p.body).includes('TASK_STATE_WORKING'))).toBe(true);
     expect(new Set(pushes.map((p) => p.authorization))).toEqual(new Set(['Bearer webhook-secret']));
     expect(pushes.some((p) => JSON.stringify(p.body).includes('TASK_STATE_COMPLETED'))).toBe(true);
+    seen['validator-vote, at the webhook'] = pushes.map((p) => /TASK_STATE_([A-Z_]+)/.exec(JSON.stringify(p.body))?.[1]?.toLowerCase().replace('_', '-') ?? 'artifact');
   }, 60_000);
 
   it('consults the chamber: input-required until the operator approves, then working and completed with the synthesis', async () => {
@@ -245,14 +245,38 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(await root.query('GetVotingSession', { sessionId: 'a2a-cancel' })).toMatchObject({ status: 'cancelled', cancellation: { cancelledBy: 'envoy' } });
   }, 60_000);
 
-  it('requests a dialectic recovery: the task follows the session, input-required on the caller\'s turns, completed with the resolution', async () => {
+  it("requests a dialectic recovery: input-required on the caller's turns, which it sends as messages of the task, completed with the resolution", async () => {
     const client = await a2aClient('nova');
+    const nova = await Agora.connect({ url, signer: { keyFile: keyFile('nova') } });
+    sdkClients.push(nova);
     const states: string[] = (seen['dialectic-recovery'] = []);
-    const task = (await client.sendMessage(sendRequest(message(signed('nova', 'ReportHealth', { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }))))) as Task;
+    let task = (await client.sendMessage(sendRequest(message(signed('nova', 'ReportHealth', { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }))))) as Task;
     states.push(stateOf(task));
+    const sessionId = (task.metadata?.['agora'] as { streamId: string }).streamId.replace(/^dialectic_session-/, '');
+    const turns: string[] = [];
+    // nova is a model-free client: each of its turns is a signed command in a message of the same task.
+    while (stateOf(task) === 'input-required' && turns.length < 6) {
+      const session = await nova.query('GetDialecticSession', { sessionId });
+      const command =
+        session.status === 'awaiting_thesis'
+          ? signed('nova', 'SubmitThesis', { sessionId, rootCause: 'An outside complexity spike', proposedConditions: [threshold(0.5), cascade], reasoning: 'External, not internal' })
+          : session.status === 'synthesis'
+            ? signed('nova', 'SubmitSynthesis', { sessionId, round: session.round + 1, rootCause: 'External complexity spike', proposedConditions: [threshold(0.48), cascade], reasoning: "I accept the reviewer's threshold", agrees: true })
+            : session.status === 'awaiting_signatures' && session.proposed
+              ? signed('nova', 'SignResolution', nova.signResolution(sessionId, session.proposed.payload as Parameters<Agora['signResolution']>[1]))
+              : undefined;
+      if (command === undefined) break;
+      turns.push(command.type);
+      states.push(`(${command.type})`);
+      task = (await client.sendMessage(sendRequest(message(command, { taskId: task.id, contextId: task.contextId })))) as Task;
+      if (states[states.length - 1] !== stateOf(task)) states.push(stateOf(task));
+    }
     const final = await followToEnd(client, task.id, states);
-    expect({ state: stateOf(final), text: textOf(final) }).toMatchObject({ state: 'completed', text: expect.stringMatching(/^Resolved/) });
+    expect({ state: stateOf(final), text: textOf(final), turns }).toMatchObject({ state: 'completed', text: expect.stringMatching(/^Resolved/), turns: expect.arrayContaining(['SubmitThesis', 'SignResolution']) });
     expect(dataOf(final)).toMatchObject({ agentId: 'nova', status: 'resolved' });
+    // A final task takes no more messages (the SDK's request handler refuses them).
+    const late = await client.sendMessage(sendRequest(message(signed('nova', 'SubmitThesis', { sessionId, rootCause: 'x', proposedConditions: [cascade], reasoning: 'x' }), { taskId: task.id, contextId: task.contextId }))).catch((error: Error) => error);
+    expect(String((late as Error).message)).toMatch(/terminal state/);
   }, 60_000);
 
   it("refuses a command that is not the caller's own, and a report that trips no breaker, each with Agora's reason", async () => {

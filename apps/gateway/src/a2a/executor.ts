@@ -133,8 +133,8 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const refused = this.checkActor(caller, envelope) ?? this.checkTarget(run, envelope);
     const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
     if (!reply.ok) return answer(`Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`);
-    // The task goes on: working until the aggregate says more (the follower publishes it).
-    run.last = undefined;
+    // The task goes on: working until the aggregate says more (the follower publishes its next change).
+    if (run.last) run.last = { ...run.last, state: 'working' };
     bus.publish(AgentEvent.task({ ...current, status: { state: TASK_STATES.working, message: agentMessage(ids, [textPart(`${String(envelope['type'])} accepted`)]), timestamp: new Date().toISOString() } }));
   }
 
@@ -143,7 +143,8 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const { skill, followed, bus } = run;
     const ids = { taskId, contextId: run.contextId };
     const publish = (status: SkillStatus, view: unknown) => {
-      if (run.last?.progress === status.progress && run.last.state === status.state) return;
+      // The progress names the aggregate's status (and who it waits on): a view read again unchanged publishes nothing.
+      if (run.last?.progress === status.progress) return;
       run.last = status;
       if (FINAL_STATES.has(status.state)) bus.publish(AgentEvent.artifactUpdate({ taskId, contextId: run.contextId, artifact: outcomeArtifact(skill.id, view), append: false, lastChunk: true, metadata: undefined }));
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES[status.state], message: agentMessage(ids, [textPart(status.text)]), timestamp: new Date().toISOString() }, metadata: { agora: { streamId: followed.streamId, progress: status.progress } } }));
