@@ -184,6 +184,20 @@ session expires (${LOGIN.sessionSeconds} seconds unless configured) or \`POST /v
 tried is \`invalid_token\` (401); a signature that does not verify is \`bad_signature\`. The test
 vectors' \`domainTagged\` include a login.
 
+**A2A callers.** Agora as an A2A agent (\`POST /a2a\`, its Agent Card at
+\`/.well-known/agent-card.json\`) knows its caller as every read does: by the read token above, as
+\`Authorization: Bearer\` (the card's security scheme \`agoraReadToken\`, HTTP Bearer). The gateway
+holds no agent's key and signs nothing for a caller: a skill's command rides in a data part of the A2A
+message, \`{"command": <the signed envelope>}\` (or the envelope itself), signed by the caller exactly as
+above, and goes to its service unchanged, which verifies it under the actor's registered key. An
+envelope whose \`actor\` is not the token's \`sub\` is refused before it is sent (\`forbidden\`), so one
+agent's token never carries another's command. A later turn of the same task (a revision, a recovery's
+thesis, synthesis or \`SignResolution\`) is a signed command in a later message of the task, and a
+cancellation is the signed cancelling command in \`tasks/cancel\`'s \`metadata.command\`. Every
+command an A2A caller causes is therefore in the log under its own signature, re-verified by
+\`agora audit\` like any other. Push notifications carry the credentials the caller put in its push
+configuration (\`authentication\`: \`Authorization: <scheme> <credentials>\`), never an Agora key.
+
 **Re-verifying an event from the log.** Every event appended because of a signed command carries,
 in its \`metadata\` (schema: \`EventMetadata\` in the AsyncAPI components and every event schema):
 \`actor\`, \`commandId\`, \`commandType\`, \`issuedAt\`, \`signature\`, \`correlationId\`, \`causationId\`

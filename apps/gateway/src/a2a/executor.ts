@@ -9,7 +9,7 @@ import type { Message, Task } from '@a2a-js/sdk';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type User } from '@a2a-js/sdk/server';
 import type { CommandResult, ErrorCode, Reader, Reply } from '@agora/contracts';
-import { Agora, waitOnLog } from '@agora/sdk';
+import { waitOnLog, type Agora } from '@agora/sdk';
 import type { LoggerService } from '@nestjs/common';
 import type { CommandSender } from '../commands.js';
 import { GatewayError } from '../http-reply.js';
