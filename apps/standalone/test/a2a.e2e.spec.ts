@@ -239,6 +239,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     states.push(stateOf(task));
     expect(stateOf(task)).toBe('input-required');
     await expect(client.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(/signed CancelVotingSession/);
+    // A task is its caller's: another agent neither reads nor cancels it.
+    const other = await a2aClient('nova');
+    await expect(other.getTask({ tenant: '', id: task.id, historyLength: 0 })).rejects.toThrow(/not found/i);
+    await expect(other.cancelTask({ tenant: '', id: task.id, metadata: { command: signed('nova', 'CancelVotingSession', { sessionId: 'a2a-cancel', reason: 'not mine' }) } })).rejects.toThrow(/not found/i);
     const canceled = await client.cancelTask({ tenant: '', id: task.id, metadata: { command: signed('envoy', 'CancelVotingSession', { sessionId: 'a2a-cancel', reason: 'not needed after all' }) } });
     states.push(stateOf(canceled));
     expect(stateOf(canceled)).toBe('canceled');
