@@ -278,6 +278,8 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     const final = await followToEnd(client, task.id, states);
     expect({ state: stateOf(final), text: textOf(final), turns }).toMatchObject({ state: 'completed', text: expect.stringMatching(/^Resolved/), turns: expect.arrayContaining(['SubmitThesis', 'SignResolution']) });
     expect(dataOf(final)).toMatchObject({ agentId: 'nova', status: 'resolved' });
+    // Each turn's request returned when the task next waited for nova, or ended: never with a state the turn had already changed.
+    expect(states).toEqual(['input-required', '(SubmitThesis)', 'input-required', '(SubmitSynthesis)', 'input-required', '(SignResolution)', 'completed']);
     // A final task takes no more messages (the SDK's request handler refuses them).
     const late = await client.sendMessage(sendRequest(message(signed('nova', 'SubmitThesis', { sessionId, rootCause: 'x', proposedConditions: [cascade], reasoning: 'x' }), { taskId: task.id, contextId: task.contextId }))).catch((error: Error) => error);
     expect(String((late as Error).message)).toMatch(/terminal state/);

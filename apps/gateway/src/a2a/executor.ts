@@ -41,6 +41,13 @@ interface Run {
   stop: AbortController;
   /** The last status published. */
   last: SkillStatus | undefined;
+  /** The stream revision the caller's latest turn reached: a view read before it is not published (it would say the turn is still awaited). */
+  minRevision: number;
+  /** A turn of the caller is under way: a change read meanwhile is held (it would end the turn's request with a state the turn may already have changed), then read again. */
+  turning: boolean;
+  held: boolean;
+  /** The SDK client the task reads with, as its caller. */
+  agora: Agora;
   done: Promise<void>;
 }
 
@@ -111,9 +118,9 @@ export class AgoraAgentExecutor implements AgentExecutor {
     }
     bus.publish(AgentEvent.task(task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId })));
     const stop = new AbortController();
-    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, done: Promise.resolve() };
+    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve() };
     this.runs.set(request.taskId, newRun);
-    newRun.done = this.follow(request.taskId, newRun, agora, reply.result.position).finally(() => {
+    newRun.done = this.follow(request.taskId, newRun, reply.result.position).finally(() => {
       this.runs.delete(request.taskId);
       void agora.close();
       bus.finished();
@@ -130,25 +137,60 @@ export class AgoraAgentExecutor implements AgentExecutor {
     if (envelope === undefined || !run.skill.turns.includes(String(envelope['type']))) {
       return answer(run.skill.turns.length === 0 ? `A ${run.skill.id} task takes no further command: it follows ${run.followed.streamId} until it is final.` : `Send one of ${run.skill.turns.join(', ')} for ${run.followed.id}, signed, as a data part.`);
     }
-    const refused = this.checkActor(caller, envelope) ?? this.checkTarget(run, envelope);
-    const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
-    if (!reply.ok) return answer(`Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`);
-    // The task goes on: working until the aggregate says more (the follower publishes its next change).
-    if (run.last) run.last = { ...run.last, state: 'working' };
-    bus.publish(AgentEvent.task({ ...current, status: { state: TASK_STATES.working, message: agentMessage(ids, [textPart(`${String(envelope['type'])} accepted`)]), timestamp: new Date().toISOString() } }));
+    run.turning = true;
+    try {
+      const refused = this.checkActor(caller, envelope) ?? this.checkTarget(run, envelope);
+      const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
+      if (!reply.ok) return answer(`Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`);
+      // The task goes on: working until the aggregate says more (the follower publishes its next change).
+      if (run.last) run.last = { ...run.last, state: 'working' };
+      if (reply.result.streamId === run.followed.streamId) run.minRevision = Math.max(run.minRevision, reply.result.revision);
+      bus.publish(AgentEvent.task({ ...current, status: { state: TASK_STATES.working, message: agentMessage(ids, [textPart(`${String(envelope['type'])} accepted`)]), timestamp: new Date().toISOString() } }));
+    } finally {
+      run.turning = false;
+      if (run.held) {
+        run.held = false;
+        void this.refresh(current.id, run);
+      }
+    }
+  }
+
+  /** Reads the aggregate again and publishes what changed (after a turn held a change); a final state ends the follower. */
+  private async refresh(taskId: string, run: Run): Promise<void> {
+    try {
+      const view = await run.skill.read(run.agora, run.followed.id);
+      if (view !== undefined && this.publishView(taskId, run, view)) run.stop.abort();
+    } catch (error) {
+      this.options.logger.warn(`A2A task ${taskId}: reading ${run.followed.streamId} again failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Publishes the status a view of the aggregate reads as, when its progress changed (a view read
+   * again unchanged publishes nothing), with the outcome artifact before a final status; true when
+   * it is final. A view older than the caller's last turn, or read during a turn, publishes nothing.
+   */
+  private publishView(taskId: string, run: Run, view: unknown): boolean {
+    const revision = (view as { streamRevision?: unknown }).streamRevision;
+    if (typeof revision === 'number' && revision < run.minRevision) return false;
+    if (run.turning) {
+      run.held = true;
+      return false;
+    }
+    const status = run.skill.status(view, run.caller.reader?.agentId ?? '');
+    if (run.last?.progress !== status.progress) {
+      run.last = status;
+      const { contextId, bus } = run;
+      if (FINAL_STATES.has(status.state)) bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: outcomeArtifact(run.skill.id, view), append: false, lastChunk: true, metadata: undefined }));
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TASK_STATES[status.state], message: agentMessage({ taskId, contextId }, [textPart(status.text)]), timestamp: new Date().toISOString() }, metadata: { agora: { streamId: run.followed.streamId, progress: status.progress } } }));
+    }
+    return FINAL_STATES.has(status.state);
   }
 
   /** Follows the aggregate from the command's position, publishing each change of its status, until it is final. */
-  private async follow(taskId: string, run: Run, agora: Agora, after: string | undefined): Promise<void> {
-    const { skill, followed, bus } = run;
+  private async follow(taskId: string, run: Run, after: string | undefined): Promise<void> {
+    const { skill, followed, bus, agora } = run;
     const ids = { taskId, contextId: run.contextId };
-    const publish = (status: SkillStatus, view: unknown) => {
-      // The progress names the aggregate's status (and who it waits on): a view read again unchanged publishes nothing.
-      if (run.last?.progress === status.progress) return;
-      run.last = status;
-      if (FINAL_STATES.has(status.state)) bus.publish(AgentEvent.artifactUpdate({ taskId, contextId: run.contextId, artifact: outcomeArtifact(skill.id, view), append: false, lastChunk: true, metadata: undefined }));
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES[status.state], message: agentMessage(ids, [textPart(status.text)]), timestamp: new Date().toISOString() }, metadata: { agora: { streamId: followed.streamId, progress: status.progress } } }));
-    };
     let exists = false;
     try {
       await waitOnLog(
@@ -170,11 +212,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
               throw error;
             }
           },
-          done(view) {
-            const status = skill.status(view, run.caller.reader?.agentId ?? '');
-            publish(status, view);
-            return FINAL_STATES.has(status.state);
-          },
+          done: (view) => this.publishView(taskId, run, view),
         },
         { ...(after === undefined ? {} : { after }), signal: run.stop.signal, timeoutMs: this.options.followMs ?? DEFAULT_FOLLOW_MS },
       );

@@ -53,6 +53,14 @@ export interface AgoraSkill<V = unknown> {
 
 const count = (items: readonly unknown[], of: number) => `${items.length} of ${of}`;
 
+/** The aggregate a start command names in its payload: `<category>-<payload[field]>`. */
+const namedBy =
+  (category: string, field: string): AgoraSkill['followed'] =>
+  async (_agora, { payload }) => {
+    const id = String(payload[field]);
+    return { category, streamId: `${category}-${id}`, id };
+  };
+
 const tribunalReview: AgoraSkill<ProposalView> = {
   id: 'tribunal-review',
   name: 'Review by the tribunal',
@@ -63,10 +71,7 @@ const tribunalReview: AgoraSkill<ProposalView> = {
   cancels: ['WithdrawProposal'],
   turns: ['ReviseProposal'],
   examples: [{ type: 'SubmitProposal', payload: { proposalId: 'onboarding-1', title: 'Onboarding', body: 'Add tutorial tooltips', problem: 'Users drop off in the first session' }, text: 'Have the tribunal review this proposal' }],
-  followed: async (_agora, { payload }) => {
-    const id = String(payload['proposalId']);
-    return { category: PROPOSAL_CATEGORY, streamId: `${PROPOSAL_CATEGORY}-${id}`, id };
-  },
+  followed: namedBy(PROPOSAL_CATEGORY, 'proposalId'),
   read: (agora, id) => viewIfFound(agora.tryQuery('GetProposal', { proposalId: id })),
   status(view) {
     const round = view.rounds[view.rounds.length - 1];
@@ -94,10 +99,7 @@ const validatorVote: AgoraSkill<VotingSessionView> = {
   cancels: ['CancelVotingSession'],
   turns: [],
   examples: [{ type: 'CreateVotingSession', payload: { requestId: 'deploy-4-2', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out release 4.2' }, text: 'Put this deployment to a vote' }],
-  followed: async (_agora, { payload }) => {
-    const id = String(payload['requestId']);
-    return { category: VOTING_SESSION_CATEGORY, streamId: `${VOTING_SESSION_CATEGORY}-${id}`, id };
-  },
+  followed: namedBy(VOTING_SESSION_CATEGORY, 'requestId'),
   read: (agora, id) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId: id })),
   status(view) {
     const progress = `${view.status}:${view.votes.length}:${view.awaitingOperator}:${view.finalDecision}`;
@@ -120,10 +122,7 @@ const chamberConsultation: AgoraSkill<ChamberSessionView> = {
   cancels: ['CancelChamberSession'],
   turns: [],
   examples: [{ type: 'ProposeChamberSession', payload: { sessionId: 'schema-migration-1', question: 'Should we migrate the orders table online or in a maintenance window?', rationale: 'A wrong call loses orders; one model is not enough' }, text: 'Consult the chamber on this question' }],
-  followed: async (_agora, { payload }) => {
-    const id = String(payload['sessionId']);
-    return { category: CHAMBER_SESSION_CATEGORY, streamId: `${CHAMBER_SESSION_CATEGORY}-${id}`, id };
-  },
+  followed: namedBy(CHAMBER_SESSION_CATEGORY, 'sessionId'),
   read: (agora, id) => viewIfFound(agora.tryQuery('GetChamberSession', { sessionId: id })),
   status({ summary }) {
     const progress = `${summary.status}:${summary.answered.length}:${summary.pendingCalls}`;
