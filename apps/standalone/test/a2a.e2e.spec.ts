@@ -70,10 +70,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
 
   const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
   /** The A2A client of an agent: the card and every request carry a fresh read token of its own (Authorization: Bearer). */
-  const a2aClient = async (agentId: string): Promise<Client> => {
+  const a2aClient = async (agentId: string, lifetimeSeconds?: number): Promise<Client> => {
     const fetchImpl: typeof fetch = (input, init) => {
       const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${mintReadToken({ agentId, secretKey: keys[agentId]!.secretKey })}`);
+      headers.set('authorization', `Bearer ${mintReadToken({ agentId, secretKey: keys[agentId]!.secretKey, ...(lifetimeSeconds === undefined ? {} : { lifetimeSeconds }) })}`);
       return fetch(input, { ...init, headers });
     };
     const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }));
@@ -232,13 +232,22 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(dataOf(final)).toMatchObject({ summary: { sessionId: 'a2a-consult', status: 'consensus', outcome: 'consensus' } });
   }, 60_000);
 
-  it('cancels a task with its signed cancellation; without one the cancel is refused and the task goes on', async () => {
+  it('cancels a task with its signed cancellation; without one the cancel is refused and the task goes on; its stream ends with the token', async () => {
     const client = await a2aClient('envoy');
     const states: string[] = (seen['validator-vote (person, cancelled)'] = []);
     const task = (await client.sendMessage(sendRequest(message(signed('envoy', 'CreateVotingSession', { requestId: 'a2a-cancel', actionType: 'rotate_keys', riskLevel: 'high', decider: 'person' }))))) as Task;
     states.push(stateOf(task));
     expect(stateOf(task)).toBe('input-required');
     await expect(client.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(/signed CancelVotingSession/);
+    // A stream of the task ends when the read token it was opened with expires (the task goes on).
+    const opened = Date.now();
+    const whileOpen: string[] = [];
+    for await (const update of (await a2aClient('envoy', 2)).resubscribeTask({ tenant: '', id: task.id })) note(update, whileOpen);
+    const endedAfterMs = Date.now() - opened;
+    expect(whileOpen).toEqual(['input-required']);
+    // The token is good until its exp, a whole second 1 to 2 s ahead: the stream ended then, not before.
+    expect(endedAfterMs).toBeGreaterThanOrEqual(900);
+    expect(endedAfterMs).toBeLessThan(10_000);
     // A task is its caller's: another agent neither reads nor cancels it.
     const other = await a2aClient('nova');
     await expect(other.getTask({ tenant: '', id: task.id, historyLength: 0 })).rejects.toThrow(/not found/i);
