@@ -7,8 +7,7 @@ import { consoleAssets } from './console-assets.js';
 import { tracingMiddleware } from './tracing.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
-import { AGENT_CARD_PATH } from '@a2a-js/sdk';
-import { A2A_PATH, a2aRoute } from './a2a/route.js';
+import { A2A_CARD_PATH, A2A_PATH, a2aRoute } from './a2a/route.js';
 import { mcpRoute } from './mcp-route.js';
 import { GatewayMetrics } from './metrics.js';
 import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
@@ -77,7 +76,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // A2A: the Agent Card and the JSON-RPC binding, the caller proven as for any read.
   const a2a = options.a2a === false ? undefined : a2aRoute(resolved, streams.parties, options.a2a ?? {}, GATEWAY_VERSION);
   if (a2a) {
-    app.use(`/${AGENT_CARD_PATH}`, ...a2a.card);
+    app.use(A2A_CARD_PATH, ...a2a.card);
     app.use(A2A_PATH, ...a2a.rpc);
   }
   if (options.console !== false) {

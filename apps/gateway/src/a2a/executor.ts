@@ -224,9 +224,10 @@ export class AgoraAgentExecutor implements AgentExecutor {
     }
   }
 
-  /** Called by AgoraRequestHandler before tasks/cancel reaches cancelTask, which sees only the task id. */
-  cancellationOf(taskId: string, metadata: Record<string, unknown> | undefined, context: ServerCallContext): void {
-    this.cancellations.set(taskId, { metadata, context });
+  /** Called by AgoraRequestHandler before tasks/cancel reaches cancelTask, which sees only the task id (and with no context after it, to forget it). */
+  cancellationOf(taskId: string, metadata: Record<string, unknown> | undefined, context: ServerCallContext | undefined): void {
+    if (context === undefined) this.cancellations.delete(taskId);
+    else this.cancellations.set(taskId, { metadata, context });
   }
 
   /** tasks/cancel: the caller's signed cancellation (metadata.command) is sent; the follower then sees the aggregate cancelled and ends the task `canceled`. */

@@ -6,7 +6,7 @@
  * /mcp and the HTTP API do; the caller's commands ride signed in the messages (executor.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2A_VERSION_HEADER, AgentCard, type CancelTaskRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, type CancelTaskRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import {
   DefaultExecutionEventBusManager,
@@ -25,6 +25,7 @@ import { Agora, MessagingTransport } from '@agora/sdk';
 import { Logger } from '@nestjs/common';
 import { CommandSender } from '../commands.js';
 import { challengeUnauthenticated, GatewayError } from '../http-reply.js';
+import { markRoute } from '../metrics.js';
 import type { ResolvedGatewayOptions } from '../options.js';
 import type { StreamParties } from '../read-visibility.js';
 import { ReaderTransport } from '../reader-transport.js';
@@ -33,6 +34,9 @@ import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { PushQueue } from './push.js';
 
 export { A2A_PATH };
+
+/** Where the Agent Card is (the A2A well-known path). */
+export const A2A_CARD_PATH = `/${AGENT_CARD_PATH}`;
 
 /** /a2a's settings (AGORA_A2A_URL). */
 export interface A2aSetting {
@@ -77,9 +81,14 @@ class AgoraRequestHandler extends DefaultRequestHandler {
     return this.cardOf?.() ?? super.getAgentCard();
   }
 
-  override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+  override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.executor?.cancellationOf(params.id, params.metadata, context);
-    return super.cancelTask(params, context);
+    try {
+      return await super.cancelTask(params, context);
+    } finally {
+      // Refused before it reached the executor (not found, already final): nothing stays behind.
+      this.executor?.cancellationOf(params.id, undefined, undefined);
+    }
   }
 }
 
@@ -136,13 +145,16 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   // its oneof members, `{$case, value}`, which 1.0 clients do not read).
   const legacyCard = legacyAgentCardRouter({ agentCardProvider: handler });
   const cardRoute = agentCardHandler({ agentCardProvider: async () => AgentCard.toJSON(card()) as AgentCard });
-  const varyByVersion: Middleware = (_req, res, next) => {
+  const varyByVersion: Middleware = (req, res, next) => {
+    markRoute(req, A2A_CARD_PATH);
     res.setHeader('vary', A2A_VERSION_HEADER);
     next();
   };
 
   /** The caller of a request (its read token, with reads closed); its streams end when that credential does. */
   const authenticate: Middleware = (req, res, next) => {
+    // Counted under /a2a; not timed, as an answer may be a stream that lasts as long as its task.
+    markRoute(req, A2A_PATH, { streaming: true });
     void (async () => {
       try {
         const read = await options.reads.read(req);
