@@ -294,6 +294,18 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(String((late as Error).message)).toMatch(/terminal state/);
   }, 60_000);
 
+  it('answers an A2A 0.3 client (JSON-RPC without A2A-Version) in 0.3: message/send, then tasks/get', async () => {
+    const rpc = async (method: string, params: unknown) => {
+      const response = await fetch(`${url}/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${mintReadToken({ agentId: 'envoy', secretKey: keys['envoy']!.secretKey })}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+    };
+    const command = signed('envoy', 'CreateVotingSession', { requestId: 'a2a-legacy', actionType: 'deploy_staging', riskLevel: 'high' });
+    const sent = await rpc('message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'data', data: { command } }] } });
+    expect(sent.result).toMatchObject({ kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'data', data: { sessionId: 'a2a-legacy', finalDecision: 'approve' } }] }] });
+    const got = await rpc('tasks/get', { id: sent.result!['id'] });
+    expect(got.result).toMatchObject({ kind: 'task', id: sent.result!['id'], status: { state: 'completed' } });
+  }, 60_000);
+
   it("refuses a command that is not the caller's own, and a report that trips no breaker, each with Agora's reason", async () => {
     const client = await a2aClient('envoy');
     const forged = (await client.sendMessage(sendRequest(message(signed('nova', 'SubmitProposal', { proposalId: 'a2a-not-mine', title: 'x', body: 'x', problem: 'x' }))))) as Task;
