@@ -12,7 +12,6 @@ import {
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
   InMemoryPushNotificationStore,
-  InMemoryTaskStore,
   ResultManager,
   type AgentExecutionEvent,
   type ExecutionEventBus,
@@ -32,6 +31,7 @@ import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { PushQueue } from './push.js';
+import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
 
@@ -44,6 +44,8 @@ export interface A2aSetting {
   url?: string;
   /** Tasks following the log at once (default 1,000). */
   maxTasks?: number;
+  /** Ended tasks kept readable (tasks/get, tasks/list) before the oldest is forgotten (default 1,000). */
+  maxFinishedTasks?: number;
 }
 
 const CALLER = Symbol('agora.a2a.caller');
@@ -109,8 +111,8 @@ function responseOf(event: AgentExecutionEvent): StreamResponse | undefined {
 export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string) {
   const logger = new Logger('agora:a2a');
   const bus = new MessagingTransport(options.client);
-  const taskStore = new InMemoryTaskStore();
   const pushStore = new InMemoryPushNotificationStore();
+  const taskStore = new BoundedTaskStore(pushStore, setting.maxFinishedTasks);
   const push = new PushQueue(pushStore, { logger });
   const buses = new FollowedBuses();
   const readerClient = (reader: Reader | undefined) =>
