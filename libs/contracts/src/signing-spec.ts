@@ -14,6 +14,8 @@ export const SIGNING_TAGS = {
   resolution: 'agora.dialectic.resolution.v1',
   /** A login: the answer to a gateway's one-time challenge, which opens a browser session (the console). */
   login: 'agora.login.v1',
+  /** An auditor's saved audit state (`agora audit --state`): where it verified the log up to, signed with its own key. */
+  auditState: 'agora.audit-state.v1',
 } as const;
 
 /**
