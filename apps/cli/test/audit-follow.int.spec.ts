@@ -14,6 +14,7 @@ import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/ident
 import { startRegistryService, type RunningRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { LogAuditor, type AuditOptions, type AuditReport, type Finding } from '../src/audit/engine.js';
+import { serveAuditMetrics } from '../src/audit/metrics.js';
 import { readAuditState, writeAuditState, type AuditState } from '../src/audit/state.js';
 import { runCli } from '../src/cli.js';
 
@@ -46,7 +47,7 @@ function follow(store: EventStore, options: AuditOptions = {}) {
   const stop = new AbortController();
   const findings: { finding: Finding; at: number }[] = [];
   const settled: { count: number; at: number }[] = [];
-  const auditor = new LogAuditor({ trusted, ...options, signal: stop.signal, onFinding: (finding) => findings.push({ finding, at: Date.now() }), follow: { onSettled: (a) => settled.push({ count: a.at.count, at: Date.now() }) } });
+  const auditor = new LogAuditor({ trusted, ...options, signal: stop.signal, onFinding: (finding) => (findings.push({ finding, at: Date.now() }), options.onFinding?.(finding)), follow: { onSettled: (a) => settled.push({ count: a.at.count, at: Date.now() }) } });
   const running = auditor.run(store);
   const waitFor = async <T>(what: () => T | undefined, timeoutMs = 5_000): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
@@ -71,9 +72,17 @@ describe('agora audit --follow', () => {
   it('verifies a new commit within a second of its being stored, and finds a commit published straight into the log as it lands', async () => {
     const log = await registryLog(join(base, 'followed'));
     const { store, send } = log;
-    const run = follow(store);
+    let metrics: Awaited<ReturnType<typeof serveAuditMetrics>> | undefined;
+    const run = follow(store, { onFinding: (finding) => metrics?.finding(finding) });
+    metrics = await serveAuditMetrics(store, () => run.auditor.at, { port: 0, host: '127.0.0.1' });
+    const scrape = async () => {
+      const text = await (await fetch(metrics!.url)).text();
+      return (name: string) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
     const before = await countOf(store);
     await run.waitFor(() => run.settled.find((s) => s.count === before));
+    let value = await scrape();
+    expect([value('agora_audit_verified_position_events'), value('agora_audit_events_verified_total'), value('agora_audit_lag_events'), value('agora_audit_lag_seconds')]).toEqual([before, before, 0, 0]);
 
     await send('UpdateAgent', UpdateAgent.subject, 'alice', alice, { agentId: 'bob', displayName: 'Bob the executive' });
     const stored = (await store.readStream('agent-bob')).at(-1)!;
@@ -91,6 +100,15 @@ describe('agora audit --follow', () => {
     const report = await run.stop();
     expect(report.findings.map((f) => f.check)).toEqual(['envelope']);
     expect(report.events).toBe(before + 3);
+    value = await scrape();
+    expect([value('agora_audit_findings_total{check="envelope"}'), value('agora_audit_findings_total{check="signature"}'), value('agora_audit_verified_position_events'), value('agora_audit_lag_events')]).toEqual([1, 0, before + 3, 0]);
+    // Stopped, and the log goes on: the audit is behind by what follows (a commit and its reservation).
+    await send('UpdateAgent', UpdateAgent.subject, 'alice', alice, { agentId: 'bob', displayName: 'Bob, later' });
+    value = await scrape();
+    expect(value('agora_audit_lag_events')).toBe(2);
+    expect(value('agora_audit_lag_seconds')).toBeGreaterThanOrEqual(0);
+    expect(value('agora_audit_lag_seconds')).toBeLessThan(60);
+    await metrics.close();
     await log.close();
   });
 });
@@ -176,5 +194,36 @@ describe('agora audit --state', () => {
     });
     expect(report.findings.find((f) => f.check === 'continuation')).toMatchObject({ streamId: 'agent-bob', revision: 1 });
     expect(report.findings.find((f) => f.check === 'continuation')!.reason).toMatch(/past was rewritten since the audit verified it: its commit at revision 0 is not the one/);
+  });
+
+  it('from the command line: the first run writes the state, the next resumes from it (the key from AGORA_AUDIT_KEY_FILE); --state without a key is a usage error', async () => {
+    const keyFile = join(base, 'auditor.key.json');
+    writeFileSync(keyFile, JSON.stringify({ agentId: 'auditor', ...auditorKey }));
+    const cliState = join(base, 'cli-state.json');
+    const audit = async (args: string[], env: Record<string, string> = {}) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await runCli(['audit', '--workers', '0', ...args], {
+        stdout: (t) => (stdout += t),
+        stderr: (t) => (stderr += t),
+        readStdin: async () => '',
+        env: { EVENT_STORE: `embedded:${join(base, 'resumed')}`, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, AGORA_OPERATOR_ID: 'root', AGORA_DATA_DIR: join(base, 'resumed-data'), ...env },
+      });
+      return { code, stdout, stderr };
+    };
+    const first = await audit(['--json', '--state', cliState, '--key', keyFile]);
+    expect(first.code).toBe(0);
+    const firstReport = JSON.parse(first.stdout) as AuditReport;
+    expect(firstReport.resumed).toBeUndefined();
+    expect(firstReport.events).toBe(verifiedEvents + 4);
+    expect(readAuditState(cliState, auditorKey.publicKey)!.events).toBe(verifiedEvents + 4);
+
+    const second = await audit(['--state', cliState], { AGORA_AUDIT_KEY_FILE: keyFile });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(new RegExp(`resumed after position \\S+ \\(${verifiedEvents + 4} events verified before, 0 findings then\\): 0 events read`));
+
+    const noKey = await audit(['--state', cliState]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("--state needs the auditor's key");
   });
 });

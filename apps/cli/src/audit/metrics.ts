@@ -11,6 +11,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { EventStore } from '@agora/eventstore';
+import { serveMetrics, type MetricsServer } from '@agora/runtime';
 import { CHECKS, type AuditPosition, type Finding } from './engine.js';
 
 /** Events after the verified position are counted up to this many at each scrape (one bounded read). */
@@ -83,4 +84,11 @@ export function auditMetrics(store: EventStore, at: () => AuditPosition, options
     finding: (finding) => findings.inc({ check: finding.check }),
     caughtUp: () => caughtUp.set(1),
   };
+}
+
+/** The metrics, served on /metrics (and /health) at `port` on `host`, the services' way. */
+export async function serveAuditMetrics(store: EventStore, at: () => AuditPosition, where: { port: number; host: string }): Promise<AuditMetrics & MetricsServer> {
+  const metrics = auditMetrics(store, at);
+  const server = await serveMetrics({ registry: metrics.registry, port: where.port, host: where.host });
+  return { ...metrics, ...server };
 }

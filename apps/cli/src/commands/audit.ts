@@ -124,7 +124,8 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
     let metrics: { close(): Promise<void> } | undefined;
     try {
       const { LogAuditor } = await import('../audit/engine.js');
-      let onFinding: ((finding: Finding) => void) | undefined;
+      let served: { finding(finding: Finding): void; caughtUp(): void } | undefined;
+      let following = false;
       let lastSaved = 0;
       const options: AuditOptions = {
         ...opened.options,
@@ -132,7 +133,7 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
         signal: stop.signal,
         ...(resume ? { resume } : {}),
         onFinding: (finding) => {
-          onFinding?.(finding);
+          served?.finding(finding);
           if (follow) io.stdout(`finding: ${findingLine(finding)}\n`);
           if (exitOnFinding) stop.abort();
         },
@@ -141,6 +142,11 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
           ? {
               follow: {
                 onSettled: (auditor: LogAuditor) => {
+                  if (!following) {
+                    following = true;
+                    served?.caughtUp();
+                    io.stderr(`audit: verified ${auditor.at.count} events up to position ${auditor.at.position ?? '-'}; following the log\n`);
+                  }
                   if (Date.now() - lastSaved < STATE_EVERY_MS) return;
                   lastSaved = Date.now();
                   save(auditor);
@@ -151,19 +157,10 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
       };
       const auditor = new LogAuditor(options);
       if (metricsPort !== undefined) {
-        const { auditMetrics } = await import('../audit/metrics.js');
-        const { serveMetrics } = await import('@agora/runtime');
-        const served = auditMetrics(opened.store, () => auditor.at);
-        onFinding = served.finding;
-        const caughtUp = options.follow!.onSettled!;
-        let told = false;
-        options.follow!.onSettled = (a) => {
-          if (!told) (told = true), served.caughtUp();
-          caughtUp(a);
-        };
-        const server = await serveMetrics({ registry: served.registry, port: metricsPort.port, host: metricsPort.host });
-        metrics = server;
-        io.stderr(`audit: following ${opened.description}; metrics on ${server.url}\n`);
+        const { serveAuditMetrics } = await import('../audit/metrics.js');
+        const server = await serveAuditMetrics(opened.store, () => auditor.at, metricsPort);
+        served = metrics = server;
+        io.stderr(`audit: following ${opened.description}; metrics: ${server.url}\n`);
       }
       report = await auditor.run(opened.store);
       save(auditor);
