@@ -72,11 +72,11 @@ describe('agora audit --follow', () => {
   it('verifies a new commit within a second of its being stored, and finds a commit published straight into the log as it lands', async () => {
     const log = await registryLog(join(base, 'followed'));
     const { store, send } = log;
-    let metrics: Awaited<ReturnType<typeof serveAuditMetrics>> | undefined;
-    const run = follow(store, { onFinding: (finding) => metrics?.finding(finding) });
-    metrics = await serveAuditMetrics(store, () => run.auditor.at, { port: 0, host: '127.0.0.1' });
+    const served: { metrics?: Awaited<ReturnType<typeof serveAuditMetrics>> } = {};
+    const run = follow(store, { onFinding: (finding) => served.metrics?.finding(finding) });
+    const metrics = (served.metrics = await serveAuditMetrics(store, () => run.auditor.at, { port: 0, host: '127.0.0.1' }));
     const scrape = async () => {
-      const text = await (await fetch(metrics!.url)).text();
+      const text = await (await fetch(metrics.url)).text();
       return (name: string) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
     };
     const before = await countOf(store);
