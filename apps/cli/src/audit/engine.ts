@@ -209,6 +209,7 @@ export class LogAuditor {
   private store: EventStore | undefined;
 
   constructor(private readonly options: AuditOptions = {}) {
+    if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
     this.rules = aggregateRules(options.policies);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
     this.verifier = new SignatureVerifier(options.workers ?? 0);
@@ -262,12 +263,13 @@ export class LogAuditor {
           }
         }
         await this.settle();
+        // The log as it stood reaches its last checkpoint (one recorded later, while following, is not there yet).
+        if (!signal?.aborted) this.checkTruncation(this.hasher.current.position);
         if (this.options.follow && !signal?.aborted) await this.follow(store, this.options.follow);
       }
     } finally {
       await this.verifier.close();
     }
-    if (continues && !signal?.aborted) this.checkTruncation(this.hasher.current.position);
     progress();
     this.findings.sort((a, b) => (a.position === b.position ? CHECK_ORDER[a.check] - CHECK_ORDER[b.check] : comparePositions(a.position, b.position)));
     return {
@@ -323,7 +325,8 @@ export class LogAuditor {
     });
     follow.onSettled?.(this);
     try {
-      await Promise.race([subscription.caughtUp.then(() => new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true })))), failure]);
+      const stopped = new Promise<void>((resolve) => (signal!.aborted ? resolve() : signal!.addEventListener('abort', () => resolve(), { once: true })));
+      await Promise.race([subscription.caughtUp.then(() => stopped), failure]);
     } finally {
       clearTimeout(timer);
       await subscription.stop();
