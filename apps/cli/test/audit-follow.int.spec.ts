@@ -4,8 +4,9 @@
  * log is found as it lands, and an audit resumes from its signed state, refusing a log whose past
  * was rewritten since.
  */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
@@ -18,6 +19,7 @@ import { serveAuditMetrics } from '../src/audit/metrics.js';
 import { readAuditState, writeAuditState, type AuditState } from '../src/audit/state.js';
 import { runCli } from '../src/cli.js';
 
+const PROMTOOL = process.env['PROMTOOL_BIN'] ?? '/usr/bin/promtool';
 const root = generateKeyPair();
 const alice = generateKeyPair();
 const auditorKey = generateKeyPair();
@@ -82,7 +84,12 @@ describe('agora audit --follow', () => {
     const before = await countOf(store);
     await run.waitFor(() => run.settled.find((s) => s.count === before));
     let value = await scrape();
-    expect([value('agora_audit_verified_position_events'), value('agora_audit_events_verified_total'), value('agora_audit_lag_events'), value('agora_audit_lag_seconds')]).toEqual([before, before, 0, 0]);
+    expect([value('agora_audit_verified_position_events'), value('agora_audit_events_verified_total'), value('agora_audit_lag_events'), value('agora_audit_lag_seconds'), value('agora_audit_caught_up')]).toEqual([before, before, 0, 0, 1]);
+    if (existsSync(PROMTOOL)) {
+      // Nothing to lint in ours (prom-client's own nodejs_active_*_total gauges are promtool's only complaint).
+      const lint = spawnSync(PROMTOOL, ['check', 'metrics'], { input: await (await fetch(metrics.url)).text(), encoding: 'utf8' });
+      expect(`${lint.stdout}${lint.stderr}`.split('\n').filter((line) => line.startsWith('agora_'))).toEqual([]);
+    }
 
     await send('UpdateAgent', UpdateAgent.subject, 'alice', alice, { agentId: 'bob', displayName: 'Bob the executive' });
     const stored = (await store.readStream('agent-bob')).at(-1)!;
@@ -101,7 +108,7 @@ describe('agora audit --follow', () => {
     expect(report.findings.map((f) => f.check)).toEqual(['envelope']);
     expect(report.events).toBe(before + 3);
     value = await scrape();
-    expect([value('agora_audit_findings_total{check="envelope"}'), value('agora_audit_findings_total{check="signature"}'), value('agora_audit_verified_position_events'), value('agora_audit_lag_events')]).toEqual([1, 0, before + 3, 0]);
+    expect([value('agora_audit_findings_total{check="envelope"}'), value('agora_audit_findings_total{check="signature"}'), value('agora_audit_verified_position_events'), value('agora_audit_lag_events'), value('agora_audit_caught_up')]).toEqual([1, 0, before + 3, 0, 0]);
     // Stopped, and the log goes on: the audit is behind by what follows (a commit and its reservation).
     await send('UpdateAgent', UpdateAgent.subject, 'alice', alice, { agentId: 'bob', displayName: 'Bob, later' });
     value = await scrape();
@@ -110,6 +117,20 @@ describe('agora audit --follow', () => {
     expect(value('agora_audit_lag_seconds')).toBeLessThan(60);
     await metrics.close();
     await log.close();
+  });
+  it('--exit-on-finding stops at the first finding with exit code 1 (here in the pass: the log above holds the forged commit)', async () => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['audit', '--follow', '--exit-on-finding', '--workers', '0'], {
+      stdout: (t) => (stdout += t),
+      stderr: (t) => (stderr += t),
+      readStdin: async () => '',
+      env: { EVENT_STORE: `embedded:${join(base, 'followed')}`, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, AGORA_OPERATOR_ID: 'root', AGORA_DATA_DIR: join(base, 'followed-data'), METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' },
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect(stdout).toMatch(/^finding: agent-bob@2 \(position \S+, AgentUpdated\) envelope: /m);
+    expect(stdout).toContain('1 finding:');
   });
 });
 

@@ -103,6 +103,8 @@ export interface AuditOptions {
 export interface AuditPosition {
   /** Events of the log hashed up to it (from the log's start, across resumes). */
   count: number;
+  /** The pass over the log is done and the audit follows it. */
+  following: boolean;
   position: string | undefined;
   recordedAt: string | undefined;
 }
@@ -207,6 +209,7 @@ export class LogAuditor {
   private readonly resumedStreams = new Map<string, { revision: number; commit: string }>();
   private readonly resumed: AuditState | undefined;
   private store: EventStore | undefined;
+  private following = false;
 
   constructor(private readonly options: AuditOptions = {}) {
     if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
@@ -232,7 +235,7 @@ export class LogAuditor {
   /** Where the audit is: the last event hashed. */
   get at(): AuditPosition {
     const head = this.hasher.current;
-    return { count: head.count, position: head.position, recordedAt: this.lastRecordedAt };
+    return { count: head.count, position: head.position, recordedAt: this.lastRecordedAt, following: this.following };
   }
 
   /** Audits the log of `store` (after the resumed position); with `follow`, goes on until `signal` aborts. */
@@ -323,6 +326,7 @@ export class LogAuditor {
         settleWhenIdle();
       },
     });
+    this.following = true;
     follow.onSettled?.(this);
     try {
       const stopped = new Promise<void>((resolve) => (signal!.aborted ? resolve() : signal!.addEventListener('abort', () => resolve(), { once: true })));
@@ -332,6 +336,7 @@ export class LogAuditor {
       await subscription.stop();
       await chain;
       await this.settle();
+      this.following = false;
       follow.onSettled?.(this);
     }
   }

@@ -20,7 +20,6 @@ export const LAG_COUNT_CAP = 1_000;
 export interface AuditMetrics {
   registry: Registry;
   finding(finding: Finding): void;
-  caughtUp(): void;
 }
 
 export function auditMetrics(store: EventStore, at: () => AuditPosition, options: { now?: () => number } = {}): AuditMetrics {
@@ -77,13 +76,15 @@ export function auditMetrics(store: EventStore, at: () => AuditPosition, options
   });
   const findings = new Counter({ name: 'agora_audit_findings_total', help: 'Findings of the audit by check (envelope, signature, authorization, chain, decision, model_calls, checkpoint, continuation)', labelNames: ['check'], registers });
   for (const check of CHECKS) findings.inc({ check }, 0);
-  const caughtUp = new Gauge({ name: 'agora_audit_caught_up', help: 'Whether the audit has verified the log as it stood when it started and now follows it (1) or is still reading it (0)', registers });
-  caughtUp.set(0);
-  return {
-    registry,
-    finding: (finding) => findings.inc({ check: finding.check }),
-    caughtUp: () => caughtUp.set(1),
-  };
+  new Gauge({
+    name: 'agora_audit_caught_up',
+    help: 'Whether the audit has verified the log as it stood when it started and now follows it (1) or is still reading it (0)',
+    registers,
+    collect() {
+      this.set(at().following ? 1 : 0);
+    },
+  });
+  return { registry, finding: (finding) => findings.inc({ check: finding.check }) };
 }
 
 /** The metrics, served on /metrics (and /health) at `port` on `host`, the services' way. */

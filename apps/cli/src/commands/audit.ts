@@ -124,7 +124,7 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
     let metrics: { close(): Promise<void> } | undefined;
     try {
       const { LogAuditor } = await import('../audit/engine.js');
-      let served: { finding(finding: Finding): void; caughtUp(): void } | undefined;
+      let served: { finding(finding: Finding): void } | undefined;
       let following = false;
       let lastSaved = 0;
       const options: AuditOptions = {
@@ -144,7 +144,6 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
                 onSettled: (auditor: LogAuditor) => {
                   if (!following) {
                     following = true;
-                    served?.caughtUp();
                     io.stderr(`audit: verified ${auditor.at.count} events up to position ${auditor.at.position ?? '-'}; following the log\n`);
                   }
                   if (Date.now() - lastSaved < STATE_EVERY_MS) return;
