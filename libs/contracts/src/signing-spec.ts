@@ -126,6 +126,7 @@ answered with the first result and writes nothing).
 | \`${SIGNING_TAGS.command}\` | the unsigned envelope (above) | every command's \`signature\` |
 | \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | \`SignResolution\`, \`RecordTieBreak\`, \`DecideRecovery\` (\`publicKey\`, \`signature\`) |
 | \`${SIGNING_TAGS.login}\` | \`{"aud": <the gateway's audience>, "challenge": <the challenge>, "sub": <agent id>}\` | \`POST /v1/login\` (\`signature\`), see "Logging in" |
+| \`${SIGNING_TAGS.auditState}\` | an audit state without its \`signature\` (JSON as written: no undefined member) | \`agora audit --state <file>\` (\`signature\`, under the auditor's own key \`signedBy\`; docs/security.md) |
 
 The resolution payload is the \`resolution\` of the \`ResolutionProposed\` event (or of the dialectic
 session query's \`proposed\`), taken as it is: it has every member (\`null\` where empty) and its
