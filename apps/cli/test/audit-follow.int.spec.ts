@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { startRegistryService, type RunningRegistryService } from '@agora/registry';
+import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { LogAuditor, type AuditOptions, type AuditReport, type Finding } from '../src/audit/engine.js';
 import { serveAuditMetrics } from '../src/audit/metrics.js';
@@ -29,7 +29,7 @@ let base: string;
 /** A log written by the registry service (alice and bob registered), kept open: its store and a way to send commands. */
 async function registryLog(directory: string) {
   const context: ServiceContext = await openServiceContext({ store: { kind: 'embedded', directory }, natsUrl: undefined, dataDir: `${directory}-data`, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 5_000 });
-  const registry: RunningRegistryService = await startRegistryService(context, { logger: false });
+  const registry = await startRegistryService(context, { logger: false });
   const send = async (type: string, subject: string, actor: string, key: KeyPair, payload: Record<string, unknown>) => {
     const reply: Reply<CommandResult> = await context.client.request(subject, createSignedCommand({ type, actor, payload, secretKey: key.secretKey }), { timeoutMs: 5_000 });
     if (!reply.ok) throw new Error(`${type}: ${reply.error.message}`);
