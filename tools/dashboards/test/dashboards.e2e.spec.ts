@@ -360,6 +360,10 @@ async function freePort(): Promise<number> {
   });
 
   it('evaluates every SLO rule without error, and fires none of the platform alerts on a healthy Agora', async () => {
+    // The audit followed every commit of the plays above as they were stored, and found nothing.
+    expect(auditorOutput).not.toMatch(/^finding: /m);
+    expect(Number((await series('max(agora_audit_verified_position_events)'))[0]?.value[1])).toBeGreaterThan(200);
+    expect((await series('sum(agora_audit_findings_total)'))[0]?.value[1]).toBe('0');
     type Rules = { groups: { name: string; rules: { name: string; type: string; health: string; lastError?: string; state?: string }[] }[] };
     const rules = ((await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as { data: Rules }).data;
     const all = rules.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, ...r })));
