@@ -14,6 +14,8 @@ export const SIGNING_TAGS = {
   resolution: 'agora.dialectic.resolution.v1',
   /** A login: the answer to a gateway's one-time challenge, which opens a browser session (the console). */
   login: 'agora.login.v1',
+  /** An auditor's saved audit state (`agora audit --state`): where it verified the log up to, signed with its own key. */
+  auditState: 'agora.audit-state.v1',
 } as const;
 
 /**
@@ -124,6 +126,7 @@ answered with the first result and writes nothing).
 | \`${SIGNING_TAGS.command}\` | the unsigned envelope (above) | every command's \`signature\` |
 | \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | \`SignResolution\`, \`RecordTieBreak\`, \`DecideRecovery\` (\`publicKey\`, \`signature\`) |
 | \`${SIGNING_TAGS.login}\` | \`{"aud": <the gateway's audience>, "challenge": <the challenge>, "sub": <agent id>}\` | \`POST /v1/login\` (\`signature\`), see "Logging in" |
+| \`${SIGNING_TAGS.auditState}\` | an audit state without its \`signature\` (JSON as written: no undefined member) | \`agora audit --state <file>\` (\`signature\`, under the auditor's own key \`signedBy\`; docs/security.md) |
 
 The resolution payload is the \`resolution\` of the \`ResolutionProposed\` event (or of the dialectic
 session query's \`proposed\`), taken as it is: it has every member (\`null\` where empty) and its

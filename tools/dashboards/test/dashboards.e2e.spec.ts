@@ -23,7 +23,7 @@ import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
 import { StandIns } from '@agora/providers';
-import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { processEnvironment, REPO_ROOT, runToCompletion, sourceArgs, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
 
 const PROMETHEUS = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
 const hasPrometheus = existsSync(PROMETHEUS);
@@ -52,6 +52,9 @@ async function freePort(): Promise<number> {
   let store: EventStore;
   let client: NatsAgoraClient;
   let prometheus: ChildProcess | undefined;
+  /** `agora audit --follow` on the log, as an auditor runs it beside the deployment (job agora-audit). */
+  let auditor: ChildProcess | undefined;
+  let auditorOutput = '';
   let prometheusLog = '';
   let prometheusUrl: string;
   let stands: StandIns;
@@ -137,6 +140,15 @@ async function freePort(): Promise<number> {
       metricsTargets.set(name, url);
     }
     client = await NatsAgoraClient.connect({ servers: nats.url, name: 'dashboards-e2e' });
+    // The auditor follows the log with the services' public keys (each printed its own on first start) and their policies.
+    const serviceKeys = Object.fromEntries([...processes.values()].flatMap((p) => [...p.output().matchAll(/created the (\w+) service's key \S+ \(public key (ed25519:[\w-]+)\)/g)].map((m) => [m[1]!, m[2]!])));
+    const auditorEnv = { ...env('projections'), AGORA_DATA_DIR: join(dir, 'auditor'), AGORA_SERVICE_PUBLIC_KEYS: JSON.stringify(serviceKeys), ...stands.env };
+    auditor = spawn(process.execPath, [...sourceArgs('apps/cli/src/main.ts'), 'audit', '--follow', '--workers', '0'], { cwd: REPO_ROOT, env: processEnvironment(auditorEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+    auditor.stdout!.setEncoding('utf8').on('data', (chunk: string) => (auditorOutput += chunk));
+    auditor.stderr!.setEncoding('utf8').on('data', (chunk: string) => (auditorOutput += chunk));
+    await waitFor(() => /following the log$/m.test(auditorOutput) || auditor!.exitCode !== null, 'the audit to follow the log', 60_000);
+    const auditorTarget = /metrics: http:\/\/(\S+)\/metrics/.exec(auditorOutput)?.[1];
+    if (!auditorTarget) throw new Error(`agora audit --follow named no metrics address:\n${auditorOutput}`);
 
     const port = await freePort();
     prometheusUrl = `http://127.0.0.1:${port}`;
@@ -146,6 +158,8 @@ async function freePort(): Promise<number> {
       'scrape_configs:',
       '  - job_name: agora',
       `    static_configs: [{ targets: ${JSON.stringify([...metricsTargets.values()])} }]`,
+      '  - job_name: agora-audit',
+      `    static_configs: [{ targets: ${JSON.stringify([auditorTarget])} }]`,
       '',
     ].join('\n');
     await writeFile(join(dir, 'prometheus.yml'), config);
@@ -155,7 +169,7 @@ async function freePort(): Promise<number> {
     await waitFor(
       async () => {
         if (prometheus!.exitCode !== null) throw new Error(`prometheus exited with ${prometheus!.exitCode}:\n${prometheusLog}`);
-        return (await query('up').catch(() => undefined))?.data?.result.length === SERVICES.length;
+        return (await query('up').catch(() => undefined))?.data?.result.length === SERVICES.length + 1;
       },
       'Prometheus to scrape every process',
       60_000,
@@ -163,6 +177,11 @@ async function freePort(): Promise<number> {
   }, 240_000);
 
   afterAll(async () => {
+    if (auditor && auditor.exitCode === null) {
+      const exited = new Promise<void>((ok) => auditor!.once('exit', () => ok()));
+      auditor.kill('SIGTERM');
+      await exited;
+    }
     if (prometheus && prometheus.exitCode === null) {
       const exited = new Promise<void>((ok) => prometheus!.once('exit', () => ok()));
       prometheus.kill('SIGTERM');
@@ -286,7 +305,7 @@ async function freePort(): Promise<number> {
     for (const service of [...COMMAND_SERVICES, 'projections'] as const) {
       expect(await instances(`agora_nats_slow_consumer_events_total{connection="${service}"}`)).toEqual(new Set([metricsTargets.get(service)]));
     }
-    expect(await instances('process_cpu_seconds_total')).toEqual(all);
+    expect(await instances('process_cpu_seconds_total{job="agora"}')).toEqual(all);
     // Commands, each service on its own process, refusals by code (the demo's vague objection, seldon deciding his own escalation).
     for (const service of COMMAND_SERVICES) {
       expect(await instances(`agora_commands_handled_total{service="${service}",outcome="accepted"}`)).toEqual(new Set([metricsTargets.get(service)]));
@@ -341,6 +360,10 @@ async function freePort(): Promise<number> {
   });
 
   it('evaluates every SLO rule without error, and fires none of the platform alerts on a healthy Agora', async () => {
+    // The audit followed every commit of the plays above as they were stored, and found nothing.
+    expect(auditorOutput).not.toMatch(/^finding: /m);
+    expect(Number((await series('max(agora_audit_verified_position_events)'))[0]?.value[1])).toBeGreaterThan(200);
+    expect((await series('sum(agora_audit_findings_total)'))[0]?.value[1]).toBe('0');
     type Rules = { groups: { name: string; rules: { name: string; type: string; health: string; lastError?: string; state?: string }[] }[] };
     const rules = ((await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as { data: Rules }).data;
     const all = rules.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, ...r })));
