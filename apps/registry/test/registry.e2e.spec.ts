@@ -5,11 +5,12 @@ import { GetAgent, RegisterAgent, UpdateAgent, type AgentView, type CommandResul
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
 import type { StatsResponse } from '@agora/messaging';
-import { startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
 import { expectOnlyReplicas, gatherServiceReplies, runRegistry } from './support/registry-process.js';
 
 const REPLICAS = 3;
-const CONCURRENT_UPDATES = 200;
+/** Concurrent updates of one agent: 100 in npm test, 500 under AGORA_TEST_SCALE=full (npm run test:full). */
+const CONCURRENT_UPDATES = scaled(100, 500);
 
 describe('agora-registry processes (e2e)', () => {
   // A NATS server of the test's own: on the shared one, other runs' registries would join the queue group.
@@ -123,7 +124,7 @@ describe('agora-registry processes (e2e)', () => {
     const handled = (await statsOf()).map((n, i) => n - statsBefore[i]!);
     console.log(`UpdateAgent requests per replica: ${handled.join(', ')}`);
     for (const n of handled) expect(n).toBeGreaterThan(0);
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 
   it('answers NATS services discovery: $SRV.PING.registry from each of the three replicas', async () => {
     const pings = await gatherServiceReplies<{ type: string; name: string; id: string }>(fleet.client.connection, '$SRV.PING.registry', 500);

@@ -8,11 +8,12 @@
 // agora_commands_issued_total{source="deadlines.voting"}.
 import { CreateVotingSession, type CommandResult, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
 import { generateKeys, registerAgents, sign } from './support/fleet.js';
 
 const REPLICAS = 3;
-const SESSIONS = 12;
+/** Sessions expiring per round: 12 in npm test, 48 under AGORA_TEST_SCALE=full (npm run test:full). */
+const SESSIONS = scaled(12, 48);
 const TTL_MS = 3_000;
 const TIMEOUT_MS = 2_000;
 
@@ -83,7 +84,7 @@ describe('replicas share the voting deadlines (e2e)', () => {
     } finally {
       await Promise.all(group.map((r) => r.stop()));
     }
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 
   it(`with leases, one replica of ${REPLICAS} fires each deadline once; killed, a standby takes over within the ttl and nothing is lost or doubled`, async () => {
     const group = await startReplicas({ AGORA_LEASE_TTL_MS: String(TTL_MS) });
@@ -119,5 +120,5 @@ describe('replicas share the voting deadlines (e2e)', () => {
       const events = await store.readStream(`voting_session-${id}`);
       expect(events.map((e) => e.type)).toEqual(['VotingSessionCreated', 'VotingSessionExpired']);
     }
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 });

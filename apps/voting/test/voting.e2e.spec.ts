@@ -5,11 +5,12 @@ import { CastValidatorVote, CreateVotingSession, type CommandResult, type Reply 
 import { openJetStreamEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { SignedCommand } from '@agora/identity';
 import type { StatsResponse } from '@agora/messaging';
-import { startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
 import { FIVE, generateKeys, registerAgents, sign } from './support/fleet.js';
 
 const REPLICAS = 3;
-const SESSIONS = 4;
+/** Sessions voted on at once: 4 in npm test, 16 under AGORA_TEST_SCALE=full (npm run test:full). */
+const SESSIONS = scaled(4, 16);
 
 describe('agora-voting processes (e2e)', () => {
   // A NATS server of the test's own: on the shared one, other runs' voting replicas would join the queue group.
@@ -88,7 +89,7 @@ describe('agora-voting processes (e2e)', () => {
     const handled = (await statsOf()).map((n, i) => n - statsBefore[i]!);
     console.log(`CastValidatorVote requests per replica: ${handled.join(', ')}`);
     for (const n of handled) expect(n).toBeGreaterThan(0);
-  }, 60_000);
+  }, scaled(60_000, 180_000));
 
   it('fires a timeout once after every replica crashed, when all three come back at once and each finds it due', async () => {
     const id = `e2e-timeout-${Date.now().toString(36)}`;
