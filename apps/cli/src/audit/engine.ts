@@ -14,11 +14,11 @@
  * Each failure is a finding with its stream, revision, position and reason.
  */
 import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
-import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
+import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision, type SettingsInForce } from '@agora/eventsourcing';
 import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
-import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
+import { AuditRules, type AggregateRules, type AuditPolicies } from './rules.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
 export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint' | 'model_calls';
@@ -65,6 +65,7 @@ export interface TrustedKey {
 }
 
 export interface AuditOptions {
+  /** The policies of a log that records no settings (before its first SettingsRecorded of each): see rules.ts. */
   policies?: AuditPolicies;
   /** Agents known from configuration (AGORA_OPERATOR_KEY_FILE / AGORA_OPERATOR_PUBLIC_KEY). */
   trusted?: readonly TrustedKey[];
@@ -154,7 +155,8 @@ function differenceAt(path: string, again: unknown, recorded: unknown, lenientHe
 }
 
 export class LogAuditor {
-  private readonly rules: Map<string, AggregateRules>;
+  /** The deciders under the settings in force at the position reached. */
+  private readonly rules: AuditRules;
   private readonly streams = new Map<string, StreamCursor>();
   private readonly agents = new Map<string, AgentKeys>();
   private readonly trusted: Map<string, TrustedKey>;
@@ -171,9 +173,14 @@ export class LogAuditor {
   private pending: RecordedEvent[] = [];
 
   constructor(private readonly options: AuditOptions = {}) {
-    this.rules = aggregateRules(options.policies);
+    this.rules = new AuditRules(options.policies);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
     this.verifier = new SignatureVerifier(options.workers ?? 0);
+  }
+
+  /** The settings the log recorded up to the position reached (a small foldable value: keep it beside a position to resume from). */
+  get settingsInForce(): SettingsInForce {
+    return this.rules.inForce;
   }
 
   /** Audits the whole log of `store`. */
@@ -262,12 +269,13 @@ export class LogAuditor {
     protocol.commands++;
     this.commands++;
 
+    // The stream's rules under the settings in force at this commit (a setting recorded since may have changed them).
+    const rules = this.rules.get(categoryOf(first.streamId));
     let cursor = this.streams.get(first.streamId);
     if (!cursor) {
-      const rules = this.rules.get(categoryOf(first.streamId));
       cursor = { state: rules?.decider.initialState(), revision: -1, rules, lastCommit: undefined };
       this.streams.set(first.streamId, cursor);
-    }
+    } else cursor.rules = rules;
     await this.checkChain(cursor, commit);
     const accepted = await this.checkEnvelope(commit);
     if (accepted) this.checkDecision(cursor, commit, accepted.definition);
@@ -465,9 +473,19 @@ export class LogAuditor {
         if (categoryOf(event.streamId) === MODEL_CALLS_CATEGORY) for (const reason of this.modelCalls.ledgerEvent(event, before, cursor.state)) this.report('model_calls', event, reason);
       }
       this.modelCalls.chamberEvent(event);
+      this.recordSettings(event);
       cursor.revision = event.revision;
       cursor.lastCommit = commit;
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
+    }
+  }
+
+  /** A SettingsRecorded puts its value in force for the commands after it. */
+  private recordSettings(event: RecordedEvent): void {
+    try {
+      this.rules.record(event);
+    } catch (error) {
+      this.report('decision', event, `the recorded settings are not a valid policy (the value before stays in force): ${(error as Error).message}`);
     }
   }
 
