@@ -216,6 +216,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
       service = await createServiceMicroservice({
         service: 'chamber',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora chamber: multi-model deliberation with a blind panel, one cross-examination, an arbiter that may say "no consensus", human approval and cost caps',

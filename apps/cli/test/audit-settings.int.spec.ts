@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, settingsStreamId, type Role } from '@agora/contracts';
 import { DEFAULT_TRIBUNAL_POLICY, defineTribunalPolicy } from '@agora/domain-tribunal';
-import { settingsDigest } from '@agora/eventsourcing';
+import { settingsDecider, settingsDigest } from '@agora/eventsourcing';
 import { generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { openServiceContext, recordSettings, type Running, type ServiceContext } from '@agora/runtime';
+import { issueInternalCommand, openServiceContext, type Running, type ServiceContext } from '@agora/runtime';
 import { agentsOn, waitFor } from '@agora/testing';
 import { auditLog, LogAuditor } from '../src/audit/engine.js';
 
@@ -26,7 +26,7 @@ const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys
 let dir: string;
 let context: ServiceContext;
 let registry: Running;
-let proposal: Running | undefined;
+let proposal: (Running & { service: { id: string } }) | undefined;
 
 const agents = agentsOn(() => context.client, keys);
 const submit = (proposalId: string, extra: Record<string, unknown> = {}) =>
@@ -100,8 +100,13 @@ it('a policy changed between two decisions: each audits clean under its own, wit
 it('a command decided under a value the log had already replaced (a replica started before the change) is a finding', async () => {
   // This replica runs with the demo's policy (recorded again: back to an earlier value)...
   await startProposal(SHORT_ROUNDS);
-  // ...when another replica records the default policy, as a replica started with it would.
-  expect((await recordSettings(context, 'tribunal', DEFAULT_TRIBUNAL_POLICY)).recorded).toBe(true);
+  // ...when another replica records the default policy: one that started at the same moment, each
+  // asking for running replicas before the other answered (the start check cannot see it).
+  const recorded = await issueInternalCommand(
+    { streamId: settingsStreamId('tribunal'), decider: settingsDecider, type: 'RecordSettings', payload: { name: 'tribunal', settings: DEFAULT_TRIBUNAL_POLICY } },
+    { store: context.store, as: context.serviceIdentity('proposal'), commandId: 'a-simultaneous-start', now: new Date().toISOString() },
+  );
+  expect(recorded.events).toHaveLength(1);
   // The stale replica still accepts a 5 s round: the log's policy refuses it.
   expect((await submit('stale', { reviewDeadlineMs: 5000 })).ok).toBe(true);
 
@@ -109,4 +114,16 @@ it('a command decided under a value the log had already replaced (a replica star
   expect(found.findings).toEqual([
     expect.objectContaining({ check: 'decision', streamId: 'proposal-stale', eventType: 'ProposalSubmitted', reason: expect.stringMatching(/SubmitProposal is refused: reviewDeadlineMs 5000 is outside what the tribunal policy allows: 3600000 to/) }),
   ]);
+});
+
+it('a replica started with other settings than the running one fails to start, naming both, and records nothing', async () => {
+  await startProposal(SHORT_ROUNDS);
+  const before = (await context.store.readStream(settingsStreamId('tribunal'))).length;
+  await expect(startProposalService(context, { logger: false })).rejects.toThrow(
+    `another proposal replica (${proposal!.service.id}) runs with the tribunal settings ${settingsDigest(SHORT_ROUNDS)}, this one was started with ${settingsDigest(DEFAULT_TRIBUNAL_POLICY)}`,
+  );
+  expect((await context.store.readStream(settingsStreamId('tribunal'))).length).toBe(before);
+  // The same value joins.
+  const same = await startProposalService(context, { logger: false, policy: SHORT_ROUNDS });
+  await same.close();
 });

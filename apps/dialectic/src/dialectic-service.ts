@@ -273,6 +273,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
       service = await createServiceMicroservice({
         service: 'dialectic',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',

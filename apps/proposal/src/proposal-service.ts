@@ -33,6 +33,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
     const service = await createServiceMicroservice({
       service: 'proposal',
       ...context.transport,
+      metadata: settings.metadata,
       directory: context.directory,
       maxClockSkewMs: context.config.maxClockSkewMs,
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',

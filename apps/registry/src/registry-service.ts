@@ -169,6 +169,7 @@ export async function startRegistryService(context: ServiceContext, options: Reg
       service = await createServiceMicroservice({
         service: 'registry',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',

@@ -4,12 +4,22 @@ import { fold } from '@agora/decider';
 import { reactionCommandId, settingsDecider, settingsDigest, type SettingsEvent } from '@agora/eventsourcing';
 import { StreamNotFound } from '@agora/eventstore';
 import { intSetting, jsonSetting, unitSetting } from './config.js';
+import type { PingResponse } from '@agora/messaging';
 import type { ServiceContext } from './context.js';
 import { issueInternalCommand } from './reactor.js';
+import { StartupFailure } from './startup.js';
+
+/** How long a starting service listens for its running replicas' `$SRV.PING` answers: on NATS, and in one process. */
+export const REPLICA_PING_WAIT_MS = { nats: 500, 'in-process': 20 } as const;
+
+/** The `$SRV` metadata key under which a replica reports the digest of the settings it decides under. */
+export const settingsMetadataKey = (name: SettingsName): string => `agora.settings.${name}`;
 
 export interface RecordedSettings {
   /** The digest of the value in force (what replicas compare). */
   digest: string;
+  /** For the service's `$SRV` metadata (createServiceMicroservice's `metadata`), so that a replica started later compares its own. */
+  metadata: Record<string, string>;
   /** Whether this start recorded it (the log held another value, or none). */
   recorded: boolean;
   /** A line for the start-up log. */
@@ -22,16 +32,32 @@ export interface RecordedSettings {
  * first start, and when the service starts with a value an operator changed. Starting again with
  * the value in force appends nothing. The command id names the revision it follows, so that going
  * back to an earlier value is recorded again, and replicas starting together record it once.
+ *
+ * Replicas decide under one value: first the running replicas of the service are asked
+ * (`$SRV.PING.<service>`, each reports its settings' digest in its metadata), and a start with
+ * another value than theirs fails (StartupFailure, exit 2) naming both, before anything is recorded.
+ * A setting is changed by stopping every replica, then starting them with the new value.
  */
-export async function recordSettings(context: Pick<ServiceContext, 'store' | 'serviceIdentity'>, name: SettingsName, settings: Record<string, unknown>, now: () => number = Date.now): Promise<RecordedSettings> {
+export async function recordSettings(context: Pick<ServiceContext, 'store' | 'serviceIdentity' | 'client' | 'transport'>, name: SettingsName, settings: Record<string, unknown>, now: () => number = Date.now): Promise<RecordedSettings> {
   const streamId = settingsStreamId(name);
+  const service = SETTINGS_OWNERS[name];
+  const key = settingsMetadataKey(name);
+  const mine = settingsDigest(settings);
+  const replicas = await context.client.gather<PingResponse>(`$SRV.PING.${service}`, '', { maxWaitMs: REPLICA_PING_WAIT_MS[context.transport.transport] });
+  const other = replicas.find((r) => typeof r.metadata?.[key] === 'string' && r.metadata[key] !== mine);
+  if (other) {
+    throw new StartupFailure(
+      `another ${service} replica (${other.id}) runs with the ${name} settings ${other.metadata[key]}, this one was started with ${mine}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
+    );
+  }
   const events = await context.store.readStream(streamId).catch((error: unknown) => {
     if (error instanceof StreamNotFound) return [];
     throw error;
   });
   const inForce = fold(settingsDecider, events as unknown as SettingsEvent[]);
-  const digest = settingsDigest(settings);
-  if (inForce.digest === digest) return { digest, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${events.length - 1})` };
+  const digest = mine;
+  const metadata = { [key]: digest };
+  if (inForce.digest === digest) return { digest, metadata, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${events.length - 1})` };
   const revision = events.length - 1;
   await issueInternalCommand(
     { streamId, decider: settingsDecider, type: 'RecordSettings', payload: { name, settings } },
@@ -39,6 +65,7 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
   );
   return {
     digest,
+    metadata,
     recorded: true,
     line: inForce.digest === undefined ? `${name} settings ${digest}: recorded in ${streamId}` : `${name} settings ${digest}: recorded in ${streamId}, replacing ${inForce.digest} (the value this service was started with)`,
   };
