@@ -147,7 +147,7 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
   const serviceKeys = parseServiceKeyring(Object.fromEntries(SERVICE_NAMES.filter((s) => s !== 'chamber' && s !== 'debate').map((s) => [s, context.serviceIdentity(s).publicKey])));
   const report = await auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }], serviceKeys });
   expect(report.findings).toEqual([]);
-  expect(Object.keys(report.protocols).sort()).toEqual(['audit', 'dialectic', 'other', 'registry', 'tribunal', 'voting']) // other: the commandid reservations;
+  expect(Object.keys(report.protocols).sort()).toEqual(['audit', 'dialectic', 'other', 'registry', 'settings', 'tribunal', 'voting']) // other: the commandid reservations;
   for (const summary of Object.values(report.protocols)) expect(summary.commands).toBeGreaterThan(0);
   expect(report.checkpoints.recorded).toBeGreaterThanOrEqual(2);
   expect(report.checkpoints.verified).toBe(report.checkpoints.recorded);

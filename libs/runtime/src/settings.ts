@@ -61,7 +61,7 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
   const revision = events.length - 1;
   await issueInternalCommand(
     { streamId, decider: settingsDecider, type: 'RecordSettings', payload: { name, settings } },
-    { store: context.store, as: context.serviceIdentity(SETTINGS_OWNERS[name]), commandId: reactionCommandId('settings', `${name}:${revision}:${digest}`), now: new Date(now()).toISOString() },
+    { store: context.store, as: context.serviceIdentity(SETTINGS_OWNERS[name]), commandId: reactionCommandId('settings', `${name}:${revision}:${digest}`), now: new Date(now()).toISOString(), causationId: `service-start:${name}:${digest}` },
   );
   return {
     digest,
