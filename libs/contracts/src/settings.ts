@@ -37,7 +37,9 @@ export const RecordSettings = defineCommand({
   service: 'registry',
   aggregate: 'settings',
   verb: 'record',
-  // Service-only: each service records the settings it reads, signed with its key, at start.
+  // Service-only: each service records the settings it reads, signed with its key, at start, and
+  // appends it itself (issueInternalCommand): no request travels on its subject, which sits under the
+  // registry (the keeper of what the deployment is configured with) and is answered `service_only`.
   roles: [],
   issuers: [...new Set(Object.values(SETTINGS_OWNERS))],
   summary: 'Record the settings a service decides under (at start, when the log does not hold that value yet): from here on the audit decides under them',

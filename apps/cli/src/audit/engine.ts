@@ -67,6 +67,8 @@ export interface TrustedKey {
 export interface AuditOptions {
   /** The policies of a log that records no settings (before its first SettingsRecorded of each): see rules.ts. */
   policies?: AuditPolicies;
+  /** The settings in force where this audit resumes (`settingsInForce` of the audit that stopped there). */
+  settings?: SettingsInForce;
   /** Agents known from configuration (AGORA_OPERATOR_KEY_FILE / AGORA_OPERATOR_PUBLIC_KEY). */
   trusted?: readonly TrustedKey[];
   /** The services' public keys over time (AGORA_SERVICE_PUBLIC_KEYS): what `service:<name>` signed with. */
@@ -174,6 +176,7 @@ export class LogAuditor {
 
   constructor(private readonly options: AuditOptions = {}) {
     this.rules = new AuditRules(options.policies);
+    if (options.settings) this.rules.resume(options.settings);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
     this.verifier = new SignatureVerifier(options.workers ?? 0);
   }

@@ -12,8 +12,10 @@ AGORA_OPERATOR_KEY_FILE, AGORA_OPERATOR_PUBLIC_KEY, AGORA_OPERATOR_ID
                            the bootstrap operator, whose signature the first commands carry
 AGORA_SERVICE_PUBLIC_KEYS  the services' public keys over time (what service:<name> signed with); unset:
                            the key files under AGORA_SERVICE_KEYS_DIR (default <AGORA_DATA_DIR>/service-keys)
-AGORA_TRIBUNAL_POLICY, AGORA_DIALECTIC_POLICY, AGORA_BREAKER_RISK_THRESHOLD
-                           the policies the services run under: commands are decided again under them`;
+AGORA_TRIBUNAL_POLICY, AGORA_DIALECTIC_POLICY, AGORA_BREAKER_RISK_THRESHOLD, AGORA_CHAMBER_*
+                           only for a log written before the services recorded their settings in it
+                           (settings-<name>): each holds until the log's first record of it; every
+                           command after one is decided again under the value the log recorded`;
 
 /** One line per finding: `<stream>@<revision> (position <p>) <check>: <reason>`. */
 export function findingLine(f: Finding): string {
