@@ -43,7 +43,8 @@ describe("the README's tribunal demo, audited with a bare environment (e2e)", ()
       await second.stop();
     }
 
-    // The auditor's environment names the log and nothing else: no policy.
+    // The auditor's environment names the data directory and nothing else: no policy, no key (the
+    // operator's and the services' key files are found there, as `npm start` made them).
     const audit = await runToCompletion('apps/cli/src/main.ts', ['audit', '--json', '--workers', '1'], { AGORA_DATA_DIR: data }, 120_000);
     const report = JSON.parse(audit.stdout) as { findings: unknown[]; protocols: Record<string, { events: number }> };
     expect(report.findings).toEqual([]);

@@ -19,11 +19,9 @@ import { startProposalService } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { DEFAULT_METRICS_PORTS, intSetting, policyFromEnv, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, policyFromEnv, portSetting, STANDALONE_OPERATOR_KEY_FILE, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
 
 /** The operator key a fresh data directory gets (`agora` reads with it when given no key: apps/cli gateway-client). */
-const OPERATOR_KEY_FILE = 'operator.key.json';
-
 const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
 const maxBodyBytes = (env: NodeJS.ProcessEnv) => intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' });
 
@@ -34,7 +32,7 @@ const maxBodyBytes = (env: NodeJS.ProcessEnv) => intSetting(env, 'AGORA_MAX_BODY
  */
 function withOperator(config: RuntimeConfig): RuntimeConfig {
   if (config.operators.length > 0) return config;
-  const file = join(config.dataDir, OPERATOR_KEY_FILE);
+  const file = join(config.dataDir, STANDALONE_OPERATOR_KEY_FILE);
   if (!existsSync(file)) {
     mkdirSync(config.dataDir, { recursive: true });
     const keys = generateKeyPair();
@@ -55,7 +53,7 @@ await runProcess({
   summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic, chamber, debate and projections
 services, the event relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics,
 /docs). Data stays under AGORA_DATA_DIR across restarts. Without an operator key in the
-environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
+environment, the first start creates one in <AGORA_DATA_DIR>/${STANDALONE_OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})

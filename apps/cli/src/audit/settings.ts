@@ -9,7 +9,7 @@ import { chamberPolicyFromEnv } from '@agora/chamber';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { providersConfigFromEnv } from '@agora/providers';
-import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readRuntimeConfig, resolveServiceKeyring } from '@agora/runtime';
+import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readOperatorKeyFile, readRuntimeConfig, resolveServiceKeyring, standaloneOperatorKeyFile, type RuntimeConfig } from '@agora/runtime';
 import { UsageError } from '../command.js';
 import type { AuditOptions } from './engine.js';
 
@@ -32,7 +32,7 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
     const chamber = chamberPolicyFromEnv(processEnv, providersConfigFromEnv(processEnv));
     options = {
       serviceKeys: resolveServiceKeyring(config),
-      trusted: config.operators.map((o) => ({ agentId: o.agentId, publicKey: o.publicKey, roles: ['operator'] })),
+      trusted: operatorsOf(config, processEnv).map((o) => ({ agentId: o.agentId, publicKey: o.publicKey, roles: ['operator'] })),
       policies: { chamber, ...(tribunal ? { tribunal } : {}), ...(dialectic ? { dialectic } : {}), breakerRiskThreshold },
     };
   } catch (error) {
@@ -43,3 +43,13 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
   return { store, description: describeStore(config.store), options };
 }
 
+/**
+ * The bootstrap operators: AGORA_OPERATOR_KEY_FILE or AGORA_OPERATOR_PUBLIC_KEY; else the key file
+ * `npm start` made in the data directory when it is there (as the services' key files under
+ * AGORA_SERVICE_KEYS_DIR are), so that `agora audit` after `npm start` needs no setting.
+ */
+function operatorsOf(config: RuntimeConfig, env: NodeJS.ProcessEnv): RuntimeConfig['operators'] {
+  if (config.operators.length > 0) return config.operators;
+  const file = standaloneOperatorKeyFile(config.dataDir);
+  return file === undefined ? [] : [readOperatorKeyFile(file, env['AGORA_OPERATOR_ID']?.trim() || 'root')];
+}
