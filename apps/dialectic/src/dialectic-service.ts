@@ -27,7 +27,6 @@ import {
 import {
   createDialecticDecider,
   DEFAULT_DIALECTIC_POLICY,
-  defineDialecticPolicy,
   deadlineOf,
   dialecticStreamId,
   parseQuorumVotingSessionId,
