@@ -15,7 +15,7 @@ import { generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/ident
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { issueInternalCommand, openServiceContext, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, waitFor } from '@agora/testing';
+import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
 import { auditLog, LogAuditor } from '../src/audit/engine.js';
 
 /** The README's tribunal demo policy: a proposal may ask for a round of seconds. */
@@ -45,14 +45,7 @@ const audit = () => {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agora-audit-settings-'));
-  context = await openServiceContext({
-    store: { kind: 'embedded', directory: join(dir, 'events') },
-    natsUrl: undefined,
-    dataDir: dir,
-    operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-    maxClockSkewMs: 300_000,
-    requestTimeoutMs: 10_000,
-  });
+  context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
   registry = await startRegistryService(context, { logger: false });
   for (const [agentId, roles] of Object.entries(FLEET)) {
     await agents.ok('root', RegisterAgent, { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles, constitutions: [], trustScore: 700 });
