@@ -24,7 +24,7 @@ import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
 import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
-import { deciderHandler, issueInternalCommand, KeyedLock, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, issueInternalCommand, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
 import { chamberPolicyFromEnv } from './settings.js';
@@ -89,6 +89,8 @@ export async function startChamberService(context: ServiceContext, options: Cham
   const providers = options.providers ?? providersConfigFromEnv(process.env);
   const policy = options.policy ?? chamberPolicyFromEnv(process.env, providers);
   const layer = new ProviderLayer(providers, options.env ?? process.env);
+  // Recorded in the log (settings-chamber) before the first decision under it: the audit decides under it.
+  const settings = await recordSettings(context, 'chamber', policy as unknown as Record<string, unknown>, now);
   const decider = createChamberDecider(policy);
   const locks = new KeyedLock();
   const decide = deciderHandler({ store, decider, streamOf: (p: { sessionId: string }) => chamberStreamId(p.sessionId), locks, now });
@@ -214,6 +216,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
       service = await createServiceMicroservice({
         service: 'chamber',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora chamber: multi-model deliberation with a blind panel, one cross-examination, an arbiter that may say "no consensus", human approval and cost caps',
@@ -291,6 +294,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
       `chamber service ${service!.id}: agora.cmd.chamber.session.*, ${chamberServiceQueries.map((q) => q.subject).join(', ')}`,
       `chamber panel ${policy.panel.join(', ')}; arbiter ${policy.arbiter}${policy.fallbackArbiter ? `, fallback ${policy.fallbackArbiter}` : ''}; recusal ${policy.recusal}; caps ${policy.sessionsPerDay} sessions/day, ${policy.monthlyBudget} ${policy.currency}/month, ${policy.sessionCeiling} ${policy.currency}/session`,
       `providers: ${keys.join(', ')}`,
+      settings.line,
       ...(running.lines ?? []),
     ],
     close: () => running.close(),

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandByType, type CallOutcomeRecord, type CommandResult, type Reply } from '@agora/contracts';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { createSignedCommand, generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
@@ -31,7 +31,8 @@ const ok = async (type: string, actor: string, payload: Record<string, unknown>)
 const reserve = (agentId: string, callId: string, maxCost: number) => ok('ReserveModelCall', agentId, { agentId, callId, purpose: 'review proposal p-1', model: 'openai:gpt-4.1', maxCost, currency: 'USD' });
 const record = (agentId: string, callId: string, outcome: CallOutcomeRecord) => ok('RecordModelCallOutcome', agentId, { agentId, callId, outcome });
 const month = new Date().toISOString().slice(0, 7);
-const audit = () => auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }] });
+// The registry signed the breaker policy it records at its start: its key is the audit's.
+const audit = () => auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }], serviceKeys: parseServiceKeyring({ registry: context.serviceIdentity('registry').publicKey }) });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agora-audit-model-calls-'));

@@ -32,7 +32,7 @@ import { startProjectionsService, type RunningProjections } from '@agora/project
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, waitFor } from '@agora/testing';
+import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { auditLog } from '../src/audit/engine.js';
@@ -62,14 +62,7 @@ const query = async <T>(subject: string, params: unknown): Promise<T | undefined
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agora-audit-protocols-'));
-  context = await openServiceContext({
-    store: { kind: 'embedded', directory: join(dir, 'events') },
-    natsUrl: undefined,
-    dataDir: dir,
-    operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-    maxClockSkewMs: 300_000,
-    requestTimeoutMs: 10_000,
-  });
+  context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
   running = await startAll([
     () => startRegistryService(context, { logger: false }),
     () => startProposalService(context, { logger: false }),
@@ -147,7 +140,7 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
   const serviceKeys = parseServiceKeyring(Object.fromEntries(SERVICE_NAMES.filter((s) => s !== 'chamber' && s !== 'debate').map((s) => [s, context.serviceIdentity(s).publicKey])));
   const report = await auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }], serviceKeys });
   expect(report.findings).toEqual([]);
-  expect(Object.keys(report.protocols).sort()).toEqual(['audit', 'dialectic', 'other', 'registry', 'tribunal', 'voting']) // other: the commandid reservations;
+  expect(Object.keys(report.protocols).sort()).toEqual(['audit', 'dialectic', 'other', 'registry', 'settings', 'tribunal', 'voting']) // other: the commandid reservations;
   for (const summary of Object.values(report.protocols)) expect(summary.commands).toBeGreaterThan(0);
   expect(report.checkpoints.recorded).toBeGreaterThanOrEqual(2);
   expect(report.checkpoints.verified).toBe(report.checkpoints.recorded);

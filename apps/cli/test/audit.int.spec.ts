@@ -133,12 +133,14 @@ describe('agora audit', () => {
     const { code, report, stderr } = await audit(copyWith());
     expect(report.findings).toEqual([]);
     expect(code).toBe(0);
-    // Every command that wrote also reserved its commandId (commandid-<id>): 8 commits of the services, 8 reservations.
-    expect(report).toMatchObject({ events: 16, commands: 16, checkpoints: { recorded: 1, verified: 1, lastCount: 14 } });
+    // Every command that wrote also reserved its commandId (commandid-<id>): 9 commits of the services
+    // (the registry's breaker policy recorded at its start among them), 9 reservations.
+    expect(report).toMatchObject({ events: 18, commands: 18, checkpoints: { recorded: 1, verified: 1, lastCount: 16 } });
     expect(report.protocols['registry']).toEqual({ events: 7, commands: 7, findings: 0 });
+    expect(report.protocols['settings']).toEqual({ events: 1, commands: 1, findings: 0 });
     expect(report.protocols['audit']).toEqual({ events: 1, commands: 1, findings: 0 });
-    expect(report.protocols['other']).toEqual({ events: 8, commands: 8, findings: 0 });
-    expect(stderr).toMatch(/audit: position 16, 16 events, \d+ events\/s/);
+    expect(report.protocols['other']).toEqual({ events: 9, commands: 9, findings: 0 });
+    expect(stderr).toMatch(/audit: position 18, 18 events, \d+ events\/s/);
   });
 
   it('finds an event published straight into the log', async () => {
@@ -186,7 +188,7 @@ describe('agora audit', () => {
     const { code, report } = await audit(dir);
     expect(code).toBe(1);
     expect(brief(report.findings)).toEqual([{ check: 'checkpoint', streamId: 'audit-log', revision: 0 }]);
-    expect(report.findings[0]!.reason).toMatch(/hash over its first 14 events is [0-9a-f]{64}, the checkpoint recorded [0-9a-f]{64}: an event up to position 14 was edited, removed or inserted/);
+    expect(report.findings[0]!.reason).toMatch(/hash over its first 16 events is [0-9a-f]{64}, the checkpoint recorded [0-9a-f]{64}: an event up to position 16 was edited, removed or inserted/);
   });
 
   it('finds a signature by a rotated-out key', async () => {
@@ -210,8 +212,10 @@ describe('agora audit', () => {
   it("reports a checkpoint signed by a service key no longer in force, or by a key that is not the service's", async () => {
     const dir = copyWith();
     const projections = JSON.parse(readFileSync(join(base, 'service-keys', 'projections.key.json'), 'utf8')) as { publicKey: string };
+    // The registry's key as it is (it signed the breaker policy it recorded at its start).
+    const { publicKey: registry } = JSON.parse(readFileSync(join(base, 'service-keys', 'registry.key.json'), 'utf8')) as { publicKey: string };
     // Rotated out before the checkpoint was signed.
-    const rotated = JSON.stringify({ projections: [{ publicKey: projections.publicKey, until: '2000-01-01T00:00:00Z' }, { publicKey: generateKeyPair().publicKey, from: '2000-01-01T00:00:00Z' }] });
+    const rotated = JSON.stringify({ registry, projections: [{ publicKey: projections.publicKey, until: '2000-01-01T00:00:00Z' }, { publicKey: generateKeyPair().publicKey, from: '2000-01-01T00:00:00Z' }] });
     const expired = await audit(dir, { AGORA_SERVICE_PUBLIC_KEYS: rotated });
     expect(expired.code).toBe(1);
     // The checkpoint command's commandid reservation carries the same signature, and is reported with it.
@@ -219,7 +223,7 @@ describe('agora audit', () => {
     expect(expired.report.findings[1]!.reason).toMatch(/^signed by a key of service:projections that is not in force at this point of the log \(rotated out or expired\): ed25519:/);
     expect(expired.report.findings[1]!.reason.endsWith(projections.publicKey)).toBe(true);
     // Verifiers know another key for the projections service: the checkpoint does not verify.
-    const unknown = await audit(dir, { AGORA_SERVICE_PUBLIC_KEYS: JSON.stringify({ projections: generateKeyPair().publicKey }) });
+    const unknown = await audit(dir, { AGORA_SERVICE_PUBLIC_KEYS: JSON.stringify({ registry, projections: generateKeyPair().publicKey }) });
     // The checkpoint command's commandid reservation carries the same signature, and is reported with it.
     expect(brief(unknown.report.findings)).toEqual([{ check: 'signature', streamId: expect.stringMatching(/^commandid-/), revision: 0 }, { check: 'signature', streamId: 'audit-log', revision: 0 }]);
     expect(unknown.report.findings[1]!.reason).toMatch(/^the signature of service:projections on RecordLogCheckpoint \S+ does not verify under its key at this point of the log$/);

@@ -170,7 +170,7 @@ describe('each agent on NATS is itself', () => {
   }, 30_000);
 
   it('an agent listens only to the event categories it may read in full; an operator to all', () => {
-    expect(natsAgentPermissions(alice).subscribe).toEqual(['_INBOX_alice.>', 'agora.evt.agent.>']);
+    expect(natsAgentPermissions(alice).subscribe).toEqual(['_INBOX_alice.>', 'agora.evt.agent.>', 'agora.evt.settings.>']);
     expect(natsAgentPermissions(root).subscribe).toEqual(['_INBOX_root.>', 'agora.evt.>']);
     expect(natsAgentPermissions(agent('bob', ['observer'])).subscribe).toEqual(['_INBOX_bob.>']);
     expect(natsAgentPermissions(root).publish).toContain('$JS.API.STREAM.UPDATE.AGORA_EVENTS');

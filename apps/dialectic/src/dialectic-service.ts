@@ -27,7 +27,6 @@ import {
 import {
   createDialecticDecider,
   DEFAULT_DIALECTIC_POLICY,
-  defineDialecticPolicy,
   deadlineOf,
   dialecticStreamId,
   parseQuorumVotingSessionId,
@@ -46,7 +45,7 @@ import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from 
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, jsonSetting, KeyedLock, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -56,16 +55,6 @@ export interface DialecticServiceOptions {
   policy?: DialecticPolicy;
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
-}
-
-export const DIALECTIC_POLICY_ENV_HELP = `AGORA_DIALECTIC_POLICY     the dialectic policy as JSON, or @<file> holding it, e.g.
-                           {"thesisTimeoutMs":3600000,"antithesisTimeoutMs":7200000,"maxSynthesisRounds":5,
-                            "escalation":{"quorumSize":5},"hardLimits":{"maxRiskThreshold":0.9}}
-                           (default: the seed's; see DialecticPolicy in libs/contracts)`;
-
-/** The dialectic policy from AGORA_DIALECTIC_POLICY (JSON or @file); ConfigError naming what is wrong. */
-export function dialecticPolicyFromEnv(env: NodeJS.ProcessEnv): DialecticPolicy | undefined {
-  return jsonSetting(env, 'AGORA_DIALECTIC_POLICY', (input) => defineDialecticPolicy(input as Parameters<typeof defineDialecticPolicy>[0]));
 }
 
 /** What this service answers: every dialectic command, and the sessions queries (stats and collusion are the projections service's). */
@@ -158,7 +147,10 @@ export async function startDialecticService(context: ServiceContext, options: Di
   const identity = context.serviceIdentity('dialectic');
   const now = options.now ?? Date.now;
   const store = context.store;
-  const decider: Decider<DialecticCommand, DialecticEvent, DialecticSessionState> = createDialecticDecider(options.policy ?? DEFAULT_DIALECTIC_POLICY);
+  const policy = options.policy ?? DEFAULT_DIALECTIC_POLICY;
+  // Recorded in the log (settings-dialectic) before the first decision under it: the audit decides under it.
+  const settings = await recordSettings(context, 'dialectic', policy);
+  const decider: Decider<DialecticCommand, DialecticEvent, DialecticSessionState> = createDialecticDecider(policy);
   const decide = deciderHandler({ store, decider, streamOf: (p: { sessionId: string }) => dialecticStreamId(p.sessionId), locks: new KeyedLock(), now });
   // A resolution signature proves something about the actor only under the actor's registered key.
   const decideSigned = async (verified: VerifiedCommand<SignedPayload>) => {
@@ -280,6 +272,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
       service = await createServiceMicroservice({
         service: 'dialectic',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
@@ -311,7 +304,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
     service: service!,
     sessions: sessions!,
     deadlines: deadlines!,
-    lines: [`dialectic service ${service!.id}: agora.cmd.dialectic.session.*, ${dialecticServiceQueries.map((q) => q.subject).join(', ')}`, ...(running.lines ?? [])],
+    lines: [`dialectic service ${service!.id}: agora.cmd.dialectic.session.*, ${dialecticServiceQueries.map((q) => q.subject).join(', ')}`, settings.line, ...(running.lines ?? [])],
     close: () => running.close(),
   };
 }

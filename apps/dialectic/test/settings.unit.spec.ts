@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_DIALECTIC_POLICY } from '@agora/domain-dialectic';
-import { ConfigError } from '@agora/runtime';
-import { dialecticPolicyFromEnv } from '../src/dialectic-service.js';
+import { DEFAULT_DIALECTIC_POLICY, DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
+import { ConfigError, policyFromEnv } from '@agora/runtime';
+
+const dialecticPolicyFromEnv = (env: NodeJS.ProcessEnv) => policyFromEnv(env, DIALECTIC_POLICY_SETTING);
 
 describe('the dialectic policy from AGORA_DIALECTIC_POLICY', () => {
   it('is absent when unset or blank (the service keeps the seed policy)', () => {

@@ -1,19 +1,20 @@
 /** The proposal service as a process of its own (distributed deployment), over NATS. */
-import { DEFAULT_METRICS_PORTS, runProcess } from '@agora/runtime';
-import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from './proposal-service.js';
+import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
+import { DEFAULT_METRICS_PORTS, policyFromEnv, runProcess } from '@agora/runtime';
+import { startProposalService } from './proposal-service.js';
 
 await runProcess({
   name: 'agora-proposal',
   summary: 'Agora proposal service: executives submit, revise, withdraw and record the execution of proposals for the tribunal (queue group "proposal").',
-  env: TRIBUNAL_POLICY_ENV_HELP,
+  env: TRIBUNAL_POLICY_SETTING.help,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.proposal,
   prepare: (config) => {
-    tribunalPolicyFromEnv(process.env);
+    policyFromEnv(process.env, TRIBUNAL_POLICY_SETTING);
     return config;
   },
   start: (context) => {
-    const policy = tribunalPolicyFromEnv(process.env);
+    const policy = policyFromEnv(process.env, TRIBUNAL_POLICY_SETTING);
     return startProposalService(context, policy ? { policy } : {});
   },
 });

@@ -1,9 +1,9 @@
 import { AgoraError, GetProposal, ListProposals, RecordExecution, RecordProposalToolCallResult, ReleaseProposalToolCall, ReportOutcome, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
-import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
+import { createProposalDecider, DEFAULT_TRIBUNAL_POLICY, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { listProposals, proposalsProjection, readProposal } from '@agora/read-models';
-import { deciderHandler, jsonSetting, KeyedLock, type Running, type ServiceContext } from '@agora/runtime';
+import { deciderHandler, KeyedLock, recordSettings, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface ProposalServiceOptions {
@@ -12,25 +12,18 @@ export interface ProposalServiceOptions {
   logger?: LoggerService | LogLevel[] | false;
 }
 
-export const TRIBUNAL_POLICY_ENV_HELP = `AGORA_TRIBUNAL_POLICY      the tribunal policy as JSON, or @<file> holding it, e.g.
-                           {"roundDeadlineMs":86400000,"maxRoundsBeforeEscalation":3,
-                            "requiredConstitutions":{"default":["risk","premise","evidence","execution"]}}
-                           (default: those values; see TribunalPolicy in libs/contracts)`;
-
-/** The tribunal policy from AGORA_TRIBUNAL_POLICY (JSON or @file); ConfigError naming what is wrong. */
-export function tribunalPolicyFromEnv(env: NodeJS.ProcessEnv): TribunalPolicy | undefined {
-  return jsonSetting(env, 'AGORA_TRIBUNAL_POLICY', (input) => defineTribunalPolicy(input as Parameters<typeof defineTribunalPolicy>[0]));
-}
-
 /**
  * The proposal service: an executive submits, revises, withdraws and records the execution of its
  * proposals (the decider checks that only the proposer may), and reports their outcome (or an operator does). Every submission and revision asks
  * the tribunal for a review round (ReviewRoundRequested), which the tribunal service answers.
  */
 export async function startProposalService(context: ServiceContext, options: ProposalServiceOptions = {}): Promise<Running & { service: ServiceMicroservice }> {
+  const policy = options.policy ?? DEFAULT_TRIBUNAL_POLICY;
+  // Recorded in the log (settings-tribunal) before the first decision under it: the audit decides under it.
+  const settings = await recordSettings(context, 'tribunal', policy);
   const decide = deciderHandler({
     store: context.store,
-    decider: createProposalDecider(options.policy),
+    decider: createProposalDecider(policy),
     streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId),
     locks: new KeyedLock(),
   });
@@ -40,6 +33,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
     const service = await createServiceMicroservice({
       service: 'proposal',
       ...context.transport,
+      metadata: settings.metadata,
       directory: context.directory,
       maxClockSkewMs: context.config.maxClockSkewMs,
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
@@ -59,7 +53,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
     });
     return {
       service,
-      lines: [`proposal service ${service.id}: agora.cmd.proposal.proposal.*, agora.qry.proposal.*`],
+      lines: [`proposal service ${service.id}: agora.cmd.proposal.proposal.*, agora.qry.proposal.*`, settings.line],
       async close() {
         await service.close();
         await proposals.stop();

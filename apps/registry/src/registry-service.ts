@@ -26,7 +26,7 @@ import type { RecordedEvent } from '@agora/eventstore';
 import { findModelCall, modelBudgetOf, modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
-import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, startTogether, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
+import { breakerPolicyFromEnv, deciderHandler, intSetting, KeyedLock, recordSettings, runReactor, startAll, startTogether, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface RegistryServiceOptions {
@@ -68,13 +68,14 @@ AGORA_HEALTH_REPORT_SAMPLE_MS  ...and at least once this often per agent, whatev
 
 /** The registry's settings from the environment (ConfigError naming a bad one). */
 export function registryOptionsFromEnv(env: NodeJS.ProcessEnv): RegistryServiceOptions {
+  const breaker = breakerPolicyFromEnv(env);
   return {
     trustPenaltyProceeded: intSetting(env, 'AGORA_TRUST_PENALTY_PROCEEDED', DEFAULT_TRUST_PENALTY_PROCEEDED, { min: 0, max: 1000, what: 'a number of trust points, 0 to 1000' }),
-    breakerRiskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', DEFAULT_BREAKER_POLICY.riskThreshold, 'a risk from 0 to 1'),
-    probationRiskMargin: unitSetting(env, 'AGORA_PROBATION_RISK_MARGIN', DEFAULT_BREAKER_POLICY.probationRiskMargin, 'a risk margin from 0 to 1'),
-    probationReportIntervalMs: intSetting(env, 'AGORA_PROBATION_REPORT_INTERVAL_MS', DEFAULT_BREAKER_POLICY.probationReportIntervalMs, { min: 1000, max: 86_400_000, what: 'a number of milliseconds, 1000 to 86400000' }),
-    healthReportMinChange: unitSetting(env, 'AGORA_HEALTH_REPORT_MIN_CHANGE', DEFAULT_BREAKER_POLICY.reportMinChange, 'a change of health or risk from 0 to 1 (0 = record every report)'),
-    healthReportSampleMs: intSetting(env, 'AGORA_HEALTH_REPORT_SAMPLE_MS', DEFAULT_BREAKER_POLICY.reportSampleMs, { min: 0, max: 86_400_000, what: 'a number of milliseconds, 0 to 86400000 (0 = record every report)' }),
+    breakerRiskThreshold: breaker.riskThreshold,
+    probationRiskMargin: breaker.probationRiskMargin,
+    probationReportIntervalMs: breaker.probationReportIntervalMs,
+    healthReportMinChange: breaker.reportMinChange,
+    healthReportSampleMs: breaker.reportSampleMs,
   };
 }
 
@@ -140,7 +141,10 @@ export async function startRegistryService(context: ServiceContext, options: Reg
       reportSampleMs: options.healthReportSampleMs,
     }).filter(([, v]) => v !== undefined),
   );
-  const decider = Object.keys(policy).length > 0 ? createAgentDecider(defineBreakerPolicy(policy)) : agentDecider;
+  const breakerPolicy = defineBreakerPolicy(policy);
+  const decider = Object.keys(policy).length > 0 ? createAgentDecider(breakerPolicy) : agentDecider;
+  // The breaker's policy is what the agent decider reads: recorded in the log, so the audit decides under it.
+  const settings = await recordSettings(context, 'breaker', breakerPolicy);
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
   // Agents' model calls: budgets set by operators (model_calls-<agentId>), and a ledger per agent and month
   // (model_calls-<agentId>@<YYYY-MM>) of the calls the agents reserve and record themselves.
@@ -192,6 +196,7 @@ export async function startRegistryService(context: ServiceContext, options: Reg
       service = await createServiceMicroservice({
         service: 'registry',
         ...context.transport,
+        metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
@@ -225,7 +230,7 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         ...(options.logger === undefined ? {} : { logger: options.logger }),
       });
       const started = service;
-      return { lines: [`registry service ${started.id}: agora.cmd.registry.agent.*, agora.cmd.registry.model_calls.*, agora.qry.registry.*`], close: () => started.close() };
+      return { lines: [`registry service ${started.id}: agora.cmd.registry.agent.*, agora.cmd.registry.model_calls.*, agora.qry.registry.*`, settings.line], close: () => started.close() };
     },
   ]);
   return { ...running, service: service! };

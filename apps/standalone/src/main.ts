@@ -8,20 +8,20 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
-import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
+import { startDialecticService } from '@agora/dialectic';
+import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
+import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
-import { startProposalService, TRIBUNAL_POLICY_ENV_HELP, tribunalPolicyFromEnv } from '@agora/proposal';
+import { startProposalService } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { DEFAULT_METRICS_PORTS, intSetting, portSetting, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, policyFromEnv, portSetting, STANDALONE_OPERATOR_KEY_FILE, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
 
 /** The operator key a fresh data directory gets (`agora` reads with it when given no key: apps/cli gateway-client). */
-const OPERATOR_KEY_FILE = 'operator.key.json';
-
 const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
 const maxBodyBytes = (env: NodeJS.ProcessEnv) => intSetting(env, 'AGORA_MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1, what: 'a positive number of bytes' });
 
@@ -32,7 +32,7 @@ const maxBodyBytes = (env: NodeJS.ProcessEnv) => intSetting(env, 'AGORA_MAX_BODY
  */
 function withOperator(config: RuntimeConfig): RuntimeConfig {
   if (config.operators.length > 0) return config;
-  const file = join(config.dataDir, OPERATOR_KEY_FILE);
+  const file = join(config.dataDir, STANDALONE_OPERATOR_KEY_FILE);
   if (!existsSync(file)) {
     mkdirSync(config.dataDir, { recursive: true });
     const keys = generateKeyPair();
@@ -53,7 +53,7 @@ await runProcess({
   summary: `Runs Agora in one process: the registry, proposal, tribunal, voting, dialectic, chamber, debate and projections
 services, the event relay and the HTTP gateway (commands, queries, Server-Sent Events, /metrics,
 /docs). Data stays under AGORA_DATA_DIR across restarts. Without an operator key in the
-environment, the first start creates one in <AGORA_DATA_DIR>/${OPERATOR_KEY_FILE}.`,
+environment, the first start creates one in <AGORA_DATA_DIR>/${STANDALONE_OPERATOR_KEY_FILE}.`,
   env: `PORT                       HTTP port of the gateway (default 8080)
 HOST                       address the gateway binds (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})
@@ -62,8 +62,8 @@ ${MCP_ENV_HELP}
 ${A2A_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
-${TRIBUNAL_POLICY_ENV_HELP}
-${DIALECTIC_POLICY_ENV_HELP}
+${TRIBUNAL_POLICY_SETTING.help}
+${DIALECTIC_POLICY_SETTING.help}
 ${CHAMBER_ENV_HELP}`,
   natsByDefault: false,
   // The projections serve the whole process's registry on METRICS_PORT (and the gateway on /metrics).
@@ -76,16 +76,16 @@ ${CHAMBER_ENV_HELP}`,
     a2aSettingFromEnv(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
-    tribunalPolicyFromEnv(env);
-    dialecticPolicyFromEnv(env);
+    policyFromEnv(env, TRIBUNAL_POLICY_SETTING);
+    policyFromEnv(env, DIALECTIC_POLICY_SETTING);
     chamberPolicyFromEnv(env, providersConfigFromEnv(env));
     consultOnDeadlockFromEnv(env);
     readAccessFromEnv(env);
     return withOperator(config);
   },
   start: (context) => {
-    const policy = tribunalPolicyFromEnv(env);
-    const dialecticPolicy = dialecticPolicyFromEnv(env);
+    const policy = policyFromEnv(env, TRIBUNAL_POLICY_SETTING);
+    const dialecticPolicy = policyFromEnv(env, DIALECTIC_POLICY_SETTING);
     return startAll([
       // The services start together (their read models catch up in one pass over the log); the gateway once they are up.
       () =>

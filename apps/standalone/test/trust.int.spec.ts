@@ -192,7 +192,7 @@ describe.each(setups)('the trust boundary ($name)', ({ config: transportConfig }
       const serviceOnly = catalog.filter(isServiceOnly);
       expect(serviceOnly.map((c) => c.type).sort()).toEqual(
         [
-          ...['AdjustTrust', 'AssignAuditor', 'AssignTieBreaker', 'ExpireDialecticPhase', 'ExpireReviewRound', 'ExpireVotingSession', 'OpenRecovery', 'OpenReviewRound', 'RecordLogCheckpoint', 'RecordQuorumResult', 'RecordRelapse', 'ResumeAgent'],
+          ...['AdjustTrust', 'AssignAuditor', 'AssignTieBreaker', 'ExpireDialecticPhase', 'ExpireReviewRound', 'ExpireVotingSession', 'OpenRecovery', 'OpenReviewRound', 'RecordLogCheckpoint', 'RecordQuorumResult', 'RecordRelapse', 'RecordSettings', 'ResumeAgent'],
           ...['ExpireChamberApproval', 'RecordChamberCallOutcome', 'ReserveChamberBudget', 'SettleChamberBudget', 'ModerateDebate'],
         ].sort(),
       );

@@ -1,4 +1,5 @@
 import { auditContracts } from './audit.js';
+import { settingsContracts } from './settings.js';
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
 import { chamberContracts, chamberProjectionQueries } from './chamber-queries.js';
 import { debateContracts } from './debate.js';
@@ -12,8 +13,8 @@ import { tribunalContracts } from './tribunal.js';
 import { votingContracts, votingProjectionQueries } from './voting.js';
 
 /** Every command, event and query Agora speaks. Services and the generated documents read from here. */
-export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands, ...votingContracts.commands, ...dialecticContracts.commands, ...chamberContracts.commands, ...debateContracts.commands, ...projectionsCommands, ...auditContracts.commands, ...modelCallCommands];
-export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events, ...votingContracts.events, ...dialecticContracts.events, ...chamberContracts.events, ...debateContracts.events, ...auditContracts.events, ...modelCallEvents];
+export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands, ...votingContracts.commands, ...dialecticContracts.commands, ...chamberContracts.commands, ...debateContracts.commands, ...projectionsCommands, ...auditContracts.commands, ...settingsContracts.commands, ...modelCallCommands];
+export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events, ...votingContracts.events, ...dialecticContracts.events, ...chamberContracts.events, ...debateContracts.events, ...auditContracts.events, ...settingsContracts.events, ...modelCallEvents];
 export const queries: readonly QueryDefinition[] = [...registryQueries, ...tribunalContracts.queries, ...votingContracts.queries, ...dialecticContracts.queries, ...chamberContracts.queries, ...debateContracts.queries, ...modelCallQueries];
 
 function indexBy<T, K extends keyof T>(items: readonly T[], key: K, what: string): Map<T[K], T> {

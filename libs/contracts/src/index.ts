@@ -15,6 +15,7 @@ export * from './debate-model.js';
 export * from './debate.js';
 export * from './projections.js';
 export * from './audit.js';
+export * from './settings.js';
 export * from './catalog.js';
 export * from './documents.js';
 export * from './openapi.js';

@@ -83,6 +83,8 @@ export const EVENT_VISIBILITY: Readonly<Record<string, EventAccess>> = {
   chamber_budget: none,
   debate: party('openedBy', 'participants.agentId', 'agentId', 'author'),
   audit: none,
+  // The settings the services decide under: every agent may read the rules it is decided by.
+  settings: all,
   model_calls: party('agentId'),
 };
 

@@ -48,8 +48,10 @@ describe('the authorization table', () => {
     expect(serviceOnly).toMatchObject({
       tribunal: ['OpenReviewRound', 'ExpireReviewRound'],
       voting: ['ExpireVotingSession'],
-      registry: ['AdjustTrust', 'ResumeAgent'],
-      dialectic: ['OpenRecovery', 'ExpireDialecticPhase', 'AssignTieBreaker', 'RecordQuorumResult', 'RecordRelapse', 'AssignAuditor'],
+      registry: ['AdjustTrust', 'ResumeAgent', 'RecordSettings'],
+      dialectic: ['OpenRecovery', 'ExpireDialecticPhase', 'AssignTieBreaker', 'RecordQuorumResult', 'RecordRelapse', 'AssignAuditor', 'RecordSettings'],
+      // Each service that reads a setting records it.
+      proposal: ['RecordSettings'],
     });
   });
 

@@ -1,4 +1,4 @@
-import { DialecticPolicy, type DialecticPolicyInput } from '@agora/contracts';
+import { DialecticPolicy, type DialecticPolicyInput, type PolicySetting } from '@agora/contracts';
 
 export type { DialecticPolicy, DialecticPolicyInput, DialecticRules, HardLimitPolicy } from '@agora/contracts';
 
@@ -22,3 +22,14 @@ export function defineDialecticPolicy(input: DialecticPolicyInput = {}): Dialect
 }
 
 export const DEFAULT_DIALECTIC_POLICY: DialecticPolicy = defineDialecticPolicy();
+
+/** AGORA_DIALECTIC_POLICY: read by the dialectic service, recorded in the log as the `dialectic` settings. */
+export const DIALECTIC_POLICY_SETTING: PolicySetting<DialecticPolicy> = {
+  name: 'dialectic',
+  env: 'AGORA_DIALECTIC_POLICY',
+  parse: (input) => defineDialecticPolicy(input as DialecticPolicyInput),
+  help: `AGORA_DIALECTIC_POLICY     the dialectic policy as JSON, or @<file> holding it, e.g.
+                           {"thesisTimeoutMs":3600000,"antithesisTimeoutMs":7200000,"maxSynthesisRounds":5,
+                            "escalation":{"quorumSize":5},"hardLimits":{"maxRiskThreshold":0.9}}
+                           (default: the seed's; see DialecticPolicy in libs/contracts)`,
+};

@@ -1,4 +1,4 @@
-import { TribunalPolicy, type ReviewRules, type TribunalPolicyInput } from '@agora/contracts';
+import { TribunalPolicy, type PolicySetting, type ReviewRules, type TribunalPolicyInput } from '@agora/contracts';
 import { DomainError } from '@agora/decider';
 
 export type { ReviewRules, TribunalPolicy, TribunalPolicyInput } from '@agora/contracts';
@@ -18,6 +18,17 @@ export function defineTribunalPolicy(input: TribunalPolicyInput = {}): TribunalP
 }
 
 export const DEFAULT_TRIBUNAL_POLICY: TribunalPolicy = defineTribunalPolicy();
+
+/** AGORA_TRIBUNAL_POLICY: read by the proposal service, recorded in the log as the `tribunal` settings. */
+export const TRIBUNAL_POLICY_SETTING: PolicySetting<TribunalPolicy> = {
+  name: 'tribunal',
+  env: 'AGORA_TRIBUNAL_POLICY',
+  parse: (input) => defineTribunalPolicy(input as TribunalPolicyInput),
+  help: `AGORA_TRIBUNAL_POLICY      the tribunal policy as JSON, or @<file> holding it, e.g.
+                           {"roundDeadlineMs":86400000,"maxRoundsBeforeEscalation":3,
+                            "requiredConstitutions":{"default":["risk","premise","evidence","execution"]}}
+                           (default: those values; see TribunalPolicy in libs/contracts)`,
+};
 
 /** What a proposal asks for: its class and, optionally, its own round deadline. */
 export interface RulesRequest {

@@ -12,3 +12,4 @@ export * from './log-checkpoint.js';
 export * from './snapshot-store.js';
 export * from './read-model-positions.js';
 export * from './shared-pass.js';
+export * from './settings.js';

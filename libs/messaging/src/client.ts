@@ -34,6 +34,8 @@ export interface AgoraClient {
   publish(subject: string, data: unknown, options?: { headers?: WireHeaders }): Promise<void>;
   /** Listens on a subject (wildcards allowed); bodies that are not JSON are skipped. */
   subscribe(subject: string, handler: (message: AgoraMessage) => void, options?: { queue?: string; onError?: (error: Error) => void }): WireSubscription;
+  /** Every answer, within `maxWaitMs`, to a request all listeners answer (`$SRV.PING.<service>`: each replica); bodies that are not JSON are skipped. */
+  gather<T = unknown>(subject: string, body: unknown, options: { maxWaitMs: number }): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,17 @@ abstract class WireAgoraClient implements AgoraClient {
 
   async publish(subject: string, data: unknown, options: { headers?: WireHeaders } = {}): Promise<void> {
     this.wire.publish(subject, encodeJson(data), options);
+  }
+
+  async gather<T = unknown>(subject: string, body: unknown, options: { maxWaitMs: number }): Promise<T[]> {
+    const replies = await this.wire.gather(subject, encodeJson(body), options);
+    return replies.flatMap((reply) => {
+      try {
+        return [decodeJson(reply.data) as T];
+      } catch {
+        return [];
+      }
+    });
   }
 
   subscribe(subject: string, handler: (message: AgoraMessage) => void, options: { queue?: string; onError?: (error: Error) => void } = {}): WireSubscription {

@@ -74,6 +74,8 @@ export interface DispatcherOptions {
   readModels?: ReadModelProgress;
   /** Reported in `$SRV.INFO`. Default 0.1.0. */
   version?: string;
+  /** Reported in `$SRV.PING` and `$SRV.INFO` (the digests of the settings this replica decides under: recordSettings). */
+  metadata?: Record<string, string>;
   description?: string;
   logger?: MessagingLogger;
   /** Told of every command answered (metrics). */
@@ -144,6 +146,7 @@ export class MessageDispatcher {
       name: options.service,
       version: options.version ?? '0.1.0',
       description: options.description ?? `Agora ${options.service} service`,
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
       endpoints: [
         ...this.catalog.commands.map((c) => ({ name: c.type, subject: c.subject, queueGroup: options.service, metadata: { kind: 'command', summary: c.summary } })),
         ...this.catalog.queries.map((q) => ({ name: q.name.replaceAll('.', '_'), subject: q.subject, queueGroup: options.service, metadata: { kind: 'query', summary: q.summary } })),

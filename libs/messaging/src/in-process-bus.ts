@@ -103,6 +103,21 @@ export class InProcessBus implements WireConnection {
     });
   }
 
+  async gather(subject: string, data: Uint8Array, options: { maxWaitMs: number }): Promise<WireMessage[]> {
+    if (this.closed) throw new ConnectionClosed('the in-process bus is closed');
+    if (this.receiversOf(subject).length === 0) return [];
+    const replies: WireMessage[] = [];
+    const inbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
+    const sub = this.addSubscription(inbox, (reply) => void replies.push(reply), undefined, false);
+    try {
+      this.publish(subject, data, { reply: inbox });
+      await new Promise((resolve) => setTimeout(resolve, options.maxWaitMs));
+    } finally {
+      sub.unsubscribe();
+    }
+    return replies;
+  }
+
   async flush(): Promise<void> {
     if (this.closed) throw new ConnectionClosed('the in-process bus is closed');
   }

@@ -123,7 +123,8 @@ export function natsAuthorization(agents: readonly NatsAgent[], options: NatsAut
  *   nothing else of agora.cmd/agora.qry (services never ask each other over NATS: a reaction is
  *   decided and appended by the service that reacts); append to the log and read it (stream info,
  *   message gets, its own pull consumers, the wake-up subscription on the log's subjects), hold
- *   its leases; answer the NATS services API ($SRV) for its own name. It never creates, updates or
+ *   its leases; answer the NATS services API ($SRV) for its own name, and ping its own replicas
+ *   at start ($SRV.PING.<name>: do they decide under the same settings?). It never creates, updates or
  *   deletes the log's stream (run with EVENT_STORE=jetstream?setup=verify) and never publishes
  *   event notifications.
  * - the gateway: send every command and query on its subjects, read the log (never append),
@@ -180,7 +181,7 @@ export function natsServicePermissions(name: ServiceNatsUser, options: { streamN
   const { commands: served, queries: answered } = servedBy(name);
   const serves = [...served.map((c) => c.subject), ...answered.map((q) => q.subject)].map((subject) => `${subject} ${name}`);
   return {
-    publish: [`${LOG_SUBJECT_PREFIX}.>`, ...logReadApi(stream), 'agora.lease.>', `$JS.API.STREAM.INFO.${LEASE_STREAM}`, `$JS.API.STREAM.CREATE.${LEASE_STREAM}`, `$JS.API.STREAM.MSG.GET.${LEASE_STREAM}`],
+    publish: [`${LOG_SUBJECT_PREFIX}.>`, ...logReadApi(stream), 'agora.lease.>', `$JS.API.STREAM.INFO.${LEASE_STREAM}`, `$JS.API.STREAM.CREATE.${LEASE_STREAM}`, `$JS.API.STREAM.MSG.GET.${LEASE_STREAM}`, `$SRV.PING.${name}`],
     subscribe: [...serves, `${LOG_SUBJECT_PREFIX}.>`, inbox, '$SRV.*', `$SRV.*.${name}`, `$SRV.*.${name}.*`],
     allowResponses: true,
   };

@@ -118,6 +118,18 @@ export class NatsWire implements WireConnection {
     }
   }
 
+  async gather(subject: string, data: Uint8Array, options: { maxWaitMs: number }): Promise<WireMessage[]> {
+    const replies: WireMessage[] = [];
+    try {
+      for await (const msg of await this.nc.requestMany(subject, data, { strategy: 'timer', maxWait: options.maxWaitMs })) replies.push(delivery(msg));
+    } catch (error) {
+      // Nobody listening is an empty answer, not a failure.
+      const failure = transportError(error, subject, data.length, this.nc.info?.max_payload, options.maxWaitMs);
+      if (!(failure instanceof NoResponders)) throw failure;
+    }
+    return replies;
+  }
+
   async flush(): Promise<void> {
     try {
       await this.nc.flush();

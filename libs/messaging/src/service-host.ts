@@ -50,8 +50,8 @@ function messagingLogger(context: string): MessagingLogger {
 }
 
 function dispatcherOptionsOf(options: ServiceMicroserviceOptions, logger: MessagingLogger): DispatcherOptions {
-  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels, reads } = options;
-  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }), ...(reads === undefined ? {} : { reads }) };
+  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels, reads, metadata } = options;
+  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }), ...(reads === undefined ? {} : { reads }), ...(metadata === undefined ? {} : { metadata }) };
 }
 
 function transportOptions(options: ServiceMicroserviceOptions, logger: MessagingLogger): MicroserviceOptions {

@@ -45,6 +45,12 @@ export interface WireConnection {
    * transport refuses the size, ConnectionClosed when the connection is gone.
    */
   request(subject: string, data: Uint8Array, options: { timeoutMs: number; headers?: WireHeaders }): Promise<WireMessage>;
+  /**
+   * Sends a request every listener may answer (scatter-gather, e.g. `$SRV.PING.<name>` to every
+   * replica), under the connection's own inbox, and resolves with the replies that came within
+   * `maxWaitMs` (none: an empty list).
+   */
+  gather(subject: string, data: Uint8Array, options: { maxWaitMs: number }): Promise<WireMessage[]>;
   /** Resolves once everything published so far has reached the server (NATS) or the bus. */
   flush(): Promise<void>;
 }

@@ -207,7 +207,7 @@ describe('MessageDispatcher', () => {
       queries: new Map(['agora.qry.registry.agents.list', 'agora.qry.registry.agents.get', 'agora.qry.registry.keys.configured', 'agora.qry.registry.model_calls.ledger', 'agora.qry.registry.model_calls.get'].map((s) => [s, async () => null])),
     });
     expect(registry.subjects()).toContain('agora.cmd.registry.agent.register');
-    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'AdjustTrust', 'ReportHealth', 'ResumeAgent', 'SetModelBudget', 'ReserveModelCall', 'RecordModelCallOutcome', 'agents_list', 'agents_get', 'keys_configured', 'model_calls_ledger', 'model_calls_get']);
+    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'AdjustTrust', 'ReportHealth', 'ResumeAgent', 'RecordSettings', 'SetModelBudget', 'ReserveModelCall', 'RecordModelCallOutcome', 'agents_list', 'agents_get', 'keys_configured', 'model_calls_ledger', 'model_calls_get']);
   });
 });
 

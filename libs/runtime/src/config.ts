@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentId, PublicKeyText, READ_TOKEN } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
@@ -179,6 +179,15 @@ export function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: numb
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return intSetting(env, name, fallback, { min: 1, what: 'a positive whole number of milliseconds' });
+}
+
+/** The bootstrap operator's key file `npm start` creates in its data directory when no operator is configured (apps/standalone). */
+export const STANDALONE_OPERATOR_KEY_FILE = 'operator.key.json';
+
+/** `<data dir>/operator.key.json` when it is there (the operator `npm start` made), else undefined. */
+export function standaloneOperatorKeyFile(dataDir: string): string | undefined {
+  const file = join(dataDir, STANDALONE_OPERATOR_KEY_FILE);
+  return existsSync(file) ? file : undefined;
 }
 
 /** Reads the bootstrap operator's key file: `{agentId, publicKey}`, or a full key file whose public key is derived from its secret. */

@@ -15,3 +15,4 @@ export * from './service-identity.js';
 export * from './startup.js';
 /** The category of command id reservations (command-ids.ts), which event feeds leave out. */
 export { COMMAND_ID_CATEGORY } from '@agora/eventsourcing';
+export * from './settings.js';

@@ -111,6 +111,7 @@ describe('the event relay catching up', () => {
       },
       publish: (subject) => void sent.push(subject),
       request: () => Promise.reject(new Error('not used')),
+      gather: () => Promise.reject(new Error('not used')),
       flush: async () => {
         flushes++;
         reached = sent.length;

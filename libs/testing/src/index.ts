@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 
@@ -18,6 +19,22 @@ export function uniqueJetStreamLog(label = 'test', natsUrl = TEST_NATS_URL): { s
   if (natsUrl === TEST_NATS_URL) created.add(streamName);
   const host = natsUrl.replace(/^nats:\/\//, '');
   return { streamName, subjectPrefix, eventStore: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}` };
+}
+
+/**
+ * The settings (for openServiceContext) of a test's own Agora in one process: an embedded log in
+ * `<dataDir>/events`, the in-process transport, `operator` as the bootstrap operator, a wide clock
+ * window and a 10 s request timeout.
+ */
+export function embeddedAgora(dataDir: string, operator: { agentId: string; publicKey: string }) {
+  return {
+    store: { kind: 'embedded' as const, directory: join(dataDir, 'events') },
+    natsUrl: undefined,
+    dataDir,
+    operators: [operator],
+    maxClockSkewMs: 300_000,
+    requestTimeoutMs: 10_000,
+  };
 }
 
 /**

@@ -18,11 +18,11 @@
  * starts after the position it records, once the log is shown to continue the one verified then.
  */
 import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
-import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type LogHead, type RecordedDecision } from '@agora/eventsourcing';
+import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type LogHead, type RecordedDecision, type SettingsInForce } from '@agora/eventsourcing';
 import { categoryOf, InvalidPosition, StreamNotFound, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, commitHash, commitsOf, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
-import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
+import { AuditRules, type AggregateRules, type AuditPolicies } from './rules.js';
 import type { AuditState, AgentKeys } from './state.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
@@ -74,7 +74,10 @@ export interface TrustedKey {
 }
 
 export interface AuditOptions {
+  /** The policies of a log that records no settings (before its first SettingsRecorded of each): see rules.ts. */
   policies?: AuditPolicies;
+  /** The settings in force where this audit resumes (`settingsInForce` of the audit that stopped there). */
+  settings?: SettingsInForce;
   /** Agents known from configuration (AGORA_OPERATOR_KEY_FILE / AGORA_OPERATOR_PUBLIC_KEY). */
   trusted?: readonly TrustedKey[];
   /** The services' public keys over time (AGORA_SERVICE_PUBLIC_KEYS): what `service:<name>` signed with. */
@@ -183,7 +186,8 @@ function differenceAt(path: string, again: unknown, recorded: unknown, lenientHe
 }
 
 export class LogAuditor {
-  private readonly rules: Map<string, AggregateRules>;
+  /** The deciders under the settings in force at the position reached. */
+  private readonly rules: AuditRules;
   private readonly streams = new Map<string, StreamCursor>();
   private readonly agents = new Map<string, AgentKeys>();
   private readonly trusted: Map<string, TrustedKey>;
@@ -213,7 +217,9 @@ export class LogAuditor {
 
   constructor(private readonly options: AuditOptions = {}) {
     if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
-    this.rules = aggregateRules(options.policies);
+    this.rules = new AuditRules(options.policies);
+    const settings = options.resume?.settings ?? options.settings;
+    if (settings) this.rules.resume(settings);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
     this.verifier = new SignatureVerifier(options.workers ?? 0);
     const resumed = (this.resumed = options.resume);
@@ -236,6 +242,11 @@ export class LogAuditor {
   get at(): AuditPosition {
     const head = this.hasher.current;
     return { count: head.count, position: head.position, recordedAt: this.lastRecordedAt, following: this.following };
+  }
+
+  /** The settings the log recorded up to the position reached (a small foldable value: a state keeps it beside its position). */
+  get settingsInForce(): SettingsInForce {
+    return this.rules.inForce;
   }
 
   /** Audits the log of `store` (after the resumed position); with `follow`, goes on until `signal` aborts. */
@@ -429,6 +440,7 @@ export class LogAuditor {
       findings: (this.resumed?.findings ?? 0) + this.findings.length,
       protocols: structuredClone(this.protocols),
       keyring: [...this.agents],
+      settings: this.rules.inForce,
       streams: [...this.chainHeads].map(([streamId, head]) => {
         if (typeof head.commit !== 'string') head.commit = commitHash(head.commit);
         return [streamId, head.revision, head.commit];
@@ -467,13 +479,14 @@ export class LogAuditor {
     protocol.commands++;
     this.commands++;
 
+    // The stream's rules under the settings in force at this commit (a setting recorded since may have changed them).
+    const rules = this.rules.get(categoryOf(first.streamId));
     let cursor = this.streams.get(first.streamId);
     if (!cursor) {
-      const rules = this.rules.get(categoryOf(first.streamId));
       cursor = { state: rules?.decider.initialState(), revision: -1, rules, lastCommit: undefined };
       this.streams.set(first.streamId, cursor);
       if (this.resumed && (first.revision > 0 || this.resumedStreams.has(first.streamId))) await this.restoreStream(cursor, first);
-    }
+    } else cursor.rules = rules;
     await this.checkChain(cursor, commit);
     const accepted = await this.checkEnvelope(commit);
     if (accepted) this.checkDecision(cursor, commit, accepted.definition);
@@ -671,6 +684,7 @@ export class LogAuditor {
         if (categoryOf(event.streamId) === MODEL_CALLS_CATEGORY) for (const reason of this.modelCalls.ledgerEvent(event, before, cursor.state)) this.report('model_calls', event, reason);
       }
       this.modelCalls.chamberEvent(event);
+      this.recordSettings(event);
       cursor.revision = event.revision;
       cursor.lastCommit = commit;
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
@@ -720,6 +734,15 @@ export class LogAuditor {
       cursor.revision = event.revision;
     }
     cursor.lastCommit = last;
+  }
+
+  /** A SettingsRecorded puts its value in force for the commands after it. */
+  private recordSettings(event: RecordedEvent): void {
+    try {
+      this.rules.record(event);
+    } catch (error) {
+      this.report('decision', event, `the recorded settings are not a valid policy (the value before stays in force): ${(error as Error).message}`);
+    }
   }
 
   private trackAgent(event: RecordedEvent, state: unknown): void {

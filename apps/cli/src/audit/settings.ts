@@ -1,15 +1,15 @@
 /**
  * What `agora audit` reads from the environment: the store, the bootstrap operators, the services'
- * keys and policies. The audit command loads this module only when it runs (it brings the services'
- * settings readers, and with them NestJS).
+ * keys, and the policies of a log that records no settings (the log's own SettingsRecorded take
+ * their place from their position on: rules.ts). The audit command loads this module only when it
+ * runs (the chamber's settings reader brings NestJS).
  */
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
 import { chamberPolicyFromEnv } from '@agora/chamber';
-import { dialecticPolicyFromEnv } from '@agora/dialectic';
+import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
+import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { providersConfigFromEnv } from '@agora/providers';
-import { tribunalPolicyFromEnv } from '@agora/proposal';
-import { registryOptionsFromEnv } from '@agora/registry';
-import { ConfigError, readRuntimeConfig, resolveServiceKeyring } from '@agora/runtime';
+import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readOperatorKeyFile, readRuntimeConfig, resolveServiceKeyring, standaloneOperatorKeyFile, type RuntimeConfig } from '@agora/runtime';
 import { UsageError } from '../command.js';
 import type { AuditOptions } from './engine.js';
 
@@ -19,21 +19,21 @@ export interface AuditedStore {
   options: Pick<AuditOptions, 'trusted' | 'policies' | 'serviceKeys'>;
 }
 
-/** Opens the store EVENT_STORE names, with the operators and policies the services run under. Bad settings are usage errors. */
+/** Opens the store EVENT_STORE names, with the operators, and the policies for a log that records none. Bad settings are usage errors. */
 export async function openAuditedStore(env: Readonly<Record<string, string | undefined>>): Promise<AuditedStore> {
   const processEnv = env as NodeJS.ProcessEnv;
   let options: AuditedStore['options'];
   let config;
   try {
     config = readRuntimeConfig(processEnv, { natsByDefault: false });
-    const tribunal = tribunalPolicyFromEnv(processEnv);
-    const dialectic = dialecticPolicyFromEnv(processEnv);
-    const { breakerRiskThreshold } = registryOptionsFromEnv(processEnv);
+    const tribunal = policyFromEnv(processEnv, TRIBUNAL_POLICY_SETTING);
+    const dialectic = policyFromEnv(processEnv, DIALECTIC_POLICY_SETTING);
+    const breakerRiskThreshold = breakerPolicyFromEnv(processEnv).riskThreshold;
     const chamber = chamberPolicyFromEnv(processEnv, providersConfigFromEnv(processEnv));
     options = {
       serviceKeys: resolveServiceKeyring(config),
-      trusted: config.operators.map((o) => ({ agentId: o.agentId, publicKey: o.publicKey, roles: ['operator'] })),
-      policies: { chamber, ...(tribunal ? { tribunal } : {}), ...(dialectic ? { dialectic } : {}), ...(breakerRiskThreshold === undefined ? {} : { breakerRiskThreshold }) },
+      trusted: operatorsOf(config, processEnv).map((o) => ({ agentId: o.agentId, publicKey: o.publicKey, roles: ['operator'] })),
+      policies: { chamber, ...(tribunal ? { tribunal } : {}), ...(dialectic ? { dialectic } : {}), breakerRiskThreshold },
     };
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message, 'audit');
@@ -43,3 +43,13 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
   return { store, description: describeStore(config.store), options };
 }
 
+/**
+ * The bootstrap operators: AGORA_OPERATOR_KEY_FILE or AGORA_OPERATOR_PUBLIC_KEY; else the key file
+ * `npm start` made in the data directory when it is there (as the services' key files under
+ * AGORA_SERVICE_KEYS_DIR are), so that `agora audit` after `npm start` needs no setting.
+ */
+function operatorsOf(config: RuntimeConfig, env: NodeJS.ProcessEnv): RuntimeConfig['operators'] {
+  if (config.operators.length > 0) return config.operators;
+  const file = standaloneOperatorKeyFile(config.dataDir);
+  return file === undefined ? [] : [readOperatorKeyFile(file, env['AGORA_OPERATOR_ID']?.trim() || 'root')];
+}

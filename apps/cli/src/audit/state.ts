@@ -8,12 +8,12 @@
  * the last commit hash of the streams most recently written (at most `stateStreams`, none for a
  * one-commit stream such as a command id reservation). A stream's decider state is not kept: a
  * stream that continues is read again from the log up to the position and its last commit hashed
- * (engine.ts, restoreStream). A part the audit folds later (the settings in force at the position)
- * is one more member here, written by LogAuditor.snapshot and read back by its constructor.
+ * (engine.ts, restoreStream). The settings the log recorded up to the position (settings-<name>)
+ * ride along: each command after it is decided again under them.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { SIGNING_TAGS } from '@agora/contracts';
-import type { LogHead } from '@agora/eventsourcing';
+import type { LogHead, SettingsInForce } from '@agora/eventsourcing';
 import { domainSigningBytes, signBytes, verifyBytes, type KeyPair } from '@agora/identity';
 import type { ProtocolSummary } from './engine.js';
 
@@ -47,6 +47,8 @@ export interface AuditState {
   protocols: Record<string, ProtocolSummary>;
   /** Registered agents' keys and roles at the position. */
   keyring: [agentId: string, keys: AgentKeys][];
+  /** The settings in force at the position (the log's last SettingsRecorded of each name). */
+  settings: SettingsInForce;
   /** Streams' last verified revision and commit hash, the least recently written first. */
   streams: [streamId: string, revision: number, commitHash: string][];
   /** The auditor's public key, which `signature` verifies under. */

@@ -17,11 +17,14 @@ NATS_URL, NATS_USER, NATS_PASSWORD
                            the jetstream store's server and user (deploy/nats: the auditor user reads the
                            log and writes nothing)
 AGORA_OPERATOR_KEY_FILE, AGORA_OPERATOR_PUBLIC_KEY, AGORA_OPERATOR_ID
-                           the bootstrap operator, whose signature the first commands carry
+                           the bootstrap operator, whose signature the first commands carry (default:
+                           <AGORA_DATA_DIR>/operator.key.json when there, the one npm start made)
 AGORA_SERVICE_PUBLIC_KEYS  the services' public keys over time (what service:<name> signed with); unset:
                            the key files under AGORA_SERVICE_KEYS_DIR (default <AGORA_DATA_DIR>/service-keys)
-AGORA_TRIBUNAL_POLICY, AGORA_DIALECTIC_POLICY, AGORA_BREAKER_RISK_THRESHOLD
-                           the policies the services run under: commands are decided again under them
+AGORA_TRIBUNAL_POLICY, AGORA_DIALECTIC_POLICY, AGORA_BREAKER_RISK_THRESHOLD, AGORA_CHAMBER_*
+                           only for a log written before the services recorded their settings in it
+                           (settings-<name>): each holds until the log's first record of it; every
+                           command after one is decided again under the value the log recorded
 AGORA_AUDIT_KEY_FILE       the auditor's key file (agora keys new), which signs and checks --state
 METRICS_PORT, METRICS_HOST with --follow: where /metrics is served (default ${AUDIT_METRICS_PORT} on 0.0.0.0; 0 = any free port)`;
 

@@ -1,0 +1,89 @@
+import { settingsStreamId, SETTINGS_OWNERS, type PolicySetting, type SettingsName } from '@agora/contracts';
+import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, type BreakerPolicy } from '@agora/domain-common';
+import { fold } from '@agora/decider';
+import { reactionCommandId, settingsDecider, settingsDigest, type SettingsEvent } from '@agora/eventsourcing';
+import { StreamNotFound } from '@agora/eventstore';
+import { intSetting, jsonSetting, unitSetting } from './config.js';
+import type { PingResponse } from '@agora/messaging';
+import type { ServiceContext } from './context.js';
+import { issueInternalCommand } from './reactor.js';
+import { StartupFailure } from './startup.js';
+
+/** How long a starting service listens for its running replicas' `$SRV.PING` answers: on NATS, and in one process. */
+export const REPLICA_PING_WAIT_MS = { nats: 500, 'in-process': 20 } as const;
+
+/** The `$SRV` metadata key under which a replica reports the digest of the settings it decides under. */
+export const settingsMetadataKey = (name: SettingsName): string => `agora.settings.${name}`;
+
+export interface RecordedSettings {
+  /** The digest of the value in force (what replicas compare). */
+  digest: string;
+  /** For the service's `$SRV` metadata (createServiceMicroservice's `metadata`), so that a replica started later compares its own. */
+  metadata: Record<string, string>;
+  /** Whether this start recorded it (the log held another value, or none). */
+  recorded: boolean;
+  /** A line for the start-up log. */
+  line: string;
+}
+
+/**
+ * Records in the log the settings a service decides under (`settings-<name>`, signed with the
+ * service's key, see libs/contracts settings.ts) when the log does not hold that value yet: at the
+ * first start, and when the service starts with a value an operator changed. Starting again with
+ * the value in force appends nothing. The command id names the revision it follows, so that going
+ * back to an earlier value is recorded again, and replicas starting together record it once.
+ *
+ * Replicas decide under one value: first the running replicas of the service are asked
+ * (`$SRV.PING.<service>`, each reports its settings' digest in its metadata), and a start with
+ * another value than theirs fails (StartupFailure, exit 2) naming both, before anything is recorded.
+ * A setting is changed by stopping every replica, then starting them with the new value.
+ */
+export async function recordSettings(context: Pick<ServiceContext, 'store' | 'serviceIdentity' | 'client' | 'transport'>, name: SettingsName, settings: Record<string, unknown>, now: () => number = Date.now): Promise<RecordedSettings> {
+  const streamId = settingsStreamId(name);
+  const service = SETTINGS_OWNERS[name];
+  const key = settingsMetadataKey(name);
+  const mine = settingsDigest(settings);
+  const replicas = await context.client.gather<PingResponse>(`$SRV.PING.${service}`, '', { maxWaitMs: REPLICA_PING_WAIT_MS[context.transport.transport] });
+  const other = replicas.find((r) => typeof r.metadata?.[key] === 'string' && r.metadata[key] !== mine);
+  if (other) {
+    throw new StartupFailure(
+      `another ${service} replica (${other.id}) runs with the ${name} settings ${other.metadata[key]}, this one was started with ${mine}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
+    );
+  }
+  const events = await context.store.readStream(streamId).catch((error: unknown) => {
+    if (error instanceof StreamNotFound) return [];
+    throw error;
+  });
+  const inForce = fold(settingsDecider, events as unknown as SettingsEvent[]);
+  const digest = mine;
+  const metadata = { [key]: digest };
+  if (inForce.digest === digest) return { digest, metadata, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${events.length - 1})` };
+  const revision = events.length - 1;
+  await issueInternalCommand(
+    { streamId, decider: settingsDecider, type: 'RecordSettings', payload: { name, settings } },
+    { store: context.store, as: context.serviceIdentity(SETTINGS_OWNERS[name]), commandId: reactionCommandId('settings', `${name}:${revision}:${digest}`), now: new Date(now()).toISOString(), causationId: `service-start:${name}:${digest}` },
+  );
+  return {
+    digest,
+    metadata,
+    recorded: true,
+    line: inForce.digest === undefined ? `${name} settings ${digest}: recorded in ${streamId}` : `${name} settings ${digest}: recorded in ${streamId}, replacing ${inForce.digest} (the value this service was started with)`,
+  };
+}
+
+/** A policy from its one environment variable (JSON or `@file`), parsed by its declared parser; undefined when unset; ConfigError naming what is wrong. */
+export function policyFromEnv<T>(env: NodeJS.ProcessEnv, setting: PolicySetting<T>): T | undefined {
+  return jsonSetting(env, setting.env, setting.parse);
+}
+
+/** The circuit breaker's policy from AGORA_BREAKER_RISK_THRESHOLD and the probation and health-report settings (REGISTRY_ENV_HELP); ConfigError naming a bad one. */
+export function breakerPolicyFromEnv(env: NodeJS.ProcessEnv): BreakerPolicy {
+  const d = DEFAULT_BREAKER_POLICY;
+  return defineBreakerPolicy({
+    riskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', d.riskThreshold, 'a risk from 0 to 1'),
+    probationRiskMargin: unitSetting(env, 'AGORA_PROBATION_RISK_MARGIN', d.probationRiskMargin, 'a risk margin from 0 to 1'),
+    probationReportIntervalMs: intSetting(env, 'AGORA_PROBATION_REPORT_INTERVAL_MS', d.probationReportIntervalMs, { min: 1000, max: 86_400_000, what: 'a number of milliseconds, 1000 to 86400000' }),
+    reportMinChange: unitSetting(env, 'AGORA_HEALTH_REPORT_MIN_CHANGE', d.reportMinChange, 'a change of health or risk from 0 to 1 (0 = record every report)'),
+    reportSampleMs: intSetting(env, 'AGORA_HEALTH_REPORT_SAMPLE_MS', d.reportSampleMs, { min: 0, max: 86_400_000, what: 'a number of milliseconds, 0 to 86400000 (0 = record every report)' }),
+  });
+}
