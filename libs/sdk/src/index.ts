@@ -50,4 +50,13 @@ export {
 } from './governed.js';
 export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
 export { governedAgentTools, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
+export {
+  governedToolNode,
+  runGovernedGraph,
+  type AgoraToolCallsInterrupt,
+  type AgoraToolCallsResume,
+  type GovernableGraph,
+  type GovernedToolNodeOptions,
+  type RunGovernedGraphOptions,
+} from './langgraph.js';
 export { AgoraError } from '@agora/contracts';

@@ -125,6 +125,6 @@ describe('governedAgentTools: an OpenAI Agents SDK run whose tool calls Agora de
   it('leaves a log that agora audit verifies (Agora stopped)', async () => {
     const audit = await f.audit();
     expect({ code: audit.code, findings: audit.findings }).toEqual({ code: 0, findings: [] });
-    expect(audit.stdout).toMatch(/voting_session/);
+    expect(audit.stdout).toMatch(/^ {2}voting +\d+ +\d+ +0$/m);
   }, 150_000);
 });
