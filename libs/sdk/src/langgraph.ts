@@ -121,7 +121,7 @@ export function governedToolNode(agora: Agora, tools: StructuredToolInterface[],
         continue;
       }
       if (decision === undefined || decision.verdict !== 'approved' || !bound) {
-        messages.push(refusal(c, toolCallDenied(`${server}/${c.name}: the graph was resumed without Agora's decision on this call (resume it with runGovernedGraph)`, { server, tool: c.name, ...o })));
+        messages.push(refusal(c, toolCallDenied(`${server}/${c.name}: the graph was resumed without Agora's decision on this call (resume it with runGovernedGraph)`, { ...o })));
         continue;
       }
       const { verdict: _verdict, ...approval } = decision;

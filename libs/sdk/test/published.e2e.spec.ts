@@ -20,8 +20,12 @@ const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 /** The versions the workspace pins (the packed SDK depends on the same). */
 const PINNED = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
-/** Beside the tarball: `ai` (the optional peer its declarations name), Node's types, and the json-schema types `ai`'s own declarations need when libraries are checked. */
-const BESIDE = [`ai@${PINNED['ai']}`, `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
+/**
+ * Beside the tarball: the optional peers its declarations and docs/sdk.md's framework examples import (`ai`,
+ * `@openai/agents`, `@langchain/core`, `@langchain/langgraph`), Node's types, and the json-schema types `ai`'s own
+ * declarations need when libraries are checked.
+ */
+const BESIDE = [...['ai', '@openai/agents', '@openai/agents-core', '@langchain/core', '@langchain/langgraph'].map((name) => `${name}@${PINNED[name]}`), `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
 
 const succeeded = (what: string, run: { code: number | null; stdout: string; stderr: string }) => {
   if (run.code !== 0) throw new Error(`${what} exited with ${run.code}:\n${run.stdout}${run.stderr}`);
@@ -55,6 +59,14 @@ function sdkDocSnippet(): string {
   return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
 }
 
+/** docs/sdk.md's example for a framework adapter: the first TypeScript block of its section, as written. */
+function frameworkDocSnippet(section: string): string {
+  const doc = readFileSync(join(REPO_ROOT, 'docs', 'sdk.md'), 'utf8');
+  const snippet = new RegExp(`\n### ${section}\n[^#]*?\`\`\`ts\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1];
+  if (snippet === undefined) throw new Error(`docs/sdk.md's section ${section} shows no TypeScript example`);
+  return `${snippet}export {};\n`;
+}
+
 /** A compiled example with the documented gateway replaced by the test's. */
 function pointedAt(file: string, url: string): string {
   const text = readFileSync(file, 'utf8');
@@ -80,11 +92,15 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts', 'openai-agents-doc.ts', 'langgraph-doc.ts'] }));
     // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
     writeFileSync(join(project, 'sdk-doc.ts'), sdkDocSnippet());
+    // The framework adapters' examples (type-checked here; their e2e suites run the same calls with stand-in models), and the checkpointer the LangGraph one imports.
+    writeFileSync(join(project, 'openai-agents-doc.ts'), frameworkDocSnippet('OpenAI Agents SDK'));
+    writeFileSync(join(project, 'langgraph-doc.ts'), frameworkDocSnippet('LangGraph'));
+    writeFileSync(join(project, 'file-saver.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'examples', 'file-saver.ts'), 'utf8'));
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
     installed = join(project, 'node_modules', PUBLISHED);
   }, 600_000);
