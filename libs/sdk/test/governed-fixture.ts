@@ -39,6 +39,28 @@ export interface GovernedFixture {
   stop(): Promise<void>;
 }
 
+/**
+ * In a describe block: the fixture started before its tests and stopped after them; `last` (called after the
+ * tests) adds the test that stops Agora and checks that `agora audit` finds nothing wrong with the log they left.
+ */
+export function useGovernedFixture(name: string): { fixture: () => GovernedFixture; last: () => void } {
+  let f: GovernedFixture | undefined;
+  beforeAll(async () => {
+    f = await startGovernedFixture(name);
+  }, 120_000);
+  afterAll(async () => {
+    await f?.stop();
+  });
+  const fixture = () => f!;
+  const last = () =>
+    it('leaves a log that agora audit verifies (Agora stopped)', async () => {
+      const audit = await fixture().audit();
+      expect({ code: audit.code, findings: audit.findings }).toEqual({ code: 0, findings: [] });
+      expect(audit.stdout).toMatch(/^ {2}voting +\d+ +\d+ +0$/m);
+    }, 150_000);
+  return { fixture, last };
+}
+
 export async function startGovernedFixture(name: string): Promise<GovernedFixture> {
   const dir = await mkdtemp(join(tmpdir(), `agora-${name}-e2e-`));
   const workspace = join(dir, 'workspace');
