@@ -5,14 +5,15 @@
  * `drafts/silent-` file is left undecided), a workspace directory the tools write in, and the lookups of
  * a call's session by its digest. `audit()`, last, stops Agora and runs `agora audit` on its data.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { VotingSessionView } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
-import { runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
-import { Agora, onVoteRequested, toolCallDigest, type RoleLoop } from '../src/index.js';
+import { REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { Agora, onVoteRequested, toolCallDigest, type RoleLoop, type ToolPolicy } from '../src/index.js';
+import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
 
 export const VALIDATORS = ['vega', 'rigel', 'deneb'];
 
@@ -34,6 +35,13 @@ export interface GovernedFixture {
   sessionFor(server: string, tool: string, args: Record<string, unknown>): Promise<VotingSessionView | undefined>;
   /** The session once the read model shows `done` of it. */
   sessionOnce(server: string, tool: string, args: Record<string, unknown>, done: (s: VotingSessionView) => boolean): Promise<VotingSessionView>;
+  /**
+   * Runs docs/sdk.md's example of `section` as written, as the deployer, from its own directory (which is returned):
+   * the SDK from the workspace, this Agora's gateway, `workspace.policy.json` holding `policy`, the deployer's key
+   * file, and `model` (TypeScript that defines the stand-in model) in place of the example's `declare const model` line;
+   * `env` is added to its environment.
+   */
+  runDocExample(section: string, policy: ToolPolicy, model: string, env?: Record<string, string>): Promise<{ cwd: string; code: number | null; stdout: string; stderr: string }>;
   /** Stops Agora and runs `agora audit` over its data directory: its exit code, the events it found fault with, its report. */
   audit(): Promise<{ code: number | null; findings: string[]; stdout: string }>;
   stop(): Promise<void>;
@@ -129,6 +137,19 @@ export async function startGovernedFixture(name: string): Promise<GovernedFixtur
         return { written: path, bytes: content.length };
       },
       sessionFor,
+      async runDocExample(section, policy, model, env = {}) {
+        const cwd = join(dir, `example-${section.replace(/\W+/g, '-').toLowerCase()}`);
+        mkdirSync(cwd);
+        symlinkSync(join(REPO_ROOT, 'node_modules'), join(cwd, 'node_modules'));
+        copyFileSync(keyFile('deployer'), join(cwd, 'deployer.key.json'));
+        copyFileSync(FILE_SAVER, join(cwd, 'file-saver.ts'));
+        writeFileSync(join(cwd, 'workspace.policy.json'), JSON.stringify(policy));
+        const example = frameworkDocExample(section);
+        if (!/^declare const model\b.*$/m.test(example)) throw new Error(`docs/sdk.md's ${section} example declares no model`);
+        writeFileSync(join(cwd, 'example.ts'), example.replace(/^declare const model\b.*$/m, model).replaceAll(`'${PUBLISHED}'`, "'@agora/sdk'").replaceAll(DOCUMENTED_URL, url));
+        const run = await runCommand(process.execPath, ['--conditions=agora-source', '--import', join(REPO_ROOT, 'tools', 'ts-run', 'register.mjs'), 'example.ts'], { cwd, env, timeoutMs: 60_000 });
+        return { cwd, ...run };
+      },
       async sessionOnce(server, tool, args, done) {
         await waitFor(async () => {
           const session = await sessionFor(server, tool, args);

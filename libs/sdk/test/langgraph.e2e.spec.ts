@@ -130,5 +130,20 @@ describe('governedToolNode: a LangGraph graph whose tool calls Agora decides (e2
     expect(sessions.filter((s) => s.sessionId === session.sessionId)).toHaveLength(1);
   }, 90_000);
 
+  it("runs docs/sdk.md's example as written, with the stand-in model: the validators approve, the file is written once", async () => {
+    const args = { path: 'plan.md', content: 'step 1: measure' };
+    const model = [
+      "import { AIMessage as Answer } from '@langchain/core/messages';",
+      "import { fakeModel as stand } from '@langchain/core/testing';",
+      `const model = stand().respondWithTools([{ name: 'write_file', args: ${JSON.stringify(args)}, id: 'call-1' }]).respond(new Answer('the plan is written'));`,
+    ].join('\n');
+    const run = await f.runDocExample('LangGraph', POLICY, model);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout.trim()).toBe('the plan is written');
+    expect(readFileSync(join(run.cwd, 'plan.md'), 'utf8')).toBe('step 1: measure');
+    expect(existsSync(join(run.cwd, 'checkpoints.json'))).toBe(true);
+    expect((await f.sessionOnce('workspace', 'write_file', args, (s) => s.toolCall?.outcome != null)).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest({ written: 'plan.md', bytes: 15 }) });
+  }, 90_000);
+
   last();
 });

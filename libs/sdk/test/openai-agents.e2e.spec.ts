@@ -7,6 +7,7 @@
  * it. The file on disk shows what ran: approved once, denied never, expired never; `agora audit` passes.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Agent, run, tool } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall, modelResponder, type RecordedModelCall } from '@openai/agents-core/testing';
 import { z } from 'zod';
@@ -116,6 +117,20 @@ describe('governedAgentTools: an OpenAI Agents SDK run whose tool calls Agora de
     await run(bypass.agent, stopped.state);
     expect(existsSync(f.file('drafts/unasked.md'))).toBe(false);
     expect(toolOutputIn(model.calls[1]!)).toMatch(/tool_call_denied: workspace\/write_file needs Agora's decision/);
+  }, 90_000);
+
+  it("runs docs/sdk.md's example as written, with the stand-in model: the validators approve, the file is written once", async () => {
+    const args = { path: 'plan.md', content: 'step 1: measure' };
+    const model = [
+      "import { ScriptedModel, assistantMessage, functionCall, modelResponder } from '@openai/agents-core/testing';",
+      `const model = new ScriptedModel([modelResponder(() => [functionCall('write_file', ${JSON.stringify(args)}, { callId: 'call-1' })]), modelResponder(() => [assistantMessage('the plan is written')])]);`,
+    ].join('\n');
+    // The Agents SDK exports its traces to OpenAI unless told not to: nothing leaves the machine.
+    const run = await f.runDocExample('OpenAI Agents SDK', POLICY, model, { OPENAI_AGENTS_DISABLE_TRACING: '1' });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout.trim()).toBe('the plan is written');
+    expect(readFileSync(join(run.cwd, 'plan.md'), 'utf8')).toBe('step 1: measure');
+    expect((await f.sessionOnce('workspace', 'write_file', args, (s) => s.toolCall?.outcome != null)).toolCall).toMatchObject({ outcome: 'ok', resultDigest: resultDigest({ written: 'plan.md', bytes: 15 }) });
   }, 90_000);
 
   last();

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
 import { REPO_ROOT, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
+import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
@@ -38,10 +39,6 @@ const filesUnder = (dir: string): string[] =>
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 
-/** The SDK's name on the registry, as tools/sdk-pack.mjs publishes it. */
-const PUBLISHED = 'agora-governance-sdk';
-/** Where the examples of the docs look for Agora: replaced by the test's own gateway when they run. */
-const DOCUMENTED_URL = 'http://127.0.0.1:8080';
 
 /** The README's SDK example ("Connect your agents"), as written: it imports the published package. */
 function readmeSnippet(): string {
@@ -57,14 +54,6 @@ function sdkDocSnippet(): string {
   const snippet = /```ts\n(const proposalId = [\s\S]*?)```/.exec(doc)?.[1];
   if (snippet === undefined) throw new Error('docs/sdk.md shows no command-and-query example');
   return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
-}
-
-/** docs/sdk.md's example for a framework adapter: the first TypeScript block of its section, as written. */
-function frameworkDocSnippet(section: string): string {
-  const doc = readFileSync(join(REPO_ROOT, 'docs', 'sdk.md'), 'utf8');
-  const snippet = new RegExp(`\n### ${section}\n[^#]*?\`\`\`ts\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1];
-  if (snippet === undefined) throw new Error(`docs/sdk.md's section ${section} shows no TypeScript example`);
-  return `${snippet}export {};\n`;
 }
 
 /** A compiled example with the documented gateway replaced by the test's. */
@@ -97,10 +86,10 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
     writeFileSync(join(project, 'sdk-doc.ts'), sdkDocSnippet());
-    // The framework adapters' examples (type-checked here; their e2e suites run the same calls with stand-in models), and the checkpointer the LangGraph one imports.
-    writeFileSync(join(project, 'openai-agents-doc.ts'), frameworkDocSnippet('OpenAI Agents SDK'));
-    writeFileSync(join(project, 'langgraph-doc.ts'), frameworkDocSnippet('LangGraph'));
-    writeFileSync(join(project, 'file-saver.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'examples', 'file-saver.ts'), 'utf8'));
+    // The framework adapters' examples (type-checked here; their e2e suites run them with stand-in models), and the checkpointer the LangGraph one imports.
+    writeFileSync(join(project, 'openai-agents-doc.ts'), frameworkDocExample('OpenAI Agents SDK'));
+    writeFileSync(join(project, 'langgraph-doc.ts'), frameworkDocExample('LangGraph'));
+    writeFileSync(join(project, 'file-saver.ts'), readFileSync(FILE_SAVER, 'utf8'));
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
     installed = join(project, 'node_modules', PUBLISHED);
   }, 600_000);
