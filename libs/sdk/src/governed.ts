@@ -1,8 +1,11 @@
 /**
  * Governed tool calls (DESIGN.md decision 14): the one place where an agent's tool call that the
  * policy (tool-policy.ts) matches becomes an Agora decision. `agora mcp-proxy` (@agora/mcp) and the
- * Vercel AI SDK adapter (ai-sdk.ts) are both built on it; each only turns a decision into its own
- * world's answer (an MCP tool error, an AI SDK approval status).
+ * adapters for the Vercel AI SDK (ai-sdk.ts), the OpenAI Agents SDK (openai-agents.ts) and LangGraph
+ * (langgraph.ts) are all built on it; each only turns a decision into its own world's answer (an MCP
+ * tool error, an AI SDK approval status, an approved or rejected interruption, a resumed graph).
+ * governToolCall is openToolCall (the policy; the session or proposal opened) then awaitToolCall (the
+ * wait for its decision), which a framework that stops while a call waits calls apart.
  *
  * - governToolCall: unmatched or `allow` passes; `deny` is refused at once; `vote` opens a voting
  *   session of validators (seed 002) for this call alone (a fresh request id), created with the call
@@ -40,8 +43,13 @@ export interface GovernedCall {
 }
 
 /** Where a governed call comes from: the session's action type is `<source>:<server>/<tool>`. */
-export type ToolCallSource = 'mcp_tool_call' | 'ai_sdk_tool_call';
-const SOURCE_LABEL: Record<ToolCallSource, string> = { mcp_tool_call: 'MCP tool call', ai_sdk_tool_call: 'AI SDK tool call' };
+export type ToolCallSource = 'mcp_tool_call' | 'ai_sdk_tool_call' | 'openai_agents_tool_call' | 'langgraph_tool_call';
+const SOURCE_LABEL: Record<ToolCallSource, string> = {
+  mcp_tool_call: 'MCP tool call',
+  ai_sdk_tool_call: 'AI SDK tool call',
+  openai_agents_tool_call: 'OpenAI Agents SDK tool call',
+  langgraph_tool_call: 'LangGraph tool call',
+};
 
 /** sha256 (hex) of the RFC 8785 canonical JSON of the call: what a decision is bound to. */
 export function toolCallDigest(call: GovernedCall): string {
@@ -93,22 +101,51 @@ export interface GovernOptions {
 
 export const DEFAULT_DECISION_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * A call held for a decision: the voting session (`sessionId`, decided by the validators or a person) or the tribunal
+ * proposal (`proposalId`) that Agora holds it in, with the call's digest. Plain JSON: a framework that stops while the
+ * call waits (a LangGraph interrupt) keeps it in its checkpoint and awaits the same decision after a restart.
+ */
+export type HeldToolCall = { server: string; tool: string; digest: string; position?: string } & ({ sessionId: string; decider: 'validators' | 'person' } | { proposalId: string; decider: 'tribunal' });
+
+/** What openToolCall did with a call: it passes, it is refused at once, or it is held (await its decision with awaitToolCall). */
+export type ToolCallOpening = { verdict: 'pass' } | { verdict: 'refused'; error: ErrorBody } | ({ verdict: 'held' } & HeldToolCall);
+
+export interface OpenOptions extends Pick<GovernOptions, 'source' | 'log'> {
+  /**
+   * The session's (or proposal's) id; default a fresh one. The same id for the same call opens nothing new (Agora
+   * keeps the first session of a request), so a caller that may open a call again after a restart passes an id
+   * derived from the call (e.g. uuidV5 of its thread, tool call id and digest) and awaits the one decision.
+   */
+  requestId?: string;
+}
+
 /** Looks the call up in the policy and, for `vote` (or `person`), puts it to the validators (or to a person) and waits for the final decision. */
 export async function governToolCall(agora: Agora, policy: ToolPolicy, call: GovernedCall, options: GovernOptions = {}): Promise<ToolCallDecision> {
+  const opened = await openToolCall(agora, policy, call, options);
+  if (opened.verdict !== 'held') return opened;
+  const { verdict: _verdict, ...held } = opened;
+  return awaitToolCall(agora, held, options);
+}
+
+/** The first half of governToolCall: looks the call up in the policy and, when it needs a decision, opens its voting session or tribunal proposal without waiting. */
+export async function openToolCall(agora: Agora, policy: ToolPolicy, call: GovernedCall, options: OpenOptions = {}): Promise<ToolCallOpening> {
   const rule = ruleFor(policy, call);
   if (rule === undefined || rule.decision === 'allow') return { verdict: 'pass' };
   if (rule.decision === 'deny') return { verdict: 'refused', error: toolCallDenied(`the policy forbids ${call.server}/${call.tool}${rule.reason ? `: ${rule.reason}` : ''}`, { server: call.server, tool: call.tool }) };
-  if (rule.decision === 'tribunal') return proposeCall(agora, call, toolCallDigest(call), rule, options);
-  return voteOn(agora, call, toolCallDigest(call), rule, options);
+  if (rule.decision === 'tribunal') return submitCall(agora, call, toolCallDigest(call), rule, options);
+  return openVote(agora, call, toolCallDigest(call), rule, options);
 }
 
-async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: GovernOptions): Promise<ToolCallDecision> {
+/** The second half of governToolCall: waits for the decision on a held call; no decision in time, or a cancelled wait, closes its session (or withdraws its proposal). */
+export async function awaitToolCall(agora: Agora, held: HeldToolCall, options: Omit<GovernOptions, 'source'> = {}): Promise<ToolCallDecision> {
+  return 'proposalId' in held ? awaitVerdict(agora, held, options) : awaitVote(agora, held, options);
+}
+
+async function openVote(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: OpenOptions): Promise<ToolCallOpening> {
   const source = options.source ?? 'mcp_tool_call';
-  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
   const log = options.log ?? (() => undefined);
-  const sessionId = randomUUID();
-  const about = { server: call.server, tool: call.tool, sessionId, digest };
-  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
+  const sessionId = options.requestId ?? randomUUID();
   const created = await agora.trySend('CreateVotingSession', {
     requestId: sessionId,
     actionType: `${source}:${call.server}/${call.tool}`.slice(0, 100),
@@ -118,43 +155,50 @@ async function voteOn(agora: Agora, call: GovernedCall, digest: string, rule: Po
     ...(rule.votingTimeoutMs === undefined ? {} : { votingTimeoutMs: rule.votingTimeoutMs }),
     ...(rule.decision === 'person' ? { decider: 'person' as const } : {}),
   });
-  const who = rule.decision === 'person' ? 'a person' : 'the validators';
-  if (!created.ok) return refused(toolCallDenied(`Agora refused to open a vote on ${call.server}/${call.tool}: ${created.error.code}: ${created.error.message}`, { ...about, agora: created.error }));
-  log(`${call.server}/${call.tool}: held for voting session ${sessionId} (${rule.riskLevel}, decided by ${who}, digest ${digest})`);
+  const decider = rule.decision === 'person' ? 'person' : 'validators';
+  if (!created.ok) return { verdict: 'refused', error: toolCallDenied(`Agora refused to open a vote on ${call.server}/${call.tool}: ${created.error.code}: ${created.error.message}`, { server: call.server, tool: call.tool, sessionId, digest, agora: created.error }) };
+  log(`${call.server}/${call.tool}: held for voting session ${sessionId} (${rule.riskLevel}, decided by ${decider === 'person' ? 'a person' : 'the validators'}, digest ${digest})`);
+  return { verdict: 'held', server: call.server, tool: call.tool, digest, sessionId, decider, ...(options.requestId === undefined ? { position: created.result.position } : {}) };
+}
+
+async function awaitVote(agora: Agora, held: Extract<HeldToolCall, { sessionId: string }>, options: Omit<GovernOptions, 'source'>): Promise<ToolCallDecision> {
+  const { server, tool, sessionId, digest } = held;
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const log = options.log ?? (() => undefined);
+  const about = { server, tool, sessionId, digest };
+  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
   let session: VotingSessionView;
   try {
     session = await agora.waitForDecision(sessionId, {
       timeoutMs,
       final: true,
-      after: created.result.position,
+      ...(held.position === undefined ? {} : { after: held.position }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     });
   } catch (error) {
     // No decision in time, or the agent cancelled its call: the session is closed so that no later approval can stand for it.
     await agora.trySend('CancelVotingSession', { sessionId, reason: options.signal?.aborted ? 'the agent cancelled its tool call' : `no decision within ${timeoutMs} ms; the call was refused` });
-    return refused(toolCallExpired(`no decision on ${call.server}/${call.tool} in time (voting session ${sessionId}): ${(error as Error).message}`, about));
+    return refused(toolCallExpired(`no decision on ${server}/${tool} in time (voting session ${sessionId}): ${(error as Error).message}`, about));
   }
-  if (session.status === 'expired') return refused(toolCallExpired(`voting session ${sessionId} on ${call.server}/${call.tool} expired before its validators decided`, { ...about, recommendation: session.recommendation }));
-  if (session.status === 'cancelled') return refused(toolCallDenied(`voting session ${sessionId} on ${call.server}/${call.tool} was cancelled`, about));
+  if (session.status === 'expired') return refused(toolCallExpired(`voting session ${sessionId} on ${server}/${tool} expired before its validators decided`, { ...about, recommendation: session.recommendation }));
+  if (session.status === 'cancelled') return refused(toolCallDenied(`voting session ${sessionId} on ${server}/${tool} was cancelled`, about));
+  if (session.toolCall?.callDigest !== digest) return refused(toolCallDenied(`voting session ${sessionId} is not bound to this call of ${server}/${tool}`, about));
   if (session.finalDecision !== 'approve') {
-    if (rule.decision === 'person') return refused(toolCallDenied(`a person refused ${call.server}/${call.tool} (voting session ${sessionId}: ${session.resolution?.reason ?? session.finalDecision})`, about));
-    return refused(toolCallDenied(`the validators' vote refused ${call.server}/${call.tool} (voting session ${sessionId}: ${session.consensus ?? 'no consensus'}, ${session.finalDecision})`, { ...about, consensus: session.consensus, recommendation: session.recommendation }));
+    if (held.decider === 'person') return refused(toolCallDenied(`a person refused ${server}/${tool} (voting session ${sessionId}: ${session.resolution?.reason ?? session.finalDecision})`, about));
+    return refused(toolCallDenied(`the validators' vote refused ${server}/${tool} (voting session ${sessionId}: ${session.consensus ?? 'no consensus'}, ${session.finalDecision})`, { ...about, consensus: session.consensus, recommendation: session.recommendation }));
   }
-  log(`${call.server}/${call.tool}: approved by voting session ${sessionId} (${who})`);
+  log(`${server}/${tool}: approved by voting session ${sessionId} (${held.decider === 'person' ? 'a person' : 'the validators'})`);
   return { verdict: 'approved', sessionId, digest };
 }
 
 /** A proposal blocked by an objection: its latest round closed blocked and no round is pending (the proposer would have to revise). */
 const blocked = (p: ProposalView): boolean => p.status === 'review' && p.pendingRound === null && p.rounds.at(-1)?.outcome === 'blocked';
 
-async function proposeCall(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: GovernOptions): Promise<ToolCallDecision> {
+async function submitCall(agora: Agora, call: GovernedCall, digest: string, rule: PolicyRule, options: OpenOptions): Promise<ToolCallOpening> {
   const source = options.source ?? 'mcp_tool_call';
-  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
   const log = options.log ?? (() => undefined);
-  const proposalId = randomUUID();
-  const about = { server: call.server, tool: call.tool, proposalId, digest };
-  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
+  const proposalId = options.requestId ?? randomUUID();
   const submitted = await agora.trySend('SubmitProposal', {
     proposalId,
     title: `${SOURCE_LABEL[source]} ${call.server}/${call.tool}`.slice(0, 200),
@@ -162,8 +206,17 @@ async function proposeCall(agora: Agora, call: GovernedCall, digest: string, rul
     problem: (rule.reason ?? `${call.caller} asks to run ${call.server}/${call.tool}, which the tool policy sends to the tribunal`).slice(0, 5000),
     toolCall: { server: call.server.slice(0, 200), tool: call.tool.slice(0, 200), callDigest: digest },
   });
-  if (!submitted.ok) return refused(toolCallDenied(`Agora refused to submit ${call.server}/${call.tool} to the tribunal: ${submitted.error.code}: ${submitted.error.message}`, { ...about, agora: submitted.error }));
+  if (!submitted.ok) return { verdict: 'refused', error: toolCallDenied(`Agora refused to submit ${call.server}/${call.tool} to the tribunal: ${submitted.error.code}: ${submitted.error.message}`, { server: call.server, tool: call.tool, proposalId, digest, agora: submitted.error }) };
   log(`${call.server}/${call.tool}: held for tribunal proposal ${proposalId} (digest ${digest})`);
+  return { verdict: 'held', server: call.server, tool: call.tool, digest, proposalId, decider: 'tribunal', ...(options.requestId === undefined ? { position: submitted.result.position } : {}) };
+}
+
+async function awaitVerdict(agora: Agora, held: Extract<HeldToolCall, { proposalId: string }>, options: Omit<GovernOptions, 'source'>): Promise<ToolCallDecision> {
+  const { server, tool, proposalId, digest } = held;
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const log = options.log ?? (() => undefined);
+  const about = { server, tool, proposalId, digest };
+  const refused = (error: ErrorBody): ToolCallDecision => ({ verdict: 'refused', error });
   const withdraw = (reason: string) => agora.trySend('WithdrawProposal', { proposalId, reason });
   let proposal: ProposalView;
   try {
@@ -176,20 +229,20 @@ async function proposeCall(agora: Agora, call: GovernedCall, digest: string, rul
         read: () => viewIfFound(agora.tryQuery('GetProposal', { proposalId })),
         done: (p) => ['approved', 'rejected', 'withdrawn'].includes(p.status) || blocked(p),
       },
-      { timeoutMs, after: submitted.result.position, ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) },
+      { timeoutMs, ...(held.position === undefined ? {} : { after: held.position }), ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) },
     );
   } catch (error) {
     // No verdict in time, or the agent cancelled its call: the proposal is withdrawn so that no later approval can stand for it.
     await withdraw(options.signal?.aborted ? 'the agent cancelled its tool call' : `no verdict within ${timeoutMs} ms; the call was refused`);
-    return refused(toolCallExpired(`no verdict on ${call.server}/${call.tool} in time (proposal ${proposalId}): ${(error as Error).message}`, about));
+    return refused(toolCallExpired(`no verdict on ${server}/${tool} in time (proposal ${proposalId}): ${(error as Error).message}`, about));
   }
   if (proposal.status === 'approved') {
-    log(`${call.server}/${call.tool}: approved by tribunal proposal ${proposalId}`);
+    log(`${server}/${tool}: approved by tribunal proposal ${proposalId}`);
     return { verdict: 'approved', proposalId, digest };
   }
   const objections = proposal.objections.filter((o) => o.status === 'open').map((o) => `${o.constitution}: ${o.constraint}`);
   if (blocked(proposal)) await withdraw('blocked by an objection: a tool call is not revised');
-  return refused(toolCallDenied(`the tribunal refused ${call.server}/${call.tool} (proposal ${proposalId}: ${blocked(proposal) ? 'blocked' : proposal.status}${objections.length ? `; ${objections.join('; ')}` : ''})`, { ...about, status: proposal.status, objections }));
+  return refused(toolCallDenied(`the tribunal refused ${server}/${tool} (proposal ${proposalId}: ${blocked(proposal) ? 'blocked' : proposal.status}${objections.length ? `; ${objections.join('; ')}` : ''})`, { ...about, status: proposal.status, objections }));
 }
 
 /** Uses an approval, right before the call runs: Agora releases it once, for its own digest; a refusal (replayed, another call) is returned. */

@@ -29,6 +29,8 @@ export { readToolPolicy, ruleFor, matchesPattern, ToolPolicy, PolicyRule } from 
 export { parseConfigText } from './config-text.js';
 export {
   governToolCall,
+  openToolCall,
+  awaitToolCall,
   releaseToolCall,
   recordToolCallResult,
   toolCallDigest,
@@ -42,6 +44,19 @@ export {
   type ToolCallDecision,
   type ToolCallApproval,
   type ToolCallSource,
+  type HeldToolCall,
+  type ToolCallOpening,
+  type OpenOptions,
 } from './governed.js';
 export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
+export { governedAgentTools, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
+export {
+  governedToolNode,
+  runGovernedGraph,
+  type AgoraToolCallsInterrupt,
+  type AgoraToolCallsResume,
+  type GovernableGraph,
+  type GovernedToolNodeOptions,
+  type RunGovernedGraphOptions,
+} from './langgraph.js';
 export { AgoraError } from '@agora/contracts';

@@ -3,22 +3,17 @@
  * and `streamText` tool loop from `ai`, with the AI SDK's own stand-in model (MockLanguageModelV4
  * from `ai/test`, the only stand-in: the model), calls a tool that writes a file. The policy puts
  * those calls to a vote of three validators answering from their SDK role loops. The file on disk
- * shows what ran: an approved call wrote it, a denied one never did, and the model read the denial.
+ * shows what ran: an approved call wrote it, a denied one never did, and the model read the denial;
+ * `agora audit` verifies the log after them.
  */
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { generateKeyPair } from '@agora/identity';
-import { startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import type { LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import type { VotingSessionView } from '@agora/contracts';
-import { Agora, ToolPolicy, governedTools, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '../src/index.js';
-
-const VALIDATORS = ['vega', 'rigel', 'deneb'];
+import { ToolPolicy, governedTools, resultDigest, toolCallDigest, type Agora } from '../src/index.js';
+import { useGovernedFixture, type GovernedFixture } from './governed-fixture.js';
 const POLICY = ToolPolicy.parse({
   server: 'workspace',
   rules: [
@@ -62,94 +57,36 @@ function modelCalling(toolName: string, input: Record<string, unknown>) {
 }
 
 describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e)', () => {
-  let dir: string;
-  let workspace: string;
-  let agora: AgoraProcess;
-  let root: Agora;
+  const { fixture, last } = useGovernedFixture('ai-sdk');
+  let f: GovernedFixture;
+  beforeAll(() => {
+    f = fixture();
+    deployer = f.deployer;
+  });
   let deployer: Agora;
-  const clients: Agora[] = [];
-  const loops: RoleLoop[] = [];
-  /** Every time a tool's own execute ran. */
-  const executed: string[] = [];
-  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
-  const file = (path: string) => join(workspace, path);
+  const file = (path: string) => f.file(path);
 
   const tools = () => ({
     writeFile: tool({
       description: 'Write a file in the workspace',
       inputSchema: z.object({ path: z.string(), content: z.string() }),
-      execute: async ({ path, content }) => {
-        executed.push(`writeFile ${path}`);
-        mkdirSync(dirname(file(path)), { recursive: true });
-        writeFileSync(file(path), content);
-        return { written: path, bytes: content.length };
-      },
+      execute: async ({ path, content }) => f.writeFile(path, content),
     }),
     deleteFile: tool({
       description: 'Delete a file in the workspace',
       inputSchema: z.object({ path: z.string() }),
       execute: async ({ path }) => {
-        executed.push(`deleteFile ${path}`);
+        f.executed.push(`deleteFile ${path}`);
         unlinkSync(file(path));
         return { deleted: path };
       },
     }),
   });
 
-  /** The deployer's sessions whose toolCall is bound to this call. */
-  const sessionFor = async (toolName: string, args: Record<string, unknown>) => {
-    const digest = toolCallDigest({ server: 'workspace', tool: toolName, arguments: args, caller: 'deployer' });
-    const { sessions } = await root.query('ListVotingSessions', { requestingAgent: 'deployer' });
-    const views = await Promise.all(sessions.map((s) => root.query('GetVotingSession', { sessionId: s.sessionId })));
-    return views.find((s) => s.toolCall?.callDigest === digest);
-  };
-
+  /** The deployer's session whose toolCall is bound to this call. */
+  const sessionFor = (toolName: string, args: Record<string, unknown>) => f.sessionFor('workspace', toolName, args);
   /** The session once the read model shows `done` of it (what the adapter sent last may not be read yet). */
-  const sessionOnce = async (toolName: string, args: Record<string, unknown>, done: (s: VotingSessionView) => boolean) => {
-    await waitFor(async () => {
-      const session = await sessionFor(toolName, args);
-      return session !== undefined && done(session);
-    }, `the session of ${toolName} ${JSON.stringify(args)}`, 30_000);
-    return (await sessionFor(toolName, args))!;
-  };
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-ai-sdk-e2e-'));
-    workspace = join(dir, 'workspace');
-    mkdirSync(workspace);
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
-    const url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
-    clients.push(root);
-    const register = async (agentId: string, roles: ('executive' | 'validator')[], trustScore: number) => {
-      const key = generateKeyPair();
-      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
-      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions: [], specializations: [], trustScore });
-    };
-    await register('deployer', ['executive'], 500);
-    for (const v of VALIDATORS) await register(v, ['validator'], 800);
-    // The validators read the call in the session's summary: a file under drafts/ may be written, one under prod/ may not.
-    for (const v of VALIDATORS) {
-      const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(v) } });
-      clients.push(sdk);
-      const loop = onVoteRequested(sdk, async ({ session }) => {
-        if ((session.summary ?? '').includes('"path":"drafts/silent-')) return undefined; // nobody votes
-        const production = (session.summary ?? '').includes('"path":"prod/');
-        return { decision: production ? 'deny' : 'approve', reasoning: production ? 'an agent does not write production config' : 'a draft is harmless', confidence: 0.9 };
-      });
-      loops.push(loop);
-      await loop.ready;
-    }
-    deployer = await Agora.connect({ url, signer: { keyFile: keyFile('deployer') } });
-    clients.push(deployer);
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all(loops.map((l) => l.stop()));
-    await Promise.all(clients.map((c) => c.close()));
-    await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const sessionOnce = (toolName: string, args: Record<string, unknown>, done: (s: VotingSessionView) => boolean) => f.sessionOnce('workspace', toolName, args, done);
 
   it('generateText: a call the validators approve runs once they have, and the log holds the call, the decision and the digest of its output', async () => {
     const args = { path: 'drafts/plan.md', content: 'step 1: measure' };
@@ -175,11 +112,11 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
     const args = { path: 'prod/config.yaml', content: 'replicas: 0' };
     const model = modelCalling('writeFile', args);
     const governed = governedTools(deployer, tools(), POLICY);
-    const before = executed.length;
+    const before = f.executed.length;
     const result = await generateText({ model, tools: governed.tools, toolApproval: governed.toolApproval, stopWhen: stepCountIs(3), prompt: 'scale production down' });
 
     expect(existsSync(file('prod/config.yaml'))).toBe(false);
-    expect(executed.length).toBe(before);
+    expect(f.executed.length).toBe(before);
     const told = toolOutputIn(model.doGenerateCalls[1]!.prompt) as { type: string; reason: string };
     expect(told).toMatchObject({ type: 'execution-denied', reason: expect.stringMatching(/^tool_call_denied: the validators' vote refused workspace\/writeFile \(voting session \S+: unanimous_deny, deny\)/) });
     expect(result.steps[0]!.toolResults).toEqual([]);
@@ -243,4 +180,6 @@ describe('governedTools: an AI SDK agent\'s tool calls put to an Agora vote (e2e
     expect(JSON.stringify(toolOutputIn(model.doGenerateCalls[1]!.prompt))).toMatch(/tool_call_denied: workspace\/writeFile needs Agora's decision/);
     expect(await sessionFor('writeFile', args)).toBeUndefined();
   }, 90_000);
+
+  last();
 });

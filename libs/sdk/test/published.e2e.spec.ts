@@ -15,13 +15,18 @@ import { join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
 import { REPO_ROOT, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
+import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 /** The versions the workspace pins (the packed SDK depends on the same). */
 const PINNED = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
-/** Beside the tarball: `ai` (the optional peer its declarations name), Node's types, and the json-schema types `ai`'s own declarations need when libraries are checked. */
-const BESIDE = [`ai@${PINNED['ai']}`, `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
+/**
+ * Beside the tarball: the optional peers its declarations and docs/sdk.md's framework examples import (`ai`,
+ * `@openai/agents`, `@langchain/core`, `@langchain/langgraph`), Node's types, and the json-schema types `ai`'s own
+ * declarations need when libraries are checked.
+ */
+const BESIDE = [...['ai', '@openai/agents', '@openai/agents-core', '@langchain/core', '@langchain/langgraph'].map((name) => `${name}@${PINNED[name]}`), `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
 
 const succeeded = (what: string, run: { code: number | null; stdout: string; stderr: string }) => {
   if (run.code !== 0) throw new Error(`${what} exited with ${run.code}:\n${run.stdout}${run.stderr}`);
@@ -34,10 +39,6 @@ const filesUnder = (dir: string): string[] =>
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 
-/** The SDK's name on the registry, as tools/sdk-pack.mjs publishes it. */
-const PUBLISHED = 'agora-governance-sdk';
-/** Where the examples of the docs look for Agora: replaced by the test's own gateway when they run. */
-const DOCUMENTED_URL = 'http://127.0.0.1:8080';
 
 /** The README's SDK example ("Connect your agents"), as written: it imports the published package. */
 function readmeSnippet(): string {
@@ -81,10 +82,17 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
+    // The framework examples import the frameworks whole (`@openai/agents` brings `openai`'s declarations): checked
+    // against the SDK's declarations (which the strict project above checks) without checking every library again.
+    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts'] }));
     // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
     writeFileSync(join(project, 'sdk-doc.ts'), sdkDocSnippet());
+    // The framework adapters' examples (type-checked here; their e2e suites run them with stand-in models), and the checkpointer the LangGraph one imports.
+    writeFileSync(join(project, 'openai-agents-doc.ts'), frameworkDocExample('OpenAI Agents SDK'));
+    writeFileSync(join(project, 'langgraph-doc.ts'), frameworkDocExample('LangGraph'));
+    writeFileSync(join(project, 'file-saver.ts'), readFileSync(FILE_SAVER, 'utf8'));
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
     installed = join(project, 'node_modules', PUBLISHED);
   }, 600_000);
@@ -112,6 +120,12 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
 
   it("type-checks a program, the README's example and docs/sdk.md's against the installed declarations with tsc, strictly", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, timeoutMs: 240_000 });
+    expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
+    expect(tsc.code).toBe(0);
+  }, 300_000);
+
+  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples against the installed package and frameworks", async () => {
+    const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(project, 'tsconfig.frameworks.json')], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);
   }, 300_000);

@@ -1,0 +1,22 @@
+/**
+ * docs/sdk.md's examples of the framework adapters, as written: published.e2e.spec.ts type-checks them against
+ * the installed tarball, and each framework's e2e suite runs its own (runDocExample in governed-fixture.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@agora/testing';
+
+/** The SDK's name on the registry, as tools/sdk-pack.mjs publishes it and the examples import it. */
+export const PUBLISHED = 'agora-governance-sdk';
+/** Where the examples of the docs look for Agora: replaced by the test's own gateway when they run. */
+export const DOCUMENTED_URL = 'http://127.0.0.1:8080';
+/** The checkpointer docs/sdk.md's LangGraph example imports from `./file-saver.js`. */
+export const FILE_SAVER = join(REPO_ROOT, 'libs', 'sdk', 'test', 'examples', 'file-saver.ts');
+
+/** The first TypeScript block of docs/sdk.md's section `### <section>`. */
+export function frameworkDocExample(section: string): string {
+  const doc = readFileSync(join(REPO_ROOT, 'docs', 'sdk.md'), 'utf8');
+  const snippet = new RegExp(`\n### ${section}\n[^#]*?\`\`\`ts\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1];
+  if (snippet === undefined) throw new Error(`docs/sdk.md's section ${section} shows no TypeScript example`);
+  return `${snippet}export {};\n`;
+}
