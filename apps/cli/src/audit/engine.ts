@@ -13,9 +13,9 @@
  *   log still reaches the last checkpoint (a log edited, cut in the middle or truncated at the end).
  * Each failure is a finding with its stream, revision, position and reason.
  */
-import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, authorizeSender, categoryOf, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
-import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
 import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
