@@ -9,14 +9,7 @@ import type { BootstrapAgent } from './agent-directory.js';
 import { DEFAULT_LEASE_TTL_MS } from './lease.js';
 import { DEFAULT_NATS_WAIT_MS, STARTUP_ENV_HELP } from './startup.js';
 import { serviceSecretKeysFromEnv } from './service-identity.js';
-
-/** A setting that makes no sense: the process says which and stops (exit code 2) before touching anything. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from './config-error.js';
 
 export interface RuntimeConfig {
   store: StoreConfig;
