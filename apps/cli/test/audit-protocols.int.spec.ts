@@ -48,7 +48,8 @@ const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
   heretic: { roles: ['reviewer'], constitutions: ['premise'] },
   sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
   zealot: { roles: ['reviewer'], constitutions: ['execution'] },
-  ...Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
+  // Six: a quorum of five stands even when the recovery's reviewer drawn is one of them (it may not vote).
+  ...Object.fromEntries([1, 2, 3, 4, 5, 6].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
 };
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
