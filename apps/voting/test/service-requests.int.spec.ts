@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateVotingSession, type RiskLevel } from '@agora/contracts';
 import { openServiceContext, runReactor, serviceRequest, type Running, type ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { serviceTransports, waitFor } from '@agora/testing';
 import { startVotingService, type RunningVoting } from '../src/voting-service.js';
 import { AGENTS, generateKeys, registerAgents } from './support/fleet.js';
 
-describe('commands another service sends the voting service', () => {
+describe.each(serviceTransports('service-requests'))('commands another service sends the voting service ($name)', ({ config }) => {
   let dir: string;
   let context: ServiceContext;
   let voting: RunningVoting | undefined;
@@ -23,14 +23,7 @@ describe('commands another service sends the voting service', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-service-requests-'));
-    context = await openServiceContext({
-      store: { kind: 'embedded', directory: join(dir, 'events') },
-      natsUrl: undefined,
-      dataDir: dir,
-      operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 2_000,
-    });
+    context = await openServiceContext({ ...config(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 2_000 });
     await registerAgents(context.store, keys);
     await waitFor(() => context.registry.list().length === Object.keys(AGENTS).length, 'the agent directory to know every agent');
   });
