@@ -301,13 +301,17 @@ export async function ensureLogStream(urls, passwords) {
   }
 }
 
+/** A key file made by `agora keys new --agent <agent>` at `keyFile` on first run; returns its path and whether it was made now. */
+export function ensureKeyFile(keyFile, agent) {
+  if (existsSync(keyFile)) return { keyFile, created: false };
+  const made = spawnSync(process.execPath, [join(ROOT, 'apps/cli/dist/main.js'), 'keys', 'new', '--agent', agent, '--out', keyFile], { cwd: ROOT, encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`could not create the key ${keyFile}: ${made.stderr}`);
+  return { keyFile, created: true };
+}
+
 /** The operator key (agent root) in <dir>/operator.key.json, created on first run; returns its path and whether it was made now. */
 export function ensureOperatorKey(dir) {
-  const keyFile = join(dir, 'operator.key.json');
-  if (existsSync(keyFile)) return { keyFile, created: false };
-  const made = spawnSync(process.execPath, [join(ROOT, 'apps/cli/dist/main.js'), 'keys', 'new', '--agent', 'root', '--out', keyFile], { cwd: ROOT, encoding: 'utf8' });
-  if (made.status !== 0) throw new Error(`could not create the operator key: ${made.stderr}`);
-  return { keyFile, created: true };
+  return ensureKeyFile(join(dir, 'operator.key.json'), 'root');
 }
 
 /**
@@ -385,7 +389,8 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   rest.push(run('projections', 'projections', 0, { METRICS_PORT: metrics(metricsPort) }));
   rest.push(run('gateway', 'gateway', 1, { PORT: String(gatewayPort), HOST: '127.0.0.1', METRICS_PORT: metrics(nextMetrics++) }));
   await Promise.all(rest);
-  return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared };
+  // The next port of the block: where a following audit serves its /metrics.
+  return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared, auditMetricsPort: Number(metrics(nextMetrics)) };
 }
 
 /**

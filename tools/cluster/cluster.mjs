@@ -8,7 +8,7 @@
 // ./data/cluster): the NATS nodes' JetStream stores, each process's checkpoints, logs, the key.
 import { join, resolve } from 'node:path';
 import { takenPorts } from '@agora/testing/nats-server';
-import { intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
+import { ensureKeyFile, intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
 
 const HELP = `Usage: npm run cluster [-- --help]
 
@@ -17,11 +17,11 @@ log stream AGORA_EVENTS at 3 replicas) with Agora's NATS users (deploy/nats/auth
 anonymous client), registry, proposal, tribunal, voting, dialectic, chamber and debate as 2
 processes each, the gateway and the projections, each process over NATS with EVENT_STORE=jetstream
 as its user (services: service, the gateway: gateway). The NATS users' passwords
-(<dir>/nats-passwords.json), the operator key (agent root) and the services' keys (one per service,
+(<dir>/nats-passwords.json), the operator key (agent root), the services' keys (one per service,
 shared by its replicas: <dir>/service-keys, with public-keys.json given to every process as
-AGORA_SERVICE_PUBLIC_KEYS) are created on first run. Every AGORA_* setting of this shell (policies,
-margins, AGORA_LOG_LEVEL...) is passed on to every process. Prints the command that audits the
-cluster's log. Ctrl-C stops everything.
+AGORA_SERVICE_PUBLIC_KEYS) and the auditor's key are created on first run. Every AGORA_* setting of
+this shell (policies, margins, AGORA_LOG_LEVEL...) is passed on to every process. Prints the
+commands that audit the cluster's log, once or following it. Ctrl-C stops everything.
 
 Environment:
   AGORA_CLUSTER_DIR          state: NATS stores, checkpoints, logs, keys (default ./data/cluster)
@@ -30,7 +30,8 @@ Environment:
   AGORA_CLUSTER_REPLICAS     processes per service (default 2)
   PORT                       the gateway's HTTP port (default 8080)
   METRICS_PORT               the projections' /metrics (default 9464); the other processes take
-                             the ports after it (each process serves its own where it supports it)
+                             the ports after it (each process serves its own where it supports it),
+                             the following audit printed the next one
   NATS_SERVER_BIN            the nats-server binary (default: the one \`npm run nats-server\` fetched from
                              Debian unstable into .cache/nats-server, else nats-server on PATH)
   AGORA_*                    passed on to every process (but AGORA_DATA_DIR and the keys, set per process)`;
@@ -80,7 +81,10 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  const { auth, nodes, urls, info, keyFile, serviceKeys } = await startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log: (line) => console.log(`cluster: ${line}`) });
+  const { auth, nodes, urls, info, keyFile, serviceKeys, auditMetricsPort } = await startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log: (line) => console.log(`cluster: ${line}`) });
+  // The auditor's own key, which signs its audit state (an auditor keeps it; it signs no command).
+  const { keyFile: auditorKey, created: auditorKeyCreated } = ensureKeyFile(join(dir, 'auditor.key.json'), 'auditor');
+  if (auditorKeyCreated) console.log(`cluster: created the auditor's key ${auditorKey}`);
 
   const lines = [
     '',
@@ -92,6 +96,7 @@ try {
     `  projections       http://127.0.0.1:${metricsPort}/metrics`,
     `  NATS users        ${auth.file}  (deploy/nats/auth.conf; agents speaking NATS: NATS_USER=agent)`,
     `  operator key      ${keyFile}`,
+    `  auditor key       ${auditorKey}  (signs a following audit's state)`,
     `  service keys      ${serviceKeys.keysDir}  (one per service, its replicas share it)`,
     `  logs              ${join(dir, 'logs')}/<process>.log`,
     '',
@@ -103,6 +108,12 @@ try {
     "Audit the cluster's log (every commit's signature, chain and decision), as the read-only auditor user:",
     `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
     `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} npm run agora -- audit`,
+    '',
+    'Or follow it: each new commit verified as it is stored, findings printed as they happen, /metrics served, resumable',
+    `(its state signed with the auditor's key ${auditorKey}):`,
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} METRICS_PORT=${auditMetricsPort} \\`,
+    `  npm run agora -- audit --follow --state ${join(dir, 'audit-state.json')} --key ${auditorKey}`,
     '',
     'Ctrl-C stops everything.',
   ];

@@ -1,6 +1,7 @@
 /**
- * `agora audit` on agents' model-call ledgers (the registry's model_calls-<agentId>): the ledger's
- * commands decided again, every call attributed to its agent and budget, and what the decider
+ * `agora audit` on agents' model-call ledgers (the registry's model_calls-<agentId>@<YYYY-MM>, a
+ * ledger per agent and month, the budget on model_calls-<agentId>): the ledger's commands decided
+ * again (a reservation against the budget the registry carried into the month), every call attributed to its agent and budget, and what the decider
  * cannot refuse reported: an outcome that cost more than the budget left (its estimate was
  * short), and, in a log written past the command gate, an outcome recorded for a call never
  * reserved and a second outcome of a call.
@@ -29,6 +30,7 @@ const ok = async (type: string, actor: string, payload: Record<string, unknown>)
 };
 const reserve = (agentId: string, callId: string, maxCost: number) => ok('ReserveModelCall', agentId, { agentId, callId, purpose: 'review proposal p-1', model: 'openai:gpt-4.1', maxCost, currency: 'USD' });
 const record = (agentId: string, callId: string, outcome: CallOutcomeRecord) => ok('RecordModelCallOutcome', agentId, { agentId, callId, outcome });
+const month = new Date().toISOString().slice(0, 7);
 const audit = () => auditLog(context.store, { trusted: [{ agentId: 'root', publicKey: keys['root']!.publicKey, roles: ['operator'] }] });
 
 beforeAll(async () => {
@@ -56,8 +58,8 @@ it('decides the ledgers again and attributes every call: 0 findings', async () =
   expect(report.findings).toEqual([]);
   expect(report.protocols['model_calls']).toMatchObject({ commands: 7, findings: 0 });
   expect(report.modelCalls).toEqual([
-    { caller: 'harbinger', budget: 'model_calls-harbinger', amount: 0.1, currency: 'USD', calls: 1, interrupted: 0, open: 1, spent: 0.004 },
-    { caller: 'heretic', budget: 'model_calls-heretic', amount: 0.1, currency: 'USD', calls: 1, interrupted: 0, open: 0, spent: 0 },
+    { caller: 'harbinger', budget: `model_calls-harbinger@${month}`, amount: 0.1, currency: 'USD', calls: 1, interrupted: 0, open: 1, spent: 0.004 },
+    { caller: 'heretic', budget: `model_calls-heretic@${month}`, amount: 0.1, currency: 'USD', calls: 1, interrupted: 0, open: 0, spent: 0 },
   ]);
 });
 
@@ -65,18 +67,18 @@ it('reports spend over the budget, an outcome with no reservation and a second o
   // Accepted by the decider: the call's actual cost is what the provider billed, past its estimate and the budget.
   await record('harbinger', 'c2', answered(0.2));
   // Written past the command gate (straight into the store): what no decider would accept.
-  const ledger = await context.store.readStream('model_calls-heretic');
+  const ledger = await context.store.readStream(`model_calls-heretic@${month}`);
   const last = ledger.at(-1)!;
-  await context.store.append('model_calls-heretic', [
+  await context.store.append(`model_calls-heretic@${month}`, [
     { type: 'ModelCallRecorded', data: { agentId: 'heretic', callId: 'ghost', model: 'openai:gpt-4.1', outcome: answered(0.01), spent: 0.01, recordedAt: new Date().toISOString() }, metadata: {} },
     { type: 'ModelCallRecorded', data: { agentId: 'heretic', callId: 'c1', model: 'openai:gpt-4.1', outcome: answered(0.01), spent: 0.02, recordedAt: new Date().toISOString() }, metadata: {} },
   ], last.revision);
   const report = await audit();
   const ledgerFindings = report.findings.filter((f) => f.check === 'model_calls').map((f) => [f.streamId, f.reason]);
   expect(ledgerFindings).toEqual([
-    ['model_calls-harbinger', expect.stringMatching(/harbinger has spent 0.204 USD on models, over its budget of 0.1/)],
-    ['model_calls-heretic', expect.stringMatching(/the outcome of call ghost of heretic is recorded with no reservation/)],
-    ['model_calls-heretic', expect.stringMatching(/call c1 of heretic has a second outcome recorded/)],
+    [`model_calls-harbinger@${month}`, expect.stringMatching(/harbinger has spent 0.204 USD on models, over its budget of 0.1/)],
+    [`model_calls-heretic@${month}`, expect.stringMatching(/the outcome of call ghost of heretic is recorded with no reservation/)],
+    [`model_calls-heretic@${month}`, expect.stringMatching(/call c1 of heretic has a second outcome recorded/)],
   ]);
   // The events written past the gate carry no envelope either.
   expect(report.findings.filter((f) => f.check === 'envelope')).toHaveLength(2);

@@ -7,19 +7,16 @@
  * page shows the phases, the verdict, the provider errors verbatim, the transcript and the cost.
  * Screenshots go to apps/console/test-output/ (not committed): look at them.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChamberSessionView, Reply } from '@agora/contracts';
-import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
+import type { ChamberSessionView } from '@agora/contracts';
+import { verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
 import { StandIns, type StandInRequest, type StandInScript } from '@agora/providers';
-import { firstPage, launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { becomes, firstPage, fitsWidth as fitsWidthOf, hasText, launchChromium, REPO_ROOT, shows, startStandalone, visit as visitOn, waitFor, type Standalone } from '@agora/testing';
+import type { BrowserContext, Page } from 'playwright-core';
 import { consoleBuilt } from '../src/index.js';
 
 const SHOTS = join(REPO_ROOT, 'apps/console/test-output/screenshots');
-const TIMEOUT_MS = 15_000;
 
 const BILLING = 'Should a five-person team rewrite its billing service in Rust this quarter, or harden the existing one?';
 const CLUSTER = 'Should the staging cluster move to Kubernetes before the audit?';
@@ -52,44 +49,15 @@ const panel: StandInScript = (request: StandInRequest) => {
   return { json: { ...answer(harden, ['the pricing change lands in 10 weeks']), revised: true, influencedBy: label }, delayMs: 200 };
 };
 
-// Web-first checks: each waits for the page to get there.
-const shows = (l: Locator, timeout = TIMEOUT_MS) => l.first().waitFor({ state: 'visible', timeout });
-async function becomes<T>(what: string, read: () => Promise<T>, wanted: (value: T) => boolean, timeoutMs = TIMEOUT_MS): Promise<void> {
-  let last: T | undefined;
-  try {
-    await waitFor(async () => wanted((last = await read())), what, timeoutMs);
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
-  }
-}
-const hasText = (l: Locator, text: string | RegExp) => becomes(`${l} to say ${text}`, async () => (await l.first().textContent()) ?? '', (t) => (typeof text === 'string' ? t.includes(text) : text.test(t)));
-
 describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)', () => {
-  let dir: string;
   let stands: StandIns;
-  let agora: AgoraProcess;
+  let agora: Standalone;
   let url: string;
   let browser: BrowserContext;
   let page: Page;
-  let root: KeyPair & { agentId?: string };
-  const pipeline = generateKeyPair();
-  const operatorKeyFile = () => join(dir, 'operator.key.json');
-
-  const send = async (actor: string, secretKey: string, type: string, payload: Record<string, unknown>) => {
-    const envelope = createSignedCommand({ type, actor, payload, secretKey });
-    const res = await fetch(`${url}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
-    return (await res.json()) as Reply;
-  };
-  const must = async (actor: string, secretKey: string, type: string, payload: Record<string, unknown>) => {
-    const reply = await send(actor, secretKey, type, payload);
-    if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
-  const query = async <T>(path: string): Promise<T> => {
-    const reply = (await (await fetch(`${url}${path}`)).json()) as Reply<T>;
-    if (!reply.ok) throw new Error(`GET ${path}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
+  let root: KeyPair;
+  let pipeline: KeyPair;
+  const query = <T>(path: string): Promise<T> => agora.get<T>(path);
   const session = (id: string) => query<ChamberSessionView>(`/v1/chamber/sessions/${id}`);
   const concluded = async (id: string) => {
     let view: ChamberSessionView | undefined;
@@ -97,33 +65,21 @@ describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)
     return view!;
   };
   const propose = (sessionId: string, question: string, context: string) =>
-    waitFor(async () => (await send('pipeline', pipeline.secretKey, 'ProposeChamberSession', { sessionId, question, context, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' })).ok, `the proposal of ${sessionId} (once the chamber knows the pipeline agent)`, 20_000);
+    waitFor(async () => (await agora.send('pipeline', 'ProposeChamberSession', { sessionId, question, context, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' })).ok, `the proposal of ${sessionId} (once the chamber knows the pipeline agent)`, 20_000);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  const visit = async (path: string) => {
-    await page.goto(`${url}${path}`);
-    await page.locator('main h1').waitFor();
-  };
-  const fitsWidth = () =>
-    becomes(
-      'the page to fit the viewport width',
-      () =>
-        page.evaluate(() => {
-          const w = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
-          return w.document.documentElement.scrollWidth - w.innerWidth;
-        }),
-      (overflow) => overflow <= 0,
-    );
+  const visit = (path: string) => visitOn(page, url, path);
+  const fitsWidth = () => fitsWidthOf(page);
 
   beforeAll(async () => {
     if (!consoleBuilt()) throw new Error('the console is not built: run npm run build first (the e2e tests run what the build produced)');
     mkdirSync(SHOTS, { recursive: true });
-    dir = await mkdtemp(join(tmpdir(), 'agora-console-chamber-e2e-'));
     stands = await StandIns.start(panel);
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { ...stands.env, AGORA_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_PROVIDER_BACKOFF_MS: '50' });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    root = parseKeyFile(readFileSync(operatorKeyFile(), 'utf8'));
-    await must('root', root.secretKey, 'RegisterAgent', { agentId: 'pipeline', publicKey: pipeline.publicKey, displayName: 'pipeline', roles: ['executive'], constitutions: [], trustScore: 500 });
-    browser = await launchChromium(join(dir, 'chromium-profile'));
+    agora = await startStandalone({ label: 'console-chamber-e2e', env: { ...stands.env, AGORA_PROVIDER_BACKOFF_MS: '50' } });
+    url = agora.url;
+    root = agora.key('root');
+    pipeline = agora.key('pipeline');
+    await agora.ok('root', 'RegisterAgent', { agentId: 'pipeline', publicKey: pipeline.publicKey, displayName: 'pipeline', roles: ['executive'], constitutions: [], trustScore: 500 });
+    browser = await launchChromium(join(agora.dir, 'chromium-profile'));
     page = await firstPage(browser);
   }, 120_000);
 
@@ -131,13 +87,12 @@ describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)
     await browser?.close();
     await agora?.stop();
     await stands?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
   it('an operator approves a session in the inbox, signed in the browser; the page shows the phases, the verdict, the transcript and the cost', async () => {
     // The cluster session: approved over the API; Gemini refuses, so it fails with the error verbatim.
     await propose('cluster', CLUSTER, 'Staging runs on three hand-managed VMs; the audit is in six weeks.');
-    await must('root', root.secretKey, 'ApproveChamberSession', { sessionId: 'cluster' });
+    await agora.ok('root', 'ApproveChamberSession', { sessionId: 'cluster' });
     expect((await concluded('cluster')).summary.outcome).toBe('failed');
 
     // The billing session waits for an operator: nothing is called before approval.
@@ -156,14 +111,14 @@ describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)
     const item = page.getByRole('article', { name: BILLING });
     await shows(item.getByText(/Nothing is called before approval/));
     await hasText(page.getByRole('link', { name: /Human inbox/ }), '1');
-    await page.getByLabel('Operator key file').setInputFiles(operatorKeyFile());
+    await page.getByLabel('Operator key file').setInputFiles(agora.operatorKeyFile);
     await page.getByRole('button', { name: 'Load key' }).click();
     await hasText(page.getByText(/Signing as/), 'root');
     await item.getByLabel('Approve the session').check();
     await item.getByLabel(/Note or reason/).fill('Go: a wrong call costs a quarter.');
     await shot('wide-inbox-chamber');
     await item.getByRole('button', { name: 'Sign as root and send' }).click();
-    await shows(item.getByText(/In the log: ChamberSessionApproved/), TIMEOUT_MS);
+    await shows(item.getByText(/In the log: ChamberSessionApproved/));
     await shows(item.getByText('✓ verified'));
 
     // The approval is in the log, signed by the operator: re-verified here from the event alone.
@@ -189,7 +144,7 @@ describe('the Chamber page and chamber approvals in the inbox, in Chromium (e2e)
     const final = await concluded('billing');
     expect(final.summary.outcome).toBe('consensus');
     expect(billingCalls()).toBe(7); // three blind, three cross-examination, one arbiter
-    await must('root', root.secretKey, 'RecordChamberFollowUp', { sessionId: 'billing', decision: 'accepted', reason: 'matches what the team saw in the incidents' });
+    await agora.ok('root', 'RecordChamberFollowUp', { sessionId: 'billing', decision: 'accepted', reason: 'matches what the team saw in the incidents' });
 
     const detail = page.getByTestId('chamber-session');
     await becomes('the session to show its outcome', () => detail.getAttribute('data-status'), (s) => s === 'consensus');

@@ -7,14 +7,11 @@
  * Screenshots go to apps/console/test-output/ (not committed): look at them.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Reply } from '@agora/contracts';
 import { consoleBuilt } from '../src/index.js';
-import { createSignedCommand, generateKeyPair, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
-import { firstPage, launchChromium, REPO_ROOT, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { generateKeyPair, parseKeyFile, verifyCommandSignature, type SignedCommand } from '@agora/identity';
+import { firstPage, fitsWidth as fitsWidthOf, hasAttr, hasCount, hasText, isFocused, launchChromium, REPO_ROOT, runToCompletion, shows, startStandalone, visit as visitOn, waitFor, type Standalone } from '@agora/testing';
+import type { BrowserContext, Page } from 'playwright-core';
 
 const SHOTS = join(REPO_ROOT, 'apps/console/test-output/screenshots');
 // A round may be time-boxed in seconds (the tribunal demo's silent reviewer), and proposals of the
@@ -28,43 +25,16 @@ interface LogEvent {
   metadata: Record<string, unknown>;
 }
 
-// Web-first checks over playwright-core's locators: each waits (up to `timeoutMs`) for the page to get there.
-const TIMEOUT_MS = 10_000;
-const shows = (l: Locator, timeout = TIMEOUT_MS) => l.first().waitFor({ state: 'visible', timeout });
-async function becomes<T>(what: string, read: () => Promise<T>, wanted: (value: T) => boolean, timeoutMs = TIMEOUT_MS): Promise<void> {
-  let last: T | undefined;
-  try {
-    await waitFor(async () => wanted((last = await read())), what, timeoutMs);
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
-  }
-}
-const hasAttr = (l: Locator, name: string, value: string, timeoutMs?: number) => becomes(`${l} [${name}=${value}]`, () => l.first().getAttribute(name), (v) => v === value, timeoutMs);
-const hasCount = (l: Locator, n: number) => becomes(`${n} of ${l}`, () => l.count(), (c) => c === n);
-const hasText = (l: Locator, text: string | RegExp) => becomes(`${l} to say ${text}`, async () => (await l.first().textContent()) ?? '', (t) => (typeof text === 'string' ? t.includes(text) : text.test(t)));
-const isFocused = (l: Locator) => becomes(`${l} to have focus`, () => l.evaluate((el) => el.ownerDocument.activeElement === el), (f) => f);
-
 describe('the web console in Chromium (e2e)', () => {
+  let agora: Standalone;
   let dir: string;
-  let agora: AgoraProcess;
   let url: string;
   let browser: BrowserContext;
   let page: Page;
   const opsKeyFile = () => join(dir, 'demo-keys', 'ops.key.json');
-  const keyOf = (agent: string) => parseKeyFile(readFileSync(join(dir, 'demo-keys', `${agent}.key.json`), 'utf8'));
-
-  const send = async (actor: string, type: string, payload: Record<string, unknown>) => {
-    const envelope = createSignedCommand({ type, actor, payload, secretKey: keyOf(actor).secretKey });
-    const res = await fetch(`${url}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
-    const reply = (await res.json()) as Reply;
-    if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
-  const query = async <T>(path: string): Promise<T> => {
-    const reply = (await (await fetch(`${url}${path}`)).json()) as Reply<T>;
-    if (!reply.ok) throw new Error(`GET ${path}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result;
-  };
+  // Signed with the demos' keys (<data>/demo-keys), over POST /v1/commands.
+  const send = (actor: string, type: string, payload: Record<string, unknown>) => agora.ok(actor, type, payload);
+  const query = <T>(path: string): Promise<T> => agora.get<T>(path);
   /** Every event of the log so far, read off GET /v1/events until it has been quiet for a moment. */
   const readLog = async (filter: string): Promise<LogEvent[]> => {
     const controller = new AbortController();
@@ -97,22 +67,14 @@ describe('the web console in Chromium (e2e)', () => {
   const shot = async (name: string) => {
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   };
-  const visit = async (path: string) => {
-    await page.goto(`${url}${path}`);
-    await page.locator('main h1').waitFor();
-  };
-  /** Nothing sticks out sideways (a narrow screen scrolls down, never across). */
-  const fitsWidth = () => becomes('the page to fit the viewport width', () => page.evaluate(() => {
-        const w = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
-        return w.document.documentElement.scrollWidth - w.innerWidth;
-      }), (overflow) => overflow <= 0);
+  const visit = (path: string) => visitOn(page, url, path);
+  const fitsWidth = () => fitsWidthOf(page);
 
   beforeAll(async () => {
     if (!consoleBuilt()) throw new Error('the console is not built: run npm run build first (the e2e tests run what the build produced)');
     mkdirSync(SHOTS, { recursive: true });
-    dir = await mkdtemp(join(tmpdir(), 'agora-console-e2e-'));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_TRIBUNAL_POLICY: JSON.stringify(TRIBUNAL_POLICY) });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    agora = await startStandalone({ label: 'console-e2e', env: { AGORA_TRIBUNAL_POLICY: JSON.stringify(TRIBUNAL_POLICY) } });
+    ({ dir, url } = agora);
     for (const scenario of ['tribunal', 'voting', 'dialectic']) await demo(scenario);
     // An escalation nobody has decided yet: the tribunal demo's deadlock is decided by ops in the demo itself.
     await send('seldon', 'SubmitProposal', { proposalId: 'audit-trail', title: 'Keep every audit trail for a year', body: 'Store audit trails for 365 days.', problem: 'Audits need history', proposalClass: 'security' });
@@ -130,7 +92,6 @@ describe('the web console in Chromium (e2e)', () => {
   afterAll(async () => {
     await browser?.close();
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
   it("shows every page with the demos' data, wide and narrow", async () => {

@@ -5,13 +5,10 @@
  * SameSite=Strict; nothing in the page's storage), decides an escalation with the same key, and
  * logs out, after which the session reads nothing. Screenshots go to apps/console/test-output/.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Reply } from '@agora/contracts';
-import { createSignedCommand, generateKeyPair, mintReadToken, parseKeyFile } from '@agora/identity';
-import { firstPage, launchChromium, REPO_ROOT, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { firstPage, launchChromium, REPO_ROOT, startStandalone, waitFor, type Standalone } from '@agora/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleBuilt } from '../src/index.js';
 
@@ -21,21 +18,13 @@ const TRIBUNAL_POLICY = { requiredConstitutions: { default: ['risk', 'premise', 
 const TIMEOUT_MS = 15_000;
 
 describe('the console logs in with a key when reads are closed (e2e, Chromium)', () => {
+  let agora: Standalone;
   let dir: string;
-  let agora: AgoraProcess;
   let url: string;
   let browser: BrowserContext;
   let page: Page;
-  const seldon = generateKeyPair();
-  const operatorKeyFile = () => join(dir, 'operator.key.json');
-  const root = () => parseKeyFile(readFileSync(operatorKeyFile(), 'utf8'));
-
-  const send = async (actor: string, secretKey: string, type: string, payload: Record<string, unknown>) => {
-    const envelope = createSignedCommand({ type, actor, payload, secretKey });
-    const res = await fetch(`${url}/v1/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
-    const reply = (await res.json()) as Reply;
-    if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
-  };
+  const operatorKeyFile = () => agora.operatorKeyFile;
+  const root = () => ({ agentId: 'root', ...agora.key('root') });
   const readAs = async (path: string, headers: Record<string, string>) => {
     const res = await fetch(`${url}${path}`, { headers });
     return { status: res.status, body: (await res.json()) as Reply<Record<string, unknown>> };
@@ -45,20 +34,11 @@ describe('the console logs in with a key when reads are closed (e2e, Chromium)',
   beforeAll(async () => {
     if (!consoleBuilt()) throw new Error('the console is not built: run npm run build first (the e2e tests run what the build produced)');
     mkdirSync(SHOTS, { recursive: true });
-    dir = await mkdtemp(join(tmpdir(), 'agora-console-login-'));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: 'closed', AGORA_TRIBUNAL_POLICY: JSON.stringify(TRIBUNAL_POLICY) });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    const { agentId, secretKey } = root();
-    await send(agentId!, secretKey, 'RegisterAgent', { agentId: 'seldon', publicKey: seldon.publicKey, displayName: 'Hari Seldon', roles: ['executive'] });
-    await send('seldon', seldon.secretKey, 'SubmitProposal', { proposalId: 'audit-trail', title: 'Keep every audit trail for a year', body: 'Store audit trails for 365 days.', problem: 'Audits need history', proposalClass: 'security' });
-    await waitFor(
-      async () => {
-        const { body } = await readAs('/v1/proposal/proposals/audit-trail', { authorization: `Bearer ${mintReadToken({ agentId: agentId!, secretKey })}` });
-        return body.ok && body.result['status'] === 'escalated';
-      },
-      'the security proposal to escalate',
-      TIMEOUT_MS,
-    );
+    agora = await startStandalone({ label: 'console-login', env: { AGORA_READS: 'closed', AGORA_TRIBUNAL_POLICY: JSON.stringify(TRIBUNAL_POLICY) } });
+    ({ dir, url } = agora);
+    await agora.ok('root', 'RegisterAgent', { agentId: 'seldon', publicKey: agora.key('seldon').publicKey, displayName: 'Hari Seldon', roles: ['executive'] });
+    await agora.ok('seldon', 'SubmitProposal', { proposalId: 'audit-trail', title: 'Keep every audit trail for a year', body: 'Store audit trails for 365 days.', problem: 'Audits need history', proposalClass: 'security' });
+    await waitFor(async () => (await agora.get<{ status: string }>('/v1/proposal/proposals/audit-trail', { as: 'root' }).catch(() => undefined))?.status === 'escalated', 'the security proposal to escalate', TIMEOUT_MS);
     browser = await launchChromium(join(dir, 'chromium-profile'));
     page = await firstPage(browser);
   }, 120_000);
@@ -66,7 +46,6 @@ describe('the console logs in with a key when reads are closed (e2e, Chromium)',
   afterAll(async () => {
     await browser?.close();
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
   it('asks for a key file, and refuses a file that is not a key', async () => {

@@ -152,7 +152,7 @@ describe('a debate of several threads over separate processes, played by models 
     expect(d.usage.calls).toBe(accepted.length);
 
     // Every call the models answered is in the debaters' ledgers (the registry's process, the same JetStream log).
-    const recorded = await Promise.all(DEBATERS.map(async (a) => (await store.readStream(`model_calls-${a}`)).filter((e) => e.type === 'ModelCallRecorded')));
+    const recorded = await Promise.all(DEBATERS.map(async (a) => (await store.readStream(`model_calls-${a}@${new Date().toISOString().slice(0, 7)}`)).filter((e) => e.type === 'ModelCallRecorded')));
     expect(recorded.flat()).toHaveLength(stands.requests.length);
     expect(result.calls).toBe(stands.requests.length);
   }, 60_000);

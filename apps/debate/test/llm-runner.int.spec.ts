@@ -106,7 +106,7 @@ describe('the LLM debaters against stand-in providers', () => {
     expect(stands.requests.slice(before + 1).some((r) => r.prompt === first.prompt && r.system === first.system)).toBe(false);
 
     // The ledgers hold each call once, reserved then recorded, with its cost; the debate's usage counts the accepted moves.
-    const ledgers = (await Promise.all(['saylor', 'hayes'].map((a) => h.context.store.readStream(`model_calls-${a}`)))).flat();
+    const ledgers = (await Promise.all(['saylor', 'hayes'].map((a) => h.context.store.readStream(`model_calls-${a}@${new Date().toISOString().slice(0, 7)}`)))).flat();
     const reserved = new Set(ledgers.filter((e) => e.type === 'ModelCallReserved' && (e.data as { purpose: string }).purpose.startsWith('debate llm-restart ')).map((e) => (e.data as { callId: string }).callId));
     const recorded = ledgers.filter((e) => e.type === 'ModelCallRecorded' && reserved.has((e.data as { callId: string }).callId));
     expect(reserved.size).toBe(1 + result.calls);

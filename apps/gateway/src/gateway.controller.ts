@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument, READ_TOKEN, type CommandDefinition } from '@agora/contracts';
+import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument, READ_TOKEN } from '@agora/contracts';
 import { ReadModelPositions } from '@agora/eventsourcing';
 import { StreamNotFound, type Position } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import { discardBody, isJsonContentType, parseJsonObject, readBody } from './body.js';
+import { CommandSender } from './commands.js';
 import { DocsSite } from './docs-site.js';
 import { EventFeed } from './event-feed.js';
 import type { Credential } from './credentials.js';
@@ -77,7 +78,7 @@ const pathOf = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0] 
 @Controller()
 export class GatewayController {
   private readonly logger = new Logger('agora:gateway');
-  private readonly commandsByType: ReadonlyMap<string, CommandDefinition>;
+  private readonly commands: CommandSender;
   /** The OpenAPI document is generated on first request: it is the same until the catalog changes, i.e. a restart. */
   private document: unknown;
   private readonly docsSite = new DocsSite(() => (this.document ??= openApiDocument({ catalog: this.options.catalog })));
@@ -87,7 +88,7 @@ export class GatewayController {
     @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics,
     @Inject(EventStreams) private readonly streams: EventStreams,
   ) {
-    this.commandsByType = new Map(options.catalog.commands.map((c) => [c.type, c]));
+    this.commands = new CommandSender(options);
   }
 
   @Post('v1/commands')
@@ -104,13 +105,7 @@ export class GatewayController {
       );
     }
     const envelope = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
-    const definition = typeof envelope['type'] === 'string' ? this.commandsByType.get(envelope['type']) : undefined;
-    if (!definition) {
-      const knownTypes = [...this.commandsByType.keys()];
-      const what = typeof envelope['type'] === 'string' ? `unknown command type ${JSON.stringify(envelope['type'])}` : 'the envelope has no "type"';
-      throw new GatewayError('invalid_command', `${what}; known types: ${knownTypes.join(', ')}`, { knownTypes });
-    }
-    const reply = await this.options.client.request(definition.subject, envelope, { timeoutMs: this.options.requestTimeoutMs });
+    const reply = await this.commands.send(envelope);
     sendJson(res, statusOfReply(reply), reply);
   }
 

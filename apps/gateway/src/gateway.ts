@@ -7,6 +7,7 @@ import { consoleAssets } from './console-assets.js';
 import { tracingMiddleware } from './tracing.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
+import { A2A_CARD_PATH, A2A_PATH, a2aRoute } from './a2a/route.js';
 import { mcpRoute } from './mcp-route.js';
 import { GatewayMetrics } from './metrics.js';
 import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
@@ -46,9 +47,12 @@ function probePort(port: number, host: string): Promise<void> {
   });
 }
 
+/** The version the Agent Card and /docs give. */
+const GATEWAY_VERSION = '0.1.0';
+
 /**
  * Starts the HTTP gateway: POST /v1/commands, GET /v1/<service>/<query path>, GET /v1/events
- * (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
+ * (SSE), /mcp (MCP over Streamable HTTP), /a2a and /.well-known/agent-card.json (A2A), /health, /metrics, /docs (OpenAPI 3.1) and the web console at `/`. Used by the gateway's own process and by
  * the one-process standalone mode; resolves once it listens.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -69,6 +73,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const mcpSetting = options.mcp;
   const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { reads: resolved.reads, parties: streams.parties }, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}), ...(mcpSetting?.sessions ? { sessions: mcpSetting.sessions } : {}) });
   if (mcp) app.use('/mcp', mcp.handler);
+  // A2A: the Agent Card and the JSON-RPC binding, the caller proven as for any read.
+  const a2a = options.a2a === false ? undefined : a2aRoute(resolved, streams.parties, options.a2a ?? {}, GATEWAY_VERSION);
+  if (a2a) {
+    app.use(A2A_CARD_PATH, ...a2a.card);
+    app.use(A2A_PATH, ...a2a.rpc);
+  }
   if (options.console !== false) {
     const dir = options.console ?? consoleAssetsDir();
     app.use(consoleAssets(consoleBuilt(dir) ? dir : undefined));
@@ -83,6 +93,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     throw error;
   }
   const url = urlOf(app.getHttpServer().address() as AddressInfo);
+  a2a?.listening(url);
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -91,6 +102,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       closing ??= (async () => {
         await streams.closeAll();
         await mcp?.close();
+        await a2a?.close();
         resolved.reads.credentials?.close();
         await app.close();
         if (options.registry) metrics.close();

@@ -7,7 +7,7 @@
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
 import { readAccessFromEnv, READS_ENV_HELP, readsLine } from './read-auth.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
+import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
 
 const env = process.env;
 const settings = () => ({
@@ -17,12 +17,13 @@ const settings = () => ({
   sseSlowClientMs: intSetting(env, 'AGORA_SSE_SLOW_CLIENT_MS', DEFAULT_SSE_SLOW_CLIENT_MS, { min: 1, what: 'a positive number of milliseconds' }),
   reads: readAccessFromEnv(env),
   mcp: mcpSettingFromEnv(env),
+  a2a: a2aSettingFromEnv(env),
 });
 
 await runProcess({
   name: 'agora-gateway',
   summary: `Agora's HTTP gateway: the web console at /, POST /v1/commands, GET /v1/<service>/<query>,
-GET /v1/events (SSE), /mcp (MCP over Streamable HTTP), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
+GET /v1/events (SSE), /mcp (MCP over Streamable HTTP), /a2a (A2A, its Agent Card at /.well-known/agent-card.json), /health, /metrics (Prometheus) and /docs (OpenAPI 3.1); it also relays committed events to
 agora.evt.<category>.<EventType> on NATS.
 
 Example:
@@ -34,7 +35,8 @@ AGORA_RELAY                off: do not relay events to NATS (another process doe
 AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped with its resume position
                            (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
 ${READS_ENV_HELP}
-${MCP_ENV_HELP}`,
+${MCP_ENV_HELP}
+${A2A_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
   prepare: (config) => {
@@ -42,10 +44,10 @@ ${MCP_ENV_HELP}`,
     return config;
   },
   start: (context) => {
-    const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp } = settings();
+    const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp, a2a } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, a2a, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`, readsLine(reads)], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

@@ -1,15 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CommandDefinition, CommandResult, QueryDefinition, Reader, Reply } from '@agora/contracts';
-import type { RecordedEvent } from '@agora/eventstore';
-import type { SignedCommand } from '@agora/identity';
+import type { Reader } from '@agora/contracts';
 import { createAgoraMcpServer, jsonRpcError, McpHttpEndpoint, type CallerRef, type McpSessionControls } from '@agora/mcp';
 import type { AgoraClient } from '@agora/messaging';
-import { Agora, MessagingTransport, type AgoraEvent, type EventFilter, type Transport } from '@agora/sdk';
+import { Agora, MessagingTransport } from '@agora/sdk';
 import { isJsonContentType, readBody } from './body.js';
 import type { Credential, CredentialWatch } from './credentials.js';
 import { challengeUnauthenticated, GatewayError } from './http-reply.js';
 import type { ReadAccess } from './read-auth.js';
-import { answerQuery, eventViewFor, publicMetadataOf, type StreamParties } from './read-visibility.js';
+import type { StreamParties } from './read-visibility.js';
+import { ReaderTransport, type ReaderSource } from './reader-transport.js';
 
 /** An MCP session's caller: the reader its requests' read tokens prove (reads closed), and the credential of the latest. */
 interface McpReader {
@@ -63,68 +62,18 @@ function credentialGuard(credentials: CredentialWatch, expired: WeakSet<CallerRe
   };
 }
 
-/**
- * The gateway's bus seen by one reader: every query answered as the gateway answers it over HTTP
- * (answerQuery: the visibility table, `forbidden` that says nothing of what exists), and the
- * log's events as GET /v1/events gives them to this reader (whole, metadata only, or not at all).
- * It sends no command: the gateway holds no agent's key.
- */
-class ReaderTransport implements Transport {
-  readonly kind = 'messaging';
-
-  /** Aborted when the session closes: its waits and resource updates stop. */
-  private readonly closing = new AbortController();
-
-  constructor(
-    private readonly bus: Transport,
-    private readonly caller: CallerRef<McpReader>,
-    private readonly parties: StreamParties,
-    /** Sessions whose latest credential has expired, until a request renews it. */
-    private readonly expired: WeakSet<CallerRef<McpReader>>,
-  ) {}
-
-  private reader(): Reader {
-    const reader = this.caller.current?.reader;
-    if (reader === undefined) throw new GatewayError('unauthenticated', 'this MCP session has no reader');
-    if (this.closing.signal.aborted) throw new GatewayError('unauthenticated', 'this MCP session has ended');
-    if (this.expired.has(this.caller)) throw new GatewayError('token_expired', "this MCP session's read token has expired: send a request with a fresh one");
-    return reader;
-  }
-
-  async command(_definition: CommandDefinition, _envelope: SignedCommand, _timeoutMs: number): Promise<Reply<CommandResult>> {
-    return { ok: false, error: { code: 'forbidden', message: "the gateway's /mcp sends no commands: an agent signs where it runs (agora mcp)" } };
-  }
-
-  async query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
-    try {
-      return await answerQuery(this.reader(), definition, params, (asked) => this.bus.query(definition, asked, timeoutMs));
-    } catch (error) {
-      if (error instanceof GatewayError) return error.toReply();
-      throw error;
-    }
-  }
-
-  async *events(filter: EventFilter): AsyncGenerator<AgoraEvent> {
-    const view = eventViewFor(this.reader(), this.parties);
-    const signal = filter.signal ? AbortSignal.any([filter.signal, this.closing.signal]) : this.closing.signal;
-    for await (const event of this.bus.events({ ...filter, signal })) {
-      // While the session's credential has expired nothing is delivered (a request with a fresh token renews it).
-      if (this.expired.has(this.caller)) continue;
-      if (view === undefined) {
-        yield event;
-        continue;
-      }
-      const recorded = event as unknown as RecordedEvent;
-      await view.prepare([recorded]);
-      const sight = view.sight(recorded);
-      if (sight === 'full') yield event;
-      else if (sight === 'metadata') yield { ...event, data: {}, metadata: publicMetadataOf(event) };
-    }
-  }
-
-  async close(): Promise<void> {
-    this.closing.abort();
-  }
+/** An MCP session's reader: its latest request's, held back while that credential has expired (a request with a fresh token renews it). */
+function mcpReader(caller: CallerRef<McpReader>, expired: WeakSet<CallerRef<McpReader>>): ReaderSource {
+  return {
+    reader() {
+      const reader = caller.current?.reader;
+      if (reader === undefined) throw new GatewayError('unauthenticated', 'this MCP session has no reader');
+      if (expired.has(caller)) throw new GatewayError('token_expired', "this MCP session's read token has expired: send a request with a fresh one");
+      return reader;
+    },
+    paused: () => expired.has(caller),
+    commandRefusal: "the gateway's /mcp sends no commands: an agent signs where it runs (agora mcp)",
+  };
 }
 
 /**
@@ -143,7 +92,7 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
   const endpoint = new McpHttpEndpoint<McpReader>(
     (caller) => {
       if (caller.current === undefined) return createAgoraMcpServer(open, { commands: false });
-      const transport = new ReaderTransport(bus, caller, access.parties, expired);
+      const transport = new ReaderTransport(bus, mcpReader(caller, expired), access.parties);
       const server = createAgoraMcpServer(Agora.over(transport, { timeoutMs: options.requestTimeoutMs }), { commands: false });
       const onclose = server.server.onclose;
       server.server.onclose = () => {

@@ -26,7 +26,7 @@ const PROMETHEUS = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
 const PROMTOOL = process.env['PROMTOOL_BIN'] ?? '/usr/bin/promtool';
 const hasPrometheus = existsSync(PROMETHEUS);
 /** Recording and alerting rules in deploy/prometheus/agora-rules.yml. */
-const RULE_COUNT = 62;
+const RULE_COUNT = 64;
 const hasPromtool = existsSync(PROMTOOL);
 const INSTALL = 'install it with `apt-get install prometheus`, or set PROMETHEUS_BIN / PROMTOOL_BIN';
 
@@ -168,8 +168,8 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
           15_000,
         );
         const evaluated = rules!.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, name: r.name, type: r.type, health: r.health, state: r.state })));
-        // a healthy 0.4, no new execution despite objections, no recovery, no chamber session, no debate, no command yet: nothing fires
-        expect(new Set(evaluated.map((r) => r.group))).toEqual(new Set(['agora-chamber', 'agora-debate', 'agora-dialectic', 'agora-platform', 'agora-tribunal', 'agora-voting']));
+        // a healthy 0.4, no new execution despite objections, no recovery, no chamber session, no debate, no command, no audit yet: nothing fires
+        expect(new Set(evaluated.map((r) => r.group))).toEqual(new Set(['agora-audit', 'agora-chamber', 'agora-debate', 'agora-dialectic', 'agora-platform', 'agora-tribunal', 'agora-voting']));
         expect(evaluated.filter((r) => r.health !== 'ok')).toEqual([]);
         const alerts = evaluated.filter((r) => r.type === 'alerting');
         expect(alerts.filter((r) => r.state !== 'inactive')).toEqual([]);

@@ -17,12 +17,13 @@ import {
   type AgentView,
   type DataOf,
   type ProceededDespiteObjections,
+  type PayloadOf,
 } from '@agora/contracts';
 import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, resumePayloadOf } from '@agora/domain-common';
-import { agentDecider, agentStreamId, createAgentDecider, modelLedgerDecider, modelLedgerStreamId, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
+import { agentDecider, agentStreamId, createAgentDecider, ledgerMonth, modelBudgetStreamId, modelLedgerDecider, modelLedgerStreamId, type AgentCommand, type AgentEvent, type AgentState } from '@agora/domain-registry';
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
-import { modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
+import { findModelCall, modelBudgetOf, modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
 import { deciderHandler, intSetting, KeyedLock, runReactor, startAll, startTogether, unitSetting, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
@@ -141,13 +142,39 @@ export async function startRegistryService(context: ServiceContext, options: Reg
   );
   const decider = Object.keys(policy).length > 0 ? createAgentDecider(defineBreakerPolicy(policy)) : agentDecider;
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });
-  // Agents' model-call ledgers (model_calls-<agentId>): budgets set by operators, calls reserved and recorded by the agents themselves.
-  const ledger = deciderHandler({ store: context.store, decider: modelLedgerDecider, streamOf: (p: { agentId: string }) => modelLedgerStreamId(p.agentId), locks });
-  const setBudget: typeof ledger = async (command) => {
-    const { agentId } = command.payload as { agentId: string };
-    if (!(await context.registry.agent(agentId))) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
-    return ledger(command);
-  };
+  // Agents' model calls: budgets set by operators (model_calls-<agentId>), and a ledger per agent and month
+  // (model_calls-<agentId>@<YYYY-MM>) of the calls the agents reserve and record themselves.
+  const month = () => ledgerMonth(new Date().toISOString());
+  const setBudget = deciderHandler({
+    store: context.store,
+    decider: modelLedgerDecider,
+    streamOf: async (p: { agentId: string }) => {
+      if (!(await context.registry.agent(p.agentId))) throw new AgoraError('not_found', `no agent "${p.agentId}" is registered`, { agentId: p.agentId });
+      return modelBudgetStreamId(p.agentId);
+    },
+    // The currency of this month's calls, which a budget cannot move from.
+    toCommand: async (verified, ctx) => {
+      const payload = verified.payload as PayloadOf<typeof SetModelBudget>;
+      const { budget, calls } = await modelLedgerOf(context.store, payload.agentId, ledgerMonth(ctx.now));
+      return { type: 'SetModelBudget' as const, payload: { ...payload, ...(budget && calls.length > 0 ? { reservedIn: budget.currency } : {}) }, context: ctx };
+    },
+    locks,
+  });
+  const reserve = deciderHandler({
+    store: context.store,
+    decider: modelLedgerDecider,
+    streamOf: (p: { agentId: string }, _verified, ctx) => modelLedgerStreamId(p.agentId, ledgerMonth(ctx.now)),
+    // The agent's budget now: the month's reservations are decided against it.
+    toCommand: async (verified, ctx) => ({ type: 'ReserveModelCall' as const, payload: { ...(verified.payload as PayloadOf<typeof ReserveModelCall>), budget: await modelBudgetOf(context.store, (verified.payload as { agentId: string }).agentId) }, context: ctx }),
+    locks,
+  });
+  // An outcome goes to the ledger of the month its call was reserved in.
+  const record = deciderHandler({
+    store: context.store,
+    decider: modelLedgerDecider,
+    streamOf: async (p: { agentId: string; callId: string }, _verified, ctx) => (await findModelCall(context.store, p.agentId, p.callId, ctx.now))?.streamId ?? modelLedgerStreamId(p.agentId, ledgerMonth(ctx.now)),
+    locks,
+  });
   // Trust adjustments and resumes are the registry's own commands, signed with its service key.
   const identity = context.serviceIdentity('registry');
   const penalty = options.trustPenaltyProceeded ?? DEFAULT_TRUST_PENALTY_PROCEEDED;
@@ -170,8 +197,8 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
         commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide),
           onCommand(SetModelBudget, setBudget),
-          onCommand(ReserveModelCall, ledger),
-          onCommand(RecordModelCallOutcome, ledger),
+          onCommand(ReserveModelCall, reserve),
+          onCommand(RecordModelCallOutcome, record),
         ]),
         queries: new Map([
           onQuery(ListAgents, async ({ role, includeDisabled, limit, cursor }) => {
@@ -184,12 +211,11 @@ export async function startRegistryService(context: ServiceContext, options: Reg
             if (!agent) throw new AgoraError('not_found', `no agent "${agentId}" is registered`, { agentId });
             return agentView(agent);
           }),
-          onQuery(GetModelLedger, async ({ agentId, limit, cursor }) => modelLedgerPage(await modelLedgerOf(context.store, agentId), { limit, cursor })),
+          onQuery(GetModelLedger, async ({ agentId, month: asked, limit, cursor }) => modelLedgerPage(await modelLedgerOf(context.store, agentId, asked ?? month()), { limit, cursor })),
           onQuery(GetModelCall, async ({ agentId, callId }) => {
-            const { state } = await modelLedgerOf(context.store, agentId);
-            const call = state.calls[callId];
-            if (!call || call.reservedAt === null) throw new AgoraError('not_found', `${agentId} reserved no call ${callId}`, { agentId, callId });
-            return modelCallView(agentId, call);
+            const found = await findModelCall(context.store, agentId, callId, new Date().toISOString());
+            if (!found) throw new AgoraError('not_found', `${agentId} reserved no call ${callId} this month or the month before`, { agentId, callId });
+            return modelCallView(agentId, found.call);
           }),
           onQuery(GetConfiguredKeys, async () => ({
             operators: context.config.operators.map(({ agentId, publicKey }) => ({ agentId, publicKey })),

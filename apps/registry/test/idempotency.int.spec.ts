@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, type KeyPair, type SignedCommand } from '@agora/identity';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { serviceTransports } from '@agora/testing';
+import { scaled, serviceTransports } from '@agora/testing';
 import fc from 'fast-check';
 import { startRegistryService } from '../src/registry-service.js';
 
@@ -81,7 +81,7 @@ describe.each(setups)('one commandId, one command ($name)', ({ config: storeConf
           expect(await agentEvents()).toBe(written);
         }
       }),
-      { seed: SEED, numRuns: 15, endOnFailure: true },
+      { seed: SEED, numRuns: scaled(15, 150), endOnFailure: true },
     );
-  }, 120_000);
+  }, scaled(120_000, 1_200_000));
 });

@@ -1,31 +1,26 @@
 // The registry as an operator runs it: separate `agora-registry` processes over the shared NATS
 // server, the event log in a JetStream stream of their own. The test speaks to them only over NATS
 // and reads what they wrote straight from the log.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GetAgent, RegisterAgent, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair, type SignedCommand } from '@agora/identity';
-import { NatsAgoraClient, type StatsResponse } from '@agora/messaging';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
-import { expectOnlyReplicas, gatherServiceReplies, runRegistry, startRegistryProcess, type RegistryProcess } from './support/registry-process.js';
+import type { StatsResponse } from '@agora/messaging';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
+import { expectOnlyReplicas, gatherServiceReplies, runRegistry } from './support/registry-process.js';
 
 const REPLICAS = 3;
-const CONCURRENT_UPDATES = 200;
+/** Concurrent updates of one agent: 100 in npm test, 500 under AGORA_TEST_SCALE=full (npm run test:full). */
+const CONCURRENT_UPDATES = scaled(100, 500);
 
 describe('agora-registry processes (e2e)', () => {
   // A NATS server of the test's own: on the shared one, other runs' registries would join the queue group.
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
-  const root: KeyPair = generateKeyPair();
-  const dirs: string[] = [];
-  let replicas: RegistryProcess[] = [];
-  let client: NatsAgoraClient;
+  let fleet: ServiceFleet;
+  let root: KeyPair;
+  let replicas: ServiceProcess[] = [];
   let store: EventStore;
 
   const sign = (type: string, payload: Record<string, unknown>, key: KeyPair = root, actor = 'root'): SignedCommand => createSignedCommand({ type, actor, payload, secretKey: key.secretKey });
-  const request = <T = CommandResult>(subject: string, body: unknown, timeoutMs = 10_000): Promise<Reply<T>> => client.request<T>(subject, body, { timeoutMs });
+  const request = <T = CommandResult>(subject: string, body: unknown, timeoutMs = 10_000): Promise<Reply<T>> => fleet.client.request<T>(subject, body, { timeoutMs });
   const eventCount = async () => {
     let n = 0;
     for await (const e of store.readAll()) if (!e.streamId.startsWith('commandid-')) n++;
@@ -34,29 +29,15 @@ describe('agora-registry processes (e2e)', () => {
 
   beforeAll(async () => {
     // The test opens the log first, so the replicas find the stream made rather than race to make it.
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('e2e', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'registry-e2e' });
-    const env = async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'agora-registry-e2e-'));
-      dirs.push(dir);
-      return { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dir, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, AGORA_OPERATOR_ID: 'root' };
-    };
-    const envs = await Promise.all(Array.from({ length: REPLICAS }, env));
-    const started = await Promise.allSettled(envs.map((e) => startRegistryProcess(e)));
-    replicas = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    await expectOnlyReplicas(client.connection, replicas.map((r) => r.id));
+    fleet = await startServiceFleet({ label: 'e2e' });
+    root = fleet.key('root');
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
+    replicas = await fleet.startReplicas('registry', REPLICAS);
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    await fleet?.stop();
   }, 30_000);
 
   it('registers an agent with a signed RegisterAgent: ok reply, the event in the log with actor, commandId and signature, and the query finds it', async () => {
@@ -102,9 +83,9 @@ describe('agora-registry processes (e2e)', () => {
   it(`handles ${CONCURRENT_UPDATES} concurrent UpdateAgent commands on one agent across ${REPLICAS} replicas: each lands exactly once`, async () => {
     const busy = generateKeyPair();
     expect(await request(RegisterAgent.subject, sign('RegisterAgent', { agentId: 'busy', publicKey: busy.publicKey, displayName: 'busy', roles: ['validator'] }))).toMatchObject({ ok: true });
-    await expectOnlyReplicas(client.connection, replicas.map((r) => r.id));
+    await expectOnlyReplicas(fleet.client.connection, replicas.map((r) => r.id));
     const statsOf = async () => {
-      const stats = await Promise.all(replicas.map((r) => client.connection.request(`$SRV.STATS.registry.${r.id}`, '', { timeout: 5_000 }).then((m) => m.json<StatsResponse>())));
+      const stats = await Promise.all(replicas.map((r) => fleet.client.connection.request(`$SRV.STATS.registry.${r.id}`, '', { timeout: 5_000 }).then((m) => m.json<StatsResponse>())));
       return stats.map((s) => s.endpoints.find((e) => e.name === 'UpdateAgent')?.num_requests ?? 0);
     };
     const statsBefore = await statsOf();
@@ -143,17 +124,17 @@ describe('agora-registry processes (e2e)', () => {
     const handled = (await statsOf()).map((n, i) => n - statsBefore[i]!);
     console.log(`UpdateAgent requests per replica: ${handled.join(', ')}`);
     for (const n of handled) expect(n).toBeGreaterThan(0);
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 
   it('answers NATS services discovery: $SRV.PING.registry from each of the three replicas', async () => {
-    const pings = await gatherServiceReplies<{ type: string; name: string; id: string }>(client.connection, '$SRV.PING.registry', 500);
+    const pings = await gatherServiceReplies<{ type: string; name: string; id: string }>(fleet.client.connection, '$SRV.PING.registry', 500);
     expect(pings.map((p) => p.id).sort()).toEqual(replicas.map((r) => r.id).sort());
     for (const ping of pings) expect(ping).toMatchObject({ type: 'io.nats.micro.v1.ping_response', name: 'registry' });
   }, 30_000);
 
   it('stops with exit code 2 and names the setting when a setting is bad; --help exits 0 and lists the environment', async () => {
     const [bad, help] = await Promise.all([
-      runRegistry([], { NATS_URL: nats.url, EVENT_STORE: 'postgres://x', AGORA_OPERATOR_PUBLIC_KEY: root.publicKey }),
+      runRegistry([], { NATS_URL: fleet.nats.url, EVENT_STORE: 'postgres://x', AGORA_OPERATOR_PUBLIC_KEY: root.publicKey }),
       runRegistry(['--help'], {}),
     ]);
     expect(bad.code).toBe(2);

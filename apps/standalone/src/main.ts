@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { DIALECTIC_POLICY_ENV_HELP, dialecticPolicyFromEnv, startDialecticService } from '@agora/dialectic';
-import { DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
+import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -59,6 +59,7 @@ HOST                       address the gateway binds (default 0.0.0.0)
 AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${DEFAULT_MAX_BODY_BYTES})
 ${READS_ENV_HELP}
 ${MCP_ENV_HELP}
+${A2A_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_ENV_HELP}
@@ -72,6 +73,7 @@ ${CHAMBER_ENV_HELP}`,
     port(env);
     maxBodyBytes(env);
     mcpSettingFromEnv(env);
+    a2aSettingFromEnv(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
     tribunalPolicyFromEnv(env);
@@ -108,6 +110,7 @@ ${CHAMBER_ENV_HELP}`,
           requestTimeoutMs: context.config.requestTimeoutMs,
           maxBodyBytes: maxBodyBytes(env),
           mcp: mcpSettingFromEnv(env),
+          a2a: a2aSettingFromEnv(env),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
           reads: { ...reads, directory: context.directory },
@@ -115,7 +118,7 @@ ${CHAMBER_ENV_HELP}`,
         const operator = context.config.operators[0];
         return {
           lines: [
-            `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /mcp, /health, /metrics, /docs)`,
+            `gateway listening on ${gateway.url} (web console at ${gateway.url}/, POST /v1/commands, GET /v1/<service>/..., GET /v1/events, /mcp, /a2a, /health, /metrics, /docs)`,
             readsLine(reads),
             ...(operator ? [`operator "${operator.agentId}" may sign the first commands`] : []),
           ],

@@ -6,34 +6,26 @@
 // deadlines pending: a standby takes its lease over within a ttl (and a look), and every session
 // still expires exactly once in the log. Commands are counted by each replica's
 // agora_commands_issued_total{source="deadlines.voting"}.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CreateVotingSession, type CommandResult, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { NatsAgoraClient } from '@agora/messaging';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
 import { generateKeys, registerAgents, sign } from './support/fleet.js';
-import { startVotingProcess, type VotingProcess } from './support/voting-process.js';
 
 const REPLICAS = 3;
-const SESSIONS = 12;
+/** Sessions expiring per round: 12 in npm test, 48 under AGORA_TEST_SCALE=full (npm run test:full). */
+const SESSIONS = scaled(12, 48);
 const TTL_MS = 3_000;
 const TIMEOUT_MS = 2_000;
 
 describe('replicas share the voting deadlines (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
+  let fleet: ServiceFleet;
   const keys = generateKeys();
-  const dirs: string[] = [];
-  const replicas: VotingProcess[] = [];
-  let client: NatsAgoraClient;
   let store: EventStore;
 
-  const metricsOf = async (replica: VotingProcess): Promise<string> => (await fetch(/metrics: (http:\/\/\S+\/metrics)/.exec(replica.output())![1]!)).text();
+  const metricsOf = async (replica: ServiceProcess): Promise<string> => (await fetch(/metrics: (http:\/\/\S+\/metrics)/.exec(replica.output())![1]!)).text();
   const sample = (text: string, series: string): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   /** Commands each replica issued for its deadlines, by outcome. */
-  const issued = async (of: VotingProcess[]) =>
+  const issued = async (of: ServiceProcess[]) =>
     Promise.all(
       of.map(async (r) => {
         const text = await metricsOf(r);
@@ -43,23 +35,14 @@ describe('replicas share the voting deadlines (e2e)', () => {
     );
   const total = (counts: Array<Record<string, number>>) => counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + b, 0), 0);
 
-  const startReplicas = async (env: Record<string, string>): Promise<VotingProcess[]> => {
-    const started = await Promise.all(
-      Array.from({ length: REPLICAS }, async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'agora-voting-share-'));
-        dirs.push(dir);
-        return startVotingProcess({ NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dir, AGORA_OPERATOR_PUBLIC_KEY: keys['root']!.publicKey, AGORA_OPERATOR_ID: 'root', ...env });
-      }),
-    );
-    replicas.push(...started);
-    return started;
-  };
+  const startReplicas = (env: Record<string, string>): Promise<ServiceProcess[]> => fleet.startReplicas('voting', REPLICAS, env);
+
   /** Creates sessions that nobody votes on: each expires by its deadline. */
   const createSessions = async (prefix: string, votingTimeoutMs = TIMEOUT_MS): Promise<string[]> => {
     const ids = Array.from({ length: SESSIONS }, (_, i) => `${prefix}-${i}-${Date.now().toString(36)}`);
     const replies = await Promise.all(
       ids.map((id) =>
-        client.request<CommandResult>(CreateVotingSession.subject, sign(keys, CreateVotingSession, 'deployer', { requestId: id, actionType: 'deploy_production', riskLevel: 'high', votingTimeoutMs }), { timeoutMs: 15_000 }),
+        fleet.client.request<CommandResult>(CreateVotingSession.subject, sign(keys, CreateVotingSession, 'deployer', { requestId: id, actionType: 'deploy_production', riskLevel: 'high', votingTimeoutMs }), { timeoutMs: 15_000 }),
       ),
     );
     expect(replies.filter((r: Reply<CommandResult>) => !r.ok)).toEqual([]);
@@ -74,19 +57,14 @@ describe('replicas share the voting deadlines (e2e)', () => {
   };
 
   beforeAll(async () => {
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('votingshare', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    fleet = await startServiceFleet({ label: 'votingshare', keys });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     await registerAgents(store, keys);
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'voting-share-e2e' });
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.kill()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    await fleet?.stop();
   }, 30_000);
 
   it(`without leases, each of ${REPLICAS} replicas fires the deadlines it has not yet seen expire (the baseline)`, async () => {
@@ -106,7 +84,7 @@ describe('replicas share the voting deadlines (e2e)', () => {
     } finally {
       await Promise.all(group.map((r) => r.stop()));
     }
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 
   it(`with leases, one replica of ${REPLICAS} fires each deadline once; killed, a standby takes over within the ttl and nothing is lost or doubled`, async () => {
     const group = await startReplicas({ AGORA_LEASE_TTL_MS: String(TTL_MS) });
@@ -142,5 +120,5 @@ describe('replicas share the voting deadlines (e2e)', () => {
       const events = await store.readStream(`voting_session-${id}`);
       expect(events.map((e) => e.type)).toEqual(['VotingSessionCreated', 'VotingSessionExpired']);
     }
-  }, 120_000);
+  }, scaled(120_000, 300_000));
 });

@@ -1,32 +1,25 @@
 // The voting service as an operator runs it: three `agora-voting` processes over the shared NATS
 // server, the event log in a JetStream stream of their own. The test speaks to them only over NATS
 // and reads what they wrote straight from the log.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CastValidatorVote, CreateVotingSession, type CommandResult, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { SignedCommand } from '@agora/identity';
-import { NatsAgoraClient, type StatsResponse } from '@agora/messaging';
-import { startNatsServer, uniqueJetStreamLog, waitFor, type PrivateNatsServer } from '@agora/testing';
+import type { StatsResponse } from '@agora/messaging';
+import { scaled, startServiceFleet, waitFor, type ServiceFleet, type ServiceProcess } from '@agora/testing';
 import { FIVE, generateKeys, registerAgents, sign } from './support/fleet.js';
-import { expectOnlyReplicas, startVotingProcess, type VotingProcess } from './support/voting-process.js';
 
 const REPLICAS = 3;
-const SESSIONS = 4;
+/** Sessions voted on at once: 4 in npm test, 16 under AGORA_TEST_SCALE=full (npm run test:full). */
+const SESSIONS = scaled(4, 16);
 
 describe('agora-voting processes (e2e)', () => {
   // A NATS server of the test's own: on the shared one, other runs' voting replicas would join the queue group.
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
+  let fleet: ServiceFleet;
   const keys = generateKeys();
-  const dirs: string[] = [];
-  let envs: Record<string, string>[] = [];
-  let replicas: VotingProcess[] = [];
-  let client: NatsAgoraClient;
+  let replicas: ServiceProcess[] = [];
   let store: EventStore;
 
-  const request = <T = CommandResult>(subject: string, body: unknown, timeoutMs = 15_000): Promise<Reply<T>> => client.request<T>(subject, body, { timeoutMs });
+  const request = <T = CommandResult>(subject: string, body: unknown, timeoutMs = 15_000): Promise<Reply<T>> => fleet.client.request<T>(subject, body, { timeoutMs });
   /** The documented contract: a conflict or a timeout may be retried with the same envelope; a repeated commandId returns the first result and appends nothing. */
   const send = async (subject: string, envelope: SignedCommand, retried: Record<string, number>): Promise<Reply<CommandResult>> => {
     for (let attempt = 1; ; attempt++) {
@@ -36,41 +29,18 @@ describe('agora-voting processes (e2e)', () => {
     }
   };
   const streamOf = (id: string): Promise<RecordedEvent[]> => store.readStream(`voting_session-${id}`).catch(() => []);
-  const startReplicas = async (count: number) => {
-    const started = await Promise.allSettled(envs.slice(0, count).map((e) => startVotingProcess(e)));
-    const ok = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) {
-      await Promise.all(ok.map((r) => r.kill()));
-      throw failed.reason;
-    }
-    return ok;
-  };
 
   beforeAll(async () => {
     // The test opens the log first (the replicas find the stream made) and registers the agents, as the registry would have.
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('votinge2e', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    fleet = await startServiceFleet({ label: 'votinge2e', keys });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     await registerAgents(store, keys);
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'voting-e2e' });
-    envs = await Promise.all(
-      Array.from({ length: REPLICAS }, async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'agora-voting-e2e-'));
-        dirs.push(dir);
-        return { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: dir, AGORA_OPERATOR_PUBLIC_KEY: keys['root']!.publicKey, AGORA_OPERATOR_ID: 'root' };
-      }),
-    );
-    replicas = await startReplicas(REPLICAS);
-    await expectOnlyReplicas(client.connection, replicas.map((r) => r.id));
+    replicas = await fleet.startReplicas('voting', REPLICAS);
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop()));
-    await client?.close();
     await store?.close();
-    await nats?.stop();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    await fleet?.stop();
   }, 30_000);
 
   it(`counts every vote once and decides once when five validators vote at the same instant through ${REPLICAS} replicas (${SESSIONS} sessions at once)`, async () => {
@@ -83,7 +53,7 @@ describe('agora-voting processes (e2e)', () => {
     for (const id of ids) expect((await streamOf(id)).map((e) => e.type)).toEqual(['VotingSessionCreated']);
     expect(creations.filter((r) => r.ok && r.result.events.length > 0)).toHaveLength(SESSIONS);
     const statsOf = async () => {
-      const stats = await Promise.all(replicas.map((r) => client.connection.request(`$SRV.STATS.voting.${r.id}`, '', { timeout: 5_000 }).then((m) => m.json<StatsResponse>())));
+      const stats = await Promise.all(replicas.map((r) => fleet.client.connection.request(`$SRV.STATS.voting.${r.id}`, '', { timeout: 5_000 }).then((m) => m.json<StatsResponse>())));
       return stats.map((s) => s.endpoints.find((e) => e.name === 'CastValidatorVote')?.num_requests ?? 0);
     };
     const statsBefore = await statsOf();
@@ -119,7 +89,7 @@ describe('agora-voting processes (e2e)', () => {
     const handled = (await statsOf()).map((n, i) => n - statsBefore[i]!);
     console.log(`CastValidatorVote requests per replica: ${handled.join(', ')}`);
     for (const n of handled) expect(n).toBeGreaterThan(0);
-  }, 60_000);
+  }, scaled(60_000, 180_000));
 
   it('fires a timeout once after every replica crashed, when all three come back at once and each finds it due', async () => {
     const id = `e2e-timeout-${Date.now().toString(36)}`;
@@ -133,7 +103,7 @@ describe('agora-voting processes (e2e)', () => {
     expect((await streamOf(id)).map((e) => e.type)).toEqual(['VotingSessionCreated', 'ValidatorVoteReceived']);
 
     // Each replica rebuilds the pending timeouts from the log and fires this one at start: one expiry lands.
-    replicas = await startReplicas(REPLICAS);
+    replicas = await fleet.startReplicas('voting', REPLICAS);
     await waitFor(async () => (await streamOf(id)).some((e) => e.type === 'VotingSessionExpired'), 'the expiry after the restart', 15_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const events = await streamOf(id);

@@ -6,14 +6,20 @@
  * ChamberCallFailed) and an agent's (ModelCallRecorded) carry it; `outcomeRecord` and
  * `interruptedRecord` in @agora/providers build it.
  *
- * The ledger: one aggregate per agent, `model_calls-<agentId>`, served by the registry (which holds
- * the agents). It holds the agent's model budget and every call it reserved, so "would this call
- * exceed the budget" and "was this call id already reserved" are decided on one stream.
+ * The ledger, served by the registry (which holds the agents), per agent and month as the chamber's
+ * budget is: `model_calls-<agentId>` holds the agent's budget, the most its calls may cost in a
+ * month (UTC), from the month it is set in until it is changed; `model_calls-<agentId>@<YYYY-MM>`
+ * holds every call the agent reserved that month and its outcome, so "would this call exceed the
+ * month's budget" and "was this call id already reserved" are decided on one bounded stream. The
+ * month's first reservation copies the budget into it (ModelBudgetSet), and so does the first one
+ * after a change. (Logs written before ledgers were monthly have one stream per agent,
+ * `model_calls-<agentId>`, with the budget "in all" and every call: still read, their calls
+ * counted for the month they were reserved in.)
  *
- *   SetModelBudget (operator) ─> ModelBudgetSet (amount, currency: the provider price table's)
+ *   SetModelBudget (operator) ─> ModelBudgetSet (amount a month, currency: the provider price table's)
  *   ReserveModelCall (the agent itself, before the call) ─> ModelCallReserved
  *       refused: no budget, another currency, spent + open reservations + this call's maximum over
- *       the budget, or the call id already reserved (nothing is called)
+ *       the month's budget, or the call id already reserved this month (nothing is called)
  *   RecordModelCallOutcome (the agent itself, after the call) ─> ModelCallRecorded
  *       the text verbatim, usage, cost, latency, or the provider's error verbatim; a call the agent
  *       never recorded (its process was killed mid-call) is recorded `interrupted` at its maximum
@@ -99,7 +105,7 @@ export const SetModelBudget = defineCommand({
   verb: 'set_budget',
   roles: ['operator'],
   summary:
-    "An operator sets (or changes) an agent's model budget: the most its model calls may cost in all, in the provider price table's currency. Lowering it below what is spent and reserved is allowed (further reservations are refused); changing the currency once a call is reserved is refused",
+    "An operator sets (or changes) an agent's model budget: the most its model calls may cost in a month (UTC), in the provider price table's currency, from this month on until it is changed. Lowering it below what is spent and reserved this month is allowed (further reservations are refused); changing the currency once a call is reserved this month is refused",
   payload: z.object({ ...agent, amount: Money, currency: Currency, note: z.string().trim().max(1000).optional() }).strict(),
 });
 
@@ -112,7 +118,7 @@ export const ReserveModelCall = defineCommand({
   rolesBefore: AUDITOR_BEFORE_RULES_3,
   relation: ITSELF,
   summary:
-    "The agent reserves a model call before making it: its id, purpose, model and maximum cost (ProviderLayer.maxCost). Refused (illegal_state, nothing reserved) when the agent has no budget, when what is spent plus what is reserved plus this maximum exceeds the budget, or when the call id is already reserved; invalid_command for another currency than the budget's",
+    "The agent reserves a model call before making it: its id, purpose, model and maximum cost (ProviderLayer.maxCost). Refused (illegal_state, nothing reserved) when the agent has no budget, when what is spent plus what is reserved this month plus this maximum exceeds the budget, or when the call id is already reserved; invalid_command for another currency than the budget's",
   payload: z.object({ ...agent, callId: CallId, purpose: ShortText(300), model: ModelRefText, maxCost: Money, currency: Currency }).strict(),
 });
 
@@ -136,7 +142,7 @@ export const modelCallCommands = [SetModelBudget, ReserveModelCall, RecordModelC
 export const ModelBudgetSet = defineEvent({
   type: 'ModelBudgetSet',
   category: MODEL_CALLS_CATEGORY,
-  summary: "An agent's model budget was set or changed",
+  summary: "An agent's model budget was set or changed (on its budget stream), or copied into a month's ledger by the reservation that first meets it there",
   data: z
     .object({ ...agent, amount: Money, currency: Currency, previous: Money.nullable().describe('The budget before (null: none)'), note: z.string().nullable(), setBy: AgentId, setAt: Timestamp })
     .strict(),
@@ -145,7 +151,7 @@ export const ModelBudgetSet = defineEvent({
 export const ModelCallReserved = defineEvent({
   type: 'ModelCallReserved',
   category: MODEL_CALLS_CATEGORY,
-  summary: "A model call reserved against the agent's budget, before it was made, with the figures after it",
+  summary: "A model call reserved against the agent's budget for the month, before it was made, with the month's figures after it",
   data: z
     .object({
       ...agent,
@@ -155,7 +161,7 @@ export const ModelCallReserved = defineEvent({
       maxCost: Money,
       currency: Currency,
       budget: Money,
-      committed: Money.describe('Spent plus reserved, this reservation included'),
+      committed: Money.describe("The month's spent plus reserved, this reservation included"),
       reservedAt: Timestamp,
     })
     .strict(),
@@ -165,7 +171,7 @@ export const ModelCallRecorded = defineEvent({
   type: 'ModelCallRecorded',
   category: MODEL_CALLS_CATEGORY,
   summary: "A reserved call's outcome: the text verbatim, usage, cost, latency, or the provider's error verbatim (interrupted: the process stopped mid-call, counted at its maximum cost)",
-  data: z.object({ ...agent, callId: CallId, model: ModelRefText, outcome: CallOutcomeRecord, spent: Money.describe("The agent's spend after it"), recordedAt: Timestamp }).strict(),
+  data: z.object({ ...agent, callId: CallId, model: ModelRefText, outcome: CallOutcomeRecord, spent: Money.describe("The agent's spend after it in the month the call was reserved in"), recordedAt: Timestamp }).strict(),
 });
 
 export const modelCallEvents = [ModelBudgetSet, ModelCallReserved, ModelCallRecorded] as const;
@@ -191,15 +197,19 @@ export const ModelCallView = z
   .strict();
 export type ModelCallView = z.infer<typeof ModelCallView>;
 
+/** A ledger's month, `YYYY-MM` (UTC). */
+export const LedgerMonth = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a month is written YYYY-MM').describe('A month, `YYYY-MM` (UTC)');
+
 export const ModelLedgerView = z
   .object({
     ...agent,
-    budget: z.object({ amount: Money, currency: Currency, setBy: AgentId, setAt: Timestamp }).strict().nullable(),
-    spent: Money.describe('Cost of the recorded calls'),
-    reserved: Money.describe('Maximum cost of the calls reserved and not yet recorded'),
+    month: LedgerMonth,
+    budget: z.object({ amount: Money, currency: Currency, setBy: AgentId, setAt: Timestamp }).strict().nullable().describe("The month's budget: what its reservations were decided against, or the agent's budget now when none was"),
+    spent: Money.describe('Cost of the recorded calls reserved in the month'),
+    reserved: Money.describe('Maximum cost of the calls reserved in the month and not yet recorded'),
     remaining: Money.nullable().describe('Budget minus spent and reserved, at least 0 (null: no budget)'),
     calls: z.object({ total: z.number().int(), reserved: z.number().int(), completed: z.number().int(), failed: z.number().int(), interrupted: z.number().int() }).strict(),
-    revision: z.number().int().describe('The ledger stream\'s revision (-1: nothing recorded)'),
+    revision: z.number().int().describe('The revision of the month\'s ledger stream (-1: nothing recorded)'),
   })
   .strict();
 export type ModelLedgerView = z.infer<typeof ModelLedgerView>;
@@ -208,8 +218,8 @@ export const GetModelLedger = defineQuery({
   name: 'model_calls.ledger',
   service: 'registry',
   httpPath: 'agents/:agentId/model-calls',
-  summary: "An agent's model budget, spend and reservations, and its calls in the order reserved (paged): for the audit and the fleet's report",
-  params: z.object({ ...agent, ...pageParams }).strict(),
+  summary: "An agent's model budget, spend and reservations of a month (default: this month, UTC), and the month's calls in the order reserved (paged): for the audit and the fleet's report",
+  params: z.object({ ...agent, month: LedgerMonth.optional(), ...pageParams }).strict(),
   result: z.object({ ledger: ModelLedgerView, calls: z.array(ModelCallView), nextCursor: NextCursor }),
 });
 
@@ -217,7 +227,7 @@ export const GetModelCall = defineQuery({
   name: 'model_calls.get',
   service: 'registry',
   httpPath: 'agents/:agentId/model-calls/:callId',
-  summary: 'One call of an agent by its id: reserved (no outcome yet) or its outcome; not_found when never reserved',
+  summary: 'One call of an agent by its id, reserved this month or the month before: reserved (no outcome yet) or its outcome; not_found when not reserved then',
   params: z.object({ ...agent, callId: CallId }).strict(),
   result: ModelCallView,
 });

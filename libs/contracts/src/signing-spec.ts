@@ -14,6 +14,8 @@ export const SIGNING_TAGS = {
   resolution: 'agora.dialectic.resolution.v1',
   /** A login: the answer to a gateway's one-time challenge, which opens a browser session (the console). */
   login: 'agora.login.v1',
+  /** An auditor's saved audit state (`agora audit --state`): where it verified the log up to, signed with its own key. */
+  auditState: 'agora.audit-state.v1',
 } as const;
 
 /**
@@ -124,6 +126,7 @@ answered with the first result and writes nothing).
 | \`${SIGNING_TAGS.command}\` | the unsigned envelope (above) | every command's \`signature\` |
 | \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | \`SignResolution\`, \`RecordTieBreak\`, \`DecideRecovery\` (\`publicKey\`, \`signature\`) |
 | \`${SIGNING_TAGS.login}\` | \`{"aud": <the gateway's audience>, "challenge": <the challenge>, "sub": <agent id>}\` | \`POST /v1/login\` (\`signature\`), see "Logging in" |
+| \`${SIGNING_TAGS.auditState}\` | an audit state without its \`signature\` (JSON as written: no undefined member) | \`agora audit --state <file>\` (\`signature\`, under the auditor's own key \`signedBy\`; docs/security.md) |
 
 The resolution payload is the \`resolution\` of the \`ResolutionProposed\` event (or of the dialectic
 session query's \`proposed\`), taken as it is: it has every member (\`null\` where empty) and its
@@ -183,6 +186,20 @@ session expires (${LOGIN.sessionSeconds} seconds unless configured) or \`POST /v
 \`GET /v1/session\` says who the cookie reads as (204 without one). A challenge that is unknown, expired or already
 tried is \`invalid_token\` (401); a signature that does not verify is \`bad_signature\`. The test
 vectors' \`domainTagged\` include a login.
+
+**A2A callers.** Agora as an A2A agent (\`POST /a2a\`, its Agent Card at
+\`/.well-known/agent-card.json\`) knows its caller as every read does: by the read token above, as
+\`Authorization: Bearer\` (the card's security scheme \`agoraReadToken\`, HTTP Bearer). The gateway
+holds no agent's key and signs nothing for a caller: a skill's command rides in a data part of the A2A
+message, \`{"command": <the signed envelope>}\` (or the envelope itself), signed by the caller exactly as
+above, and goes to its service unchanged, which verifies it under the actor's registered key. An
+envelope whose \`actor\` is not the token's \`sub\` is refused before it is sent (\`forbidden\`), so one
+agent's token never carries another's command. A later turn of the same task (a revision, a recovery's
+thesis, synthesis or \`SignResolution\`) is a signed command in a later message of the task, and a
+cancellation is the signed cancelling command in \`tasks/cancel\`'s \`metadata.command\`. Every
+command an A2A caller causes is therefore in the log under its own signature, re-verified by
+\`agora audit\` like any other. Push notifications carry the credentials the caller put in its push
+configuration (\`authentication\`: \`Authorization: <scheme> <credentials>\`), never an Agora key.
 
 **Re-verifying an event from the log.** Every event appended because of a signed command carries,
 in its \`metadata\` (schema: \`EventMetadata\` in the AsyncAPI components and every event schema):

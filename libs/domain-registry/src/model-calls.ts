@@ -1,9 +1,17 @@
 /**
- * An agent's model-call ledger (design decision 9), one aggregate per agent: `model_calls-<agentId>`.
- * The budget an operator set it, every call it reserved before making it, and every outcome it
- * recorded after. One stream per agent (not per agent and budget) because the two refusals that
- * matter are decided together: a reservation over the budget, and a call id reserved before. A
- * budget changed later applies to what is committed from then on; the spend is never reset.
+ * An agent's model calls (design decision 9), a ledger per agent and month, as the chamber's budget is:
+ * - `model_calls-<agentId>`, the agent's budget: what an operator set (ModelBudgetSet), the most its
+ *   calls may cost in a month (UTC). It holds from the month it is set in until it is changed.
+ * - `model_calls-<agentId>@<YYYY-MM>`, the month's ledger: every call the agent reserved in that
+ *   month before making it, and every outcome it recorded after (in the month it was reserved in),
+ *   so a stream is bounded by a month's calls. The budget the month's reservations are decided
+ *   against is copied into it (ModelBudgetSet, by the reservation that first meets it), so the
+ *   month's stream alone says what was committed against what; the spend starts at 0 each month.
+ *
+ * A reservation over the month's budget and a call id reserved before in the month are decided on
+ * the month's stream. Logs written before ledgers were monthly have one stream per agent,
+ * `model_calls-<agentId>`, with the budget and every call: folded the same way, its budget held
+ * "in all" (a reservation without a carried budget is decided against the stream's own).
  */
 import { MODEL_CALLS_CATEGORY, type CallOutcomeRecord, type DataOf, type ModelBudgetSet, type ModelCallRecorded, type ModelCallReserved, type ModelCallStatus, type PayloadOf, type RecordModelCallOutcome, type ReserveModelCall, type SetModelBudget } from '@agora/contracts';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
@@ -14,9 +22,19 @@ export type ModelLedgerEvent =
   | DomainEvent<'ModelCallReserved', DataOf<typeof ModelCallReserved>>
   | DomainEvent<'ModelCallRecorded', DataOf<typeof ModelCallRecorded>>;
 
+/** The budget a month's reservations are decided against: the last ModelBudgetSet of the agent's budget stream. */
+export interface ModelBudget {
+  amount: number;
+  currency: string;
+  setBy: string;
+  setAt: string;
+}
+
 export type ModelLedgerCommand =
-  | Command<'SetModelBudget', PayloadOf<typeof SetModelBudget>>
-  | Command<'ReserveModelCall', PayloadOf<typeof ReserveModelCall>>
+  /** `reservedIn`, added by the registry: the currency of the current month's calls (a budget's currency cannot move under them). */
+  | Command<'SetModelBudget', PayloadOf<typeof SetModelBudget> & { reservedIn?: string }>
+  /** `budget`, added by the registry: the agent's budget now (null: none set). Absent on a ledger of one stream per agent, which holds its own. */
+  | Command<'ReserveModelCall', PayloadOf<typeof ReserveModelCall> & { budget?: ModelBudget | null }>
   | Command<'RecordModelCallOutcome', PayloadOf<typeof RecordModelCallOutcome>>;
 
 export interface LedgerCall {
@@ -36,7 +54,7 @@ export interface LedgerCall {
 
 export interface ModelLedgerState {
   agentId: string | null;
-  budget: { amount: number; currency: string; setBy: string; setAt: string } | null;
+  budget: ModelBudget | null;
   /** Cost of the recorded outcomes. */
   spent: number;
   /** Maximum cost of the calls reserved and not recorded. */
@@ -46,7 +64,17 @@ export interface ModelLedgerState {
   order: readonly string[];
 }
 
-export const modelLedgerStreamId = (agentId: string): string => `${MODEL_CALLS_CATEGORY}-${agentId}`;
+/** The agent's budget stream (and the whole ledger in logs written before ledgers were monthly). */
+export const modelBudgetStreamId = (agentId: string): string => `${MODEL_CALLS_CATEGORY}-${agentId}`;
+/** The agent's ledger of one month (`YYYY-MM`, UTC). `@` is in no agent id, so no agent's budget stream is another's month. */
+export const modelLedgerStreamId = (agentId: string, month: string): string => `${MODEL_CALLS_CATEGORY}-${agentId}@${month}`;
+/** The month (UTC) of a timestamp: a call counts for the month it is reserved in. */
+export const ledgerMonth = (iso: string): string => iso.slice(0, 7);
+/** The month before `month` (`YYYY-MM`). */
+export function monthBefore(month: string): string {
+  const [year, m] = month.split('-').map(Number) as [number, number];
+  return m === 1 ? `${year - 1}-12` : `${year}-${String(m - 1).padStart(2, '0')}`;
+}
 
 /** Amounts to a millionth of the currency unit (as the provider layer prices calls), so sums do not drift. */
 export const money = (amount: number): number => Math.round(amount * 1_000_000) / 1_000_000;
@@ -57,6 +85,8 @@ export function callStatus(call: Pick<LedgerCall, 'outcome'>): ModelCallStatus {
   if (call.outcome.ok) return 'completed';
   return call.outcome.error.kind === 'interrupted' ? 'interrupted' : 'failed';
 }
+
+const sameBudget = (a: ModelBudget | null, b: ModelBudget): boolean => a !== null && a.amount === b.amount && a.currency === b.currency && a.setBy === b.setBy && a.setAt === b.setAt;
 
 function itself(context: { actor: string }, agentId: string, toDo: string): void {
   if (context.actor === agentId) return;
@@ -106,16 +136,22 @@ export const modelLedgerDecider: Decider<ModelLedgerCommand, ModelLedgerEvent, M
         const p = command.payload;
         const note = p.note ?? null;
         if (state.budget && state.budget.amount === p.amount && state.budget.currency === p.currency && note === null) return [];
-        if (state.budget && state.budget.currency !== p.currency && state.order.length > 0) {
-          throw new DomainError('illegal_state', `${p.agentId}'s calls are reserved in ${state.budget.currency}: its budget cannot move to ${p.currency}`, { currency: state.budget.currency });
+        const reservedIn = p.reservedIn ?? (state.budget && state.order.length > 0 ? state.budget.currency : undefined);
+        if (reservedIn !== undefined && reservedIn !== p.currency) {
+          throw new DomainError('illegal_state', `${p.agentId}'s calls are reserved in ${reservedIn}: its budget cannot move to ${p.currency}`, { currency: reservedIn });
         }
         return [{ type: 'ModelBudgetSet', data: { agentId: p.agentId, amount: p.amount, currency: p.currency, previous: state.budget?.amount ?? null, note, setBy: context.actor, setAt: context.now } }];
       }
       case 'ReserveModelCall': {
         const p = command.payload;
         itself(context, p.agentId, 'reserve a model call');
-        const budget = state.budget;
+        const budget = p.budget === undefined ? state.budget : p.budget;
         if (!budget) throw new DomainError('illegal_state', `${p.agentId} has no model budget: an operator sets one (SetModelBudget) before it calls a model; nothing was called`, { reason: 'no_budget' });
+        // The month's ledger takes the budget its reservations are decided against, when it first meets it.
+        const carried = p.budget && !sameBudget(state.budget, p.budget);
+        if (carried && state.budget && state.budget.currency !== budget.currency && state.order.length > 0) {
+          throw new DomainError('illegal_state', `${p.agentId}'s calls of this month are reserved in ${state.budget.currency}: its budget in ${budget.currency} applies from next month; nothing was called`, { reason: 'currency_changed', currency: state.budget.currency, budgetCurrency: budget.currency });
+        }
         if (p.currency !== budget.currency) throw new DomainError('invalid_command', `the call is priced in ${p.currency}, ${p.agentId}'s budget in ${budget.currency}`, { currency: p.currency, budgetCurrency: budget.currency });
         if (p.callId in state.calls) {
           throw new DomainError('illegal_state', `call ${p.callId} of ${p.agentId} is already reserved (${callStatus(state.calls[p.callId]!)}): a call id is called once`, { reason: 'call_reserved', callId: p.callId, status: callStatus(state.calls[p.callId]!) });
@@ -128,7 +164,8 @@ export const modelLedgerDecider: Decider<ModelLedgerCommand, ModelLedgerEvent, M
             { reason: 'over_budget', budget: budget.amount, spent: state.spent, reserved: state.reserved, maxCost: p.maxCost },
           );
         }
-        return [{ type: 'ModelCallReserved', data: { agentId: p.agentId, callId: p.callId, purpose: p.purpose, model: p.model, maxCost: p.maxCost, currency: p.currency, budget: budget.amount, committed, reservedAt: context.now } }];
+        const copy: ModelLedgerEvent[] = carried ? [{ type: 'ModelBudgetSet', data: { agentId: p.agentId, amount: budget.amount, currency: budget.currency, previous: state.budget?.amount ?? null, note: null, setBy: budget.setBy, setAt: budget.setAt } }] : [];
+        return [...copy, { type: 'ModelCallReserved', data: { agentId: p.agentId, callId: p.callId, purpose: p.purpose, model: p.model, maxCost: p.maxCost, currency: p.currency, budget: budget.amount, committed, reservedAt: context.now } }];
       }
       case 'RecordModelCallOutcome': {
         const p = command.payload;

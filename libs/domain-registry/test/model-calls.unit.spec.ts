@@ -47,6 +47,35 @@ describe('model-call ledger decider', () => {
     spec([budgetSet, reserved('a'), recorded('a', answered(), 0.01)]).when(reserve('a')).thenRefuses('illegal_state', /already reserved \(completed\)/);
   });
 
+  describe("a month's ledger (model_calls-<agentId>@<YYYY-MM>), given the agent's budget by the registry", () => {
+    const budget = { amount: 1, currency: 'USD', setBy: 'root', setAt: at(0) };
+    const carrying = (callId: string, maxCost = 0.3, given: typeof budget | null = budget): ModelLedgerCommand => ({ ...reserve(callId, maxCost), payload: { ...(reserve(callId, maxCost).payload as object), budget: given } } as ModelLedgerCommand);
+
+    it("copies the budget into the month's stream with its first reservation, and again once it changed", () => {
+      spec([]).when(carrying('a')).then([budgetSet, reserved('a')]);
+      spec([budgetSet, reserved('a')]).when(carrying('b', 0.2)).then([reserved('b', 0.2, 0.5)]);
+      const raised = { ...budget, amount: 2, setAt: at(5) };
+      spec([budgetSet, reserved('a', 0.9)])
+        .when(carrying('b', 0.5, raised))
+        .then([{ type: 'ModelBudgetSet', data: { agentId: 'harbinger', amount: 2, currency: 'USD', previous: 1, note: null, setBy: 'root', setAt: at(5) } }, { ...reserved('b', 0.5, 1.4), data: { ...(reserved('b', 0.5, 1.4).data as object), budget: 2 } } as ModelLedgerEvent]);
+    });
+
+    it("decides against the month's spend only: a new month starts at 0 under the same budget", () => {
+      // Last month's stream is full; this month's is empty: the budget holds again.
+      spec([budgetSet, reserved('a', 0.6)]).when(carrying('b', 0.5)).thenRefuses('illegal_state', /exceed the budget of 1/);
+      spec([]).when(carrying('b', 0.5)).then([budgetSet, reserved('b', 0.5)]);
+    });
+
+    it('refuses with no budget carried, and a budget whose currency moved under the month\'s calls', () => {
+      spec([]).when(carrying('a', 0.3, null)).thenRefuses('illegal_state', /no model budget/);
+      spec([budgetSet, reserved('a')]).when(carrying('b', 0.3, { ...budget, currency: 'EUR', setAt: at(5) })).thenRefuses('illegal_state', /reserved in USD: its budget in EUR applies from next month/);
+    });
+
+    it("refuses a budget's new currency on the budget stream when the registry says this month's calls are in another", () => {
+      spec([budgetSet]).when({ type: 'SetModelBudget', context: operator, payload: { agentId: 'harbinger', amount: 1, currency: 'EUR', reservedIn: 'USD' } }).thenRefuses('illegal_state', /reserved in USD/);
+    });
+  });
+
   it('lets only the agent itself reserve and record its calls', () => {
     spec([budgetSet]).when(reserve('a', 0.3, { ...self(), actor: 'root', actorRoles: ['operator'] })).thenRefuses('forbidden', /only the agent itself/);
     spec([budgetSet, reserved('a')]).when(record('a', answered(), { ...self(), actor: 'sentinel' })).thenRefuses('forbidden', /only the agent itself/);

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { AgoraError } from '@agora/contracts';
 import { type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { openJetStreamEventStore, openKurrentDbEventStore, type EventStore } from '@agora/eventstore';
-import { deleteJetStreamLogs, TEST_NATS_URL, uniqueJetStreamLog } from '@agora/testing';
+import { deleteJetStreamLogs, scaled, TEST_NATS_URL, uniqueJetStreamLog } from '@agora/testing';
 import fc from 'fast-check';
 import { AggregateCache, COMMAND_ID_CATEGORY, handleCommand } from '../src/index.js';
 import { freshCategory, openTempStore, readAll, removeTempDirs } from './helpers.js';
@@ -162,9 +162,9 @@ describe.each(adapters)('one commandId, one command (%s store)', (_name, open) =
         const reservations = (await readAll(storeA)).filter((e) => e.streamId.startsWith(`${COMMAND_ID_CATEGORY}-`) && owners.has(e.streamId.slice(COMMAND_ID_CATEGORY.length + 1)));
         expect(reservations).toHaveLength(owners.size);
       }),
-      { seed: SEED, numRuns: 25, endOnFailure: true },
+      { seed: SEED, numRuns: scaled(25, 250), endOnFailure: true },
     );
-  }, 120_000);
+  }, scaled(120_000, 1_200_000));
 
   it('the same command racing on two replicas is written once; a different command racing for its id is refused', async () => {
     await fc.assert(
@@ -193,7 +193,7 @@ describe.each(adapters)('one commandId, one command (%s store)', (_name, open) =
           expect(outcomes.filter((o) => 'error' in o)).toEqual([{ error: expect.objectContaining({ code: 'command_id_reused' }) }]);
         }
       }),
-      { seed: SEED, numRuns: 12 },
+      { seed: SEED, numRuns: scaled(12, 120) },
     );
-  }, 120_000);
+  }, scaled(120_000, 1_200_000));
 });

@@ -5,14 +5,9 @@
  * with the agent's key. Each reader sees what the visibility table gives it; a refusal is an MCP
  * error carrying `forbidden` that says nothing of whether the thing exists.
  */
-import { writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Role } from '@agora/contracts';
-import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
-import { Agora } from '@agora/sdk';
-import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { mintReadToken } from '@agora/identity';
+import { startStandalone, type Standalone } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -22,19 +17,17 @@ const FLEET: Record<string, Role[]> = { alice: ['executive'], bob: ['executive']
 const TITLE = 'Rotate the signing keys';
 
 describe('MCP with closed reads: read tokens and the visibility table (e2e)', () => {
-  let dir: string;
-  let agora: AgoraProcess;
+  let agora: Standalone;
   let url: string;
-  const keys: Record<string, KeyPair> = {};
   const clients: Client[] = [];
-  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  const keyFile = (agentId: string) => agora.keyFile(agentId);
 
   /** The MCP SDK's client on the gateway's /mcp, every request carrying a fresh read token of `agentId` (a fetch that adds it). */
   const httpFor = async (agentId: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
     const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
       fetch: (input, init) => {
         const headers = new Headers(init?.headers);
-        headers.set('authorization', `Bearer ${mintReadToken({ agentId, secretKey: keys[agentId]!.secretKey })}`);
+        headers.set('authorization', `Bearer ${mintReadToken({ agentId, secretKey: agora.key(agentId).secretKey })}`);
         return fetch(input, { ...init, headers });
       },
     });
@@ -53,31 +46,15 @@ describe('MCP with closed reads: read tokens and the visibility table (e2e)', ()
   const text = (result: CallToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-closed-'));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: 'closed' });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
-    try {
-      for (const [agentId, roles] of Object.entries(FLEET)) {
-        keys[agentId] = generateKeyPair();
-        writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...keys[agentId] }), { mode: 0o600 });
-        await root.send('RegisterAgent', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles });
-      }
-    } finally {
-      await root.close();
-    }
-    const alice = await Agora.connect({ url, signer: { keyFile: keyFile('alice') } });
-    try {
-      await alice.send('SubmitProposal', { proposalId: 'p-keys', title: TITLE, body: 'Rotate every service key this week.', problem: 'Keys are a year old' });
-    } finally {
-      await alice.close();
-    }
+    agora = await startStandalone({ label: 'mcp-closed', dataDir: 'data', env: { AGORA_READS: 'closed' } });
+    url = agora.url;
+    await agora.register(Object.fromEntries(Object.entries(FLEET).map(([agentId, roles]) => [agentId, { roles }])));
+    await agora.ok('alice', 'SubmitProposal', { proposalId: 'p-keys', title: TITLE, body: 'Rotate every service key this week.', problem: 'Keys are a year old' });
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
   it('/mcp refuses a request without a read token: 401, unauthenticated', async () => {
@@ -137,7 +114,7 @@ describe('MCP with closed reads: read tokens and the visibility table (e2e)', ()
     const { transport } = await httpFor('alice');
     const res = await fetch(`${url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${mintReadToken({ agentId: 'bob', secretKey: keys['bob']!.secretKey })}` },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${mintReadToken({ agentId: 'bob', secretKey: agora.key('bob').secretKey })}` },
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_proposal', arguments: { proposalId: 'p-keys' } } }),
     });
     expect(res.status).toBe(404);

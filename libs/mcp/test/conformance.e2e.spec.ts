@@ -7,10 +7,8 @@
  * any other failure, and on an expected failure that passes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processEnvironment, REPO_ROOT, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { processEnvironment, REPO_ROOT, startStandalone, type Standalone } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -37,19 +35,17 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs: n
 }
 
 describe('the gateway /mcp: MCP conformance and an MCP client (e2e)', () => {
+  let agora: Standalone;
   let dir: string;
-  let agora: AgoraProcess;
   let url: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-conformance-'));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+    agora = await startStandalone({ label: 'mcp-conformance', dataDir: 'data' });
+    ({ dir, url } = agora);
   }, 120_000);
 
   afterAll(async () => {
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('passes every scenario that fits any server; the fixture scenarios fail as the baseline says', async () => {

@@ -6,14 +6,9 @@
  * updates); a requester and the validators drawn play a vote through tools; a paused agent plays
  * its recovery through the seed's tools while the reviewer drawn answers from its SDK role loop.
  */
-import { writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Role } from '@agora/contracts';
-import { generateKeyPair } from '@agora/identity';
 import { Agora, onDialecticTurn, onReviewRequested, type RoleLoop } from '@agora/sdk';
-import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { startStandalone, type Standalone } from '@agora/testing';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { agoraMcpOverStdio } from './stdio-client.js';
@@ -36,13 +31,12 @@ const threshold = (value: number) => ({ operation: 'set_risk_threshold', paramet
 const cascade = { operation: 'enable_cascade_detection', parameters: {} };
 
 describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
-  let dir: string;
-  let agora: AgoraProcess;
+  let agora: Standalone;
   let url: string;
   const mcpClients: Client[] = [];
   const sdkClients: Agora[] = [];
   const loops: RoleLoop[] = [];
-  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  const keyFile = (agentId: string) => agora.keyFile(agentId);
 
   /** Starts `agora mcp` for an agent, as its MCP configuration would, and connects the MCP SDK's client to it. */
   const mcpFor = async (agentId: string): Promise<Client> => {
@@ -63,16 +57,9 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-e2e-'));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
-    sdkClients.push(root);
-    for (const [agentId, profile] of Object.entries(CAST)) {
-      const key = generateKeyPair();
-      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
-      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, constitutions: [], specializations: [], trustScore: 500, ...profile });
-    }
+    agora = await startStandalone({ label: 'mcp-e2e', dataDir: 'data' });
+    url = agora.url;
+    await agora.register(CAST);
   }, 120_000);
 
   afterAll(async () => {
@@ -80,7 +67,6 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     await Promise.all(mcpClients.map((c) => c.close().catch(() => undefined)));
     await Promise.all(sdkClients.map((c) => c.close()));
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('lists a tool per agent command and per query, from the contracts, with the seed\'s names', async () => {

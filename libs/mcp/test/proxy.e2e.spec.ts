@@ -6,13 +6,10 @@
  * call's entity is in it, a denied call's never is. The log ends audited by `agora audit`.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { generateKeyPair } from '@agora/identity';
 import { Agora, onReviewRequested, onVoteRequested, resultDigest, toolCallDigest, type RoleLoop } from '@agora/sdk';
-import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, processEnvironment, runToCompletion, sourceArgs, startStandalone, type Standalone } from '@agora/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -39,7 +36,7 @@ const entity = (name: string, entityType: string) => ({ name, entityType, observ
 
 describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2e)', () => {
   let dir: string;
-  let agora: AgoraProcess;
+  let agora: Standalone;
   let url: string;
   let memoryFile: string;
   let client: Client;
@@ -47,7 +44,7 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   let approvedSession: string;
   const sdkClients: Agora[] = [];
   const loops: RoleLoop[] = [];
-  const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
+  const keyFile = (agentId: string) => agora.keyFile(agentId);
   /** Starts `agora mcp-proxy` for the deployer, as its MCP configuration would, and connects the MCP SDK's client to it. */
   const proxyClient = async (policy: unknown, args: string[]): Promise<Client> => {
     const policyFile = join(dir, `policy-${proxies.length}.json`);
@@ -70,20 +67,16 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   const upstreamEntities = () => (existsSync(memoryFile) ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; name: string }) : []).filter((r) => r.type === 'entity').map((r) => r.name);
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-mcp-proxy-e2e-'));
+    agora = await startStandalone({ label: 'mcp-proxy-e2e', dataDir: 'data' });
+    ({ dir, url } = agora);
     memoryFile = join(dir, 'memory.jsonl');
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0' });
-    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
-    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
-    sdkClients.push(root);
-    const register = async (agentId: string, roles: ('executive' | 'validator' | 'reviewer')[], trustScore: number, constitutions: string[] = []) => {
-      const key = generateKeyPair();
-      writeFileSync(keyFile(agentId), JSON.stringify({ agentId, ...key }), { mode: 0o600 });
-      await root.send('RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions, specializations: [], trustScore });
-    };
-    await register('deployer', ['executive'], 500);
-    for (const v of VALIDATORS) await register(v, ['validator'], 800);
-    for (const [r, constitution] of Object.entries(REVIEWERS)) await register(r, ['reviewer'], 700, [constitution]);
+    await agora.register({
+      deployer: { roles: ['executive'], trustScore: 500 },
+      ...Object.fromEntries(VALIDATORS.map((v) => [v, { roles: ['validator'], trustScore: 800 }])),
+      ...Object.fromEntries(Object.entries(REVIEWERS).map(([r, constitution]) => [r, { roles: ['reviewer'], trustScore: 700, constitutions: [constitution] }])),
+    });
+    // The operator's SDK client (sdkClients[0]): it reads the sessions and decides what waits for a person.
+    sdkClients.push(await Agora.connect({ url, signer: { keyFile: agora.operatorKeyFile } }));
     // The reviewers read the call in the proposal's body: the risk reviewer objects to a migration that drops anything.
     for (const r of Object.keys(REVIEWERS)) {
       const sdk = await Agora.connect({ url, signer: { keyFile: keyFile(r) } });
@@ -121,7 +114,6 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
     await Promise.all(proxies.map((c) => c.close().catch(() => undefined)));
     await Promise.all(sdkClients.map((c) => c.close()));
     await agora?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("passes the upstream's tool list through", async () => {
@@ -354,7 +346,7 @@ describe('agora mcp-proxy: governed tool calls in front of a real MCP server (e2
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));
     await client.close();
-    await agora.stop();
+    await agora.process.stop();
     const audit = await runToCompletion('apps/cli/src/main.ts', ['audit', '--workers', '0'], { AGORA_DATA_DIR: join(dir, 'data'), AGORA_OPERATOR_KEY_FILE: join(dir, 'data', 'operator.key.json') }, 120_000);
     expect({ code: audit.code, findings: audit.stdout.split('\n').filter((l) => /@\d+ \(position/.test(l)) }).toEqual({ code: 0, findings: [] });
     expect(audit.stderr).toMatch(/^audit: position \d+, \d+ events/);

@@ -42,7 +42,7 @@ const LEDGER_NAMESPACE = '8d6f2c1a-3b5e-4f70-9a2d-6c4e8b1f0a37';
 const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict']);
 
 /**
- * The participant's model calls, each one recorded in its ledger (the registry's `model_calls-<agentId>`):
+ * The participant's model calls, each one recorded in its ledger (the registry's `model_calls-<agentId>@<YYYY-MM>`, a month's):
  * - the call id is looked up first (GetModelCall). Recorded: its outcome is returned from the log
  *   (`replayed: true`; a structured output is parsed again from the recorded text with the
  *   request's schema) and the provider is not called. Reserved with no outcome (the process was

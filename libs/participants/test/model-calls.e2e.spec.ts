@@ -119,7 +119,7 @@ describe("a participant's model calls, reserved and recorded in the log (e2e)", 
     await agora.stop();
     const audit = await runToCompletion('apps/cli/src/main.ts', ['audit', '--workers', '0'], { AGORA_DATA_DIR: join(dir, 'data'), AGORA_OPERATOR_KEY_FILE: join(dir, 'data', 'operator.key.json') }, 120_000);
     expect({ code: audit.code, findings: audit.stdout.split('\n').filter((l) => /@\d+ \(position/.test(l)) }).toEqual({ code: 0, findings: [] });
-    expect(audit.stdout).toMatch(/^ {2}harbinger +model_calls-harbinger {2}2 {2}1 {2}0 {2}[0-9.]+ \/ 0\.05 USD$/m);
+    expect(audit.stdout).toMatch(/^ {2}harbinger +model_calls-harbinger@\d{4}-\d{2} {2}2 {2}1 {2}0 {2}[0-9.]+ \/ 0\.05 USD$/m);
     expect(audit.stdout).toMatch(/^ {2}model_calls +\d+ +\d+ +0$/m);
   }, 150_000);
 });

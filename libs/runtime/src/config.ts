@@ -62,6 +62,8 @@ export const DEFAULT_METRICS_PORTS = {
   gateway: 9470,
   chamber: 9471,
   debate: 9472,
+  /** `agora audit --follow`. */
+  audit: 9473,
 } as const;
 
 export const DEFAULT_METRICS_HOST = '0.0.0.0';

@@ -8,10 +8,10 @@ import { KeyedLock } from './keyed-lock.js';
 export interface DeciderHandlerOptions<C extends Command, E extends DomainEvent, S, P> {
   store: EventStore;
   decider: Decider<C, E, S>;
-  /** The aggregate stream the command is decided on, from its (parsed) payload. */
-  streamOf(payload: P, command: VerifiedCommand<P>): string;
-  /** Builds the decider's command. Default: `{type, payload, context}` as they come. */
-  toCommand?(command: VerifiedCommand<P>, context: C['context']): C;
+  /** The aggregate stream the command is decided on, from its (parsed) payload (and the service clock's `context.now`, for a stream per period). */
+  streamOf(payload: P, command: VerifiedCommand<P>, context: C['context']): string | Promise<string>;
+  /** Builds the decider's command (what it adds to the signed payload is recorded with the decision). Default: `{type, payload, context}` as they come. */
+  toCommand?(command: VerifiedCommand<P>, context: C['context']): C | Promise<C>;
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
   /** Shared by the handlers of one service so commands on one stream queue up. Default: one per handler. */
@@ -56,8 +56,8 @@ export function deciderHandler<C extends Command, E extends DomainEvent, S, P>(o
   const cache = options.cache === false ? undefined : options.cache instanceof AggregateCache ? options.cache : new AggregateCache(options.decider, options.cache);
   return async (verified): Promise<CommandResult> => {
     const context = { now: new Date(now()).toISOString(), actor: verified.actor.agentId, actorRoles: verified.actor.roles, commandId: verified.envelope.commandId };
-    const command = options.toCommand ? options.toCommand(verified, context) : ({ type: verified.definition.type, payload: verified.payload, context } as C);
-    const streamId = options.streamOf(verified.payload, verified);
+    const command = options.toCommand ? await options.toCommand(verified, context) : ({ type: verified.definition.type, payload: verified.payload, context } as C);
+    const streamId = await options.streamOf(verified.payload, verified, context);
     try {
       return await locks.run(streamId, () =>
         handleCommand({

@@ -73,3 +73,4 @@ export * from './nats-server.js';
 export * from './browser.js';
 export * from './otlp-receiver.js';
 export * from './services.js';
+export * from './standalone.js';

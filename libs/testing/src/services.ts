@@ -10,7 +10,7 @@ import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } fro
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
 import { uniqueJetStreamLog } from './index.js';
 import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
-import { startAgoraProcess, type AgoraProcess } from './processes.js';
+import { expectOnlyReplicas, startAgoraProcess, startServiceProcess, type AgoraProcess, type ServiceProcess } from './processes.js';
 
 /** A command by its type (`'SubmitProposal'`) or its definition (`SubmitProposal` from @agora/contracts). */
 export type CommandRef = string | Pick<CommandDefinition, 'type' | 'subject'>;
@@ -29,7 +29,7 @@ export interface Agents {
   until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs?: number): Promise<T>;
 }
 
-const definitionOf = (command: CommandRef): Pick<CommandDefinition, 'type' | 'subject'> => {
+export const definitionOf = (command: CommandRef): Pick<CommandDefinition, 'type' | 'subject'> => {
   if (typeof command !== 'string') return command;
   const definition = commandByType(command);
   if (!definition) throw new Error(`no command of type ${command} in the contracts`);
@@ -37,6 +37,17 @@ const definitionOf = (command: CommandRef): Pick<CommandDefinition, 'type' | 'su
 };
 
 type RequestClient = Pick<AgoraClient, 'request'>;
+
+type Send = <T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>) => Promise<Reply<T>>;
+
+/** An agents' `ok` over their `send` (NATS or HTTP): the result, or an error naming the agent, the command and the reply's code and message. */
+export function okOver(send: Send) {
+  return async <T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>): Promise<T> => {
+    const reply = await send<T>(agentId, command, payload);
+    if (!reply.ok) throw new Error(`${agentId} ${definitionOf(command).type}: ${reply.error.code} ${reply.error.message}`);
+    return reply.result;
+  };
+}
 
 /**
  * Agents speaking through `client` (anything with `request`, e.g. a ServiceContext's client or a
@@ -54,11 +65,7 @@ export function agentsOn(client: RequestClient | (() => RequestClient), keys: Re
     keys,
     key,
     send,
-    async ok<T = CommandResult>(agentId: string, command: CommandRef, payload: Record<string, unknown>) {
-      const reply = await send<T>(agentId, command, payload);
-      if (!reply.ok) throw new Error(`${agentId} ${definitionOf(command).type}: ${reply.error.code} ${reply.error.message}`);
-      return reply.result;
-    },
+    ok: okOver(send),
     async query<T>(subject: string, params: unknown, options: { as?: string; timeoutMs?: number } = {}) {
       const headers = options.as === undefined ? undefined : { [READ_TOKEN.natsHeader]: mintReadToken({ agentId: options.as, secretKey: key(options.as).secretKey, lifetimeSeconds: 60 }) };
       const reply = await current().request<T>(subject, params, { timeoutMs: options.timeoutMs ?? 10_000, ...(headers ? { headers } : {}) });
@@ -95,6 +102,8 @@ export interface ServiceFleetOptions {
   nats?: StartNatsOptions;
   /** The NATS user the test's own client connects as (a server whose configuration has users). */
   credentials?: { user: string; pass: string };
+  /** Key pairs the agents (and the operator `root`) sign with, where the test made them already; the others are made on first use. */
+  keys?: Record<string, KeyPair>;
 }
 
 export interface ServiceFleet extends Agents {
@@ -109,8 +118,15 @@ export interface ServiceFleet extends Agents {
   readonly processes: Map<string, AgoraProcess>;
   /** The environment `start(service)` gives the process: NATS, the log, its data directory, the operator `root`, then `options.env` (which may replace any of them). */
   env(service: string): Record<string, string>;
-  /** Starts `apps/<service>/src/main.ts` (again, after a stop or a kill) and resolves once it is ready. */
-  start(service: string, env?: Record<string, string>): Promise<AgoraProcess>;
+  /** Starts `apps/<service>/src/main.ts` (again, after a stop or a kill) and resolves once it is ready (within `readyTimeoutMs`, default 60 s). */
+  start(service: string, env?: Record<string, string>, readyTimeoutMs?: number): Promise<AgoraProcess>;
+  /**
+   * Starts `count` replicas of `service` at once (processes `<service>-1` ..., each with a data
+   * directory of its own, again after a stop or a kill) and resolves once each is ready and named
+   * its replica id, and no other replica serves the service's queue group; when one fails to
+   * start, the others are killed and the error thrown.
+   */
+  startReplicas(service: string, count: number, env?: Record<string, string>): Promise<ServiceProcess[]>;
   /** Registers agents as the operator `root`, with keys of their own (`key(agentId)`). */
   register(agents: Record<string, { roles: readonly string[]; [field: string]: unknown }>): Promise<void>;
   /** Stops every process (SIGTERM), the client and the NATS server, and removes the directory. */
@@ -127,7 +143,7 @@ export async function startServiceFleet(options: ServiceFleetOptions): Promise<S
   const nats = await startNatsServer(options.nats);
   const log = uniqueJetStreamLog(options.label, nats.url);
   const client = await NatsAgoraClient.connect({ servers: nats.url, name: `${options.label}-test`, ...(options.credentials ? { credentials: options.credentials } : {}) });
-  const agents = agentsOn(client);
+  const agents = agentsOn(client, options.keys);
   const root = agents.key('root');
   const processes = new Map<string, AgoraProcess>();
   const env = (service: string): Record<string, string> => ({
@@ -145,10 +161,23 @@ export async function startServiceFleet(options: ServiceFleetOptions): Promise<S
     client,
     processes,
     env,
-    async start(service, extra = {}) {
-      const started = await startAgoraProcess(`apps/${service}/src/main.ts`, `agora-${service}`, { ...env(service), ...extra });
+    async start(service, extra = {}, readyTimeoutMs) {
+      const started = await startAgoraProcess(`apps/${service}/src/main.ts`, `agora-${service}`, { ...env(service), ...extra }, readyTimeoutMs);
       processes.set(service, started);
       return started;
+    },
+    async startReplicas(service, count, extra = {}) {
+      const names = Array.from({ length: count }, (_, i) => `${service}-${i + 1}`);
+      const started = await Promise.allSettled(names.map((name) => startServiceProcess(service, { ...env(service), AGORA_DATA_DIR: join(dir, name), ...extra })));
+      const replicas = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) {
+        await Promise.all(replicas.map((r) => r.kill()));
+        throw failed.reason;
+      }
+      replicas.forEach((replica, i) => processes.set(names[i]!, replica));
+      await expectOnlyReplicas(client.connection, service, replicas.map((r) => r.id));
+      return replicas;
     },
     async register(fleet) {
       for (const [agentId, profile] of Object.entries(fleet)) {

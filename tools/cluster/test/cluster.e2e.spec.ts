@@ -3,11 +3,13 @@
 // through the gateway lands, and SIGINT (Ctrl-C) stops every process it started. Runs the built
 // processes (`npm run build` first, as `npm test` does).
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openJetStreamEventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
 import { connect } from '@nats-io/transport-node';
 import { freePort, freePortBlock, processEnvironment, REPO_ROOT, waitFor } from '@agora/testing';
@@ -18,6 +20,14 @@ function auditCommandOf(output: string): string {
   const at = lines.findIndex((line) => line.startsWith("Audit the cluster's log"));
   if (at < 0) throw new Error(`no audit command in the output:\n${output}`);
   return `${lines[at + 1]!.trim().replace(/\\$/, '')} ${lines[at + 2]!.trim()}`.replace('npm run agora --', `${process.execPath} apps/cli/dist/main.js`);
+}
+
+/** The follow command it printed (its three lines after "(its state signed with the auditor's key"), run as the built CLI in place of the shell. */
+function followCommandOf(output: string): string {
+  const lines = output.split('\n');
+  const at = lines.findIndex((line) => line.startsWith("(its state signed with the auditor's key"));
+  if (at < 0) throw new Error(`no follow command in the output:\n${output}`);
+  return [1, 2, 3].map((i) => lines[at + i]!.trim().replace(/\\$/, '')).join(' ').replace('npm run agora --', `exec ${process.execPath} apps/cli/dist/main.js`);
 }
 
 describe('npm run cluster (e2e)', () => {
@@ -70,6 +80,39 @@ describe('npm run cluster (e2e)', () => {
       const audit = spawnSync(process.env['SHELL'] ?? '/bin/sh', ['-c', auditCommandOf(output)], { cwd: REPO_ROOT, env: processEnvironment({}), encoding: 'utf8' });
       expect({ code: audit.status, out: audit.stdout.slice(-400) }).toMatchObject({ code: 0 });
       expect(audit.stdout).toContain('no findings');
+
+      // The follow command it printed, run as printed: once it follows the log, a commit appended straight
+      // to the stream (as the NATS user service, past every command gate) is found within a second.
+      const follower = spawn(process.env['SHELL'] ?? '/bin/sh', ['-c', followCommandOf(output)], { cwd: REPO_ROOT, env: processEnvironment({}), stdio: ['ignore', 'pipe', 'pipe'] });
+      let followed = '';
+      let foundAt: number | undefined;
+      follower.stdout.setEncoding('utf8').on('data', (c: string) => {
+        if (foundAt === undefined && /^finding: agent-alice@1 /m.test(followed + c)) foundAt = Date.now();
+        followed += c;
+      });
+      follower.stderr.setEncoding('utf8').on('data', (c: string) => (followed += c));
+      const followerExited = new Promise<number | null>((resolve) => follower.once('exit', (code) => resolve(code)));
+      try {
+        await waitFor(() => /following the log$/m.test(followed) || follower.exitCode !== null, 'the audit to follow the log', 60_000);
+        expect(followed).toMatch(/metrics: http:\/\/\S+:\d+\/metrics/);
+        const writer = await openJetStreamEventStore({ servers: `nats://127.0.0.1:${base}`, credentials: { user: 'service', pass: passwords['service']! }, streamSetup: 'verify' });
+        let storedAt: number;
+        try {
+          await writer.append('agent-alice', [{ id: randomUUID(), type: 'AgentUpdated', data: { agentId: 'alice', displayName: 'Mallory', updatedAt: new Date().toISOString() }, metadata: {} }], 'any');
+          storedAt = Date.now();
+        } finally {
+          await writer.close();
+        }
+        await waitFor(() => foundAt !== undefined, 'the finding of the forged commit', 10_000);
+        expect(followed).toMatch(/^finding: agent-alice@1 \(position \S+, AgentUpdated\) envelope: /m);
+        // Found within a second of the append's acknowledgement (it may be found before: the store had it first).
+        expect(foundAt! - storedAt).toBeLessThan(1_000);
+        follower.kill('SIGTERM');
+        expect(await followerExited).toBe(1);
+        expect(existsSync(join(dir, 'audit-state.json'))).toBe(true);
+      } finally {
+        follower.kill('SIGKILL');
+      }
 
       // The services, as the NATS user service, keep leases in the AGORA_LEASES stream (replicas share their reactors).
       const logs = await readdir(join(dir, 'logs'));

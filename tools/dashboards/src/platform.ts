@@ -5,7 +5,7 @@ export const platform = () =>
   dashboard({
     uid: 'agora-platform',
     title: 'Agora / Platform',
-    description: "Every Agora process: commands by service and outcome, latency, the event store, reactors' and deadlines' lag, NATS connections, the processes themselves.",
+    description: "Every Agora process: commands by service and outcome, latency, the event store, reactors' and deadlines' lag, the following audit, NATS connections, the processes themselves.",
     rows: [
       [
         'Service-level objectives',
@@ -42,6 +42,15 @@ export const platform = () =>
           timeseries('Reactor delay p99', 'Commit of an event to its handling, 99th percentile over 5 minutes, by reactor.', 's', { expr: 'histogram_quantile(0.99, sum by (reactor, le) (rate(agora_reactor_delay_seconds_bucket[5m])))', legend: '{{reactor}}' }),
           timeseries('Deadlines overdue', 'How late the most overdue pending deadline of each scheduler is.', 's', { expr: 'max by (scheduler) (agora_deadline_overdue_seconds)', legend: '{{scheduler}}' }),
           timeseries('Deadline lateness p99', 'Due time to firing, 99th percentile over the last hour, by scheduler (no value: nothing fired).', 's', { expr: 'histogram_quantile(0.99, sum by (scheduler, le) (rate(agora_deadline_lateness_seconds_bucket[1h])))', legend: '{{scheduler}}' }),
+        ],
+      ],
+      [
+        'Audit (agora audit --follow)',
+        [
+          stat('Audit findings', 'Findings of the following audit over the last hour, every check (alert AgoraAuditFinding). 0 on a faithful log.', 'short', { expr: 'sum(increase(agora_audit_findings_total[1h]))' }, [['green', null], ['red', 1]]),
+          stat('Audit lag', 'Age of the oldest event the audit has not verified yet; 0 when it has verified the log\'s end. The objective is under a minute (alert AgoraAuditBehind).', 's', { expr: 'max(agora_audit_lag_seconds)' }, [['green', null], ['red', 60]]),
+          timeseries('Audit position', 'Events of the log the audit verified (counted from its start), and events stored after them (counted up to 1,000).', 'short', { expr: 'max(agora_audit_verified_position_events)', legend: 'verified' }, { expr: 'max(agora_audit_lag_events)', legend: 'not verified yet' }),
+          timeseries('Audit findings by check', 'Findings since the audit started, by check (envelope, signature, authorization, chain, decision, model_calls, checkpoint, continuation).', 'short', { expr: 'sum by (check) (agora_audit_findings_total)', legend: '{{check}}' }),
         ],
       ],
       [

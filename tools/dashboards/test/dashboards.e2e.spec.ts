@@ -10,20 +10,18 @@
 // NATS with signed commands. A panel query that does not parse, or returns no series, fails the test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { panelScript, phaseOf } from '@agora/chamber';
-import { ApproveChamberSession, commandByType, GetChamberSession, GetDebate, GetDialecticSession, ListProposals, OpenDebate, PostDebateMove, ProposeChamberSession, type ChamberSessionView, type DebateView, type DialecticSessionView, type Reply } from '@agora/contracts';
+import { ApproveChamberSession, GetChamberSession, GetDebate, GetDialecticSession, ListProposals, OpenDebate, PostDebateMove, ProposeChamberSession, type ChamberSessionView, type DebateView, type DialecticSessionView, type Reply } from '@agora/contracts';
 import { playScript, type DebateClient } from '@agora/debate';
 import { EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC, exampleScript } from '@agora/domain-debate';
 import { signResolution } from '@agora/domain-dialectic';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, parseKeyFile, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
+import { createSignedCommand, parseKeyFile, type KeyPair } from '@agora/identity';
+import type { NatsAgoraClient } from '@agora/messaging';
 import { StandIns } from '@agora/providers';
-import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { freePort, processEnvironment, REPO_ROOT, runToCompletion, sourceArgs, startServiceFleet, waitFor, type AgoraProcess, type ServiceFleet } from '@agora/testing';
 
 const PROMETHEUS = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
 const hasPrometheus = existsSync(PROMETHEUS);
@@ -34,53 +32,30 @@ const RULES = join(REPO_ROOT, 'deploy/prometheus/agora-rules.yml');
 const SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'debate', 'projections', 'gateway'] as const;
 /** The services that answer commands (the projections answer queries, the gateway relays). */
 const COMMAND_SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'debate'] as const;
-type Service = (typeof SERVICES)[number];
 const VALIDATORS = ['val1', 'val2', 'val3', 'val4', 'val5'];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
-}
-
 (hasPrometheus ? describe : describe.skip)('the Grafana dashboards against a real Prometheus that scraped a real Agora (e2e)', () => {
+  let fleet: ServiceFleet;
   let dir: string;
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
   let store: EventStore;
   let client: NatsAgoraClient;
   let prometheus: ChildProcess | undefined;
+  /** `agora audit --follow` on the log, as an auditor runs it beside the deployment (job agora-audit). */
+  let auditor: ChildProcess | undefined;
+  let auditorOutput = '';
   let prometheusLog = '';
   let prometheusUrl: string;
   let stands: StandIns;
-  const processes = new Map<Service, AgoraProcess>();
-  const metricsTargets = new Map<Service, string>();
-  const root = generateKeyPair();
-  const keys = new Map<string, KeyPair>();
+  let processes: Map<string, AgoraProcess>;
+  const metricsTargets = new Map<string, string>();
 
   /** An agent's key: this test's own, or one the tribunal demo made (under <data>/demo-keys). */
-  const keyOf = (agent: string): KeyPair => {
-    if (agent === 'root') return root;
-    let key = keys.get(agent);
-    if (!key) {
-      key = parseKeyFile(readFileSync(join(dir, 'demo-keys', `${agent}.key.json`), 'utf8'));
-      keys.set(agent, key);
-    }
-    return key;
-  };
+  const keyOf = (agent: string): KeyPair => (fleet.keys[agent] ??= parseKeyFile(readFileSync(join(dir, 'demo-keys', `${agent}.key.json`), 'utf8')));
   const ok = async (agent: string, type: string, payload: Record<string, unknown>) => {
-    const definition = commandByType(type)!;
-    const reply = await client.request(definition.subject, createSignedCommand({ type, actor: agent, payload, secretKey: keyOf(agent).secretKey }), { timeoutMs: 15_000 });
-    if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
-    return reply.result as { events: string[] };
+    keyOf(agent);
+    return fleet.ok<{ events: string[] }>(agent, type, payload);
   };
-  const register = async (agentId: string, roles: string[], trustScore = 700) => {
-    const key = generateKeyPair();
-    keys.set(agentId, key);
-    await ok('root', 'RegisterAgent', { agentId, publicKey: key.publicKey, displayName: agentId, roles, constitutions: [], specializations: [], trustScore });
-  };
+  const register = (agentId: string, roles: string[], trustScore = 700) => fleet.register({ [agentId]: { roles, specializations: [], trustScore } });
   const chamberSession = async (sessionId: string): Promise<ChamberSessionView> => {
     const reply = (await client.request(GetChamberSession.subject, { sessionId }, { timeoutMs: 10_000 })) as Reply<ChamberSessionView>;
     if (!reply.ok) throw new Error(`${reply.error.code} ${reply.error.message}`);
@@ -98,8 +73,20 @@ async function freePort(): Promise<number> {
   const series = async (expr: string) => (await query(expr)).data?.result ?? [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-dashboards-e2e-'));
-    nats = await startNatsServer();
+    fleet = await startServiceFleet({
+      label: 'dashboards',
+      env: (name) => ({
+        // The demo's quiet round asks for a 5 s time-box.
+        AGORA_TRIBUNAL_POLICY: '{"minRoundDeadlineMs":1000}',
+        METRICS_PORT: '0',
+        METRICS_HOST: '127.0.0.1',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        AGORA_PROVIDER_BACKOFF_MS: '50',
+        ...(name === 'chamber' ? stands.env : {}),
+      }),
+    });
+    ({ dir, client, processes } = fleet);
     // The chamber's panel: two providers against one in the blind phase (divergent), so one
     // cross-examination round follows and the third comes round; google refuses every call about the
     // job queue (an HTTP 400, not retried), so that session fails on too few answers.
@@ -109,26 +96,11 @@ async function freePort(): Promise<number> {
       override: (request) => (request.kind === 'google' && request.prompt.includes('job queue') ? { status: 400, message: 'the request was refused' } : undefined),
     });
     stands = await StandIns.start((request, index) => script(request, index));
-    log = uniqueJetStreamLog('dashboards', nats.url);
     // The test opens the log first, so the processes find the stream made.
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    const keyFile = join(dir, 'operator.key.json');
-    await writeFile(keyFile, JSON.stringify({ agentId: 'root', ...root }), { mode: 0o600 });
-    const env = (name: Service): Record<string, string> => ({
-      NATS_URL: nats.url,
-      EVENT_STORE: log.eventStore,
-      AGORA_DATA_DIR: join(dir, name),
-      AGORA_OPERATOR_KEY_FILE: keyFile,
-      // The demo's quiet round asks for a 5 s time-box.
-      AGORA_TRIBUNAL_POLICY: '{"minRoundDeadlineMs":1000}',
-      METRICS_PORT: '0',
-      METRICS_HOST: '127.0.0.1',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      AGORA_PROVIDER_BACKOFF_MS: '50',
-      ...(name === 'chamber' ? stands.env : {}),
-    });
-    const started = await Promise.allSettled(SERVICES.map(async (name) => processes.set(name, await startAgoraProcess(`apps/${name}/src/main.ts`, `agora-${name}`, env(name), 120_000))));
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
+    // The operator's key file, for the demo.
+    await writeFile(join(dir, 'operator.key.json'), JSON.stringify({ agentId: 'root', ...fleet.key('root') }), { mode: 0o600 });
+    const started = await Promise.allSettled(SERVICES.map((name) => fleet.start(name, {}, 120_000)));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     for (const [name, process] of processes) {
@@ -136,7 +108,15 @@ async function freePort(): Promise<number> {
       if (!url) throw new Error(`agora-${name} named no metrics address:\n${process.output()}`);
       metricsTargets.set(name, url);
     }
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'dashboards-e2e' });
+    // The auditor follows the log with the services' public keys (each printed its own on first start) and their policies.
+    const serviceKeys = Object.fromEntries([...processes.values()].flatMap((p) => [...p.output().matchAll(/created the (\w+) service's key \S+ \(public key (ed25519:[\w-]+)\)/g)].map((m) => [m[1]!, m[2]!])));
+    const auditorEnv = { ...fleet.env('projections'), AGORA_DATA_DIR: join(dir, 'auditor'), AGORA_SERVICE_PUBLIC_KEYS: JSON.stringify(serviceKeys), ...stands.env };
+    auditor = spawn(process.execPath, [...sourceArgs('apps/cli/src/main.ts'), 'audit', '--follow', '--workers', '0'], { cwd: REPO_ROOT, env: processEnvironment(auditorEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+    auditor.stdout!.setEncoding('utf8').on('data', (chunk: string) => (auditorOutput += chunk));
+    auditor.stderr!.setEncoding('utf8').on('data', (chunk: string) => (auditorOutput += chunk));
+    await waitFor(() => /following the log$/m.test(auditorOutput) || auditor!.exitCode !== null, 'the audit to follow the log', 60_000);
+    const auditorTarget = /metrics: http:\/\/(\S+)\/metrics/.exec(auditorOutput)?.[1];
+    if (!auditorTarget) throw new Error(`agora audit --follow named no metrics address:\n${auditorOutput}`);
 
     const port = await freePort();
     prometheusUrl = `http://127.0.0.1:${port}`;
@@ -146,6 +126,8 @@ async function freePort(): Promise<number> {
       'scrape_configs:',
       '  - job_name: agora',
       `    static_configs: [{ targets: ${JSON.stringify([...metricsTargets.values()])} }]`,
+      '  - job_name: agora-audit',
+      `    static_configs: [{ targets: ${JSON.stringify([auditorTarget])} }]`,
       '',
     ].join('\n');
     await writeFile(join(dir, 'prometheus.yml'), config);
@@ -155,7 +137,7 @@ async function freePort(): Promise<number> {
     await waitFor(
       async () => {
         if (prometheus!.exitCode !== null) throw new Error(`prometheus exited with ${prometheus!.exitCode}:\n${prometheusLog}`);
-        return (await query('up').catch(() => undefined))?.data?.result.length === SERVICES.length;
+        return (await query('up').catch(() => undefined))?.data?.result.length === SERVICES.length + 1;
       },
       'Prometheus to scrape every process',
       60_000,
@@ -163,17 +145,19 @@ async function freePort(): Promise<number> {
   }, 240_000);
 
   afterAll(async () => {
+    if (auditor && auditor.exitCode === null) {
+      const exited = new Promise<void>((ok) => auditor!.once('exit', () => ok()));
+      auditor.kill('SIGTERM');
+      await exited;
+    }
     if (prometheus && prometheus.exitCode === null) {
       const exited = new Promise<void>((ok) => prometheus!.once('exit', () => ok()));
       prometheus.kill('SIGTERM');
       await exited;
     }
-    await Promise.all([...processes.values()].map((p) => p.stop()));
-    await client?.close();
     await store?.close();
+    await fleet?.stop();
     await stands?.close();
-    await nats?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
   it('plays the tribunal demo against the gateway, then voting sessions, a dialectic recovery, chamber sessions and a crux debate over NATS', async () => {
@@ -286,7 +270,7 @@ async function freePort(): Promise<number> {
     for (const service of [...COMMAND_SERVICES, 'projections'] as const) {
       expect(await instances(`agora_nats_slow_consumer_events_total{connection="${service}"}`)).toEqual(new Set([metricsTargets.get(service)]));
     }
-    expect(await instances('process_cpu_seconds_total')).toEqual(all);
+    expect(await instances('process_cpu_seconds_total{job="agora"}')).toEqual(all);
     // Commands, each service on its own process, refusals by code (the demo's vague objection, seldon deciding his own escalation).
     for (const service of COMMAND_SERVICES) {
       expect(await instances(`agora_commands_handled_total{service="${service}",outcome="accepted"}`)).toEqual(new Set([metricsTargets.get(service)]));
@@ -341,6 +325,10 @@ async function freePort(): Promise<number> {
   });
 
   it('evaluates every SLO rule without error, and fires none of the platform alerts on a healthy Agora', async () => {
+    // The audit followed every commit of the plays above as they were stored, and found nothing.
+    expect(auditorOutput).not.toMatch(/^finding: /m);
+    expect(Number((await series('max(agora_audit_verified_position_events)'))[0]?.value[1])).toBeGreaterThan(200);
+    expect((await series('sum(agora_audit_findings_total)'))[0]?.value[1]).toBe('0');
     type Rules = { groups: { name: string; rules: { name: string; type: string; health: string; lastError?: string; state?: string }[] }[] };
     const rules = ((await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as { data: Rules }).data;
     const all = rules.groups.flatMap((g) => g.rules.map((r) => ({ group: g.name, ...r })));

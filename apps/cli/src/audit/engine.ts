@@ -12,16 +12,23 @@
  * - checkpoints: the hash over the log up to each recorded checkpoint is the one recorded, and the
  *   log still reaches the last checkpoint (a log edited, cut in the middle or truncated at the end).
  * Each failure is a finding with its stream, revision, position and reason.
+ *
+ * `follow` keeps it attached after the pass: each new commit is checked once the store has handed
+ * over all of it (no event newer than its last), within about `idleMs`. A `resume` state (state.ts)
+ * starts after the position it records, once the log is shown to continue the one verified then.
  */
 import { AUDIT_LOG_STREAM, authorizeSender, categoryOf, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
-import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type RecordedDecision } from '@agora/eventsourcing';
-import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
-import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
+import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type LogHead, type RecordedDecision } from '@agora/eventsourcing';
+import { InvalidPosition, StreamNotFound, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import { COMMIT_CHAIN_FIELD, commitHash, commitsOf, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
 import { aggregateRules, type AggregateRules, type AuditPolicies } from './rules.js';
+import type { AuditState, AgentKeys } from './state.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
-export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint' | 'model_calls';
+/** `continuation`: the log a resumed audit reads does not continue the one its state file verified. */
+export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint' | 'model_calls' | 'continuation';
+export const CHECKS: readonly Check[] = ['chain', 'envelope', 'signature', 'authorization', 'decision', 'model_calls', 'checkpoint', 'continuation'];
 
 export interface Finding {
   check: Check;
@@ -49,6 +56,8 @@ export interface AuditReport {
   modelCalls: ModelCallLedger[];
   findings: Finding[];
   elapsedMs: number;
+  /** Where a resumed audit started: the state file's position and what it had verified up to it. */
+  resumed?: { position: string | undefined; events: number; findings: number };
 }
 
 export interface AuditProgress {
@@ -75,6 +84,29 @@ export interface AuditOptions {
   progressEveryMs?: number;
   /** Signature checks run on this many worker threads (0: on this thread). Default: 0. */
   workers?: number;
+  /** Called with each finding as it is made (the report lists them all, in log order, at the end). */
+  onFinding?: (finding: Finding) => void;
+  /** Continue after the position this state (read and verified by state.ts) records. */
+  resume?: AuditState;
+  /**
+   * Stay attached after the pass, checking each new commit, until `signal` aborts (the pass also
+   * stops there, at a commit's end). `onSettled` is told each time every commit read so far is checked.
+   */
+  follow?: { idleMs?: number; onSettled?: (auditor: LogAuditor) => void };
+  /** Ends the pass (at a commit's end) or the following. */
+  signal?: AbortSignal;
+  /** How many streams' last commit hashes a state keeps, the most recently written first. Default 100,000. */
+  stateStreams?: number;
+}
+
+/** The last event checked: what the metrics show of where the audit is. */
+export interface AuditPosition {
+  /** Events of the log hashed up to it (from the log's start, across resumes). */
+  count: number;
+  /** The pass over the log is done and the audit follows it. */
+  following: boolean;
+  position: string | undefined;
+  recordedAt: string | undefined;
 }
 
 interface StreamCursor {
@@ -85,21 +117,18 @@ interface StreamCursor {
   lastCommit: readonly RecordedEvent[] | undefined;
 }
 
-interface AgentKeys {
-  /** Current key and the keys it replaced, newest last. */
-  publicKey: string;
-  retired: string[];
-  roles: readonly string[];
-  status: string;
-}
-
 const UNKNOWN_PROTOCOL = 'other';
+/** Streams that take one commit only (command id reservations): a state keeps no chain hash for them. */
+const ONE_COMMIT_CATEGORIES = new Set([COMMAND_ID_CATEGORY]);
+/** Recorded checkpoints a following audit meets live cover a count it hashed a little earlier: the heads kept for them. */
+const RECENT_HEADS = 65_536;
+const DEFAULT_STATE_STREAMS = 100_000;
 /**
  * Findings at one position in the order the checks of a commit run. Signatures and chain links
  * are answered later when worker threads check them: sorting by this keeps the report the same
  * whatever the number of workers.
  */
-const CHECK_ORDER: Record<Check, number> = { chain: 0, envelope: 1, signature: 2, authorization: 3, decision: 4, model_calls: 5, checkpoint: 6 };
+const CHECK_ORDER = Object.fromEntries(CHECKS.map((check, i) => [check, i])) as Record<Check, number>;
 
 /** The signer of an envelope: its key then, the keys it had before (a signature by one of those is named), its roles then. */
 interface Signer {
@@ -160,7 +189,7 @@ export class LogAuditor {
   private readonly trusted: Map<string, TrustedKey>;
   private readonly findings: Finding[] = [];
   private readonly protocols: Record<string, ProtocolSummary> = {};
-  private readonly hasher = new LogHasher();
+  private readonly hasher: LogHasher;
   private readonly verifier: SignatureVerifier;
   private readonly modelCalls = new ModelCallAttribution();
   /** The recorded checkpoints by the number of events they cover, with the event that records each. */
@@ -169,43 +198,82 @@ export class LogAuditor {
   private events = 0;
   private commands = 0;
   private pending: RecordedEvent[] = [];
+  /** The log's head before the last event hashed: a state carries it so that a resume can hash that event again. */
+  private previousHead: LogHead;
+  private lastRecordedAt: string | undefined;
+  /** Recent heads by count, for checkpoints recorded while the audit follows. */
+  private readonly recentHeads = new Map<number, LogHead>();
+  /** Each stream's revision and last commit hash, the most recently written last (what a state keeps, bounded). */
+  private readonly chainHeads = new Map<string, { revision: number; commit: string | readonly RecordedEvent[] }>();
+  /** Streams a resumed audit found in its state: their history is read again, and checked against it, when they continue. */
+  private readonly resumedStreams = new Map<string, { revision: number; commit: string }>();
+  private readonly resumed: AuditState | undefined;
+  private store: EventStore | undefined;
+  private following = false;
 
   constructor(private readonly options: AuditOptions = {}) {
+    if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
     this.rules = aggregateRules(options.policies);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
     this.verifier = new SignatureVerifier(options.workers ?? 0);
+    const resumed = (this.resumed = options.resume);
+    this.hasher = new LogHasher(resumed?.log);
+    this.previousHead = resumed ? { count: resumed.log.count - 1, ...resumed.previous } : this.hasher.current;
+    if (resumed) {
+      this.events = resumed.events;
+      this.commands = resumed.commands;
+      this.checkpointsVerified = resumed.checkpointsVerified;
+      Object.assign(this.protocols, structuredClone(resumed.protocols));
+      for (const [agentId, keys] of resumed.keyring) this.agents.set(agentId, keys);
+      for (const [streamId, revision, commit] of resumed.streams) {
+        this.resumedStreams.set(streamId, { revision, commit });
+        this.chainHeads.set(streamId, { revision, commit });
+      }
+    }
   }
 
-  /** Audits the whole log of `store`. */
+  /** Where the audit is: the last event hashed. */
+  get at(): AuditPosition {
+    const head = this.hasher.current;
+    return { count: head.count, position: head.position, recordedAt: this.lastRecordedAt, following: this.following };
+  }
+
+  /** Audits the log of `store` (after the resumed position); with `follow`, goes on until `signal` aborts. */
   async run(store: EventStore): Promise<AuditReport> {
     const started = performance.now();
+    this.store = store;
+    const { signal } = this.options;
     const checkpointEvents = await store.readStream(AUDIT_LOG_STREAM).catch((error: unknown) => {
       if (error instanceof StreamNotFound) return [];
       throw error;
     });
-    for (const e of checkpointEvents) {
-      const { recordedAt: _, ...checkpoint } = e.data as DataOf<typeof LogCheckpointRecorded>;
-      this.checkpoints.set(checkpoint.count, { checkpoint, recorded: e });
-    }
+    for (const e of checkpointEvents) this.noteCheckpoint(e);
     const everyMs = this.options.progressEveryMs ?? 1_000;
     let nextProgress = started + everyMs;
-    let position: string | undefined;
+    const progress = () => this.options.onProgress?.({ events: this.events, position: this.hasher.current.position, elapsedMs: performance.now() - started });
+    let continues = true;
     try {
-      for await (const event of store.readAll()) {
-        await this.add(event);
-        position = event.position;
-        if (this.options.onProgress && (this.events & 255) === 0 && performance.now() >= nextProgress) {
-          nextProgress = performance.now() + everyMs;
-          this.options.onProgress({ events: this.events, position, elapsedMs: performance.now() - started });
+      if (this.resumed) continues = await this.checkContinuation(store, this.resumed);
+      if (continues) {
+        const after = this.hasher.current.position;
+        for await (const event of store.readAll(after === undefined ? {} : { after })) {
+          // Stopped: at the end of a commit, so that what was checked is a whole number of commits.
+          if (signal?.aborted && this.startsCommit(event)) break;
+          await this.add(event);
+          if (this.options.onProgress && (this.events & 255) === 0 && performance.now() >= nextProgress) {
+            nextProgress = performance.now() + everyMs;
+            progress();
+          }
         }
+        await this.settle();
+        // The log as it stood reaches its last checkpoint (one recorded later, while following, is not there yet).
+        if (!signal?.aborted) this.checkTruncation(this.hasher.current.position);
+        if (this.options.follow && !signal?.aborted) await this.follow(store, this.options.follow);
       }
-      await this.endCommit();
-      await this.verifier.drain();
     } finally {
       await this.verifier.close();
     }
-    this.checkTruncation(position);
-    this.options.onProgress?.({ events: this.events, position, elapsedMs: performance.now() - started });
+    progress();
     this.findings.sort((a, b) => (a.position === b.position ? CHECK_ORDER[a.check] - CHECK_ORDER[b.check] : comparePositions(a.position, b.position)));
     return {
       events: this.events,
@@ -216,21 +284,156 @@ export class LogAuditor {
       modelCalls: this.modelCalls.ledgers(),
       findings: this.findings,
       elapsedMs: performance.now() - started,
+      ...(this.resumed ? { resumed: { position: this.resumed.log.position, events: this.resumed.events, findings: this.resumed.findings } } : {}),
     };
+  }
+
+  /**
+   * After the pass: each event the store hands over is added; once none has come for `idleMs` and
+   * the store holds nothing newer (a commit is stored whole, so its events come together), the
+   * commits read are checked and `onSettled` told. Until `signal` aborts.
+   */
+  private async follow(store: EventStore, follow: NonNullable<AuditOptions['follow']>): Promise<void> {
+    const idleMs = follow.idleMs ?? 20;
+    const { signal } = this.options;
+    let chain: Promise<void> = Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    let failed: ((error: unknown) => void) | undefined;
+    const failure = new Promise<never>((_, reject) => (failed = reject));
+    failure.catch(() => undefined);
+    const settleWhenIdle = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        chain = chain
+          .then(async () => {
+            const last = this.hasher.current.position;
+            const head = await store.headPosition();
+            if (head !== undefined && last !== undefined && store.comparePositions(head, last) > 0) return settleWhenIdle();
+            await this.settle();
+            follow.onSettled?.(this);
+          })
+          .catch((error: unknown) => failed?.(error));
+      }, idleMs);
+    };
+    const after = this.hasher.current.position;
+    const subscription: Subscription = store.subscribe({
+      name: 'audit',
+      ...(after === undefined ? {} : { after }),
+      handler: async (event) => {
+        const adding = chain.then(() => this.add(event));
+        chain = adding.catch(() => undefined);
+        await adding;
+        settleWhenIdle();
+      },
+    });
+    this.following = true;
+    follow.onSettled?.(this);
+    try {
+      const stopped = new Promise<void>((resolve) => (signal!.aborted ? resolve() : signal!.addEventListener('abort', () => resolve(), { once: true })));
+      await Promise.race([subscription.caughtUp.then(() => stopped), failure]);
+    } finally {
+      clearTimeout(timer);
+      await subscription.stop();
+      await chain;
+      await this.settle();
+      this.following = false;
+      follow.onSettled?.(this);
+    }
+  }
+
+  /** Checks every commit read so far (the last one included) and waits for its signatures. */
+  private async settle(): Promise<void> {
+    await this.endCommit();
+    await this.verifier.drain();
+  }
+
+  /** Whether `event` begins a new commit (the one in hand, if any, is whole). */
+  private startsCommit(event: RecordedEvent): boolean {
+    const first = this.pending[0];
+    return !first || first.streamId !== event.streamId || first.metadata['commandId'] === undefined || first.metadata['commandId'] !== event.metadata['commandId'];
+  }
+
+  private noteCheckpoint(e: RecordedEvent): void {
+    const { recordedAt: _, ...checkpoint } = e.data as DataOf<typeof LogCheckpointRecorded>;
+    if (this.checkpoints.has(checkpoint.count)) return;
+    this.checkpoints.set(checkpoint.count, { checkpoint, recorded: e });
+    // Recorded after the audit hashed past it (while following): compared with the head it had then.
+    const hashed = this.hasher.current.count;
+    if (checkpoint.count > hashed || (this.resumed && checkpoint.count <= this.resumed.log.count)) return;
+    const head = this.recentHeads.get(checkpoint.count);
+    if (!head) return;
+    const mismatch = checkpointMismatch(checkpoint, head);
+    if (mismatch) this.report('checkpoint', e, mismatch);
+    else this.checkpointsVerified++;
+  }
+
+  /**
+   * A resumed audit first hashes again the last event its state verified, where the log has it now:
+   * the same event at the same place, or the past was rewritten (a finding, and nothing more is read).
+   */
+  private async checkContinuation(store: EventStore, state: AuditState): Promise<boolean> {
+    if (state.log.position === undefined) return true;
+    const rewritten = (reason: string) => {
+      this.report('continuation', { streamId: '$all', revision: state.log.count - 1, position: state.log.position!, type: '-' }, `${reason}: the log is not the one the audit state verified up to position ${state.log.position} (${state.log.count} events, hash ${state.log.hash})`);
+      return false;
+    };
+    let event: RecordedEvent | undefined;
+    try {
+      for await (const e of store.readAll(state.previous.position === undefined ? { maxCount: 1 } : { after: state.previous.position, maxCount: 1 })) event = e;
+    } catch (error) {
+      if (error instanceof InvalidPosition) return rewritten(`the log has no position ${state.previous.position ?? ''}`);
+      throw error;
+    }
+    if (!event) return rewritten('the log ends before the last event verified');
+    if (event.position !== state.log.position) return rewritten(`the event after position ${state.previous.position ?? '(start)'} is at ${event.position}, not ${state.log.position}`);
+    const again = new LogHasher({ count: state.log.count - 1, hash: state.previous.hash, position: state.previous.position }).add(event);
+    if (again.hash !== state.log.hash) return rewritten(`the event at position ${event.position} (${event.streamId}@${event.revision}) is not the one verified`);
+    return true;
   }
 
   private async add(event: RecordedEvent): Promise<void> {
     this.events++;
+    this.previousHead = this.hasher.current;
     const head = this.hasher.add(event);
+    this.lastRecordedAt = event.recordedAt;
+    if (this.options.follow) {
+      this.recentHeads.set(head.count, head);
+      this.recentHeads.delete(head.count - RECENT_HEADS);
+    }
     const mark = this.checkpoints.get(head.count);
     if (mark) {
       const mismatch = checkpointMismatch(mark.checkpoint, head);
       if (mismatch) this.report('checkpoint', mark.recorded, mismatch);
       else this.checkpointsVerified++;
     }
-    const first = this.pending[0];
-    if (first && (first.streamId !== event.streamId || first.metadata['commandId'] === undefined || first.metadata['commandId'] !== event.metadata['commandId'])) await this.endCommit();
+    if (!this.startsCommit(event)) {
+      this.pending.push(event);
+      return;
+    }
+    await this.endCommit();
     this.pending.push(event);
+  }
+
+  /**
+   * What a state file keeps at this point (between commits, every check answered): the log's head,
+   * the head before it, the keyring, and the last commit hash of the streams most recently written.
+   */
+  snapshot(): Omit<AuditState, 'format' | 'version' | 'store' | 'savedAt' | 'signedBy'> {
+    if (this.pending.length > 0) throw new Error('an audit state is taken between commits');
+    return {
+      log: this.hasher.current,
+      previous: { hash: this.previousHead.hash, position: this.previousHead.position },
+      events: this.events,
+      commands: this.commands,
+      checkpointsVerified: this.checkpointsVerified,
+      findings: (this.resumed?.findings ?? 0) + this.findings.length,
+      protocols: structuredClone(this.protocols),
+      keyring: [...this.agents],
+      streams: [...this.chainHeads].map(([streamId, head]) => {
+        if (typeof head.commit !== 'string') head.commit = commitHash(head.commit);
+        return [streamId, head.revision, head.commit];
+      }),
+    };
   }
 
   private checkTruncation(lastPosition: string | undefined): void {
@@ -246,9 +449,11 @@ export class LogAuditor {
     return (this.protocols[name] ??= { events: 0, commands: 0, findings: 0 });
   }
 
-  private report(check: Check, event: RecordedEvent, reason: string): void {
-    this.findings.push({ check, streamId: event.streamId, revision: event.revision, position: event.position, eventType: event.type, reason });
+  private report(check: Check, event: Pick<RecordedEvent, 'streamId' | 'revision' | 'position' | 'type'>, reason: string): void {
+    const finding: Finding = { check, streamId: event.streamId, revision: event.revision, position: event.position, eventType: event.type, reason };
+    this.findings.push(finding);
     this.protocolOf(event.streamId).findings++;
+    this.options.onFinding?.(finding);
   }
 
   /** The events of one commit are all in: check it, then fold it. */
@@ -267,6 +472,7 @@ export class LogAuditor {
       const rules = this.rules.get(categoryOf(first.streamId));
       cursor = { state: rules?.decider.initialState(), revision: -1, rules, lastCommit: undefined };
       this.streams.set(first.streamId, cursor);
+      if (this.resumed && (first.revision > 0 || this.resumedStreams.has(first.streamId))) await this.restoreStream(cursor, first);
     }
     await this.checkChain(cursor, commit);
     const accepted = await this.checkEnvelope(commit);
@@ -468,7 +674,52 @@ export class LogAuditor {
       cursor.revision = event.revision;
       cursor.lastCommit = commit;
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
+      if (event.streamId === AUDIT_LOG_STREAM && event.type === 'LogCheckpointRecorded') this.noteCheckpoint(event);
     }
+    this.keepChainHead(commit);
+  }
+
+  /** The stream's last commit, hashed only when a state is taken (most never are: the next commit's link covers them). */
+  private keepChainHead(commit: readonly RecordedEvent[]): void {
+    const { streamId } = commit[0]!;
+    if (ONE_COMMIT_CATEGORIES.has(categoryOf(streamId))) return;
+    this.chainHeads.delete(streamId);
+    this.chainHeads.set(streamId, { revision: commit.at(-1)!.revision, commit });
+    if (this.chainHeads.size > (this.options.stateStreams ?? DEFAULT_STATE_STREAMS)) this.chainHeads.delete(this.chainHeads.keys().next().value!);
+  }
+
+  /**
+   * A stream a resumed audit meets again: its history up to the state's position is read and folded
+   * (it was checked then), and its last commit must hash to what the state recorded (when it kept the
+   * stream) and lie at or before that position: otherwise its past was rewritten.
+   */
+  private async restoreStream(cursor: StreamCursor, first: RecordedEvent): Promise<void> {
+    const store = this.store!;
+    const history = first.revision > 0 ? await store.readStream(first.streamId, { maxCount: first.revision }).catch((error: unknown) => (error instanceof StreamNotFound ? [] : Promise.reject(error))) : [];
+    const verifiedTo = this.resumed!.log.position!;
+    const kept = this.resumedStreams.get(first.streamId);
+    this.resumedStreams.delete(first.streamId);
+    const later = history.find((e) => store.comparePositions(e.position, verifiedTo) > 0);
+    const last = commitsOf(history).at(-1);
+    let rewritten: string | undefined;
+    if (later) rewritten = `its revision ${later.revision} is at position ${later.position}, after the audit's state (${verifiedTo}), which verified the stream up to revision ${kept?.revision ?? '?'}`;
+    else if (kept && (!last || last.at(-1)!.revision !== kept.revision)) rewritten = `the audit's state verified it up to revision ${kept.revision}; the log has it up to revision ${last?.at(-1)!.revision ?? 'none'} before this commit`;
+    else if (kept && last && commitHash(last) !== kept.commit) rewritten = `its commit at revision ${kept.revision} is not the one the audit's state verified (hash ${kept.commit})`;
+    if (rewritten) this.report('continuation', first, `the stream's past was rewritten since the audit verified it: ${rewritten}`);
+    for (const event of history) {
+      if (cursor.rules) {
+        try {
+          const before = cursor.state;
+          cursor.state = cursor.rules.decider.evolve(cursor.state, { type: event.type, data: event.data });
+          // Its anomalies were reported when it was verified: only the ledger is rebuilt.
+          if (categoryOf(event.streamId) === MODEL_CALLS_CATEGORY) this.modelCalls.ledgerEvent(event, before, cursor.state);
+        } catch {
+          // Reported when it was verified.
+        }
+      }
+      cursor.revision = event.revision;
+    }
+    cursor.lastCommit = last;
   }
 
   private trackAgent(event: RecordedEvent, state: unknown): void {

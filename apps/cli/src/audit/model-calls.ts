@@ -1,7 +1,8 @@
 /**
  * Every model call of the log attributed to who made it and the budget it was reserved against:
- * an agent's own calls to its ledger (`model_calls-<agentId>`: the fleet's participants, debaters
- * played by models), the chamber's calls to the month's budget (`chamber_budget-<YYYY-MM>`). A
+ * an agent's own calls to its ledger of the month (`model_calls-<agentId>@<YYYY-MM>`, or the one
+ * `model_calls-<agentId>` of a log written before ledgers were monthly: the fleet's participants,
+ * debaters played by models), the chamber's calls to the month's budget (`chamber_budget-<YYYY-MM>`). A
  * ledger's anomalies (an outcome with no reservation, a second outcome, spend over the budget) are
  * findings.
  */
@@ -28,7 +29,8 @@ export interface ModelCallLedger {
 }
 
 export class ModelCallAttribution {
-  private readonly agents = new Map<string, { budget: string; state: ModelLedgerState }>();
+  /** By stream: an agent has a ledger a month. */
+  private readonly agents = new Map<string, { caller: string; state: ModelLedgerState }>();
   private readonly chamber = new Map<string, ModelCallLedger>();
   private readonly sessionMonths = new Map<string, string>();
 
@@ -36,7 +38,7 @@ export class ModelCallAttribution {
   ledgerEvent(event: RecordedEvent, before: unknown, after: unknown): string[] {
     const state = after as ModelLedgerState;
     const data = event.data as { agentId: string };
-    this.agents.set(data.agentId, { budget: event.streamId, state });
+    this.agents.set(event.streamId, { caller: data.agentId, state });
     return modelLedgerAnomalies(before as ModelLedgerState, event as unknown as ModelLedgerEvent, state);
   }
 
@@ -58,7 +60,10 @@ export class ModelCallAttribution {
   }
 
   ledgers(): ModelCallLedger[] {
-    const agents = [...this.agents.entries()].map(([caller, { budget, state }]): ModelCallLedger => {
+    // An agent's budget stream, with no call of its own, is listed only when the agent has no ledger with calls.
+    const calling = new Set([...this.agents.values()].filter(({ state }) => state.order.length > 0).map(({ caller }) => caller));
+    const ledgers = [...this.agents.entries()].filter(([, { caller, state }]) => state.order.length > 0 || !calling.has(caller));
+    const agents = ledgers.map(([budget, { caller, state }]): ModelCallLedger => {
       const calls = state.order.map((id) => state.calls[id]!);
       const recorded = calls.filter((c) => c.outcome !== null);
       return {

@@ -1,0 +1,284 @@
+/**
+ * The A2A agent executor: a message that carries a signed command of the caller starts a task; the
+ * command goes to its service as the caller signed it (the gateway holds no agent's key), and the
+ * task then follows the aggregate on the log, read as the caller, until it is final. A later
+ * message of the task may carry the caller's own turn (a revision, a thesis); tasks/cancel carries
+ * the caller's signed cancellation. Every command in the log is the caller's, under its signature.
+ */
+import type { Message, Task } from '@a2a-js/sdk';
+import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type User } from '@a2a-js/sdk/server';
+import type { CommandResult, ErrorCode, Reader, Reply } from '@agora/contracts';
+import { waitOnLog, type Agora } from '@agora/sdk';
+import type { LoggerService } from '@nestjs/common';
+import type { CommandSender } from '../commands.js';
+import { GatewayError } from '../http-reply.js';
+import { agentMessage, commandsIn, dataPart, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
+
+/** The caller of an A2A request: the agent its read token proves (reads closed), or nobody in particular (reads open). */
+export class A2ACaller implements User {
+  constructor(readonly reader: Reader | undefined) {}
+
+  get isAuthenticated(): boolean {
+    return this.reader !== undefined;
+  }
+
+  get userName(): string {
+    return this.reader?.agentId ?? 'anyone';
+  }
+}
+
+const callerOf = (context: ServerCallContext): A2ACaller => (context.user instanceof A2ACaller ? context.user : new A2ACaller(undefined));
+
+/** One task following its aggregate. */
+interface Run {
+  skill: AgoraSkill;
+  followed: Followed;
+  caller: A2ACaller;
+  contextId: string;
+  bus: ExecutionEventBus;
+  stop: AbortController;
+  /** The last status published. */
+  last: SkillStatus | undefined;
+  /** The stream revision the caller's latest turn reached: a view read before it is not published (it would say the turn is still awaited). */
+  minRevision: number;
+  /** A turn of the caller is under way: a change read meanwhile is held (it would end the turn's request with a state the turn may already have changed), then read again. */
+  turning: boolean;
+  held: boolean;
+  /** The SDK client the task reads with, as its caller. */
+  agora: Agora;
+  done: Promise<void>;
+}
+
+export interface ExecutorOptions {
+  commands: CommandSender;
+  /** An SDK client that reads as the given reader (the visibility table), over the gateway's bus. */
+  readerClient(reader: Reader | undefined): Agora;
+  /** Tasks following the log at once; past that a new task is refused (default 1,000). */
+  maxTasks?: number;
+  /** The longest a task follows its aggregate (default 24 hours); it then fails and says so. */
+  followMs?: number;
+  /** Called when a task is final and its bus may be let go. */
+  settled(taskId: string, bus: ExecutionEventBus): void;
+  logger: Pick<LoggerService, 'warn'>;
+}
+
+const DEFAULT_FOLLOW_MS = 24 * 60 * 60_000;
+
+export class AgoraAgentExecutor implements AgentExecutor {
+  private readonly runs = new Map<string, Run>();
+  /** tasks/cancel's metadata, handed over by the request handler (AgoraRequestHandler). */
+  private readonly cancellations = new Map<string, { metadata: Record<string, unknown> | undefined; context: ServerCallContext }>();
+
+  constructor(private readonly options: ExecutorOptions) {}
+
+  get following(): number {
+    return this.runs.size;
+  }
+
+  /** Whether a task's bus is this executor's to settle (its follower runs): the bus manager asks. */
+  owns(taskId: string): boolean {
+    return this.runs.has(taskId);
+  }
+
+  async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const caller = callerOf(request.context);
+    const message = request.userMessage;
+    const run = this.runs.get(request.taskId);
+    if (request.task !== undefined) return this.turn(request.task, run, caller, message, bus);
+    const [envelope] = commandsIn(message);
+    const ids = { contextId: request.contextId };
+    const skill = envelope === undefined ? undefined : skillStartedBy(String(envelope['type']));
+    if (envelope === undefined || skill === undefined) {
+      bus.publish(AgentEvent.message(agentMessage(ids, [textPart(`Send a signed Agora command as a data part: ${AGORA_SKILLS.map((s) => `${s.starts.join('/')} (${s.id})`).join(', ')}; see the Agent Card's skills for examples and docs/a2a.md for signing.`)])));
+      return;
+    }
+    const task = (state: SkillStatus['state'], text: string, metadata: Record<string, unknown>): Task => ({
+      id: request.taskId,
+      contextId: request.contextId,
+      status: { state: TASK_STATES[state], message: agentMessage({ taskId: request.taskId, contextId: request.contextId }, [textPart(text)]), timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [message],
+      metadata: { agora: { skill: skill.id, ...metadata } },
+    });
+    const refused = this.checkActor(caller, envelope) ?? (this.runs.size >= (this.options.maxTasks ?? 1_000) ? { code: 'too_many_sessions' as const, message: `this gateway follows ${this.runs.size} A2A tasks already: try again later` } : undefined);
+    const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
+    if (!reply.ok) {
+      bus.publish(AgentEvent.task(task(refusalState(reply.error.code), `Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`, { error: reply.error })));
+      return;
+    }
+    const agora = this.options.readerClient(caller.reader);
+    const followed = await skill.followed(agora, { actor: String(envelope['actor']), payload: (envelope['payload'] ?? {}) as Record<string, unknown> }, reply.result.events).catch((error: unknown) => ({ reason: error instanceof Error ? error.message : String(error) }));
+    const command = { commandId: reply.result.commandId, type: envelope['type'], streamId: reply.result.streamId, position: reply.result.position ?? null, duplicate: reply.result.duplicate };
+    if ('reason' in followed) {
+      await agora.close();
+      bus.publish(AgentEvent.task(task('rejected', followed.reason, { command })));
+      return;
+    }
+    bus.publish(AgentEvent.task(task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId })));
+    const stop = new AbortController();
+    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve() };
+    this.runs.set(request.taskId, newRun);
+    newRun.done = this.follow(request.taskId, newRun, reply.result.position).finally(() => {
+      this.runs.delete(request.taskId);
+      void agora.close();
+      bus.finished();
+      this.options.settled(request.taskId, bus);
+    });
+  }
+
+  /** A later message of a task: the caller's own turn on the same aggregate. */
+  private async turn(current: Task, run: Run | undefined, caller: A2ACaller, message: Message, bus: ExecutionEventBus): Promise<void> {
+    const ids = { taskId: current.id, contextId: current.contextId };
+    const answer = (text: string) => bus.publish(AgentEvent.message(agentMessage(ids, [textPart(text)])));
+    if (run === undefined) return answer('This task no longer follows its aggregate: start a new one.');
+    const [envelope] = commandsIn(message);
+    if (envelope === undefined || !run.skill.turns.includes(String(envelope['type']))) {
+      return answer(run.skill.turns.length === 0 ? `A ${run.skill.id} task takes no further command: it follows ${run.followed.streamId} until it is final.` : `Send one of ${run.skill.turns.join(', ')} for ${run.followed.id}, signed, as a data part.`);
+    }
+    run.turning = true;
+    try {
+      const refused = this.checkActor(caller, envelope) ?? this.checkTarget(run, envelope);
+      const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
+      if (!reply.ok) return answer(`Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`);
+      // The task goes on: working until the aggregate says more (the follower publishes its next change).
+      if (run.last) run.last = { ...run.last, state: 'working' };
+      if (reply.result.streamId === run.followed.streamId) run.minRevision = Math.max(run.minRevision, reply.result.revision);
+      bus.publish(AgentEvent.task({ ...current, status: { state: TASK_STATES.working, message: agentMessage(ids, [textPart(`${String(envelope['type'])} accepted`)]), timestamp: new Date().toISOString() } }));
+    } finally {
+      run.turning = false;
+      if (run.held) {
+        run.held = false;
+        void this.refresh(current.id, run);
+      }
+    }
+  }
+
+  /** Reads the aggregate again and publishes what changed (after a turn held a change); a final state ends the follower. */
+  private async refresh(taskId: string, run: Run): Promise<void> {
+    try {
+      const view = await run.skill.read(run.agora, run.followed.id);
+      if (view !== undefined && this.publishView(taskId, run, view)) run.stop.abort();
+    } catch (error) {
+      this.options.logger.warn(`A2A task ${taskId}: reading ${run.followed.streamId} again failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Publishes the status a view of the aggregate reads as, when its progress changed (a view read
+   * again unchanged publishes nothing), with the outcome artifact before a final status; true when
+   * it is final. A view older than the caller's last turn, or read during a turn, publishes nothing.
+   */
+  private publishView(taskId: string, run: Run, view: unknown): boolean {
+    const revision = (view as { streamRevision?: unknown }).streamRevision;
+    if (typeof revision === 'number' && revision < run.minRevision) return false;
+    if (run.turning) {
+      run.held = true;
+      return false;
+    }
+    const status = run.skill.status(view, run.caller.reader?.agentId ?? '');
+    if (run.last?.progress !== status.progress) {
+      run.last = status;
+      const { contextId, bus } = run;
+      if (FINAL_STATES.has(status.state)) bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: outcomeArtifact(run.skill.id, view), append: false, lastChunk: true, metadata: undefined }));
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TASK_STATES[status.state], message: agentMessage({ taskId, contextId }, [textPart(status.text)]), timestamp: new Date().toISOString() }, metadata: { agora: { streamId: run.followed.streamId, progress: status.progress } } }));
+    }
+    return FINAL_STATES.has(status.state);
+  }
+
+  /** Follows the aggregate from the command's position, publishing each change of its status, until it is final. */
+  private async follow(taskId: string, run: Run, after: string | undefined): Promise<void> {
+    const { skill, followed, bus, agora } = run;
+    const ids = { taskId, contextId: run.contextId };
+    let exists = false;
+    try {
+      await waitOnLog(
+        agora,
+        {
+          category: followed.category,
+          streamId: followed.streamId,
+          what: `${followed.streamId} to be final`,
+          read: async () => {
+            try {
+              const view = await skill.read(agora, followed.id);
+              if (view !== undefined) exists = true;
+              return view;
+            } catch (error) {
+              // A party's read of an aggregate that does not exist yet is refused as if it were
+              // someone else's (the refusal says nothing of what exists): until the caller's own
+              // aggregate is first read (a recovery opens after the pause), that means "not yet".
+              if (!exists && (error as { code?: string }).code === 'forbidden') return undefined;
+              throw error;
+            }
+          },
+          done: (view) => this.publishView(taskId, run, view),
+        },
+        { ...(after === undefined ? {} : { after }), signal: run.stop.signal, timeoutMs: this.options.followMs ?? DEFAULT_FOLLOW_MS },
+      );
+    } catch (error) {
+      if (run.stop.signal.aborted) return;
+      const text = error instanceof Error ? error.message : String(error);
+      this.options.logger.warn(`A2A task ${taskId} stopped following ${followed.streamId}: ${text}`);
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES.failed, message: agentMessage(ids, [textPart(`Stopped following ${followed.streamId}: ${text}; the aggregate goes on in Agora (query it)`), dataPart({ streamId: followed.streamId })]), timestamp: new Date().toISOString() }, metadata: undefined }));
+    }
+  }
+
+  /** Called by AgoraRequestHandler before tasks/cancel reaches cancelTask, which sees only the task id (and with no context after it, to forget it). */
+  cancellationOf(taskId: string, metadata: Record<string, unknown> | undefined, context: ServerCallContext | undefined): void {
+    if (context === undefined) this.cancellations.delete(taskId);
+    else this.cancellations.set(taskId, { metadata, context });
+  }
+
+  /** tasks/cancel: the caller's signed cancellation (metadata.command) is sent; the follower then sees the aggregate cancelled and ends the task `canceled`. */
+  async cancelTask(taskId: string, _bus: ExecutionEventBus): Promise<void> {
+    const asked = this.cancellations.get(taskId);
+    this.cancellations.delete(taskId);
+    const run = this.runs.get(taskId);
+    if (run === undefined) throw new TaskNotCancelableError(`task ${taskId} no longer follows its aggregate`);
+    if (run.skill.cancels.length === 0) throw new TaskNotCancelableError(`a ${run.skill.id} task is decided by its parties or an operator: it cannot be cancelled`);
+    const envelope = asked?.metadata?.['command'];
+    if (typeof envelope !== 'object' || envelope === null || !run.skill.cancels.includes(String((envelope as Record<string, unknown>)['type']))) {
+      throw new TaskNotCancelableError(`send the signed ${run.skill.cancels.join(' or ')} for ${run.followed.id} as metadata.command of tasks/cancel: Agora cancels only what its proposer signs`);
+    }
+    const command = envelope as Record<string, unknown>;
+    const refused = this.checkActor(asked ? callerOf(asked.context) : run.caller, command) ?? this.checkTarget(run, command);
+    const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(command);
+    if (!reply.ok) throw new TaskNotCancelableError(`Agora refused ${String(command['type'])}: ${reply.error.code}: ${reply.error.message}`);
+    if (reply.result.events.length === 0) throw new TaskNotCancelableError(`${String(command['type'])} changed nothing (${reply.result.duplicate ? 'a command id already used' : 'already so'}): the task goes on`);
+  }
+
+  /** Stops every follower (the gateway closes): their tasks stay as they were last published. */
+  async close(): Promise<void> {
+    const runs = [...this.runs.values()];
+    runs.forEach((run) => run.stop.abort());
+    await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
+  }
+
+  /** A command of another agent than the caller is refused: with reads closed, the caller is the agent its read token proves. */
+  private checkActor(caller: A2ACaller, envelope: Record<string, unknown>): { code: ErrorCode; message: string } | undefined {
+    if (caller.reader === undefined || envelope['actor'] === caller.reader.agentId) return undefined;
+    return { code: 'forbidden', message: `the command's actor ${JSON.stringify(envelope['actor'])} is not the caller ${caller.reader.agentId} (its read token's agent): an A2A caller sends its own commands` };
+  }
+
+  /** A turn or a cancellation acts on the task's own aggregate. */
+  private checkTarget(run: Run, envelope: Record<string, unknown>): { code: ErrorCode; message: string } | undefined {
+    const payload = (envelope['payload'] ?? {}) as Record<string, unknown>;
+    const id = payload['proposalId'] ?? payload['sessionId'] ?? payload['requestId'];
+    return id === run.followed.id ? undefined : { code: 'invalid_command', message: `this task follows ${run.followed.streamId}: the command must be about ${run.followed.id} (it names ${JSON.stringify(id)})` };
+  }
+
+  private async send(envelope: Record<string, unknown>): Promise<Reply<CommandResult>> {
+    try {
+      return await this.options.commands.send(envelope);
+    } catch (error) {
+      if (error instanceof GatewayError) return error.toReply();
+      throw error;
+    }
+  }
+}
+
+/** An A2A task refused at its start: `rejected` when Agora refused the command, `failed` when it could not be decided now. */
+function refusalState(code: string): SkillStatus['state'] {
+  return code === 'timeout' || code === 'unavailable' || code === 'internal' ? 'failed' : 'rejected';
+}

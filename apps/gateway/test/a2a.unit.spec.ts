@@ -1,0 +1,84 @@
+/**
+ * The A2A pieces that need no server: AGORA_A2A_URL, where a message carries its command, and how
+ * each skill reads its aggregate's view as an A2A task state (the e2e suite,
+ * apps/standalone/test/a2a.e2e.spec.ts, runs each skill against the standalone process).
+ */
+import { Role, type Message } from '@a2a-js/sdk';
+import type { ChamberSessionView, DialecticSessionView, ProposalView, VotingSessionView } from '@agora/contracts';
+import { commandsIn, dataPart, textPart } from '../src/a2a/parts.js';
+import { AGORA_SKILLS, skillStartedBy, type AgoraSkill } from '../src/a2a/skills.js';
+import { a2aSettingFromEnv } from '../src/options.js';
+
+const skill = <V>(id: string) => AGORA_SKILLS.find((s) => s.id === id) as AgoraSkill<V>;
+const stateOf = <V>(id: string, view: Partial<V>, caller = 'envoy') => skill<V>(id).status(view as V, caller).state;
+
+describe('AGORA_A2A_URL', () => {
+  it('names the public base URL the Agent Card gives, or turns A2A off; anything else stops the process', () => {
+    expect(a2aSettingFromEnv({})).toEqual({});
+    expect(a2aSettingFromEnv({ AGORA_A2A_URL: 'https://agora.example.org/' })).toEqual({ url: 'https://agora.example.org' });
+    expect(a2aSettingFromEnv({ AGORA_A2A_URL: 'off' })).toBe(false);
+    expect(() => a2aSettingFromEnv({ AGORA_A2A_URL: 'agora.example.org' })).toThrow(/^AGORA_A2A_URL must be off or the gateway's public http\(s\) base URL/);
+  });
+});
+
+describe('a message carries its command in a data part', () => {
+  const message = (parts: Message['parts']): Message => ({ messageId: 'm', contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] });
+
+  it('as {command: <envelope>} or as the envelope itself; text parts are read by nobody', () => {
+    const envelope = { type: 'SubmitProposal', actor: 'envoy' };
+    expect(commandsIn(message([textPart('please'), dataPart({ command: envelope })]))).toEqual([envelope]);
+    expect(commandsIn(message([dataPart(envelope)]))).toEqual([envelope]);
+    expect(commandsIn(message([textPart('{"type":"SubmitProposal"}'), dataPart([1, 2])]))).toEqual([]);
+  });
+
+  it('names the skill its command starts', () => {
+    expect(['SubmitProposal', 'CreateVotingSession', 'ProposeChamberSession', 'ReportHealth'].map((type) => skillStartedBy(type)?.id)).toEqual(['tribunal-review', 'validator-vote', 'chamber-consultation', 'dialectic-recovery']);
+    expect(skillStartedBy('CastValidatorVote')).toBeUndefined();
+  });
+});
+
+describe("each skill's task state follows its aggregate", () => {
+  it('tribunal: working in review, input-required when escalated, completed approved or rejected, canceled withdrawn', () => {
+    const round = { round: 1, reviews: [], assignments: [{}, {}] };
+    expect(stateOf<ProposalView>('tribunal-review', { status: 'review', rounds: [round] as never })).toBe('working');
+    expect(stateOf<ProposalView>('tribunal-review', { status: 'escalated', rounds: [round] as never })).toBe('input-required');
+    expect(stateOf<ProposalView>('tribunal-review', { status: 'approved', rounds: [round] as never })).toBe('completed');
+    expect(stateOf<ProposalView>('tribunal-review', { status: 'rejected', rounds: [round] as never })).toBe('completed');
+    expect(stateOf<ProposalView>('tribunal-review', { status: 'withdrawn', rounds: [] })).toBe('canceled');
+  });
+
+  it('vote: working while voting, input-required when a person must decide (escalated or expired), completed once decided, canceled when cancelled', () => {
+    const base = { votes: [], validators: [], awaitingOperator: false, finalDecision: null, recommendation: null, resolution: null, cancellation: null };
+    expect(stateOf<VotingSessionView>('validator-vote', { ...base, status: 'voting' })).toBe('working');
+    expect(stateOf<VotingSessionView>('validator-vote', { ...base, status: 'expired', awaitingOperator: true })).toBe('input-required');
+    expect(stateOf<VotingSessionView>('validator-vote', { ...base, status: 'decided', finalDecision: 'deny' })).toBe('completed');
+    expect(stateOf<VotingSessionView>('validator-vote', { ...base, status: 'cancelled', cancellation: { reason: 'x', cancelledBy: 'envoy', cancelledAt: '2026-01-01T00:00:00.000Z' } })).toBe('canceled');
+  });
+
+  it('chamber: input-required awaiting approval, working while the panel deliberates, completed on either conclusion, rejected, failed or canceled otherwise', () => {
+    const of = (status: string) => stateOf<ChamberSessionView>('chamber-consultation', { summary: { status, answered: [], pendingCalls: 0 } as never, transcript: [] });
+    expect(['awaiting_approval', 'blind', 'cross_exam', 'arbitration', 'consensus', 'no_consensus', 'rejected', 'expired', 'failed', 'cancelled'].map(of)).toEqual([
+      'input-required',
+      'working',
+      'working',
+      'working',
+      'completed',
+      'completed',
+      'rejected',
+      'rejected',
+      'failed',
+      'canceled',
+    ]);
+  });
+
+  it("recovery: input-required on the caller's turn or an operator's, working on the others', completed resolved or kept paused", () => {
+    const of = (status: string, awaiting: string[]) => stateOf<DialecticSessionView>('dialectic-recovery', { status: status as never, awaiting, round: 0 }, 'nova');
+    expect(of('awaiting_thesis', ['nova'])).toBe('input-required');
+    expect(of('awaiting_antithesis', ['sage'])).toBe('working');
+    expect(of('awaiting_signatures', ['nova', 'sage'])).toBe('input-required');
+    expect(of('awaiting_signatures', ['sage'])).toBe('working');
+    expect(of('awaiting_operator', [])).toBe('input-required');
+    expect(of('resolved', [])).toBe('completed');
+    expect(of('stayed_paused', [])).toBe('completed');
+  });
+});
