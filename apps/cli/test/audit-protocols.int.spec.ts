@@ -2,7 +2,8 @@
  * `agora audit` on the log every protocol leaves: the registry, a tribunal review approved in
  * round 1 (then executed, its outcome reported), a voting session decided by its validators, a
  * recovery that converges (the services' own signed commands among them: rounds opened, the
- * recovery opened with its reviewer), and the
+ * recovery opened with its reviewer), a recovery that climbs to a quorum (the voting session the
+ * dialectic service sends the voting service, decided there and again by the audit), and the
  * projections' log checkpoints. Every commit verifies, is authorized, chains, and decides again
  * to exactly the events recorded: 0 findings.
  */
@@ -12,9 +13,11 @@ import { join } from 'node:path';
 import {
   CastValidatorVote,
   CreateVotingSession,
+  EscalateRecovery,
   GetDialecticSession,
   GetProposal,
   GetVotingSession,
+  RecordTieBreak,
   RegisterAgent,
   ReportHealth,
   SERVICE_NAMES,
@@ -40,11 +43,13 @@ import { auditLog } from '../src/audit/engine.js';
 const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
   seldon: { roles: ['executive'] },
   ada: { roles: ['executive'] },
+  bob: { roles: ['executive'] },
   harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
   heretic: { roles: ['reviewer'], constitutions: ['premise'] },
   sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
   zealot: { roles: ['reviewer'], constitutions: ['execution'] },
-  ...Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
+  // Six: a quorum of five stands even when the recovery's reviewer drawn is one of them (it may not vote).
+  ...Object.fromEntries([1, 2, 3, 4, 5, 6].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
 };
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
@@ -132,6 +137,27 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
   await ok(SubmitAntithesis.type, reviewer, { sessionId: 'ada-p1', observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
   await ok(SubmitSynthesis.type, 'ada', { sessionId: 'ada-p1', round: 1, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
   await ok(SubmitSynthesis.type, reviewer, { sessionId: 'ada-p1', round: 2, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
+
+  // A recovery that climbs to a quorum: bob and its reviewer disagree, the tie-breaker sides with
+  // neither, and the dialectic service sends CreateVotingSession to the voting service, whose
+  // validators approve.
+  await ok(ReportHealth.type, 'bob', { agentId: 'bob', health: 0.35, risk: 0.65, tags: [], metrics: {} });
+  await waitFor(async () => (session = await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: 'bob-p1' }))?.status === 'awaiting_thesis', 'the recovery of bob to open', 15_000);
+  const bobReviewer = session!.reviewer!;
+  await ok(SubmitThesis.type, 'bob', { sessionId: 'bob-p1', rootCause: 'spike', proposedConditions: [threshold(0.45)], reasoning: 'external' });
+  await ok(SubmitAntithesis.type, bobReviewer, { sessionId: 'bob-p1', observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
+  await ok(SubmitSynthesis.type, 'bob', { sessionId: 'bob-p1', round: 1, rootCause: 'spike', proposedConditions: [threshold(0.5)], reasoning: 'looser', agrees: true });
+  await ok(EscalateRecovery.type, 'bob', { sessionId: 'bob-p1', reason: 'we will not agree' });
+  await waitFor(async () => (session = await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: 'bob-p1' }))?.escalations[0]?.tieBreaker != null, 'the tie-breaker draw', 15_000);
+  await ok(RecordTieBreak.type, session!.escalations[0]!.tieBreaker!, { sessionId: 'bob-p1', escalation: 1, side: 'neither', reasoning: 'both have a point' });
+  let quorum: VotingSessionView | undefined;
+  await waitFor(async () => (quorum = await query<VotingSessionView>(GetVotingSession.subject, { sessionId: 'bob-p1-q2' })) !== undefined, 'the quorum session', 15_000);
+  expect(quorum).toMatchObject({ requestingAgent: 'bob', createdBy: 'service:dialectic' });
+  // Sent as any CreateVotingSession is (the contract's payload, signed by service:dialectic), and decided by the voting service with what it adds (the validators, the configuration).
+  const [createdQuorum] = await context.store.readStream('voting_session-bob-p1-q2');
+  expect(createdQuorum!.metadata).toMatchObject({ actor: 'service:dialectic', commandPayload: expect.not.objectContaining({ candidates: expect.anything() }), decision: { payload: expect.objectContaining({ candidates: expect.any(Array) }) } });
+  for (const { agentId } of quorum!.validators) await ok(CastValidatorVote.type, agentId, { sessionId: 'bob-p1-q2', decision: 'approve', confidence: 0.9, reasoning: `${agentId} approves` });
+  await waitFor(async () => (await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: 'bob-p1' }))?.status === 'resolved', 'the quorum result', 15_000);
 
   // Everything settled: a last checkpoint of the whole log.
   await new Promise((r) => setTimeout(r, 300));

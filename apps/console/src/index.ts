@@ -14,4 +14,4 @@ export function consoleBuilt(dir = consoleAssetsDir()): boolean {
   return existsSync(`${dir.replace(/\/+$/, '')}/index.html`);
 }
 
-export { categoryOf, openEventStream, type AgoraEvent, type EventStreamOptions, type StreamStatus } from './sse-client.js';
+export { openEventStream, type AgoraEvent, type EventStreamOptions, type StreamStatus } from './sse-client.js';

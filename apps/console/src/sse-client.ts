@@ -21,12 +21,6 @@ export interface AgoraEvent {
   metadata: Record<string, unknown>;
 }
 
-/** `proposal-p1` -> `proposal`: the stream's category (everything before the first `-`). */
-export function categoryOf(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  return dash < 0 ? streamId : streamId.slice(0, dash);
-}
-
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
 export interface EventStreamOptions {

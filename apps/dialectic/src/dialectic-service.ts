@@ -1,6 +1,7 @@
 import {
   AgoraError,
   authorizeSender,
+  CreateVotingSession,
   DecideRecovery,
   DIALECTIC_SESSION_CATEGORY,
   dialecticCommands,
@@ -20,7 +21,6 @@ import {
   type DialecticSessionRecord,
   type RecoveryEscalated,
   type RecoveryResolved,
-  type ValidatorCandidate,
   type PayloadOf,
   type RecordQuorumResult,
 } from '@agora/contracts';
@@ -40,12 +40,11 @@ import {
 } from '@agora/domain-dialectic';
 import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
-import { sessionIdOfRequest, votingSessionDecider, votingSessionStreamId } from '@agora/domain-voting';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
-import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingConfig, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
+import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -72,14 +71,6 @@ export interface RunningDialectic extends Running {
 }
 
 const silent: EventSourcingLogger = { warn: () => undefined };
-
-/** The registry's validators as voting candidates (as the voting service enriches its own CreateVotingSession). */
-function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): ValidatorCandidate[] {
-  return registry
-    .list()
-    .filter((a) => a.roles.includes('validator'))
-    .map((a) => ({ agentId: a.agentId, displayName: a.displayName, trustScore: a.trustScore, specializations: [...a.specializations], status: a.status }));
-}
 
 /**
  * The registry's agents who may send `commandType` (the authorization table decides): a recovery's
@@ -130,11 +121,12 @@ async function quorumResultOf(event: RecordedEvent, store: ServiceContext['store
  * - A reactor (one checkpoint, "dialectic") answers the log: AgentPaused opens the recovery with
  *   the registry's agents as candidates and the session records as their history, seeded by the
  *   pause event's id (and records a relapse on the session that last resumed the agent);
- *   RecoveryEscalated to tie_break draws a tie-breaker; to quorum, it creates the voting session on
- *   the voting stream itself (an internal command decided by the voting decider, enriched as the
- *   voting service enriches its own: the registry's validators and the configuration in force), so
- *   no second write is made beside the escalation; the voting session's end comes back as
- *   RecordQuorumResult; RecoveryResolved with the audit drawn assigns an auditor.
+ *   RecoveryEscalated to tie_break draws a tie-breaker; to quorum, it sends CreateVotingSession to
+ *   the voting service, which alone writes voting sessions: signed as service:dialectic, through the
+ *   voting service's gate, authorization table (the command's issuers) and reply cache, and decided
+ *   there with the registry's validators and the configuration in force, as any CreateVotingSession;
+ *   the voting session's end comes back as RecordQuorumResult; RecoveryResolved with the audit drawn
+ *   assigns an auditor.
  * - Deadlines are durable: rebuilt from the log at start, ExpireDialecticPhase when one is due.
  * - Queries: one session (from its stream), sessions by agent, participant, awaited actor or status
  *   (from a live read model).
@@ -168,11 +160,11 @@ export async function startDialecticService(context: ServiceContext, options: Di
   };
   const onSession = (sessionId: string, type: DialecticCommand['type'], payload: DialecticCommand['payload']): InternalCommand => ({ streamId: dialecticStreamId(sessionId), decider, type, payload });
 
-  async function react(event: RecordedEvent): Promise<InternalCommand[]> {
+  async function react(event: RecordedEvent): Promise<Reaction[]> {
     switch (event.type) {
       case 'AgentPaused': {
         const d = event.data as DataOf<typeof AgentPaused>;
-        const commands = [
+        const commands: Reaction[] = [
           onSession(d.sessionId, 'OpenRecovery', {
             sessionId: d.sessionId,
             agentId: d.agentId,
@@ -199,28 +191,19 @@ export async function startDialecticService(context: ServiceContext, options: Di
           return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(agentsWhoMay(context.registry, RecordTieBreak), records(), s.agentId, d.escalatedAt).slice(0, 500) })];
         }
         if (!d.votingSessionId || !d.proposal) return [];
-        const { config, revision } = await readVotingConfig(store);
         const conditions = d.proposal.conditions.map((c) => `${c.operation}(${JSON.stringify(c.parameters)})`).join(', ') || 'none';
         const timeout = Math.min(Math.max(s.rules.escalation.quorumTimeoutMs, 1000), 24 * 60 * 60_000);
         return [
-          {
-            streamId: votingSessionStreamId(sessionIdOfRequest(d.votingSessionId)),
-            decider: votingSessionDecider,
-            type: 'CreateVotingSession',
-            payload: {
-              requestId: d.votingSessionId,
-              requestingAgent: s.agentId,
-              actionType: QUORUM_ACTION_TYPE,
-              riskLevel: 'high',
-              critical: false,
-              summary: `Resume ${s.agentId} (recovery ${s.sessionId}, escalation ${d.escalation}, ${d.reason})? Root cause: ${d.proposal.rootCause}. Conditions: ${conditions}`.slice(0, 5000),
-              criteria: { minTrustScore: 0, excludeAgents: [s.agentId, ...(s.reviewer ? [s.reviewer] : [])], preferredSpecializations: [] },
-              votingTimeoutMs: timeout,
-              candidates: validatorCandidates(context.registry),
-              config,
-              configRevision: revision,
-            },
-          },
+          serviceRequest(CreateVotingSession, {
+            requestId: d.votingSessionId,
+            requestingAgent: s.agentId,
+            actionType: QUORUM_ACTION_TYPE,
+            riskLevel: 'high',
+            critical: false,
+            summary: `Resume ${s.agentId} (recovery ${s.sessionId}, escalation ${d.escalation}, ${d.reason})? Root cause: ${d.proposal.rootCause}. Conditions: ${conditions}`.slice(0, 5000),
+            criteria: { minTrustScore: 0, excludeAgents: [s.agentId, ...(s.reviewer ? [s.reviewer] : [])], preferredSpecializations: [] },
+            votingTimeoutMs: timeout,
+          }),
         ];
       }
       case 'RecoveryResolved': {

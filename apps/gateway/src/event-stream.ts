@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { COMMAND_ID_CATEGORY } from '@agora/runtime';
-import { backoffDelay, categoryOf, InvalidPosition, sleep, type EventStore, type Position, type RecordedEvent } from '@agora/eventstore';
+import { backoffDelay, InvalidPosition, sleep, type EventStore, type Position, type RecordedEvent } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
-import { DEBATE_SSE_TYPES, SCHEMA_VERSION_FIELD } from '@agora/contracts';
+import { categoryOf, DEBATE_SSE_TYPES, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import type { EndReason } from './credentials.js';
 import { chunkFrames, type EventFeed, type FeedChunk, type FeedEntry, type FeedPage } from './event-feed.js';
 import { GatewayError } from './http-reply.js';

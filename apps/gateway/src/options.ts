@@ -1,6 +1,7 @@
 import { DEFAULT_MCP_BOUNDS } from '@agora/mcp';
 import { commands, events, queries, type CommandDefinition, type EventDefinition, type QueryDefinition } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
+import { positiveIntSetting } from '@agora/runtime';
 import type { EventStore } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
 import { ConfigError } from '@agora/runtime';
@@ -10,7 +11,7 @@ import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
 import type { A2aSetting } from './a2a/route.js';
 import type { McpSessionBounds } from './mcp-route.js';
-import { positiveIntegerFromEnv, ReadAccess, type ReadAccessOptions } from './read-auth.js';
+import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
 export type SseFeedOptions = Omit<EventFeedOptions, 'logger'>;
 
@@ -106,9 +107,9 @@ export function mcpSettingFromEnv(env: NodeJS.ProcessEnv): GatewayOptions['mcp']
   const text = env['AGORA_MCP_ALLOWED_HOSTS']?.trim();
   if (text === 'off') return false;
   const sessions: McpSessionBounds = {};
-  const perReader = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSIONS_PER_READER', 'sessions');
-  const max = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSIONS_MAX', 'sessions');
-  const idle = positiveIntegerFromEnv(env, 'AGORA_MCP_SESSION_IDLE_SECONDS', 'seconds');
+  const perReader = positiveIntSetting(env, 'AGORA_MCP_SESSIONS_PER_READER', 'sessions');
+  const max = positiveIntSetting(env, 'AGORA_MCP_SESSIONS_MAX', 'sessions');
+  const idle = positiveIntSetting(env, 'AGORA_MCP_SESSION_IDLE_SECONDS', 'seconds');
   if (perReader !== undefined) sessions.sessionsPerReader = perReader;
   if (max !== undefined) sessions.maxSessions = max;
   if (idle !== undefined) sessions.idleSeconds = idle;

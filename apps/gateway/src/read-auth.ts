@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AgoraError, READ_TOKEN, readerOf, type Reader } from '@agora/contracts';
 import { readerOfToken, type AgentDirectory } from '@agora/messaging';
-import { ConfigError } from '@agora/runtime';
+import { ConfigError, positiveIntSetting } from '@agora/runtime';
 import { CredentialWatch, type Credential } from './credentials.js';
 import { GatewayError } from './http-reply.js';
 import { DEFAULT_SESSION_BOUNDS, sessionCookieOf, SessionStore, type SessionOptions } from './sessions.js';
@@ -22,14 +22,6 @@ export interface ReadAccessOptions {
   now?: () => Date;
   /** Browser sessions (POST /v1/login): their lifetime and bounds. Used when closed. */
   sessions?: SessionOptions;
-}
-
-/** A positive whole number from the environment, or undefined when unset; ConfigError naming the variable otherwise. */
-export function positiveIntegerFromEnv(env: NodeJS.ProcessEnv, name: string, what: string): number | undefined {
-  const text = env[name];
-  if (text === undefined || text.trim() === '') return undefined;
-  if (!/^\d+$/.test(text.trim()) || Number(text) <= 0) throw new ConfigError(`${name} must be a positive whole number of ${what} (got ${JSON.stringify(text)})`);
-  return Number(text);
 }
 
 /** The console's login settings: the environment variable of each SessionOptions member. */
@@ -50,7 +42,7 @@ export function readAccessFromEnv(env: NodeJS.ProcessEnv): Pick<ReadAccessOption
   if (mode !== 'open' && mode !== 'closed') throw new ConfigError(`AGORA_READS must be open or closed (got ${JSON.stringify(mode)})`);
   const sessions: SessionOptions = {};
   for (const [key, [name, what]] of Object.entries(SESSION_ENV)) {
-    const value = positiveIntegerFromEnv(env, name, what);
+    const value = positiveIntSetting(env, name, what);
     if (value !== undefined) sessions[key as keyof typeof SESSION_ENV] = value;
   }
   return { mode, audience: env['AGORA_READ_AUDIENCE'] || READ_TOKEN.defaultAudience, ...(Object.keys(sessions).length > 0 ? { sessions } : {}) };

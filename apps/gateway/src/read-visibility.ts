@@ -3,9 +3,9 @@
  * and to each event of an event stream. A refusal is `forbidden` with a message that is the same
  * whether the thing asked for exists or not.
  */
-import { AgoraError, EVENT_VISIBILITY, namedAt, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
+import { AgoraError, categoryOf, EVENT_VISIBILITY, namedAt, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
 import { answerQuery as answerQueryFor, notAParty as sharedNotAParty } from '@agora/messaging';
-import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { GatewayError } from './http-reply.js';
 
 /** The one refusal of something an agent is no party to: it does not say whether it exists. */

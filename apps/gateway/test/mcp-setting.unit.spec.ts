@@ -9,6 +9,6 @@ describe('AGORA_MCP_ALLOWED_HOSTS', () => {
 
   it('bounds its sessions by AGORA_MCP_SESSIONS_PER_READER, AGORA_MCP_SESSIONS_MAX and AGORA_MCP_SESSION_IDLE_SECONDS', () => {
     expect(mcpSettingFromEnv({ AGORA_MCP_SESSIONS_PER_READER: '2', AGORA_MCP_SESSIONS_MAX: '40', AGORA_MCP_SESSION_IDLE_SECONDS: '90' })).toEqual({ sessions: { sessionsPerReader: 2, maxSessions: 40, idleSeconds: 90 } });
-    expect(() => mcpSettingFromEnv({ AGORA_MCP_SESSIONS_MAX: 'lots' })).toThrow(/^AGORA_MCP_SESSIONS_MAX must be a positive whole number of sessions/);
+    expect(() => mcpSettingFromEnv({ AGORA_MCP_SESSIONS_MAX: 'lots' })).toThrow(/^AGORA_MCP_SESSIONS_MAX="lots" must be a positive whole number of sessions/);
   });
 });

@@ -28,7 +28,7 @@ describe('read access settings and tokens', () => {
   it('the bounds of the console logins come from their variables, positive whole numbers', () => {
     const env = { AGORA_CONSOLE_SESSIONS_PER_AGENT: '2', AGORA_CONSOLE_SESSIONS_MAX: '50', AGORA_LOGIN_CHALLENGES_PER_SOURCE: '3', AGORA_LOGIN_CHALLENGES_MAX: '40' };
     expect(readAccessFromEnv(env)).toEqual({ mode: 'closed', audience: 'agora', sessions: { sessionsPerAgent: 2, maxSessions: 50, challengesPerSource: 3, maxChallenges: 40 } });
-    for (const name of Object.keys(env)) expect(() => readAccessFromEnv({ [name]: '0' })).toThrow(new RegExp(`^${name} must be a positive whole number`));
+    for (const name of Object.keys(env)) expect(() => readAccessFromEnv({ [name]: '0' })).toThrow(new RegExp(`^${name}="0" must be a positive whole number`));
   });
 
   it('counts challenges by source: an IPv4 address (also IPv4-mapped), an IPv6 address by its /64', () => {

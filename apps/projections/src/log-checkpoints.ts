@@ -1,6 +1,6 @@
-import { AUDIT_LOG_STREAM, type LogCheckpointRecorded, type DataOf } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, categoryOf, type LogCheckpointRecorded, type DataOf } from '@agora/contracts';
 import { COMMAND_ID_CATEGORY, LOG_HASH_ALGORITHM, LogHasher, logCheckpointDecider, reactionCommandId, type EventSourcingLogger, type LogHead } from '@agora/eventsourcing';
-import { categoryOf, StreamNotFound, type EventStore, type Subscription } from '@agora/eventstore';
+import { StreamNotFound, type EventStore, type Subscription } from '@agora/eventstore';
 import { issueInternalCommand, type HeldLease, type Leases, type Running, type ServiceActor } from '@agora/runtime';
 
 export const DEFAULT_CHECKPOINT_EVERY = 1_000;

@@ -15,7 +15,7 @@ import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-co
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startChamberService } from '@agora/chamber';
-import { commandsOf, GetAgent, queriesOf, RegisterAgent, type AgentView, type CommandResult } from '@agora/contracts';
+import { CastValidatorVote, commandsOf, CreateVotingSession, GetAgent, queriesOf, RegisterAgent, type AgentView, type CommandResult } from '@agora/contracts';
 import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { setUpJetStreamLog } from '@agora/eventstore';
@@ -162,11 +162,16 @@ describe('one NATS user per service (services.conf)', () => {
     for (const subject of ['_INBOX.>', '_INBOX_registry.>']) expect(await ended(gw.subscribe(subject))).toMatchObject({ name: 'PermissionViolationError', subject });
   }, 60_000);
 
-  it('a service user cannot publish event notifications nor ask another service; the gateway cannot append to the log', async () => {
+  it('a service user cannot publish event notifications nor ask another service but what the table lets it send; the gateway cannot append to the log', async () => {
     const nc = await connectAs('tribunal');
     expect(await refused(nc.request('agora.evt.agent.AgentRegistered', '{}', { timeout: 3_000 }))).toBeInstanceOf(errors.PermissionViolationError);
     expect(await refused(nc.request('agora.evt.tribunal_review.ReviewSubmitted', '{}', { timeout: 3_000 }))).toBeInstanceOf(errors.PermissionViolationError);
     expect(await refused(nc.request(RegisterAgent.subject, '{}', { timeout: 3_000 }))).toBeInstanceOf(errors.PermissionViolationError);
+    // The dialectic sends the voting service its quorum sessions (CreateVotingSession names it among its issuers), and nothing else.
+    const dialectic = await connectAs('dialectic');
+    const answered = await dialectic.request(CreateVotingSession.subject, '{}', { timeout: 3_000 });
+    expect(JSON.parse(answered.string())).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
+    expect(await refused(dialectic.request(CastValidatorVote.subject, '{}', { timeout: 3_000 }))).toBeInstanceOf(errors.PermissionViolationError);
     const gw = await connectAs('gateway');
     expect(await refused(gw.request('agora.es.agent-mallory', '{"e":[]}', { timeout: 3_000 }))).toBeInstanceOf(errors.PermissionViolationError);
   }, 60_000);

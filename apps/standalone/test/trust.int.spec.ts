@@ -212,10 +212,14 @@ describe.each(setups)('the trust boundary ($name)', ({ config: transportConfig }
       expect((await context.registry.agent('bob'))?.breaker.state).toBe('open');
     }, 60_000);
 
-    it('refuses a command signed as a service on the subjects (a service is no agent), and another service issuing a command that is not its own', async () => {
+    it('refuses on the subjects a service sending a command that does not name it among its issuers, or a service signed for with another key; and a service issuing a command that is not its own', async () => {
       const voting = context.serviceIdentity('voting');
-      const asService = await writesNothing(() => command(CreateVotingSession, 'service:voting', { requestId: `x-${randomUUID()}`, actionType: 'deploy', riskLevel: 'high' }, voting));
-      expect(asService).toMatchObject({ ok: false, error: { code: 'invalid_command' } }); // `service:voting` is no agent id
+      const request = () => ({ requestId: `x-${randomUUID()}`, actionType: 'deploy', riskLevel: 'high' });
+      // CreateVotingSession names service:dialectic among its issuers (a quorum escalation), not service:voting.
+      const asService = await writesNothing(() => command(CreateVotingSession, 'service:voting', request(), voting));
+      expect(asService).toMatchObject({ ok: false, error: { code: 'forbidden', message: expect.stringContaining('only service:dialectic does') } });
+      const forged = await writesNothing(() => command(CreateVotingSession, 'service:dialectic', request(), voting));
+      expect(forged).toMatchObject({ ok: false, error: { code: 'bad_signature' } });
 
       const decider = createDialecticDecider(DEFAULT_DIALECTIC_POLICY);
       await writesNothing(async () => {

@@ -37,3 +37,20 @@ export type ActorRole = Role | typeof SERVICE_ROLE;
 
 /** Short free text (names, reasons). */
 export const ShortText = (max = 200) => z.string().trim().min(1).max(max);
+
+/**
+ * The category of a stream id `<category>-<id>`: the part before the first `-` (categories contain no
+ * `-`). A name without `-` is its own category: the store refuses such a stream at append
+ * (assertValidStreamId), so one only comes from outside the log, and a reader (the audit, a feed, the
+ * console) reports or filters it by that name rather than failing on it.
+ */
+export function categoryOf(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}
+
+/** `value` when it is a whole number of at least 1; a RangeError naming it otherwise (an argument or option out of range). */
+export function positiveInt(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number, got ${String(value)}`);
+  return value;
+}

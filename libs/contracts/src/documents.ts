@@ -7,48 +7,13 @@
 import { authorizationTableMarkdown } from './authorization.js';
 import { z } from 'zod';
 import { commands, events, queries } from './catalog.js';
-import { queryOwner, type CommandDefinition, type EventDefinition, type QueryDefinition } from './define.js';
-import { CommandEnvelope, CommandResult, CommandSignature, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
+import { queryOwner, type EventDefinition, type QueryDefinition } from './define.js';
+import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES } from './errors.js';
 import { EventMetadata } from './metadata.js';
+import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './json-schema.js';
 import { openApiDocument } from './openapi.js';
 import { SIGNING_SPEC } from './signing-spec.js';
-
-export type JsonSchema = Record<string, unknown>;
-
-/** JSON Schema (2020-12) of a zod schema, without `$schema`: embeddable in other documents. */
-export function schemaOf(type: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
-  const schema = z.toJSONSchema(type, { io, unrepresentable: 'any' }) as JsonSchema;
-  delete schema['$schema'];
-  return schema;
-}
-
-/** The envelope of one command type: the generic envelope with `type` fixed and `payload` typed. */
-export function envelopeOf(c: CommandDefinition): JsonSchema {
-  const envelope = CommandEnvelope.extend({ type: z.literal(c.type), payload: c.payload, signature: CommandSignature });
-  return { title: `${c.type} command`, description: c.summary, ...schemaOf(envelope) };
-}
-
-/** `{ok:true, result}` with a typed result, or the error reply. */
-export const replyOf = (result: z.ZodType): z.ZodType => z.union([z.object({ ok: z.literal(true), result }).strict(), ErrorReply]);
-
-/** An event as the relay publishes it on `agora.evt.<category>.<type>`. */
-export function publishedEventOf(e: EventDefinition): z.ZodType {
-  return z.object({
-    id: z.uuid(),
-    type: z.literal(e.type),
-    streamId: z.string().describe(`\`${e.category}-<id>\``),
-    revision: z.number().int().min(0),
-    position: z.string().describe('Opaque global position; resume an SSE stream after it with Last-Event-ID'),
-    recordedAt: z.string(),
-    data: e.data,
-    metadata: EventMetadata.extend({
-      schemaVersion: z
-        .literal(e.version)
-        .describe(`The schema version of \`data\`: this document describes ${e.type} version ${e.version}. Any other version is not this shape: a reader that does not know it must not read the data as this one (docs/event-versions.md)`),
-    }),
-  });
-}
 
 /** The JSON Schema dialect of every schema in the documents, as AsyncAPI names it in `schemaFormat`. */
 export const SCHEMA_FORMAT = 'application/schema+json;version=draft-2020-12';

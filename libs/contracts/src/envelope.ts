@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentId, Timestamp } from './common.js';
+import { SERVICE_NAMES } from './define.js';
 import { ErrorCodeSchema } from './errors.js';
 
 /** A command's signature: Ed25519, 64 bytes, base64url without padding. */
@@ -7,6 +8,9 @@ export const CommandSignature = z
   .string()
   .regex(/^[A-Za-z0-9_-]{86}$/)
   .describe('Ed25519 signature (64 bytes, base64url without padding) of "agora.command.v1\\n" followed by the RFC 8785 canonical JSON of every other member');
+
+/** Who may sign a command: an agent, or one of Agora's services (`service:<name>`) sending another service a command only it may issue. */
+export const CommandActor = z.union([AgentId, z.enum(SERVICE_NAMES.map((name) => `service:${name}` as const)).describe('An Agora service, signing with its service key')]);
 
 /**
  * A command as it travels: signed by `actor` over "agora.command.v1\n" and the RFC 8785 canonical
@@ -18,7 +22,7 @@ export const CommandEnvelope = z
   .object({
     commandId: z.uuid().describe('Unique per command; a repeat gets the first reply and writes nothing'),
     type: z.string().regex(/^[A-Z][A-Za-z0-9]{1,63}$/).describe('Command type, e.g. `RegisterAgent`'),
-    actor: AgentId.describe('The agent issuing (and signing) the command'),
+    actor: CommandActor.describe('The agent issuing (and signing) the command, or `service:<name>` for a command one service sends another (signed with its service key)'),
     issuedAt: Timestamp.describe('When the command was signed; must be within the accepted window (default 5 minutes)'),
     payload: z.record(z.string(), z.unknown()).describe('The command payload; its schema depends on `type`'),
     correlationId: z.string().min(1).max(100).optional().describe('Ties a chain of commands and events together; signed when present'),

@@ -17,6 +17,7 @@ export * from './projections.js';
 export * from './audit.js';
 export * from './settings.js';
 export * from './catalog.js';
+export * from './json-schema.js';
 export * from './documents.js';
 export * from './openapi.js';
 export * from './metadata.js';

@@ -6,7 +6,7 @@
  */
 import { commands as catalogCommands, events as catalogEvents, queries as catalogQueries } from './catalog.js';
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
-import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './documents.js';
+import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './json-schema.js';
 import { DEBATE_SSE_TYPES } from './debate.js';
 import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { events } from '../src/catalog.js';
 import { defineEvent } from '../src/define.js';
-import { buildDocuments, publishedEventOf } from '../src/documents.js';
+import { buildDocuments } from '../src/documents.js';
+import { publishedEventOf } from '../src/json-schema.js';
 import { storedSchemaVersion, UnknownEventVersion, upcastEventData } from '../src/versions.js';
 
 /**

@@ -1,2 +1,4 @@
 export * from './decider.js';
 export * from './specification.js';
+export * from './guards.js';
+export * from './deadlines.js';

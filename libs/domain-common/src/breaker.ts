@@ -30,7 +30,7 @@ import {
   type RecoveryResolved,
   type ReportHealth,
 } from '@agora/contracts';
-import { DomainError, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
+import { DomainError, round6, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
 
 export type { BreakerPolicy, BreakerPolicyInput } from '@agora/contracts';
 
@@ -230,8 +230,6 @@ export function resumeDecision(agent: BreakerSubject, command: Command<'ResumeAg
     },
   ];
 }
-
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /**
  * What Agora enforces of a resume's conditions (the last of each operation wins):

@@ -8,6 +8,7 @@
  * The primary crux is the validated crux with the highest DCG (ties: the earlier thread).
  */
 import type { DcgScore, DebateOutcome, ThreadView } from '@agora/contracts';
+import { round6 } from '@agora/decider';
 
 export function dcgOf(t: Pick<ThreadView, 'threadId' | 'commitments' | 'stage'>, participants: number): DcgScore {
   if (t.stage === 'UNRESOLVED' || participants === 0) return { threadId: t.threadId, coverage: 0, polarity: 0, impact: 0, score: 0 };
@@ -16,8 +17,7 @@ export function dcgOf(t: Pick<ThreadView, 'threadId' | 'commitments' | 'stage'>,
   const no = t.commitments.filter((c) => c.side === 'NO').length;
   const polarity = yes + no === 0 ? 0 : 1 - Math.abs(yes - no) / (yes + no);
   const impact = t.commitments.filter((c) => c.topClaim.flipsIfCruxFlips).length / participants;
-  const round = (x: number) => Math.round(x * 1e6) / 1e6;
-  return { threadId: t.threadId, coverage: round(coverage), polarity: round(polarity), impact: round(impact), score: round(coverage * polarity * impact) };
+  return { threadId: t.threadId, coverage: round6(coverage), polarity: round6(polarity), impact: round6(impact), score: round6(coverage * polarity * impact) };
 }
 
 /** The debate's outcome and primary thread from its ended threads. */

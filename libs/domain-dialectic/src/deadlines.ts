@@ -10,43 +10,27 @@
  * `deadlineCommandId(key, dueAt)`; a deadline that moved meanwhile makes it change nothing.
  */
 import { DIALECTIC_SESSION_CATEGORY } from '@agora/contracts';
-import { dialecticStreamId } from './ids.js';
+import { aggregateDeadlineKey, deadlineRule, type DeadlineChange, type DeadlineEvent } from '@agora/decider';
 
-/** The part of a stored event deadlineOf reads (a RecordedEvent of the store fits). */
-export interface EventLike {
-  type: string;
-  data: unknown;
-  streamId: string;
-}
-
-/** Same shape as the scheduler's DeadlineChange. */
-export type SessionDeadlineChange = { key: string; dueAt: string } | { cancel: string } | undefined;
+const KEY = aggregateDeadlineKey(DIALECTIC_SESSION_CATEGORY, 'deadline');
 
 /** `dialectic_session-<sessionId>:deadline` */
-export const sessionDeadlineKey = (sessionId: string): string => `${dialecticStreamId(sessionId)}:deadline`;
-
-const KEY = new RegExp(`^${DIALECTIC_SESSION_CATEGORY}-(.+):deadline$`);
+export const sessionDeadlineKey = (sessionId: string): string => KEY.key(sessionId);
 
 /** The session a deadline key names, or undefined for a key that is not a dialectic deadline. */
 export function parseSessionDeadlineKey(key: string): { sessionId: string } | undefined {
-  const match = KEY.exec(key);
-  return match ? { sessionId: match[1]! } : undefined;
+  const sessionId = KEY.parse(key);
+  return sessionId === undefined ? undefined : { sessionId };
 }
 
-/** Events that open a phase: `deadlineAt` sets (moves) the session's deadline; null cancels it (SynthesisSubmitted: null leaves it to the event that follows). */
-const OPENS_PHASE = new Set(['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'RecoveryEscalated']);
-/** Events after which nothing is due until another phase opens. */
-const SETTLES = new Set(['DialecticPhaseExpired', 'RecoveryResolved', 'RecoveryDecided']);
-
-/** How one event of a `dialectic_session` stream changes the pending deadline. Pure. */
-export function deadlineOf(event: EventLike): SessionDeadlineChange {
-  if (!OPENS_PHASE.has(event.type) && !SETTLES.has(event.type)) return undefined;
-  if (typeof event.data !== 'object' || event.data === null) return undefined;
-  const { sessionId, deadlineAt } = event.data as Record<string, unknown>;
-  if (typeof sessionId !== 'string') return undefined;
-  const key = sessionDeadlineKey(sessionId);
-  if (SETTLES.has(event.type)) return { cancel: key };
-  if (typeof deadlineAt === 'string') return { key, dueAt: deadlineAt };
-  if (deadlineAt === null && event.type !== 'SynthesisSubmitted') return { cancel: key };
-  return undefined;
-}
+/**
+ * How one event of a `dialectic_session` stream changes the pending deadline. Pure. Events that open a
+ * phase set (move) it with their `deadlineAt`; null cancels it, but SynthesisSubmitted's null leaves it
+ * to the event that follows. After an expiry, a resolution or a decision nothing is due.
+ */
+export const deadlineOf: (event: DeadlineEvent) => DeadlineChange = deadlineRule({
+  sets: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'RecoveryEscalated'],
+  cancels: ['DialecticPhaseExpired', 'RecoveryResolved', 'RecoveryDecided'],
+  cancelOnNull: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'ResolutionProposed', 'RecoveryEscalated'],
+  keyOf: ({ sessionId }) => (typeof sessionId === 'string' ? sessionDeadlineKey(sessionId) : undefined),
+});

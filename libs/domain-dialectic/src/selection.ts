@@ -6,6 +6,7 @@
  */
 import { DEFAULT_AUTHORITY_WEIGHTS, type AuthorityBreakdown, type RecoveryCandidate, type SelectionRecord } from '@agora/contracts';
 import { drawOf } from '@agora/domain-common';
+import { round6 } from '@agora/decider';
 
 export const DAY_MS = 86_400_000;
 
@@ -18,9 +19,6 @@ export interface AuthorityRules {
 }
 
 export const DEFAULT_AUTHORITY_RULES: AuthorityRules = { weights: { ...DEFAULT_AUTHORITY_WEIGHTS }, freshnessWindowMs: DAY_MS };
-
-/** Rounded to 6 decimals: the score is recorded in events and read by people. */
-const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** The seed's health component: risk under 0.30 scores 1.0, 0.30 to 0.60 scores 0.7, above 0.60 scores 0.3. */
 export function healthScore(risk: number): number {

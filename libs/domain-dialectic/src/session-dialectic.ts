@@ -1,14 +1,14 @@
 // The recovery session decider, opening and dialectic: OpenRecovery, the thesis, antithesis and synthesis rounds, and the signatures.
 import type { DialecticMessageView } from '@agora/contracts';
-import { DomainError } from '@agora/decider';
+import { DomainError, requireRole, timeAfter } from '@agora/decider';
 import { checkHardLimits } from './conditions.js';
 import { converged } from './convergence.js';
 import { recoverySessionId } from '@agora/domain-common';
 import type { DialecticPolicy } from './policy.js';
 import { requireValidSignature, resolutionDigest } from './resolution.js';
 import { evolveSession } from './session-evolve.js';
-import { Decision, escalate, existing, payloadFor, refuseClosed, refuseLate, requireParty, requireRole, requireStatus, resolve, samePosition, selectionFor } from './session-guards.js';
-import { type CommandOf, type DialecticEvent, type DialecticSession, type DialecticSessionState, event, partyId, phaseDeadline, timeAfter, turnOf } from './session-state.js';
+import { Decision, escalate, existing, payloadFor, refuseClosed, refuseLate, requireParty, requireStatus, resolve, samePosition, selectionFor } from './session-guards.js';
+import { type CommandOf, type DialecticEvent, type DialecticSession, type DialecticSessionState, event, partyId, phaseDeadline, turnOf } from './session-state.js';
 
 // ---------------------------------------------------------------------------------------------
 // Commands

@@ -1,7 +1,7 @@
 // The recovery session decider, after the dialectic: expiry, the escalation ladder (tie-break, quorum, operator), relapse and audit.
-import { DomainError } from '@agora/decider';
+import { DomainError, requireRole } from '@agora/decider';
 import { requireValidSignature, resolutionDigest } from './resolution.js';
-import { Decision, escalate, existing, payloadFor, refuseClosed, refuseLate, requireEscalation, requireRole, requireStatus, selectionFor, settle } from './session-guards.js';
+import { Decision, escalate, existing, payloadFor, refuseClosed, refuseLate, requireEscalation, requireStatus, selectionFor, settle } from './session-guards.js';
 import { type CommandOf, type DialecticEvent, type DialecticSessionState, event, inDialectic, latestPosition, partyOf } from './session-state.js';
 
 export function expire(command: CommandOf<'ExpireDialecticPhase'>, state: DialecticSessionState): DialecticEvent[] {

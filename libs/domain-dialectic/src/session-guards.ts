@@ -1,26 +1,17 @@
 // The recovery session decider's guards, and how a decision is built (escalating, resolving, settling).
 import type { Condition, EscalationTier, EscalationView, OpenRecovery, Party, PayloadOf, Position, RecoveryEscalationReason, ResolutionPayload, ResolutionSignatureView } from '@agora/contracts';
-import { type CommandContext, DomainError } from '@agora/decider';
+import { type CommandContext, DomainError, timeAfter } from '@agora/decider';
 import { checkHardLimits, riskThresholdOf, sameConditions } from './conditions.js';
 import { quorumVotingSessionId } from './ids.js';
 import { auditSample } from './audit-sample.js';
 import { resolutionPayload } from './resolution.js';
 import { selectCandidate, type Selection } from './selection.js';
 import { evolveSession } from './session-evolve.js';
-import { type DialecticEvent, type DialecticSession, type DialecticSessionState, event, highestTier, isClosed, latestPosition, listOf, partyOf, quorumProposal, TIER_RANK, timeAfter } from './session-state.js';
+import { type DialecticEvent, type DialecticSession, type DialecticSessionState, event, highestTier, isClosed, latestPosition, partyOf, quorumProposal, TIER_RANK } from './session-state.js';
 
 // ---------------------------------------------------------------------------------------------
 // Guards
 // ---------------------------------------------------------------------------------------------
-
-export function requireRole(context: CommandContext, role: string, toDo: string): void {
-  if (context.actorRoles.includes(role)) return;
-  throw new DomainError('forbidden', `${context.actor} may not ${toDo}: that needs the role ${role}, and ${context.actor} has ${listOf(context.actorRoles)}`, {
-    actor: context.actor,
-    requiredRole: role,
-    actorRoles: [...context.actorRoles],
-  });
-}
 
 export function existing(state: DialecticSessionState, sessionId: string): DialecticSession {
   if (state.status === 'unopened') throw new DomainError('not_found', `recovery session ${sessionId} does not exist`, { sessionId });

@@ -1,6 +1,6 @@
 // The recovery session decider's types, and the readings of a session's state shared by its rules.
 import type { AntithesisSubmitted, AssignAuditor, AssignTieBreaker, AuditorAssigned, AuditSubmitted, DataOf, DecideRecovery, DialecticPhaseExpired, DialecticSessionRecord, EscalateRecovery, EscalationTier, EscalationView, ExpireDialecticPhase, NoCandidateEligible, OpenRecovery, Party, PayloadOf, Position, QuorumResultRecorded, RecordQuorumResult, RecordRelapse, RecordTieBreak, RecoveryDecided, RecoveryEscalated, RecoveryOpened, RecoveryRelapsed, RecoveryResolved, ResolutionBlocked, ResolutionProposed, ResolutionSigned, ReviewerSelected, SignResolution, SubmitAntithesis, SubmitAudit, SubmitSynthesis, SubmitThesis, SynthesisSubmitted, ThesisSubmitted, TieBreakerSelected, TieBreakRecorded } from '@agora/contracts';
-import { type Command, DomainError, type DomainEvent } from '@agora/decider';
+import { type Command, type DomainEvent, timeAfter } from '@agora/decider';
 
 export type DialecticEvent =
   | DomainEvent<'RecoveryOpened', DataOf<typeof RecoveryOpened>>
@@ -86,14 +86,6 @@ export const TIER_RANK: Record<EscalationTier, number> = { tie_break: 1, quorum:
 export const highestTier = (s: DialecticSession): number => s.escalations.reduce((max, e) => Math.max(max, TIER_RANK[e.tier]), 0);
 /** The escalation waiting for its outcome, if any. */
 export const pendingEscalation = (s: DialecticSession): EscalationView | undefined => s.escalations.findLast((e) => e.outcome === null);
-
-export const listOf = (items: readonly string[]) => (items.length === 0 ? 'none' : items.join(', '));
-
-export function timeAfter(now: string, ms: number): string {
-  const start = Date.parse(now);
-  if (Number.isNaN(start)) throw new DomainError('invalid_command', `command time ${JSON.stringify(now)} is not an ISO-8601 time`, { now });
-  return new Date(start + ms).toISOString();
-}
 
 const earlier = (a: string, b: string): string => (Date.parse(a) <= Date.parse(b) ? a : b);
 /** A dialectic phase's deadline: its own time-box, capped by the session limit. */

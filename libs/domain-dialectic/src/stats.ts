@@ -9,7 +9,7 @@
  *
  * Window: the sessions opened in the `windowDays` days up to `now` (both ends included).
  */
-import type { DialecticSessionRecord, DialecticStats, DialecticStatus } from '@agora/contracts';
+import { positiveInt, type DialecticSessionRecord, type DialecticStats, type DialecticStatus } from '@agora/contracts';
 import { collusionFlags } from './history.js';
 import { DAY_MS } from './selection.js';
 
@@ -23,11 +23,6 @@ function instant(now: string | Date): number {
   const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
   if (!Number.isFinite(t)) throw new RangeError(`now ${String(now)} is not a valid time`);
   return t;
-}
-
-function positiveInt(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a whole number of at least 1, got ${String(value)}`);
-  return value;
 }
 
 /** Milliseconds from the pause to the resolution; null when not resolved. */

@@ -7,16 +7,7 @@
  * the time it fires (never before the due time) and the command id `deadlineCommandId(key, dueAt)`.
  */
 import { PROPOSAL_CATEGORY } from '@agora/contracts';
-
-/** The part of a stored event deadlineOf reads (a RecordedEvent of the store fits). */
-export interface EventLike {
-  type: string;
-  data: unknown;
-  streamId: string;
-}
-
-/** Same shape as the scheduler's DeadlineChange. */
-export type RoundDeadlineChange = { key: string; dueAt: string } | { cancel: string } | undefined;
+import { deadlineRule, type DeadlineChange, type DeadlineEvent } from '@agora/decider';
 
 export const proposalStreamId = (proposalId: string): string => `${PROPOSAL_CATEGORY}-${proposalId}`;
 
@@ -32,25 +23,9 @@ export function parseRoundDeadlineKey(key: string): { proposalId: string; round:
   return { proposalId: match[1]!, round: Number(match[2]) };
 }
 
-interface RoundData {
-  proposalId: string;
-  round: number;
-  deadlineAt?: string;
-}
-
-function roundData(data: unknown): RoundData | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const { proposalId, round, deadlineAt } = data as Record<string, unknown>;
-  if (typeof proposalId !== 'string' || typeof round !== 'number') return undefined;
-  return typeof deadlineAt === 'string' ? { proposalId, round, deadlineAt } : { proposalId, round };
-}
-
 /** How one event of a `proposal` stream changes the pending round deadlines. Pure. */
-export function deadlineOf(event: EventLike): RoundDeadlineChange {
-  if (event.type !== 'ReviewRoundOpened' && event.type !== 'ReviewRoundClosed') return undefined;
-  const data = roundData(event.data);
-  if (!data) return undefined;
-  const key = roundDeadlineKey(data.proposalId, data.round);
-  if (event.type === 'ReviewRoundClosed') return { cancel: key };
-  return data.deadlineAt === undefined ? undefined : { key, dueAt: data.deadlineAt };
-}
+export const deadlineOf: (event: DeadlineEvent) => DeadlineChange = deadlineRule({
+  sets: ['ReviewRoundOpened'],
+  cancels: ['ReviewRoundClosed'],
+  keyOf: ({ proposalId, round }) => (typeof proposalId === 'string' && typeof round === 'number' ? roundDeadlineKey(proposalId, round) : undefined),
+});

@@ -1,6 +1,6 @@
 // The proposal decider, after the review: the operator's escalation decision, the execution of a proposal and its outcome.
-import { DomainError } from '@agora/decider';
-import { Decision, existing, requestRound, requireProposer, requireRole } from './proposal-guards.js';
+import { DomainError, requireRole } from '@agora/decider';
+import { Decision, existing, requestRound, requireProposer } from './proposal-guards.js';
 import { type CommandOf, event, ids, latestRound, openObjections, openRound, type ProposalEvent, type ProposalState, satisfiedConstitutions } from './proposal-state.js';
 
 export function decideEscalation(command: CommandOf<'DecideEscalation'>, state: ProposalState): ProposalEvent[] {

@@ -1,21 +1,12 @@
 // The proposal decider's guards, and how a decision is built (requesting, closing and escalating rounds, approving).
-import type { ActorRole, DataOf, ProposalEscalated, ReviewRoundClosed, ReviewRoundRequested, ReviewRoundView } from '@agora/contracts';
+import type { DataOf, ProposalEscalated, ReviewRoundClosed, ReviewRoundRequested, ReviewRoundView } from '@agora/contracts';
 import { type CommandContext, DomainError } from '@agora/decider';
 import { evolveProposal } from './proposal-evolve.js';
-import { event, ids, isFinal, listOf, openObjections, type Proposal, type ProposalEvent, type ProposalState, satisfiedConstitutions } from './proposal-state.js';
+import { event, ids, isFinal, openObjections, type Proposal, type ProposalEvent, type ProposalState, satisfiedConstitutions } from './proposal-state.js';
 
 // ---------------------------------------------------------------------------------------------
 // Guards
 // ---------------------------------------------------------------------------------------------
-
-export function requireRole(context: CommandContext, role: ActorRole, toDo: string): void {
-  if (context.actorRoles.includes(role)) return;
-  throw new DomainError('forbidden', `${context.actor} may not ${toDo}: that needs the role ${role}, and ${context.actor} has ${listOf(context.actorRoles)}`, {
-    actor: context.actor,
-    requiredRole: role,
-    actorRoles: [...context.actorRoles],
-  });
-}
 
 export function existing(state: ProposalState, proposalId: string): Proposal {
   if (state.status === 'unsubmitted') throw new DomainError('not_found', `proposal ${proposalId} does not exist`, { proposalId });

@@ -1,8 +1,8 @@
 // The proposal decider, the tribunal's review rounds: opening a round, reviews and objections, withdrawing an objection, the round's deadline.
 import type { DataOf, PayloadOf, ReviewSubmitted, SubmitReview } from '@agora/contracts';
-import { DomainError } from '@agora/decider';
-import { approveByTribunal, closeRound, Decision, escalate, existing, refuseFinal, requireRole } from './proposal-guards.js';
-import { type CommandOf, event, latestRound, objectionIdOf, openObjections, type ProposalEvent, type ProposalState, satisfiedConstitutions, timeAfter } from './proposal-state.js';
+import { DomainError, requireRole, timeAfter } from '@agora/decider';
+import { approveByTribunal, closeRound, Decision, escalate, existing, refuseFinal } from './proposal-guards.js';
+import { type CommandOf, event, latestRound, objectionIdOf, openObjections, type ProposalEvent, type ProposalState, satisfiedConstitutions } from './proposal-state.js';
 import { sameEvidence } from './proposal-submission.js';
 import { selectReviewers } from './selection.js';
 

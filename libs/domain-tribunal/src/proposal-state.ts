@@ -1,6 +1,6 @@
 // The proposal decider's types, and the readings of a proposal's state shared by its rules.
 import type { DataOf, DecideEscalation, EscalationDecided, ExecutionRecorded, ExpireReviewRound, ObjectionView, ObjectionWithdrawn, OpenReviewRound, OutcomeReported, PayloadOf, ProceededDespiteObjections, ProposalApproved, ProposalEscalated, ProposalRecord, ProposalRejected, ProposalRevised, ProposalSubmitted, ProposalWithdrawn, ProposalToolCallReleased, ProposalToolCallResultRecorded, RecordExecution, RecordProposalToolCallResult, ReleaseProposalToolCall, ReportOutcome, ReviewDeemedApproved, ReviewRoundClosed, ReviewRoundOpened, ReviewRoundRequested, ReviewRoundView, ReviewSubmitted, ReviseProposal, SubmitProposal, SubmitReview, WithdrawObjection, WithdrawProposal } from '@agora/contracts';
-import { type Command, DomainError, type DomainEvent } from '@agora/decider';
+import type { Command, DomainEvent } from '@agora/decider';
 
 export type ProposalEvent =
   | DomainEvent<'ProposalSubmitted', DataOf<typeof ProposalSubmitted>>
@@ -71,10 +71,3 @@ export function satisfiedConstitutions(p: Proposal, round: ReviewRoundView): str
 export const objectionIdOf = (round: number, constitution: string): string => `r${round}-${constitution}`;
 
 export const ids = (objections: readonly ObjectionView[]) => objections.map((o) => o.objectionId);
-export const listOf = (items: readonly string[]) => (items.length === 0 ? 'none' : items.join(', '));
-
-export function timeAfter(now: string, ms: number): string {
-  const start = Date.parse(now);
-  if (Number.isNaN(start)) throw new DomainError('invalid_command', `command time ${JSON.stringify(now)} is not an ISO-8601 time`, { now });
-  return new Date(start + ms).toISOString();
-}

@@ -1,8 +1,8 @@
 // The proposal decider, the executive's side: submission, revision and withdrawal.
-import { DomainError } from '@agora/decider';
+import { DomainError, requireRole } from '@agora/decider';
 import { rulesFor, type TribunalPolicy } from './policy.js';
 import { evolveProposal } from './proposal-evolve.js';
-import { closeRound, Decision, existing, refuseEscalated, refuseFinal, requestRound, requireProposer, requireRole } from './proposal-guards.js';
+import { closeRound, Decision, existing, refuseEscalated, refuseFinal, requestRound, requireProposer } from './proposal-guards.js';
 import { type CommandOf, event, openRound, type Proposal, type ProposalEvent, type ProposalState } from './proposal-state.js';
 
 // Commands

@@ -15,7 +15,7 @@
  * - `meanRoundsToApproval`, `reviewedWithFewerThanMinConstitutions`: the time the proposal was
  *   decided (see `decidedAt`).
  */
-import type { ProposalRecord, ProposalStatus, TribunalStats } from '@agora/contracts';
+import { positiveInt, type ProposalRecord, type ProposalStatus, type TribunalStats } from '@agora/contracts';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
@@ -47,11 +47,6 @@ function instant(now: string | Date): number {
   const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
   if (!Number.isFinite(t)) throw new RangeError(`now ${String(now)} is not a valid time`);
   return t;
-}
-
-function positiveInt(value: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be a whole number from 1 to ${max}, got ${String(value)}`);
-  return value;
 }
 
 const latest = (times: readonly (string | null | undefined)[]): string | null => {

@@ -71,7 +71,7 @@ describe('SubmitProposal', () => {
 
   it('refuses an agent without the executive role', () => {
     const refusal = spec([]).when(submit({}, ctx('harbinger'))).thenRefuses('forbidden', /^harbinger may not submit a proposal: that needs the role executive, and harbinger has reviewer$/);
-    expect(refusal.details).toEqual({ actor: 'harbinger', requiredRole: 'executive', actorRoles: ['reviewer'] });
+    expect(refusal.details).toEqual({ actor: 'harbinger', requiredRoles: ['executive'], actorRoles: ['reviewer'] });
   });
 
   it('refuses an unknown class and a deadline the policy does not allow, naming the field', () => {

@@ -6,7 +6,7 @@
  * knows which rules decided each session.
  */
 import { DEFAULT_VOTING_CONFIG, VOTING_CONFIG_CATEGORY, VOTING_CONFIG_ID, VotingConfig, type DataOf, type PayloadOf, type UpdateVotingConfig, type VotingConfigUpdated } from '@agora/contracts';
-import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { DomainError, requireRole, type Command, type Decider, type DomainEvent } from '@agora/decider';
 
 export type { VotingConfig } from '@agora/contracts';
 
@@ -41,9 +41,7 @@ export const votingConfigDecider: Decider<VotingConfigCommand, VotingConfigEvent
   evolve: (state, event) => ({ config: event.data.config, changes: state.changes + 1, updatedAt: event.data.updatedAt, updatedBy: event.data.updatedBy }),
   decide(command, state) {
     const { payload, context } = command;
-    if (!context.actorRoles.includes('operator')) {
-      throw new DomainError('forbidden', `${context.actor} may not change the voting configuration: that needs the role operator`, { actor: context.actor, requiredRole: 'operator' });
-    }
+    requireRole(context, 'operator', 'change the voting configuration');
     const next: VotingConfig = { ...state.config };
     for (const key of CONFIG_KEYS) if (payload[key] !== undefined) (next as Record<string, unknown>)[key] = payload[key];
     if (next.minValidators > next.maxValidators) {

@@ -35,6 +35,7 @@
  *   expires is decided by these rules over its partial votes and escalated in any case (expired).
  */
 import type { ConsensusType, EscalationReason, Recommendation, RecommendedDecision, VoteDecision, VoteTally, VotingRules } from '@agora/contracts';
+import { round6 } from '@agora/decider';
 
 export interface VoteLike {
   validator: string;
@@ -45,8 +46,6 @@ export interface VoteLike {
   trustScore: number;
   weight: number;
 }
-
-const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** What a vote counts for: trustScore/1000 × confidence when weighting by trust, else 1. */
 export function voteWeight(trustScore: number, confidence: number, weightByTrustScore: boolean): number {

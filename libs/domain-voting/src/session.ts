@@ -51,7 +51,7 @@ import type {
   VotingSessionExpired,
   VotingSessionRecord,
 } from '@agora/contracts';
-import { DomainError, type Command, type CommandContext, type Decider, type DomainEvent } from '@agora/decider';
+import { DomainError, listOf, requireRole, timeAfter, type Command, type CommandContext, type Decider, type DomainEvent } from '@agora/decider';
 import { recommend, voteWeight } from './consensus.js';
 import { selectValidators } from './selection.js';
 
@@ -104,23 +104,7 @@ export const sessionIdOfRequest = (requestId: string): string => requestId;
 /** Still collecting votes. */
 export const isOpenForVotes = (status: string): boolean => status === 'pending' || status === 'voting';
 
-const listOf = (items: readonly string[]) => (items.length === 0 ? 'none' : items.join(', '));
 const ms = (t: string) => Date.parse(t);
-
-function timeAfter(now: string, delayMs: number): string {
-  const start = Date.parse(now);
-  if (Number.isNaN(start)) throw new DomainError('invalid_command', `command time ${JSON.stringify(now)} is not an ISO-8601 time`, { now });
-  return new Date(start + delayMs).toISOString();
-}
-
-function requireRole(context: CommandContext, roles: readonly string[], toDo: string): void {
-  if (roles.some((r) => context.actorRoles.includes(r))) return;
-  throw new DomainError('forbidden', `${context.actor} may not ${toDo}: that needs the role ${roles.join(' or ')}, and ${context.actor} has ${listOf(context.actorRoles)}`, {
-    actor: context.actor,
-    requiredRoles: [...roles],
-    actorRoles: [...context.actorRoles],
-  });
-}
 
 function existing(state: VotingSessionState, sessionId: string): VotingSession {
   if (state.status === 'none') throw new DomainError('not_found', `voting session ${sessionId} does not exist`, { sessionId });

@@ -1,4 +1,4 @@
-import type { CommandResult } from '@agora/contracts';
+import { positiveInt, type CommandResult } from '@agora/contracts';
 import type { Command, Decider, DomainEvent } from '@agora/decider';
 import { LruMap } from './lru.js';
 
@@ -52,8 +52,7 @@ export class AggregateCache<C extends Command, E extends DomainEvent, S> {
     readonly decider: Decider<C, E, S>,
     options: AggregateCacheOptions = {},
   ) {
-    this.maxStreams = options.maxStreams ?? DEFAULT_AGGREGATE_CACHE_STREAMS;
-    if (!Number.isSafeInteger(this.maxStreams) || this.maxStreams < 1) throw new RangeError(`maxStreams must be a positive integer, got ${String(options.maxStreams)}`);
+    this.maxStreams = positiveInt(options.maxStreams ?? DEFAULT_AGGREGATE_CACHE_STREAMS, 'maxStreams');
     this.streams = new LruMap(this.maxStreams);
   }
 

@@ -1,3 +1,4 @@
+import { positiveInt } from '@agora/contracts';
 import type { EventStore, Position, RecordedEvent, Subscription } from '@agora/eventstore';
 import { assertValidCheckpointName, type CheckpointStore } from './checkpoint-store.js';
 import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
@@ -70,8 +71,8 @@ export class CheckpointedConsumer {
   constructor(private readonly options: CheckpointedConsumerOptions) {
     assertValidCheckpointName(options.consumer.name);
     this.accepts = streamFilter(options.consumer.categories);
-    this.everyEvents = positiveInteger('checkpointEvery.events', options.checkpointEvery?.events ?? 100);
-    this.everyMs = positiveInteger('checkpointEvery.ms', options.checkpointEvery?.ms ?? 1_000);
+    this.everyEvents = positiveInt(options.checkpointEvery?.events ?? 100, 'checkpointEvery.events');
+    this.everyMs = positiveInt(options.checkpointEvery?.ms ?? 1_000, 'checkpointEvery.ms');
     this.logger = options.logger ?? console;
     this.caughtUp = new Promise((resolve) => (this.resolveCaughtUp = resolve));
   }
@@ -154,9 +155,4 @@ export class CheckpointedConsumer {
       this.logger.warn(`[consumer ${this.name}] saving checkpoint ${position} failed; will retry`, error);
     }
   }
-}
-
-function positiveInteger(what: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer, got ${String(value)}`);
-  return value;
 }

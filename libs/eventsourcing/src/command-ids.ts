@@ -12,8 +12,7 @@
 import { createHash } from 'node:crypto';
 import { AgoraError } from '@agora/contracts';
 import { StreamNotFound, WrongExpectedRevision, type EventStore, type StreamAppend } from '@agora/eventstore';
-import { canonicalJson } from '@agora/identity';
-import { uuidV5 } from './ids.js';
+import { canonicalJson, uuidV5 } from '@agora/identity';
 
 /** Category of the reservation streams: `commandid-<commandId>`. */
 export const COMMAND_ID_CATEGORY = 'commandid';

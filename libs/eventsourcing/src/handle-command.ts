@@ -1,6 +1,6 @@
-import { AgoraError, eventByType, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
+import { AgoraError, categoryOf, eventByType, positiveInt, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
 import { rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
-import { categoryOf, InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
 import { assertReservedFor, assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reservationAppend, reserveCommandId, type CommandIdentity } from './command-ids.js';
 import { eventIdFor } from './ids.js';
@@ -94,8 +94,7 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  */
 export async function handleCommand<C extends Command, E extends DomainEvent, S>(options: HandleCommandOptions<C, E, S>): Promise<CommandResult> {
   const { streamId, command, metadata } = options;
-  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new RangeError(`maxAttempts must be a positive integer, got ${String(maxAttempts)}`);
+  const maxAttempts = positiveInt(options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, 'maxAttempts');
   if (command.context.commandId !== metadata.commandId) {
     // Event ids come from metadata.commandId while decide sees context.commandId: they must be one id.
     throw new TypeError(`command.context.commandId ${command.context.commandId} differs from metadata.commandId ${metadata.commandId}`);

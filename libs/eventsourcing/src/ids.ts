@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { uuidV5 } from '@agora/identity';
 
 /**
  * Name-based ids (RFC 9562 UUID version 5: SHA-1 over a namespace and a name).
@@ -8,26 +8,11 @@ import { createHash } from 'node:crypto';
  * let both copies through whenever the stream revision happened to allow it.
  */
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Namespace of the ids of events appended by a command (a fixed random UUID: never change it). */
 export const EVENT_ID_NAMESPACE = '5b0f8f7e-3c1d-4a8e-9f61-0d2a7c4e9b13';
 /** Namespace of the command ids the scheduler's expiry commands use (a fixed random UUID: never change it). */
 export const DEADLINE_COMMAND_ID_NAMESPACE = 'c7e3a9d2-61b4-4f0a-8d35-2e9b7f1c6a48';
-
-/** UUID version 5 of `name` in `namespace` (a UUID). */
-export function uuidV5(name: string, namespace: string): string {
-  if (!UUID_RE.test(namespace)) throw new TypeError(`namespace ${JSON.stringify(namespace)} is not a UUID`);
-  const bytes = createHash('sha1')
-    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
-    .update(name, 'utf8')
-    .digest()
-    .subarray(0, 16);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50; // version 5
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80; // RFC variant
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /** Id of the `index`-th event (0-based) a command appends: the same on every replica and every retry. */
 export function eventIdFor(commandId: string, index: number): string {

@@ -1,3 +1,5 @@
+import { positiveInt } from '@agora/contracts';
+
 interface Entry<K, V> {
   key: K;
   value: V;
@@ -23,7 +25,7 @@ export class LruMap<K, V> {
   private newest: Entry<K, V> | undefined;
 
   constructor(readonly capacity: number) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${String(capacity)}`);
+    positiveInt(capacity, 'capacity');
   }
 
   get size(): number {

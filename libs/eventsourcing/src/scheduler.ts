@@ -1,9 +1,10 @@
+import type { DeadlineChange } from '@agora/decider';
 import { backoffDelay, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import { restoreSnapshot, SnapshotWriter, type Snapshot, type SnapshotCodec, type SnapshotStore } from './snapshot-store.js';
 import { streamFilter, type EventSourcingLogger, type RetryOptions } from './streams.js';
 
 /** How one event changes the pending deadlines: sets (or moves) deadline `key`, cancels one, or neither. */
-export type DeadlineChange = { key: string; dueAt: string } | { cancel: string } | undefined;
+export type { DeadlineChange };
 
 export interface PendingDeadline {
   key: string;

@@ -1,4 +1,4 @@
-import { backoffDelay, sleep, type EventStore, type Position, type RecordedEvent, type SubscribeOptions, type Subscription } from '@agora/eventstore';
+import { backoffDelay, caughtUpSignal, sleep, type EventStore, type Position, type RecordedEvent, type SubscribeOptions, type Subscription } from '@agora/eventstore';
 
 export interface SharedPassOptions {
   /**
@@ -77,18 +77,12 @@ class SharedPass {
     // Same refusals as the store (a malformed position), at the same moment.
     if (options.after !== undefined) this.store.comparePositions(options.after, options.after);
     if (this.closed || !this.canJoin(options.after)) return this.store.subscribe(options);
-    let resolveCaughtUp!: () => void;
-    let rejectCaughtUp!: (error: unknown) => void;
-    const caughtUp = new Promise<void>((resolve, reject) => {
-      resolveCaughtUp = resolve;
-      rejectCaughtUp = reject;
-    });
-    caughtUp.catch(() => undefined);
-    const member: Member = { options, position: options.after, inStep: false, own: undefined, stopped: false, inFlight: undefined, resolveCaughtUp, rejectCaughtUp };
+    const caughtUp = caughtUpSignal();
+    const member: Member = { options, position: options.after, inStep: false, own: undefined, stopped: false, inFlight: undefined, resolveCaughtUp: caughtUp.resolve, rejectCaughtUp: caughtUp.reject };
     this.members.push(member);
     if (this.state.kind !== 'reading') this.gather();
     return {
-      caughtUp,
+      caughtUp: caughtUp.promise,
       get position() {
         return member.own?.position ?? member.position;
       },

@@ -1,6 +1,4 @@
-import { categoryOf } from '@agora/eventstore';
-
-export { categoryOf };
+import { categoryOf } from '@agora/contracts';
 
 /** A predicate on stream ids: true for every stream when `categories` is undefined, else for those of the listed categories. */
 export function streamFilter(categories: readonly string[] | undefined): (streamId: string) => boolean {

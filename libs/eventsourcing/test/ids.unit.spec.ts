@@ -1,15 +1,6 @@
-import { categoryOf, deadlineCommandId, eventIdFor, streamFilter, uuidV5 } from '../src/index.js';
+import { deadlineCommandId, eventIdFor, streamFilter } from '../src/index.js';
 
 const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-describe('uuidV5', () => {
-  it('matches the RFC test vector (www.example.com in the DNS namespace)', () => {
-    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
-  });
-  it('refuses a namespace that is not a UUID', () => {
-    expect(() => uuidV5('x', 'not-a-uuid')).toThrow(TypeError);
-  });
-});
 
 describe('eventIdFor', () => {
   const commandId = '0b8e8f0e-2f7e-4c1b-9a55-3f1a4c2d7e90';
@@ -40,10 +31,6 @@ describe('deadlineCommandId', () => {
 });
 
 describe('categories', () => {
-  it('is the part of the stream id before the first dash', () => {
-    expect(categoryOf('tribunal_review-1234-abcd')).toBe('tribunal_review');
-    expect(categoryOf('nodash')).toBe('nodash');
-  });
   it('filters by category, or lets everything through when none are given', () => {
     const only = streamFilter(['vote', 'debate']);
     expect(only('vote-1')).toBe(true);

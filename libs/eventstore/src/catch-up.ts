@@ -77,19 +77,27 @@ export function backoffDelay(attempt: number, retry: SubscribeOptions['retry']):
  * handler gets the same event again until it succeeds. A starting position the store finds it
  * never produced ends the subscription: `caughtUp` rejects with the InvalidPosition.
  */
+/**
+ * A subscription's `caughtUp` and the two ways to settle it, once (a later resolve or reject changes
+ * nothing). Whoever awaits it sees a rejection; nobody awaiting it is no reason to crash.
+ */
+export function caughtUpSignal(): { promise: Promise<void>; resolve(): void; reject(error: unknown): void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve: () => resolve(), reject: (error) => reject(error) };
+}
+
 export function catchUpSubscription(source: CatchUpSource, options: SubscribeOptions): Subscription {
   const abort = new AbortController();
   const { signal } = abort;
   const pageSize = source.pageSize ?? 512;
   let position = options.after;
-  let resolveCaughtUp!: () => void;
-  let rejectCaughtUp!: (error: unknown) => void;
-  const caughtUp = new Promise<void>((resolve, reject) => {
-    resolveCaughtUp = resolve;
-    rejectCaughtUp = reject;
-  });
-  // Whoever awaits caughtUp sees the rejection; nobody awaiting it is no reason to crash.
-  caughtUp.catch(() => undefined);
+  const caughtUp = caughtUpSignal();
 
   const loop = async (): Promise<void> => {
     let readFailures = 0;
@@ -104,14 +112,14 @@ export function catchUpSubscription(source: CatchUpSource, options: SubscribeOpt
         if (signal.aborted) return;
         options.onError?.(error, { attempt: readFailures });
         if (error instanceof InvalidPosition && position === options.after) {
-          rejectCaughtUp(error);
+          caughtUp.reject(error);
           return;
         }
         await sleep(backoffDelay(readFailures, options.retry), signal);
         continue;
       }
       if (page.length === 0) {
-        resolveCaughtUp();
+        caughtUp.resolve();
         await source.notifier.wait(version, source.pollIntervalMs, signal);
         continue;
       }
@@ -132,9 +140,9 @@ export function catchUpSubscription(source: CatchUpSource, options: SubscribeOpt
     }
   };
 
-  const running = loop().finally(resolveCaughtUp);
+  const running = loop().finally(caughtUp.resolve);
   return {
-    caughtUp,
+    caughtUp: caughtUp.promise,
     get position() {
       return position;
     },

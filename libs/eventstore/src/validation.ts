@@ -22,12 +22,6 @@ export function assertValidStreamId(streamId: string): void {
   }
 }
 
-/** The category of a stream id: the part before the first `-`. */
-export function categoryOf(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  return dash < 0 ? streamId : streamId.slice(0, dash);
-}
-
 export function assertValidExpectedRevision(streamId: string, expected: ExpectedRevision): void {
   if (expected === 'any' || expected === 'no_stream' || expected === 'stream_exists') return;
   if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {

@@ -7,3 +7,4 @@ export * from './log-signatures.js';
 export * from './commit-chain.js';
 export * from './service-keys.js';
 export * from './read-token.js';
+export * from './uuid-v5.js';

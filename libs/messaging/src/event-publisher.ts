@@ -1,4 +1,4 @@
-import { EVENT_HEADERS, eventSubject, SCHEMA_VERSION_FIELD } from '@agora/contracts';
+import { categoryOf, EVENT_HEADERS, eventSubject, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { InProcessBus } from './in-process-bus.js';
 import { NatsWire } from './nats-wire.js';
@@ -22,13 +22,6 @@ export interface RelayedEvent {
 
 /** Headers of a relayed event, so a listener can filter or dedupe without parsing the body (named in the contracts: they are part of the wire). */
 export { EVENT_HEADERS };
-
-/** `<category>-<id>` -> `<category>` (categories contain no `-`). */
-export function categoryOf(streamId: string): string {
-  const dash = streamId.indexOf('-');
-  if (dash <= 0) throw new Error(`stream ${JSON.stringify(streamId)} is not <category>-<id>`);
-  return streamId.slice(0, dash);
-}
 
 /** The event's headers, and the W3C `traceparent` of the command that appended it when its metadata has one (a listener's work continues that trace). */
 export function eventHeaders(event: RelayedEvent): WireHeaders {

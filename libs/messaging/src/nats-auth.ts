@@ -180,8 +180,10 @@ export function natsServicePermissions(name: ServiceNatsUser, options: { streamN
   }
   const { commands: served, queries: answered } = servedBy(name);
   const serves = [...served.map((c) => c.subject), ...answered.map((q) => q.subject)].map((subject) => `${subject} ${name}`);
+  // The commands it sends another service (the dialectic's quorum to the voting service): those the table lets it send.
+  const sends = commands.filter((c) => c.service !== name && authorizeSender(c, { actor: serviceActorId(name), roles: [] }).allowed).map((c) => c.subject);
   return {
-    publish: [`${LOG_SUBJECT_PREFIX}.>`, ...logReadApi(stream), 'agora.lease.>', `$JS.API.STREAM.INFO.${LEASE_STREAM}`, `$JS.API.STREAM.CREATE.${LEASE_STREAM}`, `$JS.API.STREAM.MSG.GET.${LEASE_STREAM}`, `$SRV.PING.${name}`],
+    publish: [`${LOG_SUBJECT_PREFIX}.>`, ...logReadApi(stream), 'agora.lease.>', `$JS.API.STREAM.INFO.${LEASE_STREAM}`, `$JS.API.STREAM.CREATE.${LEASE_STREAM}`, `$JS.API.STREAM.MSG.GET.${LEASE_STREAM}`, `$SRV.PING.${name}`, ...sends],
     subscribe: [...serves, `${LOG_SUBJECT_PREFIX}.>`, inbox, '$SRV.*', `$SRV.*.${name}`, `$SRV.*.${name}.*`],
     allowResponses: true,
   };

@@ -9,7 +9,6 @@ import {
   ReplyCache,
   RequestTimedOut,
   ServiceApi,
-  categoryOf,
   encodeJson,
   replyCacheKey,
   subjectMatches,
@@ -229,9 +228,3 @@ describe('ServiceApi', () => {
   });
 });
 
-describe('categoryOf', () => {
-  it('takes the part of the stream name before the first dash', () => {
-    expect(categoryOf('tribunal_review-123e4567-e89b')).toBe('tribunal_review');
-    expect(() => categoryOf('nodash')).toThrow();
-  });
-});

@@ -1,7 +1,9 @@
+import { SERVICE_ROLE, serviceOfActor } from '@agora/contracts';
 import { ALLOWED_WHILE_PAUSED, isPaused } from '@agora/domain-common';
 import { agentDecider, agentStreamId, type Agent, type AgentEvent } from '@agora/domain-registry';
 import { LruMap, mapSnapshotCodec, ProjectionRunner, type Projection, type ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { serviceKeyAt, type ServiceKeyring } from '@agora/identity';
 import { CompositeAgentDirectory, StaticAgentDirectory, type AgentDirectory, type AgentRecord } from '@agora/messaging';
 
 /** An agent as the registry's log has it, with the revision of its stream. */
@@ -212,10 +214,28 @@ export interface BootstrapAgent {
 }
 
 /**
- * The directory every service's command gate uses: the registry first (its word wins once it
- * knows the agent, e.g. after a key rotation or a disable), then the configured bootstrap operators.
+ * Agora's services as senders (`service:<name>`, DESIGN.md decision 8): the key in force now in the
+ * keyring (AGORA_SERVICE_PUBLIC_KEYS, or the keys of the services this process runs) and the role
+ * `service`. Which commands a service may send is the authorization table's (a command's `issuers`).
+ * A service the keyring does not name is unknown.
  */
-export function commandDirectory(registry: RegistryDirectory, bootstrap: readonly BootstrapAgent[]): AgentDirectory {
+export function serviceDirectory(keyring: () => ServiceKeyring, now: () => number = Date.now): AgentDirectory {
+  return {
+    get(actor) {
+      const service = serviceOfActor(actor);
+      const publicKey = service && serviceKeyAt(keyring(), service, new Date(now()).toISOString());
+      return publicKey ? { publicKey, roles: [SERVICE_ROLE], status: 'active' } : undefined;
+    },
+  };
+}
+
+/**
+ * The directory every service's command gate uses: the registry first (its word wins once it
+ * knows the agent, e.g. after a key rotation or a disable), then the configured bootstrap operators,
+ * then, given their keyring, the services (a command one service sends another, e.g. the dialectic's
+ * quorum session to the voting service).
+ */
+export function commandDirectory(registry: RegistryDirectory, bootstrap: readonly BootstrapAgent[], serviceKeys?: () => ServiceKeyring): AgentDirectory {
   const configured = new StaticAgentDirectory(bootstrap.map((a) => [a.agentId, { publicKey: a.publicKey, roles: ['operator'], status: 'active' }] as const));
-  return new CompositeAgentDirectory(registry, configured);
+  return serviceKeys ? new CompositeAgentDirectory(registry, configured, serviceDirectory(serviceKeys)) : new CompositeAgentDirectory(registry, configured);
 }

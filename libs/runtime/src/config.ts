@@ -9,14 +9,7 @@ import type { BootstrapAgent } from './agent-directory.js';
 import { DEFAULT_LEASE_TTL_MS } from './lease.js';
 import { DEFAULT_NATS_WAIT_MS, STARTUP_ENV_HELP } from './startup.js';
 import { serviceSecretKeysFromEnv } from './service-identity.js';
-
-/** A setting that makes no sense: the process says which and stops (exit code 2) before touching anything. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from './config-error.js';
 
 export interface RuntimeConfig {
   store: StoreConfig;
@@ -130,9 +123,18 @@ ${STARTUP_ENV_HELP}`;
 export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, bounds: { min: number; max?: number; what: string }): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
+  const value = /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(value) || value < bounds.min || value > (bounds.max ?? Number.MAX_SAFE_INTEGER)) throw new ConfigError(`${name}=${JSON.stringify(raw)} must be ${bounds.what}`);
   return value;
+}
+
+/** A positive whole-number setting (`unit` is what it counts: `milliseconds`); the fallback when unset, undefined without one. Throws ConfigError naming it. */
+export function positiveIntSetting(env: NodeJS.ProcessEnv, name: string, unit: string): number | undefined;
+export function positiveIntSetting(env: NodeJS.ProcessEnv, name: string, unit: string, fallback: number): number;
+export function positiveIntSetting(env: NodeJS.ProcessEnv, name: string, unit: string, fallback?: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return intSetting(env, name, 0, { min: 1, what: `a positive whole number of ${unit}` });
 }
 
 /** A number from 0 to 1 (a share, a risk); the fallback when unset. Throws ConfigError naming it. */
@@ -175,10 +177,6 @@ export function jsonSetting<T>(env: NodeJS.ProcessEnv, name: string, define: (in
 /** A TCP port setting (0 = any free port). */
 export function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return intSetting(env, name, fallback, { min: 0, max: 65535, what: 'a port number (0 to 65535; 0 = any free port)' });
-}
-
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  return intSetting(env, name, fallback, { min: 1, what: 'a positive whole number of milliseconds' });
 }
 
 /** The bootstrap operator's key file `npm start` creates in its data directory when no operator is configured (apps/standalone). */
@@ -282,8 +280,8 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     natsReads: natsReadsSetting(env, credentials),
     dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
     operators,
-    maxClockSkewMs: positiveInt(env, 'AGORA_MAX_CLOCK_SKEW_MS', DEFAULT_MAX_CLOCK_SKEW_MS),
-    requestTimeoutMs: positiveInt(env, 'AGORA_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS),
+    maxClockSkewMs: positiveIntSetting(env, 'AGORA_MAX_CLOCK_SKEW_MS', 'milliseconds', DEFAULT_MAX_CLOCK_SKEW_MS),
+    requestTimeoutMs: positiveIntSetting(env, 'AGORA_REQUEST_TIMEOUT_MS', 'milliseconds', DEFAULT_REQUEST_TIMEOUT_MS),
     logLevels: logLevels(env),
     leaseTtlMs: intSetting(env, 'AGORA_LEASE_TTL_MS', DEFAULT_LEASE_TTL_MS, { min: 0, what: 'a whole number of milliseconds (0 = no leases)' }),
     readModelWaitMs: intSetting(env, 'AGORA_READ_MODEL_WAIT_MS', DEFAULT_READ_MODEL_WAIT_MS, { min: 0, what: 'a whole number of milliseconds (0 = answer at once or refuse)' }),

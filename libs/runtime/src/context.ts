@@ -124,7 +124,8 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
     const directoryStarted = registry.start();
     closers.push(() => registry.stop());
     if (options.awaitDirectory ?? true) await directoryStarted;
-    const directory = commandDirectory(registry, config.operators);
+    const serviceKeys = (): ServiceKeyring => config.serviceKeyring ?? Object.fromEntries([...identities].map(([service, identity]) => [service, [{ publicKey: identity.publicKey }]]));
+    const directory = commandDirectory(registry, config.operators, serviceKeys);
     // Closed reads on NATS: every service of the process answers queries by the visibility table (the reader's read token).
     if (transport.transport === 'nats' && config.natsReads?.mode === 'closed') transport = { ...transport, reads: { directory, audience: config.natsReads.audience } };
     return {
@@ -139,7 +140,7 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
       directory,
       checkpoints: new FileCheckpointStore(join(config.dataDir, 'checkpoints')),
       serviceIdentity,
-      serviceKeys: () => config.serviceKeyring ?? Object.fromEntries([...identities].map(([service, identity]) => [service, [{ publicKey: identity.publicKey }]])),
+      serviceKeys,
       snapshots,
       readModels,
       describe: () => [

@@ -1,7 +1,7 @@
-import { AgoraError, readerOf, readsCategory, readsStream, serviceOfActor, type CommandResult } from '@agora/contracts';
+import { AgoraError, categoryOf, readerOf, readsCategory, readsStream, serviceOfActor, type CommandResult } from '@agora/contracts';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { AggregateCache, handleCommand, type AggregateCacheOptions, type CommandMetadata } from '@agora/eventsourcing';
-import { categoryOf, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { CommandHandler, VerifiedCommand } from '@agora/messaging';
 import { KeyedLock } from './keyed-lock.js';
 

@@ -3,6 +3,7 @@ export * from './keyed-lock.js';
 export * from './decider-handler.js';
 export * from './relay.js';
 export * from './config.js';
+export * from './config-error.js';
 export * from './context.js';
 export * from './process.js';
 export * from './reactor.js';

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { positiveInt } from '@agora/contracts';
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 
@@ -174,8 +175,7 @@ export class Leases {
     private readonly register: LeaseRegister | (() => Promise<LeaseRegister>),
     options: LeasesOptions,
   ) {
-    if (!Number.isSafeInteger(options.ttlMs) || options.ttlMs < 1) throw new RangeError(`a lease ttl must be a positive whole number of ms, got ${String(options.ttlMs)}`);
-    this.ttlMs = options.ttlMs;
+    this.ttlMs = positiveInt(options.ttlMs, 'ttlMs');
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.scope = options.scope;
     this.now = options.now ?? Date.now;

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { ConfigError, metricsEnvHelp, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
+import { ConfigError } from './config-error.js';
+import { metricsEnvHelp, readRuntimeConfig, RUNTIME_ENV_HELP, type RuntimeConfig } from './config.js';
 import { openServiceContext, type ServiceContext } from './context.js';
 import { DEFAULT_NATS_WAIT_MS, describeStartupFailure, waitForNats, waitForStore } from './startup.js';
 import { serveMetrics } from './metrics-server.js';

@@ -1,8 +1,9 @@
-import { authorizeCommand, type CommandResult } from '@agora/contracts';
+import { AgoraError, authorizeCommand, type CommandDefinition, type CommandResult, type ErrorCode, type PayloadOf } from '@agora/contracts';
 import { signCommand } from '@agora/identity';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { CheckpointedConsumer, handleCommand, reactionCommandId, type CommandMetadata } from '@agora/eventsourcing';
 import type { EventStore, RecordedEvent } from '@agora/eventstore';
+import type { AgoraClient } from '@agora/messaging';
 import { contextOfEvent, inSpan, SpanKind, tracingOn } from '@agora/tracing';
 import type { ServiceContext } from './context.js';
 import { withLag, type InternalCommandOutcome } from './metrics.js';
@@ -16,6 +17,24 @@ export interface InternalCommand<C extends Command = Command, E extends DomainEv
   type: C['type'];
   payload: C['payload'];
 }
+
+/**
+ * A command a service sends another service, which alone writes its aggregates: signed as the
+ * sending service (signServiceCommand), through the receiver's command path (its gate, the
+ * authorization table, its reply cache), exactly as an agent's command.
+ */
+export interface ServiceRequest {
+  command: CommandDefinition;
+  payload: Record<string, unknown>;
+}
+
+/** `command` with a payload its contract types, to send to the service that serves it. */
+export function serviceRequest<D extends CommandDefinition>(command: D, payload: PayloadOf<D>): ServiceRequest {
+  return { command, payload: payload as Record<string, unknown> };
+}
+
+/** What a reactor does in answer to an event: decide a command on its own service's aggregates, or send one to another service. */
+export type Reaction = InternalCommand | ServiceRequest;
 
 /**
  * Who a service acts as: its identity (`context.serviceIdentity('<name>')`), whose key signs
@@ -100,6 +119,36 @@ export async function issueInternalCommand(command: InternalCommand, options: Is
 }
 
 /**
+ * Sends a service's own command to the service that serves it (`request.command.subject`) over the
+ * process's transport, signed and attributed as issueInternalCommand's: resolves with the receiver's
+ * result (a repeated command id: its first result, from the receiver's reply cache), rejects with
+ * the receiver's refusal as an AgoraError of its code.
+ */
+export async function sendServiceCommand(client: AgoraClient, request: ServiceRequest, options: Omit<IssueOptions, 'store'> & { timeoutMs?: number }): Promise<CommandResult> {
+  const signed = signServiceCommand(request.command.type, request.payload, options);
+  const envelope = {
+    commandId: signed.commandId,
+    type: signed.commandType,
+    actor: signed.actor,
+    issuedAt: signed.issuedAt,
+    payload: request.payload,
+    signature: signed.signature,
+    ...(signed.correlationId === undefined ? {} : { correlationId: signed.correlationId }),
+    ...(signed.causationId === undefined ? {} : { causationId: signed.causationId }),
+  };
+  const reply = await client.request<CommandResult>(request.command.subject, envelope, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+  if (reply.ok) return reply.result;
+  throw new AgoraError(reply.error.code, `${request.command.type} on ${request.command.subject}: ${reply.error.message}`, reply.error.details);
+}
+
+/**
+ * The refusals of another service that deciding again would repeat: a reaction so refused is logged
+ * and skipped, as a DomainError of the service's own decider is. Any other failure (unavailable, a
+ * timeout, a sender key the receiver does not know yet) is retried, the event handled again later.
+ */
+const REFUSED_FOR_GOOD: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['invalid_command', 'forbidden', 'service_only', 'not_found', 'illegal_state', 'command_id_reused']);
+
+/**
  * The commands a reactor issues in answer to one event, in a span `agora.react <reactor>` that
  * continues the trace of the command that appended the event (its `traceparent` metadata), across
  * processes. Events that call for nothing make no span.
@@ -125,7 +174,7 @@ export interface ReactorSpec {
    * function of the event, or of what the service reads at that moment (a redelivered reaction
    * keeps its derived command id, so its first result stands whatever the second read says).
    */
-  react(event: RecordedEvent): InternalCommand[] | Promise<InternalCommand[]>;
+  react(event: RecordedEvent): Reaction[] | Promise<Reaction[]>;
   logger?: { warn(message: string, ...details: unknown[]): void };
   /** Service clock for `context.now`. Default Date.now. */
   now?: () => number;
@@ -149,28 +198,29 @@ export interface ReactorSpec {
  * runs the consumer; the others stand by and take over when its lease lapses, resuming from their
  * own checkpoint (what the old holder did is handled again and appends nothing).
  */
-export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics' | 'leases'>>, spec: ReactorSpec): Promise<Running> {
+export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkpoints'> & Partial<Pick<ServiceContext, 'metrics' | 'leases' | 'client' | 'config'>>, spec: ReactorSpec): Promise<Running> {
   const logger = spec.logger ?? console;
   const now = spec.now ?? Date.now;
   const lag = context.metrics?.reactor(spec.name);
   const source = `reactor.${spec.name}`;
-  const issue = async (event: RecordedEvent, commands: readonly InternalCommand[]): Promise<void> => {
-    for (const [index, command] of commands.entries()) {
+  const send = async (request: ServiceRequest, options: Omit<IssueOptions, 'store'>): Promise<CommandResult> => {
+    if (!context.client) throw new Error(`reactor ${spec.name} sends ${request.command.type} to another service: give it the process's client (ServiceContext.client)`);
+    return sendServiceCommand(context.client, request, { ...options, ...(context.config ? { timeoutMs: context.config.requestTimeoutMs } : {}) });
+  };
+  const issue = async (event: RecordedEvent, reactions: readonly Reaction[]): Promise<void> => {
+    for (const [index, reaction] of reactions.entries()) {
       const correlationId = typeof event.metadata['correlationId'] === 'string' ? event.metadata['correlationId'] : event.id;
+      const options = { as: spec.as, commandId: reactionCommandId(spec.name, event.id, index), now: new Date(now()).toISOString(), correlationId, causationId: event.id };
+      const sent = 'command' in reaction;
       try {
-        const result = await issueInternalCommand(command, {
-          store: context.store,
-          as: spec.as,
-          commandId: reactionCommandId(spec.name, event.id, index),
-          now: new Date(now()).toISOString(),
-          correlationId,
-          causationId: event.id,
-        });
+        const result = sent ? await send(reaction, options) : await issueInternalCommand(reaction, { store: context.store, ...options });
         context.metrics?.internalCommand(source, outcomeOfIssued(result));
       } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
+        const refused = error instanceof DomainError || (sent && error instanceof AgoraError && REFUSED_FOR_GOOD.has(error.code));
+        if (!refused) throw error;
         context.metrics?.internalCommand(source, 'refused');
-        logger.warn(`[reactor ${spec.name}] ${command.type} on ${command.streamId} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
+        const what = sent ? `${reaction.command.type} to ${reaction.command.subject}` : `${reaction.type} on ${reaction.streamId}`;
+        logger.warn(`[reactor ${spec.name}] ${what} in answer to ${event.type} ${event.id} refused (${error.code}): ${error.message}; skipped`);
       }
     }
   };

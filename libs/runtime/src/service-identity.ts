@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVICE_NAMES, SERVICE_ROLE, serviceActorId, type ServiceName } from '@agora/contracts';
 import { generateKeyPair, InvalidKey, parseKeyFile, publicKeyOf, serviceKeyAt, type ServiceKeyring } from '@agora/identity';
-import { ConfigError } from './config.js';
+import { ConfigError } from './config-error.js';
 
 /**
  * Who a service acts as when it appends on its own behalf (a reaction, a deadline, a process

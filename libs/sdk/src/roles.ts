@@ -5,9 +5,9 @@
  * sends has an id derived from the event (UUIDv5), so a repeat after a crash is answered by the
  * server as the duplicate it is, and writes nothing.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { uuidV5 as nameUuid } from '@agora/identity';
 import {
   AgoraError,
   DEBATE_CATEGORY,
@@ -69,14 +69,8 @@ export function memoryCheckpoint(position?: string): Checkpoint & { position: st
 /** Namespace of the command ids role loops derive (UUIDv5, RFC 9562). */
 export const ROLE_LOOP_NAMESPACE = '5b3c9d2e-7f41-4a8e-9c6d-0e1f2a3b4c5d';
 
-/** UUIDv5 (SHA-1, RFC 9562 section 5.5) of `name` in `namespace`. */
-export function uuidV5(name: string, namespace: string = ROLE_LOOP_NAMESPACE): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
-  hash[6] = ((hash[6] as number) & 0x0f) | 0x50;
-  hash[8] = ((hash[8] as number) & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+/** UUIDv5 (SHA-1, RFC 9562 section 5.5) of `name` in `namespace`, by default the role loops' (uuidV5 of @agora/identity). */
+export const uuidV5 = (name: string, namespace: string = ROLE_LOOP_NAMESPACE): string => nameUuid(name, namespace);
 
 /**
  * A command a role loop sends in answer to an event; `key` is what makes it one of a kind (default:

@@ -25,6 +25,7 @@ import { eventByType, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
 import { describeNatsServer, freePort, resolveNatsServer } from '@agora/testing';
+import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:startup -- [options]
 
@@ -58,6 +59,7 @@ if (values.help) {
   console.log(HELP);
   process.exit(0);
 }
+const positiveInt = positiveIntOption(HELP);
 const SIZES = (values.quick ? '2000,20000' : values.sizes).split(',').map((s) => positiveInt(s.trim(), 'sizes'));
 const STORES = values.stores.split(',').map((s) => s.trim());
 for (const s of STORES) if (s !== 'embedded' && s !== 'jetstream') usage(`--stores takes embedded and/or jetstream, got ${JSON.stringify(s)}`);
@@ -72,12 +74,6 @@ const STANDALONE = process.env['BENCH_STANDALONE'] ?? join(repoRoot, 'apps', 'st
 function usage(message: string): never {
   console.error(`${message}\n\n${HELP}`);
   process.exit(2);
-}
-
-function positiveInt(v: string, name: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) usage(`--${name} must be a positive integer, got ${JSON.stringify(v)}`);
-  return n;
 }
 
 /** A private nats-server with JetStream storing under `storeDir` (kept between runs). */

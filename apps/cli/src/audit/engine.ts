@@ -17,9 +17,9 @@
  * over all of it (no event newer than its last), within about `idleMs`. A `resume` state (state.ts)
  * starts after the position it records, once the log is shown to continue the one verified then.
  */
-import { AUDIT_LOG_STREAM, authorizeSender, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
+import { AUDIT_LOG_STREAM, authorizeSender, categoryOf, commandByType, eventByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type LogHead, type RecordedDecision, type SettingsInForce } from '@agora/eventsourcing';
-import { categoryOf, InvalidPosition, StreamNotFound, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import { InvalidPosition, StreamNotFound, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, commitHash, commitsOf, envelopeOfMetadata, serviceKeyAt, type ServiceKeyring, type SignedCommand } from '@agora/identity';
 import { ModelCallAttribution, type ModelCallLedger } from './model-calls.js';
 import { AuditRules, type AggregateRules, type AuditPolicies } from './rules.js';

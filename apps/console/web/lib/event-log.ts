@@ -4,11 +4,11 @@
  * order (see SignatureChecker). One per page: started when first used, kept while the console is
  * open, so going back to the log does not read it again. Holds at most MAX_EVENTS (the oldest go).
  */
-import type { ConfiguredKeys } from '@agora/contracts';
+import { categoryOf, type ConfiguredKeys } from '@agora/contracts';
 import { useEffect, useState } from 'preact/hooks';
 import { query } from './api';
 import { SignatureChecker, type SignatureMark } from './signing';
-import { categoryOf, openEventStream, type AgoraEvent, type StreamStatus } from './sse';
+import { openEventStream, type AgoraEvent, type StreamStatus } from './sse';
 
 export interface LoggedEvent {
   event: AgoraEvent;

@@ -3,9 +3,10 @@
  * ?from=end), fanned out to the pages that asked for their categories. Pages refetch their read
  * models when something they show changes, so they stay live without reloading.
  */
+import { categoryOf } from '@agora/contracts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { sessionLost } from './session';
-import { categoryOf, openEventStream, type AgoraEvent, type StreamStatus } from './sse';
+import { openEventStream, type AgoraEvent, type StreamStatus } from './sse';
 
 type Listener = (event: AgoraEvent) => void;
 

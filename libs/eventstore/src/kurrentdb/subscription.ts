@@ -1,5 +1,5 @@
 import { START, excludeSystemEvents, type AllStreamResolvedEvent, type AllStreamSubscription, type KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { backoffDelay, sleep } from '../catch-up.js';
+import { backoffDelay, caughtUpSignal, sleep } from '../catch-up.js';
 import { InvalidPosition } from '../errors.js';
 import type { Position, RecordedEvent, SubscribeOptions, Subscription } from '../port.js';
 import { comparePositions, decodePosition, isSystemEvent, isUsablePosition, toRecordedEvent, type ClientPosition } from './mapping.js';
@@ -67,20 +67,7 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
   let position: Position | undefined = options.after;
   let current: AllStreamSubscription | undefined;
 
-  let caughtUpDone = false;
-  let resolveCaughtUp!: () => void;
-  let rejectCaughtUp!: (error: unknown) => void;
-  const caughtUp = new Promise<void>((resolve, reject) => {
-    resolveCaughtUp = resolve;
-    rejectCaughtUp = reject;
-  });
-  // Whoever awaits caughtUp sees a rejection; nobody awaiting it is no reason to crash.
-  caughtUp.catch(() => undefined);
-  const markCaughtUp = () => {
-    if (caughtUpDone) return;
-    caughtUpDone = true;
-    resolveCaughtUp();
-  };
+  const caughtUp = caughtUpSignal();
 
   const report = (error: unknown, context: { event?: RecordedEvent; attempt: number }) => {
     try {
@@ -124,7 +111,7 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
           if (read === ABORTED) return;
           head = read;
           headKnown = true;
-          if (head === undefined || (cursor !== undefined && comparePositions(head, cursor) <= 0)) markCaughtUp();
+          if (head === undefined || (cursor !== undefined && comparePositions(head, cursor) <= 0)) caughtUp.resolve();
         }
 
         let serverCaughtUp = false;
@@ -143,13 +130,13 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
         sub.on('caughtUp', () => {
           onAnswer();
           serverCaughtUp = true;
-          if (waiting && sub.readableLength === 0) markCaughtUp();
+          if (waiting && sub.readableLength === 0) caughtUp.resolve();
         });
         const events = sub[Symbol.asyncIterator]();
 
         while (true) {
           // Every event read so far is handled; if the buffer is empty too, all the server sent before caught-up is.
-          if (serverCaughtUp && sub.readableLength === 0) markCaughtUp();
+          if (serverCaughtUp && sub.readableLength === 0) caughtUp.resolve();
           waiting = true;
           const next: IteratorResult<AllStreamResolvedEvent> | typeof ABORTED = await untilAborted(events.next(), signal);
           waiting = false;
@@ -165,14 +152,13 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
             if (!handled) return;
           }
           cursor = recorded.position;
-          if (head !== undefined && comparePositions(cursor, head) >= 0) markCaughtUp();
+          if (head !== undefined && comparePositions(cursor, head) >= 0) caughtUp.resolve();
         }
       } catch (error) {
         if (signal.aborted) return;
         if (error instanceof InvalidPosition) {
           report(error, { attempt: 1 });
-          caughtUpDone = true;
-          rejectCaughtUp(error);
+          caughtUp.reject(error);
           return;
         }
         drops++;
@@ -188,10 +174,10 @@ export function kurrentDbSubscription(deps: KurrentDbSubscriptionDeps, options: 
 
   const running = loop()
     .catch((error: unknown) => logger.warn(`kurrentdb ${name}: subscription loop failed`, error))
-    .finally(markCaughtUp);
+    .finally(caughtUp.resolve);
 
   return {
-    caughtUp,
+    caughtUp: caughtUp.promise,
     get position() {
       return position;
     },
