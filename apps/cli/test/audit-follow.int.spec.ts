@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { createSignedCommand, generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { LogAuditor, type AuditOptions, type AuditReport, type Finding } from '../src/audit/engine.js';
@@ -36,7 +36,9 @@ async function registryLog(directory: string) {
   };
   await send('RegisterAgent', RegisterAgent.subject, 'root', root, { agentId: 'alice', publicKey: alice.publicKey, displayName: 'Alice', roles: ['operator'] });
   await send('RegisterAgent', RegisterAgent.subject, 'alice', alice, { agentId: 'bob', publicKey: generateKeyPair().publicKey, displayName: 'Bob', roles: ['executive'] });
-  return { store: context.store, send, close: async () => (await registry.close(), await context.close()) };
+  // The registry signs the breaker policy it records at its start: its key is the audit's.
+  const serviceKeys = parseServiceKeyring({ registry: context.serviceIdentity('registry').publicKey });
+  return { store: context.store, send, serviceKeys, close: async () => (await registry.close(), await context.close()) };
 }
 
 beforeAll(() => {
@@ -73,9 +75,9 @@ async function countOf(store: EventStore): Promise<number> {
 describe('agora audit --follow', () => {
   it('verifies a new commit within a second of its being stored, and finds a commit published straight into the log as it lands', async () => {
     const log = await registryLog(join(base, 'followed'));
-    const { store, send } = log;
+    const { store, send, serviceKeys } = log;
     const served: { metrics?: Awaited<ReturnType<typeof serveAuditMetrics>> } = {};
-    const run = follow(store, { onFinding: (finding) => served.metrics?.finding(finding) });
+    const run = follow(store, { serviceKeys, onFinding: (finding) => served.metrics?.finding(finding) });
     const metrics = (served.metrics = await serveAuditMetrics(store, () => run.auditor.at, { port: 0, host: '127.0.0.1' }));
     const scrape = async () => {
       const text = await (await fetch(metrics.url)).text();
@@ -144,7 +146,7 @@ describe('agora audit --state', () => {
     log = await registryLog(join(base, 'resumed'));
     await log.send('RegisterAgent', RegisterAgent.subject, 'alice', alice, { agentId: 'carol', publicKey: generateKeyPair().publicKey, displayName: 'Carol', roles: ['reviewer'] });
     statePath = join(base, 'audit-state.json');
-    const auditor = new LogAuditor({ trusted });
+    const auditor = new LogAuditor({ trusted, serviceKeys: log.serviceKeys });
     const report = await auditor.run(log.store);
     expect(report.findings).toEqual([]);
     verifiedEvents = report.events;
@@ -157,7 +159,9 @@ describe('agora audit --state', () => {
 
   it('is small, signed by the auditor, keeps no hash for one-commit streams, and is refused when changed or signed by another key', () => {
     expect(readFileSync(statePath, 'utf8').length).toBeLessThan(4_000);
-    expect(state.streams.map(([s]) => s).sort()).toEqual(['agent-alice', 'agent-bob', 'agent-carol']);
+    expect(state.streams.map(([s]) => s).sort()).toEqual(['agent-alice', 'agent-bob', 'agent-carol', 'settings-breaker']);
+    // The settings in force at the position: the breaker policy the registry recorded at its start.
+    expect(Object.keys(state.settings)).toEqual(['breaker']);
     expect(state.keyring.map(([id]) => id).sort()).toEqual(['alice', 'bob', 'carol']);
     expect(readAuditState(statePath, auditorKey.publicKey)).toEqual(state);
     expect(readAuditState(join(base, 'none.json'), auditorKey.publicKey)).toBeUndefined();
@@ -181,7 +185,7 @@ describe('agora audit --state', () => {
     }
     const store = await openEmbeddedEventStore({ directory: copy });
     try {
-      return await new LogAuditor({ trusted, resume: readAuditState(statePath, auditorKey.publicKey)! }).run(store);
+      return await new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: readAuditState(statePath, auditorKey.publicKey)! }).run(store);
     } finally {
       await store.close();
       rmSync(copy, { recursive: true, force: true });
