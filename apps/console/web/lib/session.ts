@@ -75,10 +75,14 @@ export async function logIn(key: OperatorKey): Promise<void> {
   await checkSession();
 }
 
+/** Set once the person logs out: a read refused meanwhile (the session ends first) must not log in again. */
+let leaving = false;
+
 /** Ends the session on the gateway, then reloads the page: the key and everything read are forgotten. */
 export async function logOut(): Promise<void> {
-  await post('/v1/logout').catch(() => undefined);
+  leaving = true;
   setOperatorKey(undefined);
+  await post('/v1/logout').catch(() => undefined);
   startOver('#logged-out');
 }
 
@@ -89,10 +93,12 @@ let renewing: Promise<void> | undefined;
  * still in memory, log in again at once; without it, back to the login page.
  */
 export function sessionLost(): void {
-  if (current.state !== 'in' || renewing) return;
+  if (current.state !== 'in' || renewing || leaving) return;
   const key = currentOperatorKey();
   renewing = (key ? logIn(key) : Promise.reject(new Error('no key in memory')))
-    .catch(() => startOver('#session-ended'))
+    .catch(() => {
+      if (!leaving) startOver('#session-ended');
+    })
     .finally(() => {
       renewing = undefined;
     });
