@@ -1,4 +1,6 @@
-export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions, type Signer } from './client.js';
+export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions } from './client.js';
+export { signCommand, readToken, type Signer, type EnvelopeOptions } from './signing.js';
+export type { SignedCommand } from '@agora/identity';
 export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 export type { AgoraEvent, EventFilter, Transport } from './transport.js';
 export { HttpTransport, queryUrl, type HttpReader } from './http.js';
