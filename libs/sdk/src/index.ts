@@ -51,14 +51,17 @@ export {
   type OpenOptions,
 } from './governed.js';
 export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
-export { governedAgentTools, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
+export { governedAgentTools, type AgentFunctionTool, type AgentTool, type AgentToolApproval, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
 export {
   governedToolNode,
   runGovernedGraph,
   type AgoraToolCallsInterrupt,
   type AgoraToolCallsResume,
   type GovernableGraph,
+  type GovernedToolMessage,
   type GovernedToolNodeOptions,
+  type GraphRunConfig,
+  type GraphTool,
   type RunGovernedGraphOptions,
 } from './langgraph.js';
 export { AgoraError } from '@agora/contracts';
