@@ -8,7 +8,7 @@
  * is the caller's, signed with its key; `agora audit` verifies the log at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,7 @@ import type { Role as AgoraRole } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { StandIns } from '@agora/providers';
 import { Agora, onDialecticTurn, onReviewRequested, onVoteRequested, type RoleLoop } from '@agora/sdk';
-import { REPO_ROOT, runToCompletion, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, docsExample, runToCompletion, startAgoraProcess, workspaceExample, type AgoraProcess } from '@agora/testing';
 
 const CAST: Record<string, { roles: AgoraRole[]; constitutions?: string[]; trustScore?: number; specializations?: string[] }> = {
   envoy: { roles: ['executive'] },
@@ -318,10 +318,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
   }, 60_000);
 
   it("runs docs/a2a.md's client example to the tribunal's verdict", async () => {
-    const example = /## A client[\s\S]*?```ts\n([\s\S]*?)```/.exec(readFileSync(join(REPO_ROOT, 'docs', 'a2a.md'), 'utf8'))![1]!;
+    const example = docsExample('a2a.md', 'A client');
     const file = join(REPO_ROOT, '.cache', `a2a-example-${process.pid}.ts`);
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, example);
+    writeFileSync(file, workspaceExample(example));
     try {
       const run = await runToCompletion(file, [], { AGORA_URL: url, AGORA_KEY_FILE: keyFile('envoy') }, 60_000);
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });

@@ -1,17 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { AgoraError, type CommandResult, type DialecticSessionView, type ErrorBody, type Condition, type ProposalView, type Reply, type ResolutionPayload, type VotingSessionView } from '@agora/contracts';
 import { latestPosition, resolutionPayload, signResolution } from '@agora/domain-dialectic';
-import { createSignedCommand, parseKeyFile, publicKeyOf } from '@agora/identity';
+import { publicKeyOf } from '@agora/identity';
 import { commandDefinition, queryDefinition, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 import { HttpTransport } from './http.js';
 import { MessagingTransport, type NatsOptions } from './nats.js';
+import { signedEnvelope, signingKey, type EnvelopeOptions, type Signer } from './signing.js';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 import { waitForDecision, waitForResolution, waitForVerdict, type WaitOptions } from './wait.js';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
-
-/** Who signs: a key file written by `agora keys new` (`{agentId, publicKey, secretKey}`), or the key itself. */
-export type Signer = { keyFile: string; agentId?: string } | { secretKey: string; agentId: string };
 
 export interface ConnectOptions {
   /** The gateway's URL (`http://127.0.0.1:8080`). */
@@ -26,11 +23,7 @@ export interface ConnectOptions {
   readAudience?: string;
 }
 
-export interface SendOptions {
-  /** Default: a random UUID. A repeated commandId gets the first reply and writes nothing. */
-  commandId?: string;
-  correlationId?: string;
-  causationId?: string;
+export interface SendOptions extends EnvelopeOptions {
   timeoutMs?: number;
 }
 
@@ -77,15 +70,7 @@ export class Agora {
   async trySend<N extends CommandName>(type: N, payload: CommandInput<N>, options: SendOptions = {}): Promise<Reply<CommandResult>> {
     const definition = commandDefinition(type);
     if (this.secretKey === undefined || this.agentId === undefined) throw new TypeError(`${type}: this client has no key to sign with (connect with a signer)`);
-    const envelope = createSignedCommand({
-      type,
-      actor: this.agentId,
-      payload: payload as Record<string, unknown>,
-      secretKey: this.secretKey,
-      ...(options.commandId === undefined ? {} : { commandId: options.commandId }),
-      ...(options.correlationId === undefined ? {} : { correlationId: options.correlationId }),
-      ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
-    });
+    const envelope = signedEnvelope({ agentId: this.agentId, secretKey: this.secretKey }, type, payload as Record<string, unknown>, options);
     return this.transport.command(definition, envelope, options.timeoutMs ?? this.timeoutMs);
   }
 
@@ -165,10 +150,5 @@ export class Agora {
 }
 
 function readSigner(signer: Signer | undefined): { agentId?: string; secretKey?: string } {
-  if (signer === undefined) return {};
-  if ('secretKey' in signer) return { agentId: signer.agentId, secretKey: parseKeyFile(JSON.stringify({ secretKey: signer.secretKey })).secretKey };
-  const key = parseKeyFile(readFileSync(signer.keyFile, 'utf8'));
-  const agentId = signer.agentId ?? key.agentId;
-  if (agentId === undefined) throw new TypeError(`the key file ${signer.keyFile} names no agentId: pass agentId`);
-  return { agentId, secretKey: key.secretKey };
+  return signer === undefined ? {} : signingKey(signer);
 }

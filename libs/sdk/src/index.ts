@@ -1,4 +1,6 @@
-export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions, type Signer } from './client.js';
+export { Agora, replyError, DEFAULT_TIMEOUT_MS, type ConnectOptions, type QueryOptions, type SendOptions } from './client.js';
+export { signCommand, readToken, type Signer, type EnvelopeOptions } from './signing.js';
+export type { SignedCommand } from '@agora/identity';
 export { commandDefinition, queryDefinition, namedQueries, type CommandInput, type CommandName, type QueryName, type QueryParams, type QueryResult } from './catalog.js';
 export type { AgoraEvent, EventFilter, Transport } from './transport.js';
 export { HttpTransport, queryUrl, type HttpReader } from './http.js';
@@ -49,14 +51,17 @@ export {
   type OpenOptions,
 } from './governed.js';
 export { governedTools, ToolCallRefused, type GovernedTools, type GovernedToolsOptions } from './ai-sdk.js';
-export { governedAgentTools, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
+export { governedAgentTools, type AgentFunctionTool, type AgentTool, type AgentToolApproval, type GovernedAgentTools, type GovernedAgentToolsOptions, type InterruptedRun } from './openai-agents.js';
 export {
   governedToolNode,
   runGovernedGraph,
   type AgoraToolCallsInterrupt,
   type AgoraToolCallsResume,
   type GovernableGraph,
+  type GovernedToolMessage,
   type GovernedToolNodeOptions,
+  type GraphRunConfig,
+  type GraphTool,
   type RunGovernedGraphOptions,
 } from './langgraph.js';
 export { AgoraError } from '@agora/contracts';

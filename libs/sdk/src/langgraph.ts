@@ -30,16 +30,33 @@
  *   awaits the same sessions and resumes.
  *
  * `@langchain/langgraph` and `@langchain/core` are optional peer dependencies: they are loaded (with
- * `import()`) when the node or runGovernedGraph first runs, so the SDK works without them.
+ * `import()`) when the node or runGovernedGraph first runs, so the SDK works without them. Their types are
+ * not imported either: the types below are the members the adapter uses of LangGraph's config, tools and
+ * graphs, which the real ones fit, so that the SDK's declarations stand alone.
  */
 import type { ErrorBody } from '@agora/contracts';
-import type { BaseMessage, ToolMessage } from '@langchain/core/messages';
-import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { Agora } from './client.js';
 import { approvalName, awaitToolCall, openToolCall, recordToolCallResult, releaseToolCall, toolCallDenied, toolCallDigest, type GovernedCall, type GovernOptions, type HeldToolCall, type ToolCallDecision } from './governed.js';
 import { uuidV5 } from './roles.js';
 import type { ToolPolicy } from './tool-policy.js';
+
+/** What the adapter uses of a run's config (`LangGraphRunnableConfig`): the thread's id; the config is passed on to the tools and the graph. */
+export interface GraphRunConfig {
+  configurable?: Record<string, unknown>;
+}
+
+/** What the adapter uses of a LangChain tool (`StructuredToolInterface` of `@langchain/core/tools`, e.g. `tool(...)`). */
+export interface GraphTool {
+  readonly name: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any tool's arguments and config
+  invoke(args: any, config?: any): Promise<unknown>;
+}
+
+/**
+ * What governedToolNode answers, for the graph's `messages` (MessagesAnnotation's reducer takes them): `ToolMessage`s
+ * of `@langchain/core/messages`, typed by the members they are made with.
+ */
+export type GovernedToolMessage = { readonly type: 'tool'; readonly content: string; readonly tool_call_id: string; readonly name: string; readonly status: 'success' | 'error' };
 
 /** The value of the interrupt governedToolNode stops the graph with: the calls Agora holds, by tool call id. */
 export interface AgoraToolCallsInterrupt {
@@ -68,13 +85,13 @@ interface ToolCallLike {
 }
 
 /** A node running the last AI message's tool calls, those the policy governs only once Agora approved them (see the module's comment). */
-export function governedToolNode(agora: Agora, tools: StructuredToolInterface[], policy: ToolPolicy, options: GovernedToolNodeOptions = {}) {
+export function governedToolNode(agora: Agora, tools: readonly GraphTool[], policy: ToolPolicy, options: GovernedToolNodeOptions = {}) {
   const server = options.server ?? policy.server ?? 'langgraph';
   const caller = agora.agentId ?? 'anonymous';
   const log = options.log ?? (() => undefined);
   const byName = new Map(tools.map((t) => [t.name, t]));
 
-  return async (state: { messages: BaseMessage[] }, config: LangGraphRunnableConfig): Promise<{ messages: ToolMessage[] }> => {
+  return async (state: { messages: readonly unknown[] }, config: GraphRunConfig): Promise<{ messages: GovernedToolMessage[] }> => {
     const [{ interrupt }, { ToolMessage }] = await Promise.all([import('@langchain/langgraph'), import('@langchain/core/messages')]);
     const last = state.messages.at(-1) as { tool_calls?: ToolCallLike[] } | undefined;
     const calls = (last?.tool_calls ?? []).map((c, i) => ({ ...c, id: c.id ?? `call-${i}` }));
@@ -98,9 +115,9 @@ export function governedToolNode(agora: Agora, tools: StructuredToolInterface[],
     });
     const decisions: AgoraToolCallsResume = held.length === 0 ? {} : interrupt<AgoraToolCallsInterrupt, AgoraToolCallsResume>({ type: 'agora_tool_calls', calls: held });
 
-    const answer = (c: ToolCallLike & { id: string }, content: string, status: 'success' | 'error' = 'success') => new ToolMessage({ content, tool_call_id: c.id, name: c.name, status });
+    const answer = (c: ToolCallLike & { id: string }, content: string, status: 'success' | 'error' = 'success') => new ToolMessage({ content, tool_call_id: c.id, name: c.name, status }) as GovernedToolMessage;
     const refusal = (c: ToolCallLike & { id: string }, error: ErrorBody) => answer(c, `${error.code}: ${error.message}`, 'error');
-    const messages: ToolMessage[] = [];
+    const messages: GovernedToolMessage[] = [];
     for (const c of calls) {
       const tool = byName.get(c.name);
       if (tool === undefined) {
@@ -139,12 +156,12 @@ export function governedToolNode(agora: Agora, tools: StructuredToolInterface[],
 
 /** Runs one tool call; a tool that throws answers its error (status `error`), as LangGraph's ToolNode does. */
 async function runTool(
-  tool: StructuredToolInterface,
+  tool: GraphTool,
   c: ToolCallLike & { id: string },
-  config: LangGraphRunnableConfig,
-  answer: (c: ToolCallLike & { id: string }, content: string, status?: 'success' | 'error') => ToolMessage,
+  config: GraphRunConfig,
+  answer: (c: ToolCallLike & { id: string }, content: string, status?: 'success' | 'error') => GovernedToolMessage,
   record?: (outcome: 'ok' | 'failed', result: unknown) => Promise<void>,
-): Promise<ToolMessage> {
+): Promise<GovernedToolMessage> {
   let output: unknown;
   try {
     output = await tool.invoke(c.args, config);
@@ -158,8 +175,8 @@ async function runTool(
 
 /** What runGovernedGraph needs of a compiled graph. */
 export interface GovernableGraph<STATE> {
-  invoke(input: unknown, config: LangGraphRunnableConfig): Promise<STATE>;
-  getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; tasks: readonly { interrupts: readonly { id?: string; value?: unknown }[] }[] }>;
+  invoke(input: unknown, config: GraphRunConfig): Promise<STATE>;
+  getState(config: GraphRunConfig): Promise<{ values: unknown; tasks: readonly { interrupts: readonly { id?: string; value?: unknown }[] }[] }>;
 }
 
 export type RunGovernedGraphOptions = Omit<GovernOptions, 'source'>;
@@ -171,7 +188,7 @@ const isAgoraInterrupt = (i: { id?: string; value?: unknown }): i is { id: strin
  * governedToolNode's interrupts only, awaits Agora's decisions on the held calls and resumes it with them.
  * Returns the graph's state once it ends, or stops on an interrupt of the application's.
  */
-export async function runGovernedGraph<STATE>(agora: Agora, graph: GovernableGraph<STATE>, input: unknown, config: LangGraphRunnableConfig, options: RunGovernedGraphOptions = {}): Promise<STATE> {
+export async function runGovernedGraph<STATE>(agora: Agora, graph: GovernableGraph<STATE>, input: unknown, config: GraphRunConfig, options: RunGovernedGraphOptions = {}): Promise<STATE> {
   const { Command } = await import('@langchain/langgraph');
   const pending = async () => (await graph.getState(config)).tasks.flatMap((t) => t.interrupts);
   let state = input === null && (await pending()).length > 0 ? ((await graph.getState(config)).values as STATE) : await graph.invoke(input, config);

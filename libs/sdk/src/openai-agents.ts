@@ -25,10 +25,10 @@
  *   approval of exactly these arguments (approved outside `decide`, or the run resumed in another
  *   process than the one that decided it) is refused with `tool_call_denied: ...` as the tool's output.
  *
- * Only types are imported from `@openai/agents-core` (an optional peer dependency): nothing of it is
- * loaded at run time.
+ * Nothing of `@openai/agents` (an optional peer dependency) is imported, not even its types: the types
+ * below are the members the adapter uses of the SDK's tools, results and states, which the real ones fit,
+ * so that the SDK's declarations stand alone.
  */
-import type { FunctionTool, RunContext, RunState, RunToolApprovalItem, Tool } from '@openai/agents-core';
 import type { Agora } from './client.js';
 import { approvalName, governToolCall, recordToolCallResult, releaseToolCall, toolCallDenied, toolCallDigest, type GovernedCall, type GovernOptions, type ToolCallApproval } from './governed.js';
 import type { AgoraEvent } from './transport.js';
@@ -41,14 +41,38 @@ export interface GovernedAgentToolsOptions extends Pick<GovernOptions, 'decision
   onProgress?: (callId: string, event: AgoraEvent) => void;
 }
 
-/** What `decide` and `run` need of a run's result (a RunResult or a StreamedRunResult once it completed). */
-export interface InterruptedRun {
-  readonly interruptions: RunToolApprovalItem[];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent's state
-  readonly state: RunState<any, any>;
+/** What the adapter uses of an Agents SDK tool (`Tool` of `@openai/agents`): function tools are governed, the others kept as they are. */
+export interface AgentTool {
+  readonly type: string;
+  readonly name?: string;
 }
 
-export interface GovernedAgentTools<TOOLS extends readonly Tool[]> {
+/** What the adapter uses of a function tool (`FunctionTool` of `@openai/agents`, `type: 'function'`). */
+export interface AgentFunctionTool extends AgentTool {
+  readonly name: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent's run context and tool's input
+  needsApproval(runContext: any, input: any, callId?: string): Promise<boolean>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any agent's run context
+  invoke(runContext: any, input: string, details?: { toolCall?: { callId?: string } }): Promise<unknown>;
+}
+
+/** What the adapter uses of a tool-approval interruption (`RunToolApprovalItem` of `@openai/agents`). */
+export interface AgentToolApproval {
+  readonly name?: string | undefined;
+  readonly arguments?: string | undefined;
+  readonly rawItem: { readonly id?: string | undefined; readonly callId?: string };
+}
+
+/** What `decide` and `run` need of a run's result (a RunResult or a StreamedRunResult once it completed) and its `RunState`. */
+export interface InterruptedRun {
+  readonly interruptions: readonly AgentToolApproval[];
+  readonly state: {
+    approve(item: AgentToolApproval): void;
+    reject(item: AgentToolApproval, options?: { message?: string }): void;
+  };
+}
+
+export interface GovernedAgentTools<TOOLS extends readonly AgentTool[]> {
   /** The tools, each governed call stopping the run for an approval and bound to Agora's decision when it runs. */
   tools: TOOLS;
   /** Resolves the result's interruptions for governed calls through Agora, on its state; returns how many it decided. */
@@ -71,7 +95,7 @@ const argumentsOf = (input: unknown): Record<string, unknown> => {
 };
 
 /** Wraps an Agents SDK agent's function tools so that the calls the policy names wait for an Agora decision before they run. */
-export function governedAgentTools<TOOLS extends readonly Tool[]>(agora: Agora, tools: TOOLS, policy: ToolPolicy, options: GovernedAgentToolsOptions = {}): GovernedAgentTools<TOOLS> {
+export function governedAgentTools<TOOLS extends readonly AgentTool[]>(agora: Agora, tools: TOOLS, policy: ToolPolicy, options: GovernedAgentToolsOptions = {}): GovernedAgentTools<TOOLS> {
   const server = options.server ?? policy.server ?? 'openai-agents';
   const caller = agora.agentId ?? 'anonymous';
   const log = options.log ?? (() => undefined);
@@ -80,14 +104,15 @@ export function governedAgentTools<TOOLS extends readonly Tool[]>(agora: Agora, 
     const rule = ruleFor(policy, call);
     return rule !== undefined && rule.decision !== 'allow';
   };
-  const names = new Set(tools.filter((t) => t.type === 'function').map((t) => t.name));
+  const isFunction = (tool: AgentTool): tool is AgentFunctionTool => tool.type === 'function';
+  const names = new Set(tools.filter(isFunction).map((t) => t.name));
   /** Approvals given by `decide`, by call id, each used once by `invoke`. */
   const approvals = new Map<string, ToolCallApproval>();
 
-  const wrap = (tool: FunctionTool): FunctionTool => ({
+  const wrap = (tool: AgentFunctionTool): AgentFunctionTool => ({
     ...tool,
-    needsApproval: async (context: RunContext, input: unknown, callId?: string) => governs(callOf(tool.name, input)) || (await tool.needsApproval(context, input as never, callId)),
-    invoke: async (context, input, details) => {
+    needsApproval: async (context: unknown, input: unknown, callId?: string) => governs(callOf(tool.name, input)) || (await tool.needsApproval(context, input, callId)),
+    invoke: async (context: unknown, input: string, details?: { toolCall?: { callId?: string } }) => {
       const call = callOf(tool.name, input);
       const callId = details?.toolCall?.callId;
       const approval = callId === undefined ? undefined : approvals.get(callId);
@@ -112,7 +137,7 @@ export function governedAgentTools<TOOLS extends readonly Tool[]>(agora: Agora, 
       return output;
     },
   });
-  const governed = tools.map((t) => (t.type === 'function' ? wrap(t) : t)) as unknown as TOOLS;
+  const governed = tools.map((t) => (isFunction(t) ? wrap(t) : t)) as unknown as TOOLS;
 
   /** The interruptions this adapter decides: its own tools' calls that the policy governs. */
   const ours = (result: InterruptedRun) => result.interruptions.filter((item) => item.name !== undefined && names.has(item.name) && governs(callOf(item.name, item.arguments)));
@@ -120,7 +145,7 @@ export function governedAgentTools<TOOLS extends readonly Tool[]>(agora: Agora, 
   const decide = async (result: InterruptedRun): Promise<number> => {
     const items = ours(result);
     for (const item of items) {
-      const callId = (item.rawItem as { callId?: string }).callId ?? item.rawItem.id ?? '';
+      const callId = item.rawItem.callId ?? item.rawItem.id ?? '';
       const onProgress = options.onProgress;
       const decision = await governToolCall(agora, policy, callOf(item.name!, item.arguments), {
         source: 'openai_agents_tool_call',

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '@agora/testing';
+import { PUBLISHED_SDK, REPO_ROOT } from '@agora/testing';
 
 /** The SDK's name on the registry, as tools/sdk-pack.mjs publishes it and the examples import it. */
-export const PUBLISHED = 'agora-governance-sdk';
+export const PUBLISHED = PUBLISHED_SDK;
 /** Where the examples of the docs look for Agora: replaced by the test's own gateway when they run. */
 export const DOCUMENTED_URL = 'http://127.0.0.1:8080';
 /** The checkpointer docs/sdk.md's LangGraph example imports from `./file-saver.js`. */

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { VotingSessionView } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
-import { REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, waitFor, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, waitFor, workspaceExample, type AgoraProcess } from '@agora/testing';
 import { Agora, onVoteRequested, toolCallDigest, type RoleLoop, type ToolPolicy } from '../src/index.js';
-import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
+import { DOCUMENTED_URL, FILE_SAVER, frameworkDocExample } from './doc-examples.js';
 
 export const VALIDATORS = ['vega', 'rigel', 'deneb'];
 
@@ -146,7 +146,7 @@ export async function startGovernedFixture(name: string): Promise<GovernedFixtur
         writeFileSync(join(cwd, 'workspace.policy.json'), JSON.stringify(policy));
         const example = frameworkDocExample(section);
         if (!/^declare const model\b.*$/m.test(example)) throw new Error(`docs/sdk.md's ${section} example declares no model`);
-        writeFileSync(join(cwd, 'example.ts'), example.replace(/^declare const model\b.*$/m, model).replaceAll(`'${PUBLISHED}'`, "'@agora/sdk'").replaceAll(DOCUMENTED_URL, url));
+        writeFileSync(join(cwd, 'example.ts'), workspaceExample(example).replace(/^declare const model\b.*$/m, model).replaceAll(DOCUMENTED_URL, url));
         const run = await runCommand(process.execPath, ['--conditions=agora-source', '--import', join(REPO_ROOT, 'tools', 'ts-run', 'register.mjs'), 'example.ts'], { cwd, env, timeoutMs: 60_000 });
         return { cwd, ...run };
       },

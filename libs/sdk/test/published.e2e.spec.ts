@@ -13,20 +13,27 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { REPO_ROOT, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
 import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const gatewayPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'apps', 'gateway', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 /** The versions the workspace pins (the packed SDK depends on the same). */
 const PINNED = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
 /**
- * Beside the tarball: the optional peers its declarations and docs/sdk.md's framework examples import (`ai`,
- * `@openai/agents`, `@langchain/core`, `@langchain/langgraph`), Node's types, and the json-schema types `ai`'s own
- * declarations need when libraries are checked.
+ * Beside the tarball: the optional peer its declarations import (`ai`), the frameworks docs/sdk.md's examples
+ * import (`@openai/agents`, `@langchain/core`, `@langchain/langgraph`; the SDK's declarations name none of
+ * them), the A2A SDK docs/a2a.md's client imports (the gateway's version), Node's types, and the json-schema
+ * types `ai`'s own declarations need when libraries are checked.
  */
-const BESIDE = [...['ai', '@openai/agents', '@openai/agents-core', '@langchain/core', '@langchain/langgraph'].map((name) => `${name}@${PINNED[name]}`), `@types/node@${PINNED['@types/node']}`, '@types/json-schema@7.0.15'];
+const BESIDE = [
+  ...['ai', '@openai/agents', '@openai/agents-core', '@langchain/core', '@langchain/langgraph'].map((name) => `${name}@${PINNED[name]}`),
+  `@a2a-js/sdk@${gatewayPackage.dependencies['@a2a-js/sdk']}`,
+  `@types/node@${PINNED['@types/node']}`,
+  '@types/json-schema@7.0.15',
+];
 
 const succeeded = (what: string, run: { code: number | null; stdout: string; stderr: string }) => {
   if (run.code !== 0) throw new Error(`${what} exited with ${run.code}:\n${run.stdout}${run.stderr}`);
@@ -82,9 +89,10 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
     const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'] };
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
-    // The framework examples import the frameworks whole (`@openai/agents` brings `openai`'s declarations): checked
-    // against the SDK's declarations (which the strict project above checks) without checking every library again.
-    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts'] }));
+    // The framework examples import the frameworks whole (`@openai/agents` brings `openai`'s declarations), and
+    // docs/a2a.md's client the A2A SDK: checked against the SDK's declarations (which the strict project above
+    // checks, reading no framework's) without checking every library again.
+    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts', 'a2a-doc.ts'] }));
     // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
@@ -93,6 +101,8 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'openai-agents-doc.ts'), frameworkDocExample('OpenAI Agents SDK'));
     writeFileSync(join(project, 'langgraph-doc.ts'), frameworkDocExample('LangGraph'));
     writeFileSync(join(project, 'file-saver.ts'), readFileSync(FILE_SAVER, 'utf8'));
+    // docs/a2a.md's client: signed with the SDK's signCommand and readToken (apps/standalone/test/a2a.e2e.spec.ts runs it).
+    writeFileSync(join(project, 'a2a-doc.ts'), `${docsExample('a2a.md', 'A client')}export {};\n`);
     succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...BESIDE], { cwd: project, timeoutMs: 240_000 }));
     installed = join(project, 'node_modules', PUBLISHED);
   }, 600_000);
@@ -103,7 +113,7 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('installs as one package: declarations beside the bundle, public npm dependencies only, no workspace import, no NestJS', () => {
+  it("installs as one package: declarations beside the bundle, public npm dependencies only, no workspace import, no NestJS, no agent framework's types", () => {
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { name: string; license: string; exports: Record<string, { types: string }>; dependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
     expect({ name: manifest.name, license: manifest.license }).toEqual({ name: PUBLISHED, license: 'Apache-2.0' });
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
@@ -115,6 +125,9 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(files.filter((file) => file.endsWith('.d.ts')).length).toBeGreaterThan(10);
     const workspaceImports = files.filter((file) => /\.(js|d\.ts)$/.test(file) && /(from\s*|import\s*\(\s*)['"]@agora\//.test(readFileSync(join(installed, file), 'utf8')));
     expect(workspaceImports).toEqual([]);
+    // The framework adapters are typed by the members they use: a strict check of the declarations reads no framework's.
+    const frameworkImports = files.filter((file) => file.endsWith('.d.ts') && /(from\s*|import\s*\(\s*)['"]@(openai|langchain)\//.test(readFileSync(join(installed, file), 'utf8')));
+    expect(frameworkImports).toEqual([]);
     expect(readFileSync(join(installed, 'index.js'), 'utf8')).not.toMatch(/@nestjs\//);
   });
 
@@ -124,7 +137,7 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(tsc.code).toBe(0);
   }, 300_000);
 
-  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples against the installed package and frameworks", async () => {
+  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples, and docs/a2a.md's client, against the installed package and frameworks", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(project, 'tsconfig.frameworks.json')], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);

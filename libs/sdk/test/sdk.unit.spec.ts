@@ -1,6 +1,11 @@
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as contracts from '@agora/contracts';
-import { commands, queries } from '@agora/contracts';
-import { commandDefinition, namedQueries, queryDefinition, queryUrl, uuidV5, type CommandName, type QueryName, type QueryResult } from '../src/index.js';
+import { READ_TOKEN, commands, queries } from '@agora/contracts';
+import { generateKeyPair, verifyCommandSignature, verifyReadToken } from '@agora/identity';
+import { commandDefinition, namedQueries, queryDefinition, queryUrl, readToken, signCommand, uuidV5, type CommandName, type QueryName, type QueryResult } from '../src/index.js';
 
 describe('the SDK catalog: names and types from the contracts', () => {
   it('names every command of the catalog by its type, exported under that name (so CommandName covers it)', () => {
@@ -60,5 +65,43 @@ describe('uuidV5', () => {
     expect(contracts.CommandEnvelope.shape.commandId.safeParse(id).success).toBe(true);
     expect(uuidV5('reviewer:harbinger:event-1:0')).toBe(id);
     expect(uuidV5('reviewer:heretic:event-1:0')).not.toBe(id);
+  });
+});
+
+describe('signing for other clients: signCommand and readToken', () => {
+  const key = generateKeyPair();
+  let dir: string;
+  let keyFile: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-sdk-signing-'));
+    keyFile = join(dir, 'envoy.key.json');
+    writeFileSync(keyFile, JSON.stringify({ agentId: 'envoy', ...key }), { mode: 0o600 });
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it("signs an envelope with the key file's agent as actor, which verifies under its public key", () => {
+    const payload = { proposalId: 'p-signed', title: 'Onboarding', body: 'Add tooltips', problem: 'Users drop off' };
+    const envelope = signCommand({ type: 'SubmitProposal', payload, signer: { keyFile }, commandId: 'c-1', correlationId: 'corr-1' });
+    expect(envelope).toMatchObject({ type: 'SubmitProposal', actor: 'envoy', commandId: 'c-1', correlationId: 'corr-1', payload });
+    expect(verifyCommandSignature(envelope, key.publicKey)).toBe(true);
+    expect(verifyCommandSignature({ ...envelope, payload: { ...payload, title: 'Other' } }, key.publicKey)).toBe(false);
+    expect(verifyCommandSignature(envelope, generateKeyPair().publicKey)).toBe(false);
+  });
+
+  it('refuses an unknown command type and a signer without a usable key', () => {
+    expect(() => signCommand({ type: 'LaunchMissiles' as CommandName, payload: {} as never, signer: { keyFile } })).toThrow('unknown command type "LaunchMissiles"');
+    expect(() => readToken({ keyFile: join(dir, 'missing.key.json') })).toThrow(/ENOENT/);
+    expect(() => readToken({ secretKey: 'not-a-key', agentId: 'envoy' })).toThrow();
+  });
+
+  it("mints a read token of the signer's agent that the gateway's check accepts, for the audience and lifetime asked", async () => {
+    const lookup = (agentId: string) => (agentId === 'envoy' ? { publicKey: key.publicKey, status: 'active' as const } : undefined);
+    const token = readToken({ keyFile });
+    expect(await verifyReadToken(token, { audience: READ_TOKEN.defaultAudience, lookup })).toMatchObject({ ok: true, claims: { sub: 'envoy', aud: READ_TOKEN.defaultAudience } });
+    const own = readToken({ secretKey: key.secretKey, agentId: 'envoy' }, { audience: 'gateway-eu', lifetimeSeconds: 60 });
+    const checked = await verifyReadToken(own, { audience: 'gateway-eu', lookup });
+    expect(checked).toMatchObject({ ok: true, claims: { sub: 'envoy', aud: 'gateway-eu' } });
+    expect(checked.ok && checked.claims.exp - checked.claims.iat).toBe(60);
+    expect(await verifyReadToken(own, { audience: READ_TOKEN.defaultAudience, lookup })).toMatchObject({ ok: false, code: 'wrong_audience' });
   });
 });

@@ -1,12 +1,27 @@
 // Starts Agora's processes the way an operator does: separate OS processes, settings in the
 // environment, run from source through tools/ts-run so the tests need no build.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/nats-core';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** The SDK's name on the npm registry (tools/sdk-pack.mjs publishes it under it), which the docs' examples import. */
+export const PUBLISHED_SDK = 'agora-governance-sdk';
+
+/** The first TypeScript block of `docs/<page>`'s section `## <section>`, as written. */
+export function docsExample(page: string, section: string): string {
+  const example = new RegExp(`\n## ${section}\n[\\s\\S]*?\`\`\`ts\n([\\s\\S]*?)\`\`\``).exec(readFileSync(join(REPO_ROOT, 'docs', page), 'utf8'))?.[1];
+  if (example === undefined) throw new Error(`docs/${page}'s section ${section} shows no TypeScript example`);
+  return example;
+}
+
+/** A docs example as the workspace runs it (with `--conditions=agora-source`): its imports of the published SDK name `@agora/sdk`. */
+export function workspaceExample(source: string): string {
+  return source.replaceAll(`'${PUBLISHED_SDK}'`, "'@agora/sdk'");
+}
 
 /**
  * The built entry point of an app (`apps/<app>/dist/main.js`), for a test of what a user runs after
