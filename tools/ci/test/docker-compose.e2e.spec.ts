@@ -23,7 +23,8 @@ const hasCompose = existsSync(COMPOSE) && existsSync(PYTHON);
 if (!hasCompose) console.warn(`SKIPPED the docker-compose.yml checks: ${COMPOSE} not found; install it with \`apt-get install docker-compose\` or set DOCKER_COMPOSE_BIN`);
 
 /** The Agora processes docker-compose.yml runs, each on its default METRICS_PORT. */
-const AGORA_SERVICES = Object.entries(DEFAULT_METRICS_PORTS).filter(([name]) => name !== 'standalone');
+/** The Agora processes docker-compose.yml runs: every service (not the one-process mode, nor `agora audit --follow`, which an auditor runs beside it as the auditor user). */
+const AGORA_SERVICES = Object.entries(DEFAULT_METRICS_PORTS).filter(([name]) => name !== 'standalone' && name !== 'audit');
 /** The users of deploy/nats/auth.conf (roles.conf: one per role). */
 const NATS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
 /** The users of deploy/nats/auth-services.conf (services.conf), which docker-compose.yml runs: one per Agora process, the observer and the auditor. */
