@@ -17,3 +17,4 @@ export * from './startup.js';
 /** The category of command id reservations (command-ids.ts), which event feeds leave out. */
 export { COMMAND_ID_CATEGORY } from '@agora/eventsourcing';
 export * from './settings.js';
+export * from './breaker-settings.js';

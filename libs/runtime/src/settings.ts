@@ -1,9 +1,8 @@
 import { settingsStreamId, SETTINGS_OWNERS, type PolicySetting, type SettingsName } from '@agora/contracts';
-import { DEFAULT_BREAKER_POLICY, defineBreakerPolicy, type BreakerPolicy } from '@agora/domain-common';
 import { fold } from '@agora/decider';
 import { reactionCommandId, settingsDecider, settingsDigest, type SettingsEvent } from '@agora/eventsourcing';
 import { StreamNotFound } from '@agora/eventstore';
-import { intSetting, jsonSetting, unitSetting } from './config.js';
+import { jsonSetting } from './config.js';
 import type { PingResponse } from '@agora/messaging';
 import type { ServiceContext } from './context.js';
 import { issueInternalCommand } from './reactor.js';
@@ -74,16 +73,4 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
 /** A policy from its one environment variable (JSON or `@file`), parsed by its declared parser; undefined when unset; ConfigError naming what is wrong. */
 export function policyFromEnv<T>(env: NodeJS.ProcessEnv, setting: PolicySetting<T>): T | undefined {
   return jsonSetting(env, setting.env, setting.parse);
-}
-
-/** The circuit breaker's policy from AGORA_BREAKER_RISK_THRESHOLD and the probation and health-report settings (REGISTRY_ENV_HELP); ConfigError naming a bad one. */
-export function breakerPolicyFromEnv(env: NodeJS.ProcessEnv): BreakerPolicy {
-  const d = DEFAULT_BREAKER_POLICY;
-  return defineBreakerPolicy({
-    riskThreshold: unitSetting(env, 'AGORA_BREAKER_RISK_THRESHOLD', d.riskThreshold, 'a risk from 0 to 1'),
-    probationRiskMargin: unitSetting(env, 'AGORA_PROBATION_RISK_MARGIN', d.probationRiskMargin, 'a risk margin from 0 to 1'),
-    probationReportIntervalMs: intSetting(env, 'AGORA_PROBATION_REPORT_INTERVAL_MS', d.probationReportIntervalMs, { min: 1000, max: 86_400_000, what: 'a number of milliseconds, 1000 to 86400000' }),
-    reportMinChange: unitSetting(env, 'AGORA_HEALTH_REPORT_MIN_CHANGE', d.reportMinChange, 'a change of health or risk from 0 to 1 (0 = record every report)'),
-    reportSampleMs: intSetting(env, 'AGORA_HEALTH_REPORT_SAMPLE_MS', d.reportSampleMs, { min: 0, max: 86_400_000, what: 'a number of milliseconds, 0 to 86400000 (0 = record every report)' }),
-  });
 }

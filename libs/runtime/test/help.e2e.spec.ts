@@ -3,12 +3,17 @@
 // they are read: `env['NAME']`, `process.env['NAME']`, `intSetting(env, 'NAME', ...)` and the other
 // *Setting helpers. A setting added without its line in --help fails here.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { REPO_ROOT, runToCompletion } from '@agora/testing';
 
 // agora-debate is left out: it depends on @agora/providers for types only (the provider layer's
 // settings are read by the demo's LLM runner, not by the process), which this source scan cannot tell.
 const PROCESSES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'projections', 'gateway', 'standalone'] as const;
+/**
+ * Files of shared libraries that hold one service's settings (there so that `agora audit` reads them
+ * without importing the service): their settings are read only by the processes that run it.
+ */
+const ONE_SERVICE_SETTINGS: Record<string, readonly (typeof PROCESSES)[number][]> = { 'libs/runtime/src/breaker-settings.ts': ['registry', 'standalone'] };
 const READ = /(?:\benv|process\.env)\[['"]([A-Z][A-Z0-9_]+)['"]\]|Setting(?:<[^>]*>)?\(\s*(?:env|process\.env)\s*,\s*['"]([A-Z][A-Z0-9_]+)['"]/g;
 
 function tsFiles(dir: string): string[] {
@@ -38,7 +43,9 @@ function sourcesOf(app: (typeof PROCESSES)[number]): string[] {
   for (const a of apps) for (const lib of libsOf(join(REPO_ROOT, 'apps', a))) libs.add(lib);
   return [
     ...apps.flatMap((a) => tsFiles(join(REPO_ROOT, 'apps', a, 'src')).filter((f) => a === app || !f.endsWith('/main.ts'))),
-    ...[...libs].flatMap((l) => (existsSync(join(REPO_ROOT, 'libs', l, 'src')) ? tsFiles(join(REPO_ROOT, 'libs', l, 'src')) : [])),
+    ...[...libs]
+      .flatMap((l) => (existsSync(join(REPO_ROOT, 'libs', l, 'src')) ? tsFiles(join(REPO_ROOT, 'libs', l, 'src')) : []))
+      .filter((file) => ONE_SERVICE_SETTINGS[relative(REPO_ROOT, file)]?.includes(app) ?? true),
   ];
 }
 
