@@ -105,8 +105,10 @@ describe('npm run cluster (e2e)', () => {
         }
         await waitFor(() => foundAt !== undefined, 'the finding of the forged commit', 10_000);
         expect(followed).toMatch(/^finding: agent-alice@1 \(position \S+, AgentUpdated\) envelope: /m);
-        // Found within a second of the append's acknowledgement (it may be found before: the store had it first).
-        expect(foundAt! - storedAt).toBeLessThan(1_000);
+        // Found as it lands, while following: the latency is printed (the within-a-second figure is the
+        // audit-follow int test's, on one server); the bound here only says the follower did not wait for a pass.
+        console.log(`the forged commit was found ${foundAt! - storedAt} ms after the append's acknowledgement`);
+        expect(foundAt! - storedAt).toBeLessThan(5_000);
         follower.kill('SIGTERM');
         expect(await followerExited).toBe(1);
         expect(existsSync(join(dir, 'audit-state.json'))).toBe(true);
