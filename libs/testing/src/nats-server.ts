@@ -248,7 +248,7 @@ export async function startNatsCluster(options: { bin?: string; nodes?: number; 
       }),
     );
     const urls = nodes.map((node) => `nats://127.0.0.1:${node.client}`);
-    await jetStreamAnswers(urls, timeoutMs);
+    await jetStreamAnswers(urls, count, timeoutMs);
     return { urls, version: natsServerVersion(bin), stop };
   } catch (error) {
     await stop();
@@ -256,14 +256,21 @@ export async function startNatsCluster(options: { bin?: string; nodes?: number; 
   }
 }
 
-/** Resolves once a JetStream account request succeeds on `urls` (a new cluster elects its meta leader first). */
-async function jetStreamAnswers(urls: string[], timeoutMs: number): Promise<void> {
+/**
+ * Resolves once the cluster's JetStream places a stream on `replicas` peers (a new cluster elects its
+ * meta leader first, and answers an account request before every peer can take a replica: a stream
+ * made then is refused "no suitable peers for placement"). The probe stream is deleted.
+ */
+async function jetStreamAnswers(urls: string[], replicas: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   const nc = await connect({ servers: urls });
   try {
     for (;;) {
       try {
-        await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo();
+        const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+        await jsm.getAccountInfo();
+        await jsm.streams.add({ name: 'AGORA_TEST_PLACEMENT', subjects: ['agora-test-placement'], num_replicas: replicas });
+        await jsm.streams.delete('AGORA_TEST_PLACEMENT');
         return;
       } catch (error) {
         if (Date.now() > until) throw new Error(`the NATS cluster's JetStream did not answer within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`);
