@@ -35,7 +35,7 @@ import { AGENTS, FIVE, generateKeys, registerAgents, sign as signWith, type Keys
 // In one process, and over a NATS server of this file's own.
 const setups = serviceTransports('voting');
 
-describe.each(setups)('voting service ($name)', ({ config: transportConfig }) => {
+describe.each(setups)('voting service ($name)', ({ config: transportConfig, nats }) => {
   let dir: string;
   let keys: Keys;
   let config: RuntimeConfig;
@@ -299,5 +299,17 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig }) =>
     expect(running.deadlines.pending().filter((d) => d.key.includes(restarted) || d.key.includes(live))).toEqual([]);
     expect(await command(DecideVotingEscalation, 'root', { sessionId: restarted, decision: 'deny', reason: 'nobody but risk looked' })).toMatchObject({ ok: true });
     expect((await sessionEvents(restarted)).at(-1)!.type).toBe('VotingEscalationResolved');
+  }, 30_000);
+
+  // Last: it closes the store under the running service. On JetStream only: the embedded store still
+  // answers reads from its memory once closed, so it cannot stand for an outage.
+  if (nats) it('answers unavailable, not internal, when the event store does not answer', async () => {
+    const id = nextId();
+    expect(await create(id)).toMatchObject({ ok: true });
+    await context.store.close();
+    // CreateVotingSession reads the configuration in force before it decides: that read fails too.
+    for (const reply of [await create(nextId()), await vote(id, 'security_bot', 'approve'), await send(GetVotingSession.subject, { sessionId: id })]) {
+      expect(reply).toMatchObject({ ok: false, error: { code: 'unavailable' } });
+    }
   }, 30_000);
 });
