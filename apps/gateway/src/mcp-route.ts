@@ -7,6 +7,7 @@ import { isJsonContentType, readBody } from './body.js';
 import type { Credential, CredentialWatch } from './credentials.js';
 import { challengeUnauthenticated, GatewayError } from './http-reply.js';
 import type { ReadAccess } from './read-auth.js';
+import { markRoute } from './metrics.js';
 import type { StreamParties } from './read-visibility.js';
 import { ReaderTransport, type ReaderSource } from './reader-transport.js';
 
@@ -110,6 +111,8 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
     },
   );
   const handler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    // A GET is the session's server-sent event stream: counted, kept out of the durations.
+    markRoute(req, '/mcp', { streaming: req.method === 'GET' });
     void (async () => {
       let read: { reader: Reader; credential: Credential } | undefined;
       try {

@@ -214,6 +214,7 @@ describe('the HTTP gateway', () => {
     it('GET /metrics counts requests by route pattern, method and status, never by id', async () => {
       await http(`/v1/${service}/widgets/metric-id-123`);
       await http('/definitely/not/here');
+      expect((await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(415);
       const res = await fetch(`${gateway.url}/metrics`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -221,6 +222,7 @@ describe('the HTTP gateway', () => {
       expect(text).toMatch(/agora_gateway_http_requests_total\{route="\/v1\/commands",method="POST",status="200"\} [1-9]/);
       expect(text).toContain(`agora_gateway_http_requests_total{route="/v1/${service}/widgets/:widgetId",method="GET",status="200"}`);
       expect(text).toMatch(/agora_gateway_http_requests_total\{route="unmatched",method="GET",status="404"\}/);
+      expect(text).toMatch(/agora_gateway_http_requests_total\{route="\/mcp",method="POST",status="415"\} 1/);
       expect(text).toMatch(/agora_gateway_http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/v1\/commands",method="POST"\}/);
       expect(text).toContain('process_cpu_user_seconds_total');
       expect(text).not.toContain('metric-id-123');
