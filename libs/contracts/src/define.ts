@@ -125,6 +125,9 @@ export function serviceOfActor(actor: string): ServiceName | undefined {
  */
 export const PROCESS_NATS_USERS = [...SERVICE_NAMES, 'gateway', 'service', 'agent', 'observer', 'auditor'] as const;
 
+/** The process users that are one process's own: their replies arrive under `_INBOX_<name>`, the only inbox they may read. */
+export const OWN_INBOX_NATS_USERS: readonly string[] = [...SERVICE_NAMES, 'gateway'];
+
 /**
  * Agent ids no agent may take, with the reason. An agent's NATS user takes its replies under
  * `_INBOX_<agentId>` (a service actor `service:<name>` under `_INBOX_service_<name>`): an agent named
@@ -132,8 +135,8 @@ export const PROCESS_NATS_USERS = [...SERVICE_NAMES, 'gateway', 'service', 'agen
  * process's replies. So these ids are refused at registration and by `agora setup nats`.
  */
 export const RESERVED_AGENT_IDS: ReadonlyMap<string, string> = new Map([
-  ...[...SERVICE_NAMES, 'gateway'].map((user): [string, string] => [user, `it is the NATS user of Agora's ${user} process, whose replies arrive under _INBOX_${user}`]),
-  ...['service', 'agent', 'observer', 'auditor'].map((user): [string, string] => [user, `it is a NATS user of Agora's processes (deploy/nats/roles.conf)`]),
+  ...OWN_INBOX_NATS_USERS.map((user): [string, string] => [user, `it is the NATS user of Agora's ${user} process, whose replies arrive under _INBOX_${user}`]),
+  ...PROCESS_NATS_USERS.filter((user) => !OWN_INBOX_NATS_USERS.includes(user)).map((user): [string, string] => [user, `it is a NATS user of Agora's processes (deploy/nats/roles.conf)`]),
   ...SERVICE_NAMES.map((service): [string, string] => [`service_${service}`, `it is the inbox of the service actor service:${service} (_INBOX_service_${service})`]),
 ]);
 

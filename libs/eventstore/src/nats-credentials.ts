@@ -1,4 +1,4 @@
-import { SERVICE_NAMES } from '@agora/contracts';
+import { OWN_INBOX_NATS_USERS } from '@agora/contracts';
 
 /** The NATS user a process connects as (deploy/nats/auth.conf defines the users and what each may do). */
 export interface NatsCredentials {
@@ -7,9 +7,6 @@ export interface NatsCredentials {
   /** Replies to this connection's requests arrive under this prefix instead of `_INBOX` (a service's own user: `_INBOX_<service>`). */
   inboxPrefix?: string;
 }
-
-/** Users named after a service or the gateway are that process's own (deploy/nats/services.conf): their replies arrive under `_INBOX_<name>`, the only inbox they may read. */
-const OWN_INBOX_USERS: readonly string[] = [...SERVICE_NAMES, 'gateway'];
 
 export const NATS_CREDENTIALS_HELP = `NATS_USER                  NATS user this process connects as (deploy/nats/auth.conf: service,
                            gateway, agent, observer or auditor; with services.conf, the service's own
@@ -27,5 +24,5 @@ export function natsCredentials(env: NodeJS.ProcessEnv = process.env): NatsCrede
   if (user === undefined && pass === undefined) return undefined;
   if (user === undefined) throw new Error('NATS_PASSWORD is set without NATS_USER');
   if (pass === undefined) throw new Error(`NATS_USER=${JSON.stringify(user)} needs NATS_PASSWORD`);
-  return { user, pass, ...(OWN_INBOX_USERS.includes(user) ? { inboxPrefix: `_INBOX_${user}` } : {}) };
+  return { user, pass, ...(OWN_INBOX_NATS_USERS.includes(user) ? { inboxPrefix: `_INBOX_${user}` } : {}) };
 }
