@@ -89,6 +89,12 @@ export interface DispatcherOptions {
    * Whatever the mode, the visibility table is applied here and only here (answerQuery).
    */
   reads?: ReadTokenCheck;
+  /**
+   * Read your writes on this replica without a position: a command's reply is sent once the read
+   * models its service answers queries from have taken in the command's events (bounded; the reply's
+   * `position` still lets a query on another replica wait with `minPosition`).
+   */
+  commandsVisible?: (position: string) => Promise<unknown>;
 }
 
 /** Codes that say the service failed, not the caller: only these mark a span as an error. */
@@ -223,9 +229,14 @@ export class MessageDispatcher {
       return replyForError(error, this.logger, `verifying a command on ${definition.subject}`);
     }
     const handler = this.options.commands.get(verified.definition.type) as CommandHandler;
-    return this.cache.getOrRun(replyCacheKey(verified.envelope), () =>
-      this.settle(() => handler(verified), `${verified.definition.type} ${verified.envelope.commandId}`),
-    );
+    const { commandsVisible } = this.options;
+    const run = commandsVisible === undefined ? () => handler(verified) : async () => {
+      const result = await handler(verified);
+      const position = (result as { position?: unknown } | null)?.position;
+      if (typeof position === 'string') await commandsVisible(position);
+      return result;
+    };
+    return this.cache.getOrRun(replyCacheKey(verified.envelope), () => this.settle(run, `${verified.definition.type} ${verified.envelope.commandId}`));
   }
 
   /**
