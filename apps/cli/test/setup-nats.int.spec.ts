@@ -4,7 +4,8 @@
  * and reads replies only under its own inbox prefix; the setup reloads the server and creates the
  * log's stream, a second run changes nothing; a service may not update the stream; services that
  * only verify the stream refuse to start without it; and with closed reads on NATS a query needs
- * its reader's read token and shows only what the visibility table gives that reader.
+ * its reader's read token and shows only what the visibility table gives that reader, decided by
+ * the service alone: the gateway names its reader, and a hidden proposal stays hidden on both paths.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
+import { AgoraError, GetProposal, ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
 import { startGateway } from '@agora/gateway';
 import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
-import { connectNats, createServiceMicroservice, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
+import { connectNats, createServiceMicroservice, GATEWAY_INBOX_PREFIX, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, READER_HEADER, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
 import { setUpNats } from '../src/commands/setup.js';
@@ -194,9 +195,16 @@ describe('closed reads on NATS', () => {
       credentials: { user: 'service', pass: passwords.SERVICE },
       directory,
       reads: { directory },
-      catalog: { commands: [], queries: [ListProposals] },
+      catalog: { commands: [], queries: [ListProposals, GetProposal] },
       commands: new Map(),
-      queries: new Map([onQuery(ListProposals, async ({ proposer }) => ({ proposals: proposals.filter((p) => proposer === undefined || p.proposer === proposer), nextCursor: null }))]),
+      queries: new Map([
+        onQuery(ListProposals, async ({ proposer }) => ({ proposals: proposals.filter((p) => proposer === undefined || p.proposer === proposer), nextCursor: null })),
+        onQuery(GetProposal, async ({ proposalId }) => {
+          const found = proposals.find((p) => p.proposalId === proposalId);
+          if (!found) throw new AgoraError('not_found', `no proposal "${proposalId}"`, { proposalId });
+          return found;
+        }),
+      ]),
       logger: false,
     });
   }, 30_000);
@@ -207,19 +215,69 @@ describe('closed reads on NATS', () => {
     await service?.close();
   }, 30_000);
 
-  it("the gateway's HTTP queries keep working: it forwards its reader's token to the service", async () => {
-    const store = await openEmbeddedEventStore({ directory: join(dir, 'gateway-events') });
-    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY } })));
+  /** A gateway on its own NATS user (`_INBOX_gateway`), closed reads, in front of the service. */
+  async function withGateway(run: (url: string) => Promise<void>): Promise<void> {
+    const store = await openEmbeddedEventStore({ directory: join(dir, `gateway-events-${randomBytes(4).toString('hex')}`) });
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
     const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory } });
     try {
-      const token = mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
-      const res = await fetch(`${gateway.url}/v1/proposal/proposals`, { headers: { authorization: `Bearer ${token}` } });
-      expect(res.status).toBe(200);
-      expect(((await res.json()) as { result: { proposals: { proposalId: string }[] } }).result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+      await run(gateway.url);
     } finally {
       await gateway.close();
       await store.close();
     }
+  }
+
+  it("the gateway's HTTP queries keep working: it names its reader to the service, which applies the table", async () => {
+    await withGateway(async (url) => {
+      const token = mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
+      const res = await fetch(`${url}/v1/proposal/proposals`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { result: { proposals: { proposalId: string }[] } }).result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+    });
+  }, 30_000);
+
+  it("a hidden proposal stays hidden on HTTP and on NATS: bob's is refused to alice exactly as one that does not exist", async () => {
+    const token = () => mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
+    const overHttp: Record<string, unknown> = {};
+    await withGateway(async (url) => {
+      for (const proposalId of ['p-alice', 'p-bob', 'p-none']) {
+        const res = await fetch(`${url}/v1/proposal/proposals/${proposalId}`, { headers: { authorization: `Bearer ${token()}` } });
+        overHttp[proposalId] = { status: res.status, body: await res.json() };
+      }
+    });
+    expect(overHttp['p-alice']).toEqual({ status: 200, body: { ok: true, result: { proposalId: 'p-alice', proposer: 'alice' } } });
+    expect(overHttp['p-bob']).toMatchObject({ status: 403, body: { ok: false, error: { code: 'forbidden' } } });
+    expect(overHttp['p-none']).toEqual(overHttp['p-bob']);
+
+    const agora = await Agora.connect({ nats: { servers: nats.url }, signer: { agentId: 'alice', secretKey: keys.alice.secretKey } });
+    try {
+      const theirs = await agora.tryQuery('GetProposal', { proposalId: 'p-bob' }, { timeoutMs: 10_000 });
+      const none = await agora.tryQuery('GetProposal', { proposalId: 'p-none' }, { timeoutMs: 10_000 });
+      expect(theirs).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+      expect(none).toEqual(theirs);
+      // The same refusal, word for word, on both paths.
+      expect(theirs).toEqual((overHttp['p-bob'] as { body: unknown }).body);
+      expect(await agora.tryQuery('GetProposal', { proposalId: 'p-alice' }, { timeoutMs: 10_000 })).toEqual({ ok: true, result: { proposalId: 'p-alice', proposer: 'alice' } });
+    } finally {
+      await agora.close();
+    }
+  }, 30_000);
+
+  it('the reader a query names is believed from the gateway only: an agent naming another is refused, or read as its token says', async () => {
+    // The gateway's own user, naming alice and carrying no token: the service answers as alice may read.
+    const asGateway = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
+    const named = await asGateway.request<{ proposals: { proposalId: string }[] }>(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'alice' } });
+    expect(named.ok && named.result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+    expect(await asGateway.request(GetProposal.subject, { proposalId: 'p-bob' }, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'alice' } })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
+
+    // Alice on her own user, naming the operator: without a token she is refused; with hers, she reads as herself.
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, identity: identity('alice') })));
+    expect(await client.request(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'root' } })).toMatchObject({ ok: false, error: { code: 'forbidden', message: expect.stringContaining('read token') } });
+    const token = mintReadToken({ agentId: 'alice', secretKey: keys.alice.secretKey });
+    const asHerself = await client.request<{ proposals: { proposalId: string }[] }>(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'root', 'Agora-Read-Token': token } });
+    expect(asHerself.ok && asHerself.result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
+    expect(await client.request(GetProposal.subject, { proposalId: 'p-bob' }, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'root', 'Agora-Read-Token': token } })).toMatchObject({ ok: false, error: { code: 'forbidden' } });
   }, 30_000);
 
   it('a query without a read token is refused forbidden', async () => {

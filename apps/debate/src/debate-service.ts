@@ -3,7 +3,7 @@ import { debateDecider, debateStreamId, moderatorMovesFor } from '@agora/domain-
 import { type ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { debatesProjection, listDebates, readDebate, type DebatesModel } from '@agora/read-models';
+import { debatesProjection, listDebates, type DebatesModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
@@ -52,7 +52,7 @@ export function moderatorCommands(event: Pick<RecordedEvent, 'type' | 'data'>): 
  * - The moderator is a reactor (`debate-moderator`, checkpointed): after a failed lock, a
  *   debater message in DISCOVERY or EVIDENCE, or a falsifier, it issues ModerateDebate as the
  *   service, with a command id derived from the event, so a redelivery or a restart adds nothing.
- * - Queries: one debate (read from its stream), and the list (from a live read model).
+ * - Queries: one debate and the list, both from one live read model (a command's reply waits until it holds the command).
  */
 export async function startDebateService(context: ServiceContext, options: DebateServiceOptions = {}): Promise<RunningDebate> {
   const logger: EventSourcingLogger = options.logger === false ? silent : new Logger('agora:debate');
@@ -73,8 +73,9 @@ export async function startDebateService(context: ServiceContext, options: Debat
     return decideOnDebate(verified);
   };
 
+  // One debate and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const debateView = async (debateId: string): Promise<DebateView> => {
-    const debate = await readDebate(store, debateId);
+    const debate = debates!.model.get(debateId);
     if (!debate) throw new AgoraError('not_found', `debate ${debateId} does not exist`, { debateId });
     return debate;
   };
@@ -98,6 +99,7 @@ export async function startDebateService(context: ServiceContext, options: Debat
         ...context.transport,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
+        commandsVisible: (position) => context.readModels.reached(position, [debates!]),
         description: 'Agora debate: crux discovery between debaters (stage gates, steelman before challenge, structured falsifiers, crux lock, moderator, crystallization)',
         catalog: debateServiceCatalog,
         commands: new Map([onCommand(OpenDebate, openDebate), onCommand(PostDebateMove, decideOnDebate)]),

@@ -128,8 +128,8 @@ async function quorumResultOf(event: RecordedEvent, store: ServiceContext['store
  *   the voting session's end comes back as RecordQuorumResult; RecoveryResolved with the audit drawn
  *   assigns an auditor.
  * - Deadlines are durable: rebuilt from the log at start, ExpireDialecticPhase when one is due.
- * - Queries: one session (from its stream), sessions by agent, participant, awaited actor or status
- *   (from a live read model).
+ * - Queries: one session, and sessions by agent, participant, awaited actor or status, all from one
+ *   live read model (a command's reply waits until it holds the command).
  */
 export async function startDialecticService(context: ServiceContext, options: DialecticServiceOptions = {}): Promise<RunningDialectic> {
   const logger: EventSourcingLogger = options.logger === false ? silent : new Logger('agora:dialectic');
@@ -153,8 +153,9 @@ export async function startDialecticService(context: ServiceContext, options: Di
 
   let sessions: ProjectionRunner<DialecticSessionsModel> | undefined;
   const records = (): DialecticSessionRecord[] => [...(sessions?.model.values() ?? [])];
+  // One session and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const session = async (sessionId: string) => {
-    const found = await readDialecticSession(store, sessionId);
+    const found = sessions!.model.get(sessionId);
     if (!found) throw new AgoraError('not_found', `recovery session ${sessionId} does not exist`, { sessionId });
     return found;
   };
@@ -258,6 +259,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
         metadata: settings.metadata,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
+        commandsVisible: (position) => context.readModels.reached(position, [sessions!]),
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
         catalog: dialecticServiceCatalog,
         commands: new Map([

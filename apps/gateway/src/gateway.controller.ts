@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument, READ_TOKEN } from '@agora/contracts';
+import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument } from '@agora/contracts';
 import { ReadModelPositions } from '@agora/eventsourcing';
 import { StreamNotFound, type Position } from '@agora/eventstore';
 import { Controller, Get, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
@@ -14,7 +14,7 @@ import { GatewayMetrics, markRoute } from './metrics.js';
 import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
 import { tokenOf } from './read-auth.js';
-import { answerQuery, eventViewFor, notAParty, StreamParties } from './read-visibility.js';
+import { eventViewFor, forwardReader, notAParty, StreamParties } from './read-visibility.js';
 import { sessionCookie, sessionCookieOf, sourceOf, type SessionStore } from './sessions.js';
 
 /** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
@@ -285,10 +285,9 @@ export function queryController(routes: readonly QueryRoute[]): Type<unknown> | 
       markRoute(req, match.route.pattern);
       const reader = await this.options.reads.reader(req);
       const params = queryParams(match.route, url.searchParams, match.params);
-      // The reader's token goes on to the service, which applies the same table when its reads on NATS are closed (AGORA_NATS_READS).
-      const token = reader === undefined ? undefined : tokenOf(req);
-      const headers = token === undefined ? {} : { headers: { [READ_TOKEN.natsHeader]: token } };
-      const reply = await answerQuery(reader, match.route.query, params, (asked) => this.options.client.request(match.route.query.subject, asked, { timeoutMs: this.options.requestTimeoutMs, ...headers }));
+      // The service decides what the reader sees (the visibility table): the gateway names the reader, and passes its token on.
+      const headers = forwardReader(reader, reader === undefined ? undefined : tokenOf(req));
+      const reply = await this.options.client.request(match.route.query.subject, params, { timeoutMs: this.options.requestTimeoutMs, ...(headers ? { headers } : {}) });
       sendJson(res, statusOfReply(reply), reply);
     }
   }

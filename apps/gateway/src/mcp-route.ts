@@ -93,7 +93,7 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
   const endpoint = new McpHttpEndpoint<McpReader>(
     (caller) => {
       if (caller.current === undefined) return createAgoraMcpServer(open, { commands: false });
-      const transport = new ReaderTransport(bus, mcpReader(caller, expired), access.parties);
+      const transport = new ReaderTransport(client, bus, mcpReader(caller, expired), access.parties);
       const server = createAgoraMcpServer(Agora.over(transport, { timeoutMs: options.requestTimeoutMs }), { commands: false });
       const onclose = server.server.onclose;
       server.server.onclose = () => {

@@ -1,10 +1,12 @@
 /**
- * The visibility table (libs/contracts) applied by the gateway: to a query's parameters and answer,
- * and to each event of an event stream. A refusal is `forbidden` with a message that is the same
+ * Reads through the gateway. A query is asked of its service on behalf of the reader the gateway's
+ * credential check proved (forwardReader): the service applies the visibility table (libs/contracts),
+ * once, as it does for an agent asking on NATS. The gateway applies the table to what it serves
+ * itself: each event of an event stream. A refusal is `forbidden` with a message that is the same
  * whether the thing asked for exists or not.
  */
-import { AgoraError, categoryOf, EVENT_VISIBILITY, namedAt, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
-import { answerQuery as answerQueryFor, notAParty as sharedNotAParty } from '@agora/messaging';
+import { categoryOf, EVENT_VISIBILITY, namedAt, READ_TOKEN, type AgoraError, type Reader } from '@agora/contracts';
+import { notAParty as sharedNotAParty, READER_HEADER } from '@agora/messaging';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { GatewayError } from './http-reply.js';
 
@@ -15,13 +17,15 @@ export function notAParty(reader: Reader, what: string): GatewayError {
 
 const gatewayErrorOf = (error: AgoraError): GatewayError => new GatewayError(error.code, error.message, error.details);
 
-/** The visibility table applied to a query (the decision is libs/messaging's answerQuery, shared with services on NATS), its refusals as GatewayErrors. */
-export async function answerQuery(reader: Reader | undefined, query: QueryDefinition, params: Record<string, unknown>, ask: (params: Record<string, unknown>) => Promise<Reply>): Promise<Reply> {
-  try {
-    return await answerQueryFor(reader, query, params, ask);
-  } catch (error) {
-    throw error instanceof AgoraError ? gatewayErrorOf(error) : error;
-  }
+/**
+ * The headers of a query asked for a reader (none with open reads): the reader's id, believed by a
+ * service where only the gateway can have asked (its inbox) or reads are open, and the reader's read
+ * token when it sent one, which proves the reader where the gateway does not ask from its own inbox
+ * (`npm start` on NATS as one user).
+ */
+export function forwardReader(reader: Reader | undefined, token?: string): Record<string, string> | undefined {
+  if (reader === undefined) return undefined;
+  return { [READER_HEADER]: reader.agentId, ...(token === undefined ? {} : { [READ_TOKEN.natsHeader]: token }) };
 }
 
 /** What a reader gets of one event: all of it, its metadata without data and signed payload, or nothing. */

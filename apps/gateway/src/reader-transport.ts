@@ -1,9 +1,10 @@
 import type { CommandDefinition, CommandResult, QueryDefinition, Reader, Reply } from '@agora/contracts';
 import type { RecordedEvent } from '@agora/eventstore';
 import type { SignedCommand } from '@agora/identity';
+import type { AgoraClient } from '@agora/messaging';
 import type { AgoraEvent, EventFilter, Transport } from '@agora/sdk';
 import { GatewayError } from './http-reply.js';
-import { answerQuery, eventViewFor, publicMetadataOf, type StreamParties } from './read-visibility.js';
+import { eventViewFor, forwardReader, publicMetadataOf, type StreamParties } from './read-visibility.js';
 
 /** Who a ReaderTransport reads as, asked at every read. */
 export interface ReaderSource {
@@ -16,8 +17,9 @@ export interface ReaderSource {
 }
 
 /**
- * The gateway's bus seen by one reader: every query answered as the gateway answers it over HTTP
- * (answerQuery: the visibility table, `forbidden` that says nothing of what exists), and the
+ * The gateway's bus seen by one reader: every query asked for that reader as the gateway asks it
+ * for HTTP (forwardReader: its service applies the visibility table, `forbidden` that says nothing
+ * of what exists), and the
  * log's events as GET /v1/events gives them to this reader (whole, metadata only, or not at all).
  * It sends no command: the gateway holds no agent's key. An SDK client over it (`Agora.over`)
  * is how /mcp and /a2a read and wait on the log for a caller.
@@ -29,6 +31,7 @@ export class ReaderTransport implements Transport {
   private readonly closing = new AbortController();
 
   constructor(
+    private readonly client: AgoraClient,
     private readonly bus: Transport,
     private readonly source: ReaderSource,
     private readonly parties: StreamParties,
@@ -45,7 +48,8 @@ export class ReaderTransport implements Transport {
 
   async query(definition: QueryDefinition, params: Record<string, unknown>, timeoutMs: number): Promise<Reply<unknown>> {
     try {
-      return await answerQuery(this.reader(), definition, params, (asked) => this.bus.query(definition, asked, timeoutMs));
+      const headers = forwardReader(this.reader());
+      return await this.client.request(definition.subject, params, { timeoutMs, ...(headers ? { headers } : {}) });
     } catch (error) {
       if (error instanceof GatewayError) return error.toReply();
       throw error;

@@ -17,39 +17,19 @@ import { startGateway, type Gateway } from '@agora/gateway';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { startRegistryService } from '@agora/registry';
 import { ReadModelPositions } from '@agora/eventsourcing';
-import { sleep, type EventStore } from '@agora/eventstore';
 import { commandDirectory, openServiceContext, RegistryDirectory, type ServiceContext } from '@agora/runtime';
 import { sharedLogReplica, startNatsServer, uniqueJetStreamLog, type PrivateNatsServer } from '@agora/testing';
+import { lagging } from './support/lagging-store.js';
 
 /** The bounded wait every process here is given (AGORA_READ_MODEL_WAIT_MS). */
 const WAIT_MS = 1_000;
 /** How late the registry replicas' read models take in each event. */
 const LAG_MS = 25;
 
-/** The store with every subscription's events handed over `LAG_MS` late. */
-function lagging(store: EventStore): EventStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'subscribe') {
-        return (options: Parameters<EventStore['subscribe']>[0]) =>
-          target.subscribe({
-            ...options,
-            handler: async (event) => {
-              await sleep(LAG_MS);
-              await options.handler(event);
-            },
-          });
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 /** `context` with an agent directory that lags (and the read-model positions that follow it). */
 async function withLaggingDirectory(context: ServiceContext): Promise<{ context: ServiceContext; stop: () => Promise<void> }> {
   const readModels = new ReadModelPositions(context.store, WAIT_MS);
-  const registry = new RegistryDirectory(lagging(context.store), { positions: readModels });
+  const registry = new RegistryDirectory(lagging(context.store, LAG_MS), { positions: readModels });
   await registry.start();
   return {
     context: { ...context, registry, directory: commandDirectory(registry, context.config.operators), readModels, transport: { ...context.transport, readModels } },

@@ -77,6 +77,8 @@ export async function startTribunalService(context: ServiceContext, options: Tri
         ...context.transport,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
+        // A review's reply waits until the proposals model the assignments are read from holds it.
+        commandsVisible: (position) => context.readModels.reached(position, [proposals]),
         description: 'Agora tribunal: review rounds by orthogonal constitutions, objections, time-boxes and escalations to a human',
         catalog: { commands: tribunalCommands, queries: [ListAssignments] },
         commands: new Map([

@@ -32,7 +32,7 @@ import {
 } from '@agora/domain-voting';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, readVotingSession, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
+import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runDeadlines, runReadModel, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
@@ -80,8 +80,8 @@ export function validatorCandidates(registry: Pick<RegistryDirectory, 'list'>): 
  * - Timeouts are durable: every replica rebuilds the pending ones from the log at start; the one
  *   holding the lease `deadlines.voting` issues ExpireVotingSession when one is due, with a command
  *   id derived from the deadline, so it lands once whichever replica or restart fires it.
- * - Queries: one session (read from its stream, so it reflects a command just answered), by
- *   request, pending sessions (from a live read model), and the validators the registry offers.
+ * - Queries: one session, by request, pending sessions and lists, all from one live read model
+ *   (a command's reply waits until it holds the command), and the validators the registry offers.
  */
 export async function startVotingService(context: ServiceContext, options: VotingServiceOptions = {}): Promise<RunningVoting> {
   const logger: EventSourcingLogger = options.logger === false ? silent : new Logger('agora:voting');
@@ -115,8 +115,9 @@ export async function startVotingService(context: ServiceContext, options: Votin
     return decideCreation(verified);
   };
 
+  // One session and the lists are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const sessionView = async (sessionId: string): Promise<VotingSessionView> => {
-    const session = await readVotingSession(store, sessionId);
+    const session = sessions!.model.get(sessionId);
     if (!session) throw new AgoraError('not_found', `voting session ${sessionId} does not exist`, { sessionId });
     return session;
   };
@@ -158,6 +159,7 @@ export async function startVotingService(context: ServiceContext, options: Votin
         ...context.transport,
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
+        commandsVisible: (position) => context.readModels.reached(position, [sessions!]),
         description: 'Agora voting: the Bot Tribunal voting engine (validator votes on high-risk actions, consensus, recommendation, human escalation)',
         catalog: votingServiceCatalog,
         commands: new Map([

@@ -5,8 +5,9 @@ import { queries } from './catalog.js';
  * for commands. Operators and auditors read everything. An agent reads what concerns it: the
  * public directory of agents, the aggregate figures, and the sessions, proposals and debates it is
  * a party to. An observer reads the figures and, on the event stream, every event's metadata
- * without its data. The gateway applies it to every HTTP query and to the event streams; a
- * refusal is `forbidden` and says the same whether the thing exists or not.
+ * without its data. The service answering a query applies it (for a read token's reader, or the
+ * reader the gateway names), the gateway to its event streams; a refusal is `forbidden` and says
+ * the same whether the thing exists or not.
  */
 
 /** What one kind of reader may read of a query. */
@@ -15,7 +16,7 @@ export type QueryAccess =
   | { read: 'all' }
   /** Nothing: `forbidden`. */
   | { read: 'none' }
-  /** A list, only of the reader's own: its parameter `param` must name the reader (the gateway fills it in when absent). */
+  /** A list, only of the reader's own: its parameter `param` must name the reader (filled in with the reader when absent). */
   | { read: 'own'; param: string }
   /** One thing, only when the reader is named at one of `fields` of the answer (dot paths; arrays are looked into). */
   | { read: 'party'; fields: readonly string[] };

@@ -51,10 +51,10 @@ export class ReadModelPositions {
     for (const resolve of wake) resolve();
   }
 
-  /** The first read model that has not reached `minPosition` yet (undefined: all have). InvalidPosition for a string that is not a position of this log. */
-  lagging(minPosition: Position): TrackedReadModel | undefined {
+  /** The first read model (of `models`, default every one) that has not reached `minPosition` yet (undefined: all have). InvalidPosition for a string that is not a position of this log. */
+  lagging(minPosition: Position, models: Iterable<TrackedReadModel> = this.models): TrackedReadModel | undefined {
     this.store.comparePositions(minPosition, minPosition);
-    for (const model of this.models) {
+    for (const model of models) {
       if (model.position === undefined || this.store.comparePositions(model.position, minPosition) < 0) return model;
     }
     return undefined;
@@ -69,26 +69,10 @@ export class ReadModelPositions {
     if (typeof minPosition !== 'string') throw new AgoraError('invalid_command', `minPosition must be a position of the log as a string (the \`position\` of a command's reply), got ${JSON.stringify(minPosition)}`, { minPosition: minPosition ?? null });
     let lag: TrackedReadModel | undefined;
     try {
-      lag = this.lagging(minPosition);
+      lag = await this.waitUntil(minPosition, this.models);
     } catch (error) {
       if (error instanceof InvalidPosition) throw new AgoraError('invalid_command', `minPosition ${JSON.stringify(minPosition)} is not a position of this log: give the \`position\` of a command's reply`, { minPosition });
       throw error;
-    }
-    if (lag === undefined) return;
-    const deadline = Date.now() + this.waitMs;
-    let timer: NodeJS.Timeout | undefined;
-    let waiting: (() => void) | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.waitMs)));
-    try {
-      while (lag !== undefined && Date.now() < deadline) {
-        const next = new Promise<'advanced'>((resolve) => this.wake.push((waiting = () => resolve('advanced'))));
-        if ((await Promise.race([next, timedOut])) === 'timeout') break;
-        lag = this.lagging(minPosition);
-      }
-      lag = this.lagging(minPosition);
-    } finally {
-      clearTimeout(timer);
-      this.wake = this.wake.filter((w) => w !== waiting);
     }
     if (lag === undefined) return;
     const position = lag.position ?? null;
@@ -97,5 +81,36 @@ export class ReadModelPositions {
       `the read model ${lag.name} has reached ${position ?? 'no event yet'} in the log, not ${minPosition}, after waiting ${this.waitMs} ms; retry later (or give a position the log has)`,
       { minPosition, position },
     );
+  }
+
+  /**
+   * Waits, at most `waitMs`, until these read models have taken in `position` (a command's own, so
+   * valid), and says whether they have. A command's reply waits so for the read models its service
+   * answers queries from (DispatcherOptions.commandsVisible of @agora/messaging): the replica's next
+   * query sees the command without being given its position.
+   */
+  async reached(position: Position, models: readonly TrackedReadModel[]): Promise<boolean> {
+    return (await this.waitUntil(position, models)) === undefined;
+  }
+
+  /** Waits until none of `models` lags behind `minPosition`, at most `waitMs`; the one still lagging then, if any. */
+  private async waitUntil(minPosition: Position, models: Iterable<TrackedReadModel>): Promise<TrackedReadModel | undefined> {
+    let lag = this.lagging(minPosition, models);
+    if (lag === undefined) return undefined;
+    const deadline = Date.now() + this.waitMs;
+    let timer: NodeJS.Timeout | undefined;
+    let waiting: (() => void) | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.waitMs)));
+    try {
+      while (lag !== undefined && Date.now() < deadline) {
+        const next = new Promise<'advanced'>((resolve) => this.wake.push((waiting = () => resolve('advanced'))));
+        if ((await Promise.race([next, timedOut])) === 'timeout') break;
+        lag = this.lagging(minPosition, models);
+      }
+      return this.lagging(minPosition, models);
+    } finally {
+      clearTimeout(timer);
+      this.wake = this.wake.filter((w) => w !== waiting);
+    }
   }
 }

@@ -88,4 +88,20 @@ describe('ReadModelPositions', () => {
     expect(await refusal(positions.waitFor('yesterday'))).toMatchObject({ code: 'invalid_command', details: { minPosition: 'yesterday' } });
     expect(await refusal(positions.waitFor(42))).toMatchObject({ code: 'invalid_command', details: { minPosition: 42 } });
   });
+
+  it('reached() waits for the models named only (a command waits for its own service\'s), and says false after the wait instead of refusing', async () => {
+    const positions = new ReadModelPositions(store, 200);
+    const own = new Model('own', '3');
+    positions.track(own);
+    positions.track(new Model('elsewhere', '1'));
+    const waiting = positions.reached('6', [own]);
+    await new Promise((r) => setTimeout(r, 30));
+    own.position = '6';
+    positions.advanced();
+    expect(await waiting).toBe(true);
+    // The other model, still at 1, never reaches 6: false once the 200 ms are over.
+    const started = Date.now();
+    expect(await positions.reached('6', [new Model('stuck', '1')])).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+  });
 });

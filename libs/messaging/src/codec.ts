@@ -25,6 +25,8 @@ export type IncomingRequest =
       readToken?: string;
       /** The reply goes to the gateway's own inbox (GATEWAY_INBOX_PREFIX): only the gateway's NATS user can read the answer. */
       toGateway?: true;
+      /** The reader the gateway asks on behalf of (header READER_HEADER): the agent its HTTP, MCP or A2A credential proved. */
+      reader?: string;
     }
   | { subject: string; rejection: ErrorBody; body?: undefined; trace?: Record<string, string> };
 
@@ -43,6 +45,14 @@ export interface RawRequest {
  * take the id `gateway`). A query asking for its answer there is the gateway's, or nobody reads it.
  */
 export const GATEWAY_INBOX_PREFIX = '_INBOX_gateway';
+
+/**
+ * The header in which the gateway names the reader it asks a query for (the agent its read token or
+ * console session proved). The service decides what that reader sees (the visibility table, in
+ * the dispatcher); it believes the header only where the gateway alone can have sent it (a reply
+ * to the gateway's inbox) or where reads are open anyway (a named reader only narrows the answer).
+ */
+export const READER_HEADER = 'Agora-Reader';
 
 const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 
@@ -79,7 +89,8 @@ export class AgoraRequestDeserializer implements ConsumerDeserializer {
     const trace = tracingOn() ? traceOf(message.headers) : undefined;
     const readToken = data.rejection === undefined ? headerOf(message.headers, READ_TOKEN.natsHeader) : undefined;
     const toGateway = data.rejection === undefined && message.reply?.startsWith(`${GATEWAY_INBOX_PREFIX}.`) === true;
-    return { id, pattern: message.subject, data: { ...data, ...(trace ? { trace } : {}), ...(readToken ? { readToken } : {}), ...(toGateway ? { toGateway: true as const } : {}) } };
+    const reader = data.rejection === undefined ? headerOf(message.headers, READER_HEADER) : undefined;
+    return { id, pattern: message.subject, data: { ...data, ...(trace ? { trace } : {}), ...(readToken ? { readToken } : {}), ...(toGateway ? { toGateway: true as const } : {}), ...(reader ? { reader } : {}) } };
   }
 
   private decode({ subject, data, reply }: RawRequest): IncomingRequest {

@@ -1,11 +1,11 @@
-import { AgoraError, commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, READ_TOKEN, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reply } from '@agora/contracts';
+import { AgoraError, commandsOf, isServiceOnly, MIN_POSITION_FIELD, queriesOf, READ_TOKEN, type CommandDefinition, type ErrorCode, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { contextFrom, failed, inSpan, SpanKind, tracingOn, type Attributes } from '@agora/tracing';
 import type { z } from 'zod';
 import type { IncomingRequest } from './codec.js';
 import { CommandGate, invalidCommand, type VerifiedCommand } from './command-gate.js';
 import type { AgentDirectory } from './directory.js';
-import { answerQuery, readerOfToken, type ReadTokenCheck } from './read-access.js';
+import { answerQuery, readerOfToken, readerOfId, type ReadTokenCheck } from './read-access.js';
 import { errorReply, okReply, replyForError, type MessagingLogger } from './reply.js';
 import { ReplyCache, replyCacheKey } from './reply-cache.js';
 import { ServiceApi } from './service-api.js';
@@ -81,13 +81,20 @@ export interface DispatcherOptions {
   /** Told of every command answered (metrics). */
   observer?: DispatchObserver;
   /**
-   * Closed reads (AGORA_NATS_READS=closed): a query must carry its reader's read token (header
-   * READ_TOKEN.natsHeader), checked here, and is answered by the visibility table (answerQuery).
-   * A query without a token whose reply subject is under the gateway's inbox (GATEWAY_INBOX_PREFIX)
-   * is answered as asked: only the gateway's NATS user reads there, and it has applied the table.
-   * Absent: queries are answered to whoever asks (the gateway applies the table on HTTP).
+   * Closed reads (AGORA_NATS_READS=closed): a query must name its reader, with its read token (header
+   * READ_TOKEN.natsHeader, checked here) or, from the gateway (a reply to GATEWAY_INBOX_PREFIX), with
+   * the reader the gateway's credential check proved (header READER_HEADER). A query from the gateway
+   * naming no reader (its own reads are open) is answered as asked. Absent (open reads): a query is
+   * answered as asked unless it names a reader in READER_HEADER (the gateway's, on HTTP, MCP, A2A).
+   * Whatever the mode, the visibility table is applied here and only here (answerQuery).
    */
   reads?: ReadTokenCheck;
+  /**
+   * Read your writes on this replica without a position: a command's reply is sent once the read
+   * models its service answers queries from have taken in the command's events (bounded; the reply's
+   * `position` still lets a query on another replica wait with `minPosition`).
+   */
+  commandsVisible?: (position: string) => Promise<unknown>;
 }
 
 /** Codes that say the service failed, not the caller: only these mark a span as an error. */
@@ -209,7 +216,7 @@ export class MessageDispatcher {
     }
     if (command) return this.runCommand(command, request.body);
     const query = this.queriesBySubject.get(request.subject);
-    if (query) return this.runQuery(query, request.body, request.readToken, request.toGateway === true);
+    if (query) return this.runQuery(query, request.body, request);
     return errorReply('invalid_command', `${this.service} serves nothing on ${request.subject}`);
   }
 
@@ -222,9 +229,14 @@ export class MessageDispatcher {
       return replyForError(error, this.logger, `verifying a command on ${definition.subject}`);
     }
     const handler = this.options.commands.get(verified.definition.type) as CommandHandler;
-    return this.cache.getOrRun(replyCacheKey(verified.envelope), () =>
-      this.settle(() => handler(verified), `${verified.definition.type} ${verified.envelope.commandId}`),
-    );
+    const { commandsVisible } = this.options;
+    const run = commandsVisible === undefined ? () => handler(verified) : async () => {
+      const result = await handler(verified);
+      const position = (result as { position?: unknown } | null)?.position;
+      if (typeof position === 'string') await commandsVisible(position);
+      return result;
+    };
+    return this.cache.getOrRun(replyCacheKey(verified.envelope), () => this.settle(run, `${verified.definition.type} ${verified.envelope.commandId}`));
   }
 
   /**
@@ -247,26 +259,38 @@ export class MessageDispatcher {
     return outcome.verified;
   }
 
-  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined, readToken: string | undefined, toGateway: boolean): Promise<Reply> {
+  private async runQuery(definition: QueryDefinition, body: Record<string, unknown> | undefined, request: { readToken?: string; toGateway?: true; reader?: string }): Promise<Reply> {
     // `minPosition` belongs to every query, not to its params: taken out before they are checked.
     const { [MIN_POSITION_FIELD]: minPosition, ...rest } = body ?? {};
-    const params = definition.params.safeParse(rest);
-    if (!params.success) return replyForError(invalidCommand(`invalid ${definition.name} parameters`, params.error.issues), this.logger, definition.subject);
     const handler = this.options.queries?.get(definition.subject) as QueryHandler;
-    const { readModels, reads } = this.options;
-    const ask = (asked: Record<string, unknown>) =>
-      this.settle(async () => {
-        if (minPosition !== undefined) await readModels?.waitFor(minPosition);
-        return handler(asked);
+    // The params are checked once the table has had its say (an own-list's parameter is filled in with the reader).
+    const ask = async (asked: Record<string, unknown>): Promise<Reply> => {
+      const params = definition.params.safeParse(asked);
+      if (!params.success) return replyForError(invalidCommand(`invalid ${definition.name} parameters`, params.error.issues), this.logger, definition.subject);
+      return this.settle(async () => {
+        if (minPosition !== undefined) await this.options.readModels?.waitFor(minPosition);
+        return handler(params.data);
       }, `query ${definition.subject}`);
-    // Open reads; or a query without a token whose answer only the gateway can read (it applied the table to its own reader: a console session, or its open reads).
-    if (reads === undefined || (readToken === undefined && toGateway)) return ask(params.data as Record<string, unknown>);
+    };
     try {
-      if (readToken === undefined) throw new AgoraError('forbidden', `${this.service} answers queries on NATS only with a read token: send one in the ${READ_TOKEN.natsHeader} header (the SDK does so for its signer)`);
-      return await answerQuery(await readerOfToken(readToken, reads), definition, params.data as Record<string, unknown>, ask);
+      return await answerQuery(await this.readerOf(request), definition, rest, ask);
     } catch (error) {
       return replyForError(error, this.logger, `query ${definition.subject}`);
     }
+  }
+
+  /**
+   * Who asks a query, for the visibility table (undefined: answered as asked). The reader the gateway
+   * names is believed where only the gateway can have asked (a reply to its inbox) or where reads are
+   * open (naming a reader then only narrows the answer); otherwise, with closed reads, a read token
+   * proves the reader, and a query with neither is refused.
+   */
+  private async readerOf(request: { readToken?: string; toGateway?: true; reader?: string }): Promise<Reader | undefined> {
+    const { reads, directory } = this.options;
+    if (request.reader !== undefined && (reads === undefined || request.toGateway === true)) return readerOfId(request.reader, directory);
+    if (reads === undefined || (request.readToken === undefined && request.toGateway === true)) return undefined;
+    if (request.readToken === undefined) throw new AgoraError('forbidden', `${this.service} answers queries on NATS only with a read token: send one in the ${READ_TOKEN.natsHeader} header (the SDK does so for its signer)`);
+    return readerOfToken(request.readToken, reads);
   }
 
   /** Runs a handler; its result, or the error it throws, becomes the reply. */

@@ -1,7 +1,8 @@
 /**
- * The visibility table (libs/contracts) applied to a query, wherever it is asked: by the gateway on
- * HTTP, by a service on NATS (AGORA_NATS_READS=closed). Who reads comes from a read token (the
- * signing specification, "Read tokens"), checked against the agent directory. A refusal is
+ * The visibility table (libs/contracts) applied to a query: by the service that answers it (its
+ * dispatcher), for a reader named by a read token (the signing specification, "Read tokens",
+ * checked against the agent directory) or by the gateway (READER_HEADER), on NATS and on the
+ * in-process bus alike. A refusal is
  * `forbidden` with a message that is the same whether the thing asked for exists or not.
  */
 import { AgoraError, namedAt, queryAccess, READ_TOKEN, readerOf, type QueryDefinition, type Reader, type Reply } from '@agora/contracts';
@@ -48,6 +49,11 @@ export interface ReadTokenCheck {
   audience?: string;
   /** Clock of the check. Default: now. */
   now?: () => Date;
+}
+
+/** The reader an agent id names (the gateway's, whose credential check proved it), with the roles the directory gives it now: none for an agent it does not know. */
+export async function readerOfId(agentId: string, directory: AgentDirectory): Promise<Reader> {
+  return readerOf(agentId, (await directory.get(agentId))?.roles ?? []);
 }
 
 /** The reader a read token proves, with its registered roles; throws AgoraError with the token's refusal code otherwise. */

@@ -50,8 +50,8 @@ function messagingLogger(context: string): MessagingLogger {
 }
 
 function dispatcherOptionsOf(options: ServiceMicroserviceOptions, logger: MessagingLogger): DispatcherOptions {
-  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels, reads, metadata } = options;
-  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }), ...(reads === undefined ? {} : { reads }), ...(metadata === undefined ? {} : { metadata }) };
+  const { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, observer, readModels, reads, metadata, commandsVisible } = options;
+  return { service, commands, queries, directory, catalog, maxClockSkewMs, now, replyCacheSize, version, description, logger, observer, ...(readModels === undefined ? {} : { readModels }), ...(reads === undefined ? {} : { reads }), ...(metadata === undefined ? {} : { metadata }), ...(commandsVisible === undefined ? {} : { commandsVisible }) };
 }
 
 function transportOptions(options: ServiceMicroserviceOptions, logger: MessagingLogger): MicroserviceOptions {

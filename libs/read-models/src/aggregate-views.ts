@@ -46,8 +46,9 @@ export async function readEvents(store: EventStore, streamId: string): Promise<R
 }
 
 /**
- * One aggregate read straight from its stream, folded the way `projection` folds it: what a query
- * answers right after a command (the live model trails the log a little). Undefined when there is none.
+ * One aggregate read straight from its stream, folded the way `projection` folds it: for a reactor
+ * or handler that decides on the aggregate as the log has it now. Queries answer from the read model
+ * itself (a command's reply waits until the model holds it). Undefined when there is none.
  */
 export async function readAggregateView<V>(store: EventStore, projection: Projection<Map<string, V>>, streamId: string, id: string): Promise<V | undefined> {
   const events = await readEvents(store, streamId);

@@ -1,7 +1,6 @@
 import { DEBATE_CATEGORY, type DebateSummary, type DebateView, type PageRequest } from '@agora/contracts';
-import { debateStreamId, evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
-import type { EventStore } from '@agora/eventstore';
-import { aggregateViews, readAggregateView } from './aggregate-views.js';
+import { evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
+import { aggregateViews } from './aggregate-views.js';
 import { pageOf, type Page } from './paging.js';
 
 /** Every debate with its threads and transcript, by debate id. */
@@ -32,9 +31,4 @@ export function debateSummary(d: DebateView): DebateSummary {
 export function listDebates(model: DebatesModel, filter: { status?: 'open' | 'complete'; participant?: string } & PageRequest = {}): Page<DebateSummary> {
   const matching = [...model.values()].filter((d) => (filter.status === undefined || d.status === filter.status) && (filter.participant === undefined || d.participants.some((p) => p.agentId === filter.participant)));
   return pageOf(matching, { key: (d) => [d.openedAt, d.debateId], directions: ['desc', 'asc'] }, filter, debateSummary);
-}
-
-/** One debate read straight from its stream (what a query answers right after a move). Undefined when there is none. */
-export function readDebate(store: EventStore, debateId: string): Promise<DebateView | undefined> {
-  return readAggregateView(store, debatesProjection, debateStreamId(debateId), debateId);
 }

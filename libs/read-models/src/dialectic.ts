@@ -64,8 +64,8 @@ export function listDialecticSessions(model: DialecticSessionsModel, filter: Dia
 }
 
 /**
- * One session read straight from its stream: what a query answers right after a command (the live
- * model trails the log a little). Undefined when there is no such session.
+ * One session read straight from its stream, for a reactor deciding on it; queries answer from the
+ * read model. Undefined when there is no such session.
  */
 export function readDialecticSession(store: EventStore, sessionId: string): Promise<DialecticSessionView | undefined> {
   return readAggregateView(store, dialecticSessionsProjection, dialecticStreamId(sessionId), sessionId);

@@ -52,8 +52,8 @@ export function listProposals(model: ProposalsModel, filter: ProposalFilter & Pa
 }
 
 /**
- * One proposal read straight from its stream: what a query answers right after a command (the
- * live model trails the log a little). Undefined when there is no such proposal.
+ * One proposal read straight from its stream, for another service's reactor (the chamber's
+ * deadlock consultation); queries answer from the read model. Undefined when there is no such proposal.
  */
 export function readProposal(store: EventStore, proposalId: string): Promise<ProposalView | undefined> {
   return readAggregateView(store, proposalsProjection, proposalStreamId(proposalId), proposalId);

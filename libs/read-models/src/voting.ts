@@ -71,8 +71,8 @@ export function listVotingSessions(model: VotingSessionsModel, filter: VotingSes
 }
 
 /**
- * One session read straight from its stream: what a query answers right after a command (the live
- * model trails the log a little). Undefined when there is no such session.
+ * One session read straight from its stream, for a service deciding on it (the dialectic's quorum);
+ * queries answer from the read model. Undefined when there is no such session.
  */
 export function readVotingSession(store: EventStore, sessionId: string): Promise<VotingSessionView | undefined> {
   return readAggregateView(store, votingSessionsProjection, votingSessionStreamId(sessionId), sessionId);

@@ -31,7 +31,7 @@ import { PROPOSAL_CATEGORY, type ErrorBody, type ProposalView, type VotingSessio
 import { canonicalJson } from '@agora/identity';
 import type { Agora } from './client.js';
 import type { AgoraEvent } from './transport.js';
-import { viewIfFound, waitOnLog } from './wait.js';
+import { readAt, viewIfFound, waitOnLog } from './wait.js';
 import { ruleFor, type PolicyRule, type ToolPolicy } from './tool-policy.js';
 
 /** A governed call as the log binds it. */
@@ -226,7 +226,7 @@ async function awaitVerdict(agora: Agora, held: Extract<HeldToolCall, { proposal
         category: PROPOSAL_CATEGORY,
         streamId: `${PROPOSAL_CATEGORY}-${proposalId}`,
         what: `the verdict on proposal ${proposalId}`,
-        read: () => viewIfFound(agora.tryQuery('GetProposal', { proposalId })),
+        read: (at) => viewIfFound(agora.tryQuery('GetProposal', { proposalId }, readAt(at))),
         done: (p) => ['approved', 'rejected', 'withdrawn'].includes(p.status) || blocked(p),
       },
       { timeoutMs, ...(held.position === undefined ? {} : { after: held.position }), ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) },

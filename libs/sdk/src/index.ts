@@ -6,7 +6,7 @@ export type { AgoraEvent, EventFilter, Transport } from './transport.js';
 export { HttpTransport, queryUrl, type HttpReader } from './http.js';
 export { MessagingTransport, type NatsOptions } from './nats.js';
 export { SseParser, type SseMessage } from './sse.js';
-export { viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
+export { readAt, viewIfFound, waitOnLog, waitForDecision, waitForResolution, waitForVerdict, DEFAULT_WAIT_MS, type WaitOptions, type WaitSpec } from './wait.js';
 export {
   fileCheckpoint,
   memoryCheckpoint,

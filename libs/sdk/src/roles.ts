@@ -25,6 +25,7 @@ import type { Agora } from './client.js';
 import type { CommandInput, CommandName } from './catalog.js';
 import { pause } from './http.js';
 import type { AgoraEvent } from './transport.js';
+import { readAt } from './wait.js';
 
 /** Where a loop keeps the position of the last event it has handled. */
 export interface Checkpoint {
@@ -177,7 +178,7 @@ export function onReviewRequested(
         const data = event.data as { proposalId: string; round: number; assignments: { constitution: string; reviewer: string }[] };
         const actions: Action[] = [];
         for (const { constitution } of data.assignments.filter((a) => a.reviewer === agora.agentId)) {
-          const proposal = await agora.query('GetProposal', { proposalId: data.proposalId });
+          const proposal = await agora.query('GetProposal', { proposalId: data.proposalId }, readAt(event.position));
           const review = await handler({ proposal, round: data.round, constitution, event });
           if (review) actions.push({ type: 'SubmitReview', payload: { ...review, proposalId: data.proposalId, round: data.round, constitution }, key: `${event.id}:${constitution}` });
         }
@@ -201,7 +202,7 @@ export function onVoteRequested(agora: Agora, handler: (request: { session: Voti
       async act(event) {
         const data = event.data as { sessionId: string; validators: { agentId: string }[] };
         if (!data.validators.some((v) => v.agentId === agora.agentId)) return undefined;
-        const session = await agora.query('GetVotingSession', { sessionId: data.sessionId });
+        const session = await agora.query('GetVotingSession', { sessionId: data.sessionId }, readAt(event.position));
         const vote = await handler({ session, event });
         return vote ? [{ type: 'CastValidatorVote', payload: { ...vote, sessionId: data.sessionId } }] : undefined;
       },
@@ -240,7 +241,7 @@ export function onDialecticTurn(agora: Agora, handler: (turn: DialecticTurn) => 
       types: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'ResolutionSigned'],
       async act(event) {
         const sessionId = (event.data as { sessionId: string }).sessionId;
-        const session = await agora.query('GetDialecticSession', { sessionId });
+        const session = await agora.query('GetDialecticSession', { sessionId }, readAt(event.position));
         if (!session.awaiting.includes(agora.agentId as string)) return undefined;
         const key = `${sessionId}:${session.status}:${session.round}`;
         if (taken.has(key)) return undefined;
@@ -283,7 +284,7 @@ export function onDebateTurn(
       types: ['DebateOpened', 'DebateMessagePosted'],
       async act(event) {
         const debateId = (event.data as { debateId: string }).debateId;
-        const debate = await agora.query('GetDebate', { debateId });
+        const debate = await agora.query('GetDebate', { debateId }, readAt(event.position));
         if (debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
         const next = await handler({ debate, event });
         // One move per state of the transcript: a repeat after a restart (or a second event seen before the move) is the same command.

@@ -21,8 +21,12 @@ export interface WaitSpec<T> {
   /** Stream category and id of the aggregate followed. */
   category: string;
   streamId: string;
-  /** Reads the aggregate's view; undefined while it does not exist yet. */
-  read(): Promise<T | undefined>;
+  /**
+   * Reads the aggregate's view; undefined while it does not exist yet. `minPosition`: the position of
+   * the event that prompted the read (or the `after` the wait started from): pass it on as the
+   * query's `minPosition` (readAt), so the read model answering holds that event.
+   */
+  read(minPosition?: string): Promise<T | undefined>;
   /** True once the view is what the caller waits for. */
   done(view: T): boolean;
   what: string;
@@ -39,7 +43,7 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
   const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
   const stop = new AbortController();
   let last: T | undefined;
-  const read = async () => (last = await spec.read());
+  const read = async (minPosition?: string) => (last = await spec.read(minPosition));
   const timer = setTimeout(() => {
     const pending = last === undefined ? undefined : spec.pending?.(last);
     stop.abort(new AgoraError('timeout', `${spec.what}: nothing after ${timeoutMs} ms${pending ? `; still waiting for ${pending}` : ''}`, { timeoutMs, ...(pending ? { pending } : {}) }));
@@ -57,7 +61,7 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
       throw stop.signal.reason;
     };
     if (stop.signal.aborted) aborted();
-    const first = await read();
+    const first = await read(options.after);
     if (first !== undefined && spec.done(first)) return first;
     for (;;) {
       const step = await next;
@@ -65,7 +69,7 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
       const event = step.value as AgoraEvent;
       if (event.streamId === spec.streamId) {
         options.onProgress?.(event);
-        const view = await read();
+        const view = await read(event.position);
         if (view !== undefined && spec.done(view)) return view;
       }
       next = events.next();
@@ -76,6 +80,11 @@ export async function waitOnLog<T>(agora: Agora, spec: WaitSpec<T>, options: Wai
     if (!stop.signal.aborted) stop.abort();
     await events.return?.(undefined).catch(() => undefined);
   }
+}
+
+/** Query options that read at least as far as `position` in the log (read your writes; none without a position). */
+export function readAt(position: string | undefined): { minPosition?: string } {
+  return position === undefined ? {} : { minPosition: position };
 }
 
 /** The view a query answers, or undefined while the aggregate does not exist (`not_found`); other refusals throw. */
@@ -91,7 +100,7 @@ export function waitForVerdict(agora: Agora, proposalId: string, options: WaitOp
   const finals = options.final ? ['approved', 'rejected', 'withdrawn'] : ['approved', 'rejected', 'withdrawn', 'escalated'];
   return waitOnLog<ProposalView>(
     agora,
-    { category: PROPOSAL_CATEGORY, streamId: `${PROPOSAL_CATEGORY}-${proposalId}`, what: `the verdict on proposal ${proposalId}`, read: () => viewIfFound(agora.tryQuery('GetProposal', { proposalId })), done: (p) => finals.includes(p.status) },
+    { category: PROPOSAL_CATEGORY, streamId: `${PROPOSAL_CATEGORY}-${proposalId}`, what: `the verdict on proposal ${proposalId}`, read: (at) => viewIfFound(agora.tryQuery('GetProposal', { proposalId }, readAt(at))), done: (p) => finals.includes(p.status) },
     options,
   );
 }
@@ -104,7 +113,7 @@ export function waitForDecision(agora: Agora, sessionId: string, options: WaitOp
       category: VOTING_SESSION_CATEGORY,
       streamId: `${VOTING_SESSION_CATEGORY}-${sessionId}`,
       what: `the decision of voting session ${sessionId}`,
-      read: () => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId })),
+      read: (at) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId }, readAt(at))),
       done: (s) => s.status === 'expired' || s.status === 'cancelled' || (options.final ? s.finalDecision !== null : s.recommendation !== null),
       pending: votingPending,
     },
@@ -126,7 +135,7 @@ export function waitForResolution(agora: Agora, sessionId: string, options: Wait
   const finals = options.final ? ['resolved', 'stayed_paused'] : ['resolved', 'stayed_paused', 'awaiting_operator'];
   return waitOnLog<DialecticSessionView>(
     agora,
-    { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`, what: `the resolution of recovery ${sessionId}`, read: () => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId })), done: (s) => finals.includes(s.status) },
+    { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${sessionId}`, what: `the resolution of recovery ${sessionId}`, read: (at) => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId }, readAt(at))), done: (s) => finals.includes(s.status) },
     options,
   );
 }

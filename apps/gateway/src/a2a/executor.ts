@@ -199,9 +199,9 @@ export class AgoraAgentExecutor implements AgentExecutor {
           category: followed.category,
           streamId: followed.streamId,
           what: `${followed.streamId} to be final`,
-          read: async () => {
+          read: async (at) => {
             try {
-              const view = await skill.read(agora, followed.id);
+              const view = await skill.read(agora, followed.id, at);
               if (view !== undefined) exists = true;
               return view;
             } catch (error) {

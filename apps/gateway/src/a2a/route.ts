@@ -116,7 +116,7 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   const push = new PushQueue(pushStore, { logger });
   const buses = new FollowedBuses();
   const readerClient = (reader: Reader | undefined) =>
-    Agora.over(new ReaderTransport(bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
+    Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
   const executor = new AgoraAgentExecutor({ commands: new CommandSender(options), readerClient, maxTasks: setting.maxTasks ?? 1_000, logger, settled: (taskId) => buses.cleanupByTaskId(taskId) });
   buses.executor = executor;
   // The recorder: every event of a task is kept in the task store and pushed to its webhooks once,

@@ -7,7 +7,7 @@
  * to go on (the chamber's operator declined), `failed` when it could not finish.
  */
 import { CHAMBER_SESSION_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ChamberSessionView, type DialecticSessionView, type ProposalView, type VotingSessionView } from '@agora/contracts';
-import { viewIfFound, type Agora } from '@agora/sdk';
+import { readAt, viewIfFound, type Agora } from '@agora/sdk';
 
 /** The A2A task states a skill's view maps to (the names of the A2A specification). */
 export type SkillState = 'working' | 'input-required' | 'completed' | 'canceled' | 'rejected' | 'failed';
@@ -46,8 +46,8 @@ export interface AgoraSkill<V = unknown> {
   examples: { type: string; payload: Record<string, unknown>; text: string }[];
   /** The aggregate a start command acts on; undefined when it opened none (`reason` says why). */
   followed(agora: Agora, command: { actor: string; payload: Record<string, unknown> }, events: readonly string[]): Promise<Followed | { reason: string }>;
-  /** The aggregate's view as the caller may read it; undefined while it does not exist yet. */
-  read(agora: Agora, id: string): Promise<V | undefined>;
+  /** The aggregate's view as the caller may read it, from a read model that holds `minPosition` when given (readAt); undefined while it does not exist yet. */
+  read(agora: Agora, id: string, minPosition?: string): Promise<V | undefined>;
   status(view: V, caller: string): SkillStatus;
 }
 
@@ -72,7 +72,7 @@ const tribunalReview: AgoraSkill<ProposalView> = {
   turns: ['ReviseProposal'],
   examples: [{ type: 'SubmitProposal', payload: { proposalId: 'onboarding-1', title: 'Onboarding', body: 'Add tutorial tooltips', problem: 'Users drop off in the first session' }, text: 'Have the tribunal review this proposal' }],
   followed: namedBy(PROPOSAL_CATEGORY, 'proposalId'),
-  read: (agora, id) => viewIfFound(agora.tryQuery('GetProposal', { proposalId: id })),
+  read: (agora, id, at) => viewIfFound(agora.tryQuery('GetProposal', { proposalId: id }, readAt(at))),
   status(view) {
     const round = view.rounds[view.rounds.length - 1];
     const progress = `${view.status}:${view.rounds.length}:${round?.reviews.length ?? 0}`;
@@ -100,7 +100,7 @@ const validatorVote: AgoraSkill<VotingSessionView> = {
   turns: [],
   examples: [{ type: 'CreateVotingSession', payload: { requestId: 'deploy-4-2', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out release 4.2' }, text: 'Put this deployment to a vote' }],
   followed: namedBy(VOTING_SESSION_CATEGORY, 'requestId'),
-  read: (agora, id) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId: id })),
+  read: (agora, id, at) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId: id }, readAt(at))),
   status(view) {
     const progress = `${view.status}:${view.votes.length}:${view.awaitingOperator}:${view.finalDecision}`;
     if (view.status === 'cancelled') return { state: 'canceled', progress, text: `Cancelled: ${view.cancellation?.reason ?? ''}` };
@@ -123,7 +123,7 @@ const chamberConsultation: AgoraSkill<ChamberSessionView> = {
   turns: [],
   examples: [{ type: 'ProposeChamberSession', payload: { sessionId: 'schema-migration-1', question: 'Should we migrate the orders table online or in a maintenance window?', rationale: 'A wrong call loses orders; one model is not enough' }, text: 'Consult the chamber on this question' }],
   followed: namedBy(CHAMBER_SESSION_CATEGORY, 'sessionId'),
-  read: (agora, id) => viewIfFound(agora.tryQuery('GetChamberSession', { sessionId: id })),
+  read: (agora, id, at) => viewIfFound(agora.tryQuery('GetChamberSession', { sessionId: id }, readAt(at))),
   status({ summary }) {
     const progress = `${summary.status}:${summary.answered.length}:${summary.pendingCalls}`;
     if (summary.status === 'awaiting_approval') return { state: 'input-required', progress, text: 'Awaiting approval: an operator must approve (ApproveChamberSession) before any model is called' };
@@ -155,7 +155,7 @@ const dialecticRecovery: AgoraSkill<DialecticSessionView> = {
     const id = agent.breaker.sessionId ?? `${actor}-p${agent.breaker.pauses}`;
     return { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${id}`, id };
   },
-  read: (agora, id) => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId: id })),
+  read: (agora, id, at) => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId: id }, readAt(at))),
   status(view, caller) {
     const progress = `${view.status}:${view.round}:${view.awaiting.join(',')}`;
     if (view.status === 'resolved') return { state: 'completed', progress, text: 'Resolved: the agent resumes under the signed resolution' };

@@ -6,7 +6,7 @@
  * for a person to decide (withdraw, or an operator once the tribunal escalates).
  */
 import { PROPOSAL_CATEGORY, type ObjectionView, type ProposalView } from '@agora/contracts';
-import { runRoleLoop, type Agora, type RoleLoop, type RoleLoopOptions } from '@agora/sdk';
+import { readAt, runRoleLoop, type Agora, type RoleLoop, type RoleLoopOptions } from '@agora/sdk';
 import { z } from 'zod';
 import { actionOf, ask, blank, listed, type ParticipantSettings } from './participant.js';
 
@@ -59,7 +59,7 @@ export function runExecutive(agora: Agora, settings: ParticipantSettings & { max
       async act(event) {
         const data = event.data as { proposalId: string; outcome: string };
         if (data.outcome !== 'blocked') return undefined;
-        const proposal = await agora.query('GetProposal', { proposalId: data.proposalId });
+        const proposal = await agora.query('GetProposal', { proposalId: data.proposalId }, readAt(event.position));
         if (proposal.proposer !== settings.agentId || proposal.status !== 'review' || proposal.pendingRound !== null || openObjections(proposal).length === 0) return undefined;
         const where = `${proposal.proposalId} revision ${proposal.revision}`;
         if (proposal.revision - 1 >= maxRevisions) {
