@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { commandByType, READ_TOKEN, type CommandDefinition, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
-import { uniqueJetStreamLog } from './index.js';
+import { uniqueJetStreamLog } from './basics.js';
 import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
 import { expectOnlyReplicas, startAgoraProcess, startServiceProcess, type AgoraProcess, type ServiceProcess } from './processes.js';
 
