@@ -55,7 +55,7 @@ import { startDialecticService } from '@agora/dialectic';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { ConfigError, issueInternalCommand, loadServiceIdentity, notYoursRefusal, openServiceContext, resolveServiceKeyring, startAll, type Running, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
+import { ConfigError, issueInternalCommand, loadServiceIdentity, notYoursRefusal, openServiceContext, resolveServiceKeyring, startAll, type Running, type ServiceContext } from '@agora/runtime';
 import { agentsOn, serviceTransports, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
@@ -168,17 +168,10 @@ async function converge(s: DialecticSessionView, agreed: Condition[] = [threshol
   return session(s.sessionId);
 }
 
-describe.each(setups)('the trust boundary ($name)', ({ config: transportConfig }) => {
+describe.each(setups)('the trust boundary ($name)', ({ agora }) => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-trust-'));
-    const config: RuntimeConfig = {
-      ...transportConfig(dir),
-      dataDir: dir,
-      operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 10_000,
-    };
-    context = await openServiceContext(config);
+    context = await openServiceContext(agora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
     running = await startAll([
       () => startRegistryService(context, { logger: false }),
       () => startProposalService(context, { logger: false }),

@@ -21,20 +21,27 @@ export function uniqueJetStreamLog(label = 'test', natsUrl = TEST_NATS_URL): { s
   return { streamName, subjectPrefix, eventStore: `jetstream://${host}?stream=${streamName}&prefix=${subjectPrefix}` };
 }
 
+/** The bootstrap operator of a test's own Agora: its id and public key. */
+export type TestOperator = { agentId: string; publicKey: string };
+
+/** A test's own Agora's settings on the store and transport `T` (see agoraOn). */
+export type TestAgora<T> = T & { dataDir: string; operators: TestOperator[]; maxClockSkewMs: number; requestTimeoutMs: number };
+
+/**
+ * The settings (for openServiceContext) of a test's own Agora on a store and transport (`setup`):
+ * `operator` as the bootstrap operator, `dataDir`, a wide clock window and a 10 s request timeout.
+ */
+export function agoraOn<T extends { store: unknown; natsUrl: string | undefined }>(setup: T, dataDir: string, operator: TestOperator): TestAgora<T> {
+  return { ...setup, dataDir, operators: [operator], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 };
+}
+
 /**
  * The settings (for openServiceContext) of a test's own Agora in one process: an embedded log in
  * `<dataDir>/events`, the in-process transport, `operator` as the bootstrap operator, a wide clock
  * window and a 10 s request timeout.
  */
-export function embeddedAgora(dataDir: string, operator: { agentId: string; publicKey: string }) {
-  return {
-    store: { kind: 'embedded' as const, directory: join(dataDir, 'events') },
-    natsUrl: undefined,
-    dataDir,
-    operators: [operator],
-    maxClockSkewMs: 300_000,
-    requestTimeoutMs: 10_000,
-  };
+export function embeddedAgora(dataDir: string, operator: TestOperator) {
+  return agoraOn({ store: { kind: 'embedded' as const, directory: join(dataDir, 'events') }, natsUrl: undefined }, dataDir, operator);
 }
 
 /**
@@ -42,7 +49,7 @@ export function embeddedAgora(dataDir: string, operator: { agentId: string; publ
  * others: the log and the transport on `natsUrl`, `operator` as the bootstrap operator, a wide clock
  * window and a 5 s request timeout; each replica gets a `dataDir` of its own.
  */
-export function sharedLogReplica(natsUrl: string, log: { streamName: string; subjectPrefix: string }, operator: { agentId: string; publicKey: string }, dataDir: string) {
+export function sharedLogReplica(natsUrl: string, log: { streamName: string; subjectPrefix: string }, operator: TestOperator, dataDir: string) {
   return {
     store: { kind: 'jetstream' as const, servers: natsUrl, streamName: log.streamName, subjectPrefix: log.subjectPrefix },
     natsUrl,
