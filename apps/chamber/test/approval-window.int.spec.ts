@@ -8,7 +8,7 @@ import { ApproveChamberSession, GetChamberSession, ProposeChamberSession, type C
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv, StandIns } from '@agora/providers';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { embeddedAgora, waitFor } from '@agora/testing';
 import { chamberPolicyFromEnv, panelScript, startChamberService, type RunningChamber } from '../src/index.js';
 
 describe('the approval window of a chamber session', () => {
@@ -21,7 +21,7 @@ describe('the approval window of a chamber session', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-chamber-ttl-'));
     stands = await StandIns.start(panelScript({ blind: { openai: 'yes', anthropic: 'yes', google: 'yes' } }));
-    context = await openServiceContext({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined, dataDir: dir, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 });
+    context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }));
   });
   afterAll(async () => {
     await chamber?.close();

@@ -10,7 +10,7 @@ import { startGateway, type Gateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { providersConfigFromEnv, StandIns } from '@agora/providers';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { builtEntry } from '@agora/testing';
+import { builtEntry, embeddedAgora } from '@agora/testing';
 import { chamberPolicyFromEnv, panelScript, startChamberService, type RunningChamber } from '../src/index.js';
 
 /** The built `agora` (npm test builds before its stages). */
@@ -50,7 +50,7 @@ describe('agora chamber (the CLI against a gateway and the chamber)', () => {
     writeFileSync(keyFile, JSON.stringify({ agentId: 'root', ...root }), { mode: 0o600 });
     stands = await StandIns.start(panelScript({ blind: { openai: 'yes', anthropic: 'yes', google: 'no' }, cross: { google: 'yes' } }));
     const providers = providersConfigFromEnv(stands.env);
-    context = await openServiceContext({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined, dataDir: dir, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 5_000 });
+    context = await openServiceContext({ ...embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000 });
     chamber = await startChamberService(context, { logger: false, providers, env: stands.env, policy: chamberPolicyFromEnv({}, providers) });
     gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false });
   }, 120_000);

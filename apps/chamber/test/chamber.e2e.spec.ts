@@ -5,77 +5,40 @@
 // the cross-examination: no call whose outcome was recorded is made again, each interrupted call
 // is settled once and made once more, and the cost is counted once in the ledger.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ApproveChamberSession, commandByType, GetChamberSession, ProposeChamberSession, type ChamberSessionView, type CommandDefinition, type Reply } from '@agora/contracts';
+import { ApproveChamberSession, GetChamberSession, ProposeChamberSession, type ChamberSessionView } from '@agora/contracts';
 import { budgetStreamId, chamberStreamId, monthOf } from '@agora/domain-chamber';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
 import { StandIns } from '@agora/providers';
-import { runToCompletion, startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { runToCompletion, startServiceFleet, waitFor, type CommandRef, type ServiceFleet } from '@agora/testing';
 import { panelScript, phaseOf } from '../src/stand-in-panel.js';
 
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'chamber', entry: 'apps/chamber/src/main.ts' },
-] as const;
-type ServiceName = (typeof SERVICES)[number]['name'];
+const SERVICES = ['registry', 'chamber'] as const;
 
 describe('the chamber over separate processes (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
+  let fleet: ServiceFleet;
   let stands: StandIns;
-  let dir: string;
-  let client: NatsAgoraClient;
   let store: EventStore;
-  const root = generateKeyPair();
-  const keys: Record<string, KeyPair> = { root, pipeline: generateKeyPair() };
-  const processes = new Map<ServiceName, AgoraProcess>();
   let hold: 'blind' | 'cross_exam' | null = 'blind';
 
-  const env = (name: ServiceName): Record<string, string> => ({
-    NATS_URL: nats.url,
-    EVENT_STORE: log.eventStore,
-    AGORA_DATA_DIR: join(dir, name),
-    AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
-    AGORA_PROVIDER_BACKOFF_MS: '50',
-    ...stands.env,
-  });
-  const start = async (name: ServiceName) => {
-    const service = SERVICES.find((s) => s.name === name)!;
-    processes.set(name, await startAgoraProcess(service.entry, `agora-${name}`, env(name)));
-  };
-  const send = (actor: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) =>
-    client.request(definition.subject, createSignedCommand({ type: definition.type, actor, payload, secretKey: keys[actor]!.secretKey }), { timeoutMs: 10_000 }) as Promise<Reply>;
-  const view = async (sessionId: string) => {
-    const reply = (await client.request(GetChamberSession.subject, { sessionId }, { timeoutMs: 5_000 })) as Reply<ChamberSessionView>;
-    if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-    return reply.result;
-  };
+  const send = (actor: string, definition: CommandRef, payload: Record<string, unknown>) => fleet.send(actor, definition, payload);
+  const view = (sessionId: string) => fleet.query<ChamberSessionView>(GetChamberSession.subject, { sessionId }, { timeoutMs: 5_000 });
+  /** Every process, again after a SIGKILL. */
+  const startAll = () => Promise.all(SERVICES.map((service) => fleet.start(service)));
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-chamber-e2e-'));
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('chamber', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'chamber-e2e' });
+    fleet = await startServiceFleet({ label: 'chamber', env: () => ({ AGORA_PROVIDER_BACKOFF_MS: '50', ...stands.env }) });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     // Blind: two against one (divergent), so one cross-examination round follows; the third comes round.
     const script = panelScript({ blind: { openai: 'harden it', anthropic: 'harden it', google: 'rewrite it' }, cross: { google: 'harden it' } });
     stands = await StandIns.start((request, index) => (hold !== null && phaseOf(request) === hold ? { json: {}, delayMs: 120_000 } : script(request, index)));
-    await Promise.all(SERVICES.map((s) => start(s.name)));
-    const register = await send('root', commandByType('RegisterAgent')!, { agentId: 'pipeline', publicKey: keys['pipeline']!.publicKey, displayName: 'pipeline', roles: ['executive'], constitutions: [], trustScore: 500 });
-    expect(register).toMatchObject({ ok: true });
+    await startAll();
+    await fleet.register({ pipeline: { roles: ['executive'], trustScore: 500 } });
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([...processes.values()].map((p) => p.stop()));
-    await client?.close();
     await store?.close();
+    await fleet?.stop();
     await stands?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
   it('a SIGKILL of every process mid-blind-phase and again mid-cross-examination: no recorded call repeated, interrupted ones settled once and retried, cost counted once', async () => {
@@ -85,18 +48,18 @@ describe('the chamber over separate processes (e2e)', () => {
 
     const phaseRequests = (phase: string) => stands.requests.filter((r) => phaseOf(r) === phase && r.prompt.includes('Three incidents'));
     await waitFor(() => phaseRequests('blind').length === 3, 'the three blind calls to be in flight', 20_000);
-    await Promise.all([...processes.values()].map((p) => p.kill()));
+    await Promise.all([...fleet.processes.values()].map((p) => p.kill()));
     hold = 'cross_exam';
-    await Promise.all(SERVICES.map((s) => start(s.name)));
+    await startAll();
     // The restarted chamber settles them once it holds the calls (the dead holder's lease lapses first).
-    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
+    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(fleet.processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
 
     await waitFor(() => phaseRequests('cross_exam').length === 3, 'the three cross-examination calls to be in flight', 30_000);
-    await Promise.all([...processes.values()].map((p) => p.kill()));
+    await Promise.all([...fleet.processes.values()].map((p) => p.kill()));
     hold = null;
-    await Promise.all(SERVICES.map((s) => start(s.name)));
+    await startAll();
     // The restarted chamber settles them once it holds the calls (the dead holder's lease lapses first).
-    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
+    await waitFor(() => /3 interrupted call\(s\) settled on taking the chamber's calls/.test(fleet.processes.get('chamber')!.output()), 'the interrupted calls to be settled', 30_000);
 
     let final: ChamberSessionView | undefined;
     await waitFor(async () => ((final = await view(sessionId)).summary.outcome !== null && final.summary.pendingCalls === 0), 'the outcome', 30_000);
@@ -129,7 +92,7 @@ describe('the chamber over separate processes (e2e)', () => {
   }, 240_000);
 
   it('stops with exit code 2 naming the setting when a configured model has no price; --help lists the chamber settings', async () => {
-    const run = (args: string[], extra: Record<string, string>) => runToCompletion('apps/chamber/src/main.ts', args, { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, ...extra });
+    const run = (args: string[], extra: Record<string, string>) => runToCompletion('apps/chamber/src/main.ts', args, { ...fleet.env('chamber'), ...extra });
     const [unpriced, help] = await Promise.all([run([], { AGORA_CHAMBER_PANEL: 'openai:gpt-4.1,anthropic:claude-sonnet-4-20250514,google:gemini-9' }), run(['--help'], {})]);
     expect(unpriced.code).toBe(2);
     expect(unpriced.stderr).toMatch(/^agora-chamber: AGORA_CHAMBER_PANEL: model google:gemini-9 has no price in the price table/);

@@ -32,7 +32,7 @@ import { providersConfigFromEnv, StandIns, type ProvidersConfig } from '@agora/p
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { FileCheckpointStore, handleCommand } from '@agora/eventsourcing';
 import { JetStreamLeaseRegister, Leases, openServiceContext, ProcessMetrics, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, waitFor } from '@agora/testing';
+import { embeddedAgora, startNatsServer, waitFor } from '@agora/testing';
 import { connect } from '@nats-io/transport-node';
 import { chamberPolicyFromEnv, panelScript, phaseOf, startChamberService, type RunningChamber } from '../src/index.js';
 
@@ -85,7 +85,7 @@ describe('chamber service with provider stand-ins (in-process transport, embedde
     dir = await mkdtemp(join(tmpdir(), 'agora-chamber-'));
     stands = await StandIns.start();
     providers = { ...providersConfigFromEnv({ ...stands.env, AGORA_PROVIDER_BACKOFF_MS: '10', AGORA_PROVIDER_TIMEOUT_MS: '10000' }) };
-    const config: RuntimeConfig = { store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined, dataDir: dir, operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 };
+    const config: RuntimeConfig = embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey });
     context = await openServiceContext(config);
     const now = new Date().toISOString();
     const register: AgentCommand = { type: 'RegisterAgent', context: { actor: 'root', actorRoles: ['operator'], now, commandId: randomUUID() }, payload: { agentId: 'pipeline', publicKey: keys['pipeline']!.publicKey, displayName: 'pipeline', roles: ['executive'], constitutions: [], specializations: [], trustScore: 500, health: 1, risk: 0 } };

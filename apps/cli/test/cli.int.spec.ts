@@ -12,16 +12,10 @@ import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { builtEntry, waitFor } from '@agora/testing';
+import { agentsOn, builtEntry, embeddedAgora, runCommand, waitFor, type Finished } from '@agora/testing';
 
 /** The built `agora` (npm test builds before its stages). */
 let CLI: string;
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('the agora command against a gateway', () => {
   let dir: string;
@@ -33,27 +27,9 @@ describe('the agora command against a gateway', () => {
   let proposals: { close(): Promise<void> };
   let gateway: Gateway;
 
-  /** Runs `agora <args>` to completion: exit code and output. */
-  function agora(args: readonly string[], options: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Finished> {
-    return new Promise((resolvePromise, reject) => {
-      const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, AGORA_URL: gateway.url, ...options.env };
-      const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      child.stdin.end(options.input ?? '');
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`agora ${args.join(' ')} did not exit in time\n${stdout}${stderr}`));
-      }, options.timeoutMs ?? 60_000);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolvePromise({ code, stdout, stderr });
-      });
-    });
-  }
+  /** Runs `agora <args>` to completion, as a person does from `dir`: exit code and output. */
+  const agora = (args: readonly string[], options: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Finished> =>
+    runCommand(process.execPath, [CLI, ...args], { cwd: dir, env: { HOME: dir, AGORA_URL: gateway.url, ...options.env }, timeoutMs: options.timeoutMs ?? 60_000, input: options.input ?? '' });
 
   function writeKey(name: string, content: Record<string, unknown>): string {
     const file = join(dir, name);
@@ -67,15 +43,7 @@ describe('the agora command against a gateway', () => {
     dir = mkdtempSync(join(tmpdir(), 'agora-cli-'));
     root = generateKeyPair();
     rootKeyFile = writeKey('root.key.json', { agentId: 'root', ...root });
-    context = await openServiceContext({
-      store: { kind: 'embedded', directory: join(dir, 'events') },
-      natsUrl: undefined,
-      dataDir: dir,
-      operators: [{ agentId: 'root', publicKey: root.publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 5_000,
-      readModelWaitMs: 300,
-    });
+    context = await openServiceContext({ ...embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000, readModelWaitMs: 300 });
     registry = await startRegistryService(context, { logger: false });
     projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
     proposals = await startProposalService(context, { logger: false });
@@ -230,17 +198,33 @@ describe('the agora command against a gateway', () => {
     expect(events.map((e) => e.type)).toEqual(['AgentRegistered', 'AgentRegistered']);
   }, 120_000);
 
-  it('events tail follows live events until Ctrl-C, then exits 0', async () => {
+  it('events tail --from-end follows live events only, until Ctrl-C, then exits 0', async () => {
     const child = spawn(process.execPath, [CLI, 'events', 'tail', '--from-end', '--type', 'AgentRegistered'], { cwd: dir, env: { PATH: process.env['PATH'] ?? '', AGORA_URL: gateway.url }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    await new Promise((r) => setTimeout(r, 500));
-    await agora(['agents', 'register', '--key', rootKeyFile, '--id', 'hank', '--public-key', generateKeyPair().publicKey, '--roles', 'observer']);
-    const deadline = Date.now() + 5_000;
-    while (!stdout.includes('agent-hank@0') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/^\S+ agent-hank@0 AgentRegistered /)]);
-    child.kill('SIGINT');
+    try {
+      // Agents registered one after another until the tail, connected by then, prints one: only those, in order, and no history.
+      const agents = agentsOn(context.client, { root });
+      const live: string[] = [];
+      await waitFor(
+        async () => {
+          if (stdout.includes('AgentRegistered')) return true;
+          live.push(`hank-${live.length + 1}`);
+          await agents.ok('root', 'RegisterAgent', { agentId: live.at(-1)!, publicKey: generateKeyPair().publicKey, displayName: 'hank', roles: ['observer'] });
+          await new Promise((r) => setTimeout(r, 250));
+          return false;
+        },
+        'the tail to print a live event',
+        30_000,
+      );
+      await waitFor(() => stdout.includes(`agent-${live.at(-1)!}@0 `), `the tail to print ${live.at(-1)!}`);
+      const printed = stdout.trimEnd().split('\n').map((line) => /^\S+ agent-(\S+)@0 AgentRegistered /.exec(line)?.[1] ?? line);
+      expect(live.slice(live.length - printed.length)).toEqual(printed);
+    } finally {
+      // Ctrl-C, also when a check failed: nothing left running.
+      child.kill('SIGINT');
+    }
     expect(await exited).toBe(0);
   }, 120_000);
 

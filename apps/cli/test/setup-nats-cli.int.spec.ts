@@ -15,7 +15,7 @@ import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { connectNats } from '@agora/messaging';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, type PrivateNatsServer } from '@agora/testing';
+import { embeddedAgora, startNatsServer, type PrivateNatsServer } from '@agora/testing';
 import { runCli } from '../src/cli.js';
 
 /** What every run says of reads on NATS. */
@@ -45,7 +45,7 @@ describe('the agora setup nats command, from the registry behind a gateway', () 
   beforeAll(async () => {
     cliDir = mkdtempSync(join(tmpdir(), 'agora-setup-nats-cli-'));
     copyFileSync(ROLES_CONF, join(cliDir, 'roles.conf'));
-    context = await openServiceContext({ store: { kind: 'embedded', directory: join(cliDir, 'events') }, natsUrl: undefined, dataDir: cliDir, operators: [{ agentId: 'boss', publicKey: operator.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 5_000 });
+    context = await openServiceContext({ ...embeddedAgora(cliDir, { agentId: 'boss', publicKey: operator.publicKey }), requestTimeoutMs: 5_000 });
     registry = await startRegistryService(context, { logger: false });
     gateway = await startGateway({ client: context.client, store: context.store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory: context.directory } });
     const envelope = createSignedCommand({ type: RegisterAgent.type, actor: 'boss', payload: { agentId: 'carol', publicKey: carol.publicKey, displayName: 'Carol', roles: ['reviewer'] }, secretKey: operator.secretKey });

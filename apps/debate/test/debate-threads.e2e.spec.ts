@@ -5,79 +5,47 @@
 // A model proposes a thread (its duplicate proposal refused first, and retried with the refusal) and
 // the other seconds it (the second bite), the models' duplicate questions merge threads, and the
 // debate completes with its coalitions and common ground.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { commandByType, GetDebate, OpenDebate, PostDebateMove, SetModelBudget, type CommandDefinition, type DebateView, type Reply } from '@agora/contracts';
+import { GetDebate, OpenDebate, PostDebateMove, SetModelBudget, type CommandDefinition, type DebateView } from '@agora/contracts';
 import { debateStreamId, EXAMPLE_PARTICIPANTS, EXAMPLE_TOPIC } from '@agora/domain-debate';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
 import { recordedModelCalls } from '@agora/participants';
 import { DEFAULT_PRICES, ProviderLayer, StandIns } from '@agora/providers';
 import { Agora, MessagingTransport } from '@agora/sdk';
-import { startAgoraProcess, startNatsServer, uniqueJetStreamLog, waitFor, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
+import { startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import { runLlmDebate, type TurnReport } from '../src/llm-runner.js';
 import type { DebateClient } from '../src/scripted.js';
 import { personaModel } from './support/persona-model.js';
 
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'debate', entry: 'apps/debate/src/main.ts' },
-] as const;
 const DEBATERS = ['saylor', 'hayes'] as const;
 const DEBATE = 'btc-threads';
 const SPAWNED_TOPIC = 'Will spot ETF flows decide the Bitcoin price?';
 
 describe('a debate of several threads over separate processes, played by models (e2e)', () => {
-  let nats: PrivateNatsServer;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
+  let fleet: ServiceFleet;
   let stands: StandIns;
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(DEBATERS.map((a) => [a, generateKeyPair()])) as Record<string, KeyPair>;
-  const processes: AgoraProcess[] = [];
-  let dir: string;
-  let nc: NatsAgoraClient;
   let store: EventStore;
 
-  const send = (agent: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) =>
-    nc.request(definition.subject, createSignedCommand({ type: definition.type, actor: agent, payload, secretKey: (agent === 'root' ? root : keys[agent]!).secretKey }), { timeoutMs: 10_000 }) as Promise<Reply<{ events: string[] }>>;
+  const send = (agent: string, definition: Pick<CommandDefinition, 'type' | 'subject'>, payload: Record<string, unknown>) => fleet.send<{ events: string[] }>(agent, definition, payload);
   const client: DebateClient = {
     move: (agentId, payload) => send(agentId, PostDebateMove, payload),
-    async debate(debateId) {
-      const reply = (await nc.request(GetDebate.subject, { debateId }, { timeoutMs: 10_000 })) as Reply<DebateView>;
-      if (!reply.ok) throw new Error(`${reply.error.code} ${reply.error.message}`);
-      return reply.result;
-    },
+    debate: (debateId) => fleet.query<DebateView>(GetDebate.subject, { debateId }),
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-debate-threads-e2e-'));
-    nats = await startNatsServer();
-    log = uniqueJetStreamLog('debate-threads', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
-    nc = await NatsAgoraClient.connect({ servers: nats.url, name: 'debate-threads-e2e' });
+    fleet = await startServiceFleet({ label: 'debate-threads', env: () => ({ METRICS_HOST: '127.0.0.1' }) });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     stands = await StandIns.start();
-    processes.push(
-      ...(await Promise.all(
-        SERVICES.map((s) => startAgoraProcess(s.entry, `agora-${s.name}`, { NATS_URL: nats.url, EVENT_STORE: log.eventStore, AGORA_DATA_DIR: join(dir, s.name), AGORA_OPERATOR_PUBLIC_KEY: root.publicKey, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' })),
-      )),
-    );
+    await Promise.all(['registry', 'debate'].map((service) => fleet.start(service)));
     for (const agentId of DEBATERS) {
-      const reply = await send('root', commandByType('RegisterAgent')!, { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: ['debater'], constitutions: [], trustScore: 500 });
-      if (!reply.ok) throw new Error(`RegisterAgent ${agentId}: ${reply.error.message}`);
-      const budget = await send('root', SetModelBudget, { agentId, amount: 20, currency: 'USD' });
-      if (!budget.ok) throw new Error(`SetModelBudget ${agentId}: ${budget.error.message}`);
+      await fleet.register({ [agentId]: { roles: ['debater'], trustScore: 500 } });
+      await fleet.ok('root', SetModelBudget, { agentId, amount: 20, currency: 'USD' });
     }
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await stands?.close();
-    await nc?.close();
     await store?.close();
-    await nats?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
+    await stands?.close();
   }, 30_000);
 
   it('spawns a thread on a model\'s second bite, merges the duplicate threads, and completes with coalitions and common ground', async () => {
@@ -94,7 +62,7 @@ describe('a debate of several threads over separate processes, played by models 
     const turns: TurnReport[] = [];
     // Each debater's calls reserved and recorded in its own ledger, signed with its key, over NATS.
     const layer = new ProviderLayer({ providers: stands.providers, prices: { ...DEFAULT_PRICES }, currency: 'USD', timeoutMs: 10_000, maxAttempts: 2, backoffMs: 10 }, stands.env);
-    const calls = Object.fromEntries(DEBATERS.map((a) => [a, recordedModelCalls(Agora.over(new MessagingTransport(nc), { signer: { secretKey: keys[a]!.secretKey, agentId: a } }), layer)]));
+    const calls = Object.fromEntries(DEBATERS.map((a) => [a, recordedModelCalls(Agora.over(new MessagingTransport(fleet.client), { signer: { secretKey: fleet.key(a).secretKey, agentId: a } }), layer)]));
     const result = await runLlmDebate({
       calls: (agentId) => calls[agentId]!,
       client,

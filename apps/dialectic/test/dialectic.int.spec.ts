@@ -75,7 +75,7 @@ async function registerFleet(store: EventStore, keys: Record<string, KeyPair>): 
 const threshold = (value: number): Condition => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
 const cascade: Condition = { operation: 'enable_cascade_detection', parameters: {} };
 
-describe.each(setups)('dialectic service ($name)', ({ config: transportConfig }) => {
+describe.each(setups)('dialectic service ($name)', ({ agora }) => {
   let dir: string;
   let config: RuntimeConfig;
   let context: ServiceContext;
@@ -132,7 +132,7 @@ describe.each(setups)('dialectic service ($name)', ({ config: transportConfig })
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-dialectic-'));
-    config = { ...transportConfig(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 };
+    config = agora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey });
     await start();
     await registerFleet(context.store, keys);
     await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');

@@ -22,7 +22,7 @@ const setups = serviceTransports('idem');
 /** What a later envelope does with the commandId of the first. */
 type Reuse = 'identical' | 'otherPayload' | 'otherStream' | 'otherType' | 'fresh';
 
-describe.each(setups)('one commandId, one command ($name)', ({ config: storeConfig }) => {
+describe.each(setups)('one commandId, one command ($name)', ({ agora }) => {
   let dir: string;
   let root: KeyPair;
   let context: ServiceContext;
@@ -38,7 +38,7 @@ describe.each(setups)('one commandId, one command ($name)', ({ config: storeConf
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-idempotency-'));
     root = generateKeyPair();
-    context = await openServiceContext({ ...storeConfig(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 5_000 });
+    context = await openServiceContext({ ...agora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000 });
     const running = await startRegistryService(context, { logger: false });
     close = () => running.close();
   });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { GetModelCall, GetModelLedger, type CallOutcomeRecord, type ModelCallView } from '@agora/contracts';
 import { ledgerMonth, monthBefore } from '@agora/domain-registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, waitFor } from '@agora/testing';
+import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
 const answered = (cost: number): CallOutcomeRecord => ({ ok: true, text: 'approve', output: 'approve', responseModel: 'gpt-4.1', finishReason: 'stop', usage: { inputTokens: 900, outputTokens: 120 }, cost, latencyMs: 700, attempts: 1, retried: [] });
@@ -42,7 +42,7 @@ const reservedEvent = (agentId: string, callId: string, maxCost: number) => ({
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agora-model-ledger-months-'));
-  context = await openServiceContext({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined, dataDir: dir, operators: [{ agentId: 'root', publicKey: agents.key('root').publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 });
+  context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: agents.key('root').publicKey }));
   running = await startAll([() => startRegistryService(context, { logger: false })]);
   for (const agentId of ['harbinger', 'heretic', 'harbinger-old']) await register(agentId);
 }, 30_000);

@@ -6,7 +6,7 @@ import { AgentRegistered, ListAgents, PAGE_LIMIT_MAX, type AgentView, type Reply
 import { generateKeyPair } from '@agora/identity';
 import { connectNats } from '@agora/messaging';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { scaled, startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { embeddedAgora, scaled, startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { startRegistryService } from '../src/registry-service.js';
 
@@ -34,14 +34,7 @@ describe(`registry agents.list with ${AGENTS.toLocaleString('en-US')} agents, ov
   beforeAll(async () => {
     nats = await startNatsServer();
     dir = await mkdtemp(join(tmpdir(), 'agora-registry-paging-'));
-    context = await openServiceContext({
-      store: { kind: 'embedded', directory: join(dir, 'events') },
-      natsUrl: nats.url,
-      dataDir: dir,
-      operators: [{ agentId: 'root', publicKey: generateKeyPair().publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 10_000,
-    });
+    context = await openServiceContext({ ...embeddedAgora(dir, { agentId: 'root', publicKey: generateKeyPair().publicKey }), natsUrl: nats.url });
     const running = await startRegistryService(context, { logger: false });
     stopService = () => running.close();
     nc = await connectNats({ servers: nats.url, name: 'paging-test' });

@@ -10,7 +10,7 @@ import { startRegistryService } from '../src/registry-service.js';
 // In one process, and over a NATS server of this file's own.
 const setups = serviceTransports('registry');
 
-describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
+describe.each(setups)('registry service ($name)', ({ agora }) => {
   let dir: string;
   let root: KeyPair;
   let context: ServiceContext;
@@ -30,7 +30,7 @@ describe.each(setups)('registry service ($name)', ({ config: storeConfig }) => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-registry-'));
     root = generateKeyPair();
-    const config: RuntimeConfig = { ...storeConfig(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 5_000 };
+    const config: RuntimeConfig = { ...agora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000 };
     context = await openServiceContext(config);
     const running = await startRegistryService(context, { logger: false });
     stopService = () => running.close();

@@ -32,7 +32,7 @@ import { startProjectionsService, type RunningProjections } from '@agora/project
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, waitFor } from '@agora/testing';
+import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 
@@ -89,14 +89,7 @@ describe('outcome reports and calibration figures (standalone wiring)', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-outcomes-'));
-    context = await openServiceContext({
-      store: { kind: 'embedded', directory: join(dir, 'events') },
-      natsUrl: undefined,
-      dataDir: dir,
-      operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-      maxClockSkewMs: 300_000,
-      requestTimeoutMs: 10_000,
-    });
+    context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
     running = await startAll([
       () => startRegistryService(context, { logger: false }),
       () => startProposalService(context, { logger: false }),

@@ -7,25 +7,16 @@
 // that closes the round for the reviewer who stayed silent. The rendered tree is kept in
 // test-output/tracing/ (docs/tracing.md shows one).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandByType, GetProposal, type ProposalView, type Reply } from '@agora/contracts';
+import { GetProposal, type ProposalView, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { NatsAgoraClient } from '@agora/messaging';
 import { inSpan, useTracerProvider } from '@agora/tracing';
-import { REPO_ROOT, renderTrace, startAgoraProcess, startNatsServer, startOtlpReceiver, uniqueJetStreamLog, waitFor, type AgoraProcess, type CollectedSpan, type OtlpReceiver, type PrivateNatsServer } from '@agora/testing';
+import { REPO_ROOT, renderTrace, startOtlpReceiver, startServiceFleet, waitFor, type CollectedSpan, type OtlpReceiver, type ServiceFleet } from '@agora/testing';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 
 const POLICY = { roundDeadlineMs: 120_000, minRoundDeadlineMs: 1_000, maxRoundsBeforeEscalation: 2 };
 const ROUND_MS = 2_500;
-const SERVICES = [
-  { name: 'registry', entry: 'apps/registry/src/main.ts' },
-  { name: 'proposal', entry: 'apps/proposal/src/main.ts' },
-  { name: 'tribunal', entry: 'apps/tribunal/src/main.ts' },
-] as const;
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
   harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
@@ -52,74 +43,52 @@ function collected(span: ReadableSpan): CollectedSpan {
 }
 
 describe('a tribunal round as one trace across processes (e2e)', () => {
-  let nats: PrivateNatsServer;
+  let fleet: ServiceFleet;
   let receiver: OtlpReceiver;
-  let log: ReturnType<typeof uniqueJetStreamLog>;
-  let dir: string;
-  let client: NatsAgoraClient;
   let store: EventStore;
-  const processes: AgoraProcess[] = [];
-  const root = generateKeyPair();
-  const keys = Object.fromEntries(Object.keys(CAST).map((a) => [a, generateKeyPair()])) as Record<Agent, KeyPair>;
   const exporter = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 
-  const send = (agent: Agent | 'root', type: string, payload: Record<string, unknown>) =>
-    client.request(commandByType(type)!.subject, createSignedCommand({ type, actor: agent, payload, secretKey: (agent === 'root' ? root : keys[agent]).secretKey }), { timeoutMs: 10_000 });
-  const ok = async (agent: Agent | 'root', type: string, payload: Record<string, unknown>) => {
-    const reply = await send(agent, type, payload);
-    if (!reply.ok) throw new Error(`${agent} ${type}: ${reply.error.code} ${reply.error.message}`);
-  };
+  const send = (agent: Agent, type: string, payload: Record<string, unknown>) => fleet.send(agent, type, payload);
+  const ok = (agent: Agent, type: string, payload: Record<string, unknown>) => fleet.ok(agent, type, payload);
   /** Polling stays out of the round's trace. */
   const proposal = (proposalId: string) =>
     context.with(ROOT_CONTEXT, async () => {
-      const reply = (await client.request(GetProposal.subject, { proposalId }, { timeoutMs: 10_000 })) as Reply<ProposalView>;
+      const reply = (await fleet.client.request(GetProposal.subject, { proposalId }, { timeoutMs: 10_000 })) as Reply<ProposalView>;
       return reply.ok ? reply.result : undefined;
     });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-tracing-e2e-'));
-    nats = await startNatsServer();
     receiver = await startOtlpReceiver();
-    log = uniqueJetStreamLog('tracing', nats.url);
-    store = await openJetStreamEventStore({ servers: nats.url, streamName: log.streamName, subjectPrefix: log.subjectPrefix });
+    fleet = await startServiceFleet({
+      label: 'tracing',
+      env: () => ({
+        AGORA_TRIBUNAL_POLICY: JSON.stringify(POLICY),
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      }),
+    });
+    store = await openJetStreamEventStore({ servers: fleet.nats.url, streamName: fleet.log.streamName, subjectPrefix: fleet.log.subjectPrefix });
     provider.register();
     useTracerProvider(provider);
-    client = await NatsAgoraClient.connect({ servers: nats.url, name: 'tracing-e2e' });
-    const env = (name: string): Record<string, string> => ({
-      NATS_URL: nats.url,
-      EVENT_STORE: log.eventStore,
-      AGORA_DATA_DIR: join(dir, name),
-      AGORA_OPERATOR_PUBLIC_KEY: root.publicKey,
-      AGORA_TRIBUNAL_POLICY: JSON.stringify(POLICY),
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    });
-    for (const s of SERVICES.slice(0, 2)) processes.push(await startAgoraProcess(s.entry, `agora-${s.name}`, env(s.name)));
-    await context.with(ROOT_CONTEXT, async () => {
-      for (const [agentId, profile] of Object.entries(CAST)) {
-        await ok('root', 'RegisterAgent', { agentId, publicKey: keys[agentId as Agent].publicKey, displayName: agentId, roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 });
-      }
-    });
+    await Promise.all(['registry', 'proposal'].map((service) => fleet.start(service)));
+    await context.with(ROOT_CONTEXT, () => fleet.register(Object.fromEntries(Object.entries(CAST).map(([agentId, profile]) => [agentId, { roles: [...profile.roles], constitutions: [...profile.constitutions], trustScore: 500 }]))));
     // Started once every reviewer is registered: it draws reviewers from the registry as its process knows it.
-    processes.push(await startAgoraProcess(SERVICES[2].entry, 'agora-tribunal', env('tribunal')));
+    await fleet.start('tribunal');
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
+    await store?.close();
+    await fleet?.stop();
     useTracerProvider(undefined);
     await provider.shutdown();
-    await client?.close();
-    await store?.close();
-    await nats?.stop();
     await receiver?.close();
-    await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
   it('submission, reaction, reviews and the deadline are one connected trace, without payloads', async () => {
-    expect(processes.every((p) => /tracing: OTLP http\/json as service agora-/.test(p.output()))).toBe(true);
+    expect([...fleet.processes.values()].every((p) => /tracing: OTLP http\/json as service agora-/.test(p.output()))).toBe(true);
     let traceId = '';
     await inSpan('tribunal round', {}, async (span) => {
       traceId = span!.spanContext().traceId;

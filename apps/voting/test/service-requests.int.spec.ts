@@ -13,7 +13,7 @@ import { serviceTransports, waitFor } from '@agora/testing';
 import { startVotingService, type RunningVoting } from '../src/voting-service.js';
 import { AGENTS, generateKeys, registerAgents } from './support/fleet.js';
 
-describe.each(serviceTransports('service-requests'))('commands another service sends the voting service ($name)', ({ config }) => {
+describe.each(serviceTransports('service-requests'))('commands another service sends the voting service ($name)', ({ agora }) => {
   let dir: string;
   let context: ServiceContext;
   let voting: RunningVoting | undefined;
@@ -23,7 +23,7 @@ describe.each(serviceTransports('service-requests'))('commands another service s
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-service-requests-'));
-    context = await openServiceContext({ ...config(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 2_000 });
+    context = await openServiceContext({ ...agora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }), requestTimeoutMs: 2_000 });
     await registerAgents(context.store, keys);
     await waitFor(() => context.registry.list().length === Object.keys(AGENTS).length, 'the agent directory to know every agent');
   });

@@ -35,7 +35,7 @@ import { AGENTS, FIVE, generateKeys, registerAgents, sign as signWith, type Keys
 // In one process, and over a NATS server of this file's own.
 const setups = serviceTransports('voting');
 
-describe.each(setups)('voting service ($name)', ({ config: transportConfig, nats }) => {
+describe.each(setups)('voting service ($name)', ({ agora, nats }) => {
   let dir: string;
   let keys: Keys;
   let config: RuntimeConfig;
@@ -74,7 +74,7 @@ describe.each(setups)('voting service ($name)', ({ config: transportConfig, nats
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-voting-'));
     keys = generateKeys();
-    config = { ...transportConfig(dir), dataDir: dir, operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 };
+    config = agora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey });
     await open();
     await registerAgents(context.store, keys);
     await waitFor(() => context.registry.list().length === Object.keys(AGENTS).length, 'the agent directory to know every agent');

@@ -15,7 +15,7 @@ import { DEFAULT_PRICES, ProviderLayer, StandInServer } from '@agora/providers';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
 import { Agora, MessagingTransport } from '@agora/sdk';
-import { waitFor } from '@agora/testing';
+import { embeddedAgora, waitFor } from '@agora/testing';
 import { z } from 'zod';
 import { recordedModelCalls } from '../src/index.js';
 
@@ -38,7 +38,7 @@ describe('recordedModelCalls in one process (int)', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-model-calls-int-'));
-    context = await openServiceContext({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined, dataDir: dir, operators: [{ agentId: 'root', publicKey: root.publicKey }], maxClockSkewMs: 300_000, requestTimeoutMs: 10_000 });
+    context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }));
     running = await startAll([() => startRegistryService(context, { logger: false })]);
     const gate = new Promise<void>((resolve) => (release = resolve));
     stand = await StandInServer.start('anthropic', async (request) => {

@@ -1,7 +1,7 @@
 // Debian's Chromium driven by playwright-core, for the browser tests (never a downloaded browser).
 import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { waitFor } from './index.js';
+import { waitFor } from './basics.js';
 
 /** The Chromium the browser tests drive: Debian's, or CHROMIUM_BIN. */
 export const CHROMIUM_BIN = process.env['CHROMIUM_BIN'] ?? '/usr/bin/chromium';

@@ -63,11 +63,16 @@ export function runToCompletion(entry: string, args: readonly string[], env: Rec
   return runCommand(process.execPath, [...sourceArgs(entry), ...args], { env, timeoutMs });
 }
 
-/** Runs any command to completion (`npm pack`, `tsc`) in `cwd` (the repository unless given), in a clean environment plus `env`. */
-export function runCommand(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Finished> {
+/**
+ * Runs any command to completion (`npm pack`, `tsc`, the built `agora`) in `cwd` (the repository
+ * unless given), in a clean environment plus `env`, with `input` on its standard input when given.
+ */
+export function runCommand(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; input?: string } = {}): Promise<Finished> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env: processEnvironment(options.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env: processEnvironment(options.env ?? {}), stdio: ['pipe', 'pipe', 'pipe'] });
+    // A command that exits without reading its input is no failure of the run.
+    child.stdin.on('error', () => undefined).end(options.input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { commandByType, READ_TOKEN, type CommandDefinition, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
-import { uniqueJetStreamLog } from './index.js';
+import { agoraOn, uniqueJetStreamLog, type TestAgora, type TestOperator } from './basics.js';
 import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
 import { expectOnlyReplicas, startAgoraProcess, startServiceProcess, type AgoraProcess, type ServiceProcess } from './processes.js';
 
@@ -200,6 +200,8 @@ export interface ServiceTransport {
   nats: boolean;
   /** The store and transport settings of one service context; an embedded store is kept in `dir`. */
   config(dir: string): { store: { kind: 'embedded'; directory: string } | { kind: 'jetstream'; servers: string; streamName: string; subjectPrefix: string }; natsUrl: string | undefined };
+  /** The settings of a test's own Agora on this transport (for openServiceContext, see agoraOn): a log of its own, `operator` as the bootstrap operator. */
+  agora(dir: string, operator: TestOperator): TestAgora<ReturnType<ServiceTransport['config']>>;
 }
 
 /**
@@ -214,16 +216,14 @@ export function serviceTransports(label: string): ServiceTransport[] {
     server = await startNatsServer();
   });
   afterAll(() => server?.stop());
+  const inProcess = (dir: string) => ({ store: { kind: 'embedded' as const, directory: join(dir, 'events') }, natsUrl: undefined });
+  const overNats = () => {
+    if (!server) throw new Error('the NATS server of serviceTransports() is not running: use its config in a test or a hook');
+    const { streamName, subjectPrefix } = uniqueJetStreamLog(label, server.url);
+    return { store: { kind: 'jetstream' as const, servers: server.url, streamName, subjectPrefix }, natsUrl: server.url };
+  };
   return [
-    { name: 'in-process transport, embedded store', nats: false, config: (dir) => ({ store: { kind: 'embedded', directory: join(dir, 'events') }, natsUrl: undefined }) },
-    {
-      name: 'NATS transport, JetStream store',
-      nats: true,
-      config: () => {
-        if (!server) throw new Error('the NATS server of serviceTransports() is not running: use its config in a test or a hook');
-        const { streamName, subjectPrefix } = uniqueJetStreamLog(label, server.url);
-        return { store: { kind: 'jetstream', servers: server.url, streamName, subjectPrefix }, natsUrl: server.url };
-      },
-    },
+    { name: 'in-process transport, embedded store', nats: false, config: inProcess, agora: (dir, operator) => agoraOn(inProcess(dir), dir, operator) },
+    { name: 'NATS transport, JetStream store', nats: true, config: overNats, agora: (dir, operator) => agoraOn(overNats(), dir, operator) },
   ];
 }

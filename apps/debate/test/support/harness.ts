@@ -17,7 +17,7 @@ import { recordedModelCalls, type ModelCalls } from '@agora/participants';
 import type { ProviderLayer } from '@agora/providers';
 import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
 import { Agora, MessagingTransport } from '@agora/sdk';
-import { waitFor } from '@agora/testing';
+import { embeddedAgora, waitFor } from '@agora/testing';
 import { startDebateService } from '../../src/debate-service.js';
 import type { DebateClient } from '../../src/scripted.js';
 
@@ -38,14 +38,7 @@ export interface Harness {
 export async function startHarness(options: { console?: boolean; reads?: 'closed' } = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'agora-debate-gw-'));
   const keys: Record<string, KeyPair> = { root: generateKeyPair(), saylor: generateKeyPair(), hayes: generateKeyPair() };
-  const context = await openServiceContext({
-    store: { kind: 'embedded', directory: join(dir, 'events') },
-    natsUrl: undefined,
-    dataDir: dir,
-    operators: [{ agentId: 'root', publicKey: keys['root']!.publicKey }],
-    maxClockSkewMs: 300_000,
-    requestTimeoutMs: 10_000,
-  });
+  const context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
   let gateway: Gateway | undefined;
   const running: Running = await startAll([
     () => startRegistryService(context, { logger: false }),

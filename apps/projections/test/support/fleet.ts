@@ -15,7 +15,8 @@ import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type Pro
 import { handleCommand } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { generateKeyPair, type KeyPair } from '@agora/identity';
-import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
+import { openServiceContext, type ServiceContext } from '@agora/runtime';
+import { embeddedAgora } from '@agora/testing';
 
 /** Rounds of 60 s; proposals may ask for 5 s to 1 h; escalation after 3 contested rounds. */
 export const decider = createProposalDecider(
@@ -52,15 +53,7 @@ const CONSTITUTIONS = ['risk', 'premise', 'evidence', 'execution'];
 export async function openTestContext(prefix: string): Promise<{ dir: string; context: ServiceContext; root: KeyPair }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const root = generateKeyPair();
-  const config: RuntimeConfig = {
-    store: { kind: 'embedded', directory: join(dir, 'events') },
-    natsUrl: undefined,
-    dataDir: dir,
-    operators: [{ agentId: 'root', publicKey: root.publicKey }],
-    maxClockSkewMs: 300_000,
-    requestTimeoutMs: 5_000,
-  };
-  return { dir, context: await openServiceContext(config), root };
+  return { dir, context: await openServiceContext({ ...embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000 }), root };
 }
 
 /** Commands on one proposal, timed in seconds after `t0`. */
