@@ -1,5 +1,6 @@
 // Starts Agora's processes the way an operator does: separate OS processes, settings in the
-// environment, run from source through tools/ts-run so the tests need no build.
+// environment, run from source through tools/ts-run so the tests need no build (or from the build
+// npm test has just made: sourceArgs).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -33,9 +34,22 @@ export function builtEntry(app: string): string {
   return entry;
 }
 
-/** `node` arguments that run a TypeScript entry point from source. */
+/**
+ * `node` arguments that run a TypeScript entry point (`<package>/src/x.ts`, from the repository's
+ * root or absolute): from source, or its built file (`<package>/dist/x.js`) when the run says the
+ * build is of this tree (AGORA_TEST_BUILT=1: npm test sets it once its build step passed). A built
+ * process starts in about half the time; a test run alone, after an edit, runs the sources.
+ */
 export function sourceArgs(entry: string): string[] {
-  return ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', entry];
+  const built = process.env['AGORA_TEST_BUILT'] === '1' ? builtCounterpart(entry) : undefined;
+  return built === undefined ? ['--conditions=agora-source', '--import', './tools/ts-run/register.mjs', entry] : [built];
+}
+
+function builtCounterpart(entry: string): string | undefined {
+  const match = /^(.*)\/src\/(.+)\.ts$/.exec(entry);
+  if (!match) return undefined;
+  const built = resolve(REPO_ROOT, `${match[1]}/dist/${match[2]}.js`);
+  return existsSync(built) ? built : undefined;
 }
 
 /**
