@@ -2,19 +2,15 @@ import {
   AgoraError,
   authorizeSender,
   CreateVotingSession,
-  DecideRecovery,
   DIALECTIC_SESSION_CATEGORY,
   dialecticCommands,
   dialecticServiceQueries,
-  EscalateRecovery,
   GetDialecticSession,
+  isServiceOnly,
   ListDialecticSessions,
   RecordTieBreak,
-  SignResolution,
   SubmitAntithesis,
   SubmitAudit,
-  SubmitSynthesis,
-  SubmitThesis,
   VOTING_SESSION_CATEGORY,
   type AgentPaused,
   type DataOf,
@@ -46,6 +42,7 @@ import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import type { z } from 'zod';
 
 export interface DialecticServiceOptions {
   /** Nest's logger setting; `false` silences it and the read model's, reactor's and scheduler's warnings (tests). */
@@ -260,16 +257,8 @@ export async function startDialecticService(context: ServiceContext, options: Di
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
         catalog: dialecticServiceCatalog,
-        commands: new Map([
-          onCommand(SubmitThesis, decide),
-          onCommand(SubmitAntithesis, decide),
-          onCommand(SubmitSynthesis, decide),
-          onCommand(SignResolution, decideSigned),
-          onCommand(EscalateRecovery, decide),
-          onCommand(RecordTieBreak, decideSigned),
-          onCommand(DecideRecovery, decideSigned),
-          onCommand(SubmitAudit, decide),
-        ]),
+        // What agents send (the service-only commands it issues itself), a resolution's signature checked first.
+        commands: new Map(dialecticCommands.filter((c) => !isServiceOnly(c)).map((c) => onCommand<z.ZodType<SignedPayload>>(c, c.signs === 'resolution' ? decideSigned : decide))),
         queries: new Map([
           onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),
           onQuery(ListDialecticSessions, async (params) => {
