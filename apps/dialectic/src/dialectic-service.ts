@@ -6,7 +6,6 @@ import {
   dialecticCommands,
   dialecticServiceQueries,
   GetDialecticSession,
-  isServiceOnly,
   ListDialecticSessions,
   RecordTieBreak,
   SubmitAntithesis,
@@ -38,11 +37,10 @@ import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
-import type { z } from 'zod';
 
 export interface DialecticServiceOptions {
   /** Nest's logger setting; `false` silences it and the read model's, reactor's and scheduler's warnings (tests). */
@@ -258,7 +256,16 @@ export async function startDialecticService(context: ServiceContext, options: Di
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
         catalog: dialecticServiceCatalog,
         // What agents send (the service-only commands it issues itself), a resolution's signature checked first.
-        commands: new Map(dialecticCommands.filter((c) => !isServiceOnly(c)).map((c) => onCommand<z.ZodType<SignedPayload>>(c, c.signs === 'resolution' ? decideSigned : decide))),
+        commands: new Map([
+          ...onAgentCommands(
+            dialecticCommands.filter((c) => c.signs === undefined),
+            decide,
+          ),
+          ...onAgentCommands(
+            dialecticCommands.filter((c) => c.signs === 'resolution'),
+            decideSigned,
+          ),
+        ]),
         queries: new Map([
           onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),
           onQuery(ListDialecticSessions, async (params) => {

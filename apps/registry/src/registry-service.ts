@@ -1,7 +1,6 @@
 import {
   AgoraError,
   commandsOf,
-  isServiceOnly,
   DIALECTIC_SESSION_CATEGORY,
   GetAgent,
   GetModelCall,
@@ -21,7 +20,7 @@ import { agentDecider, agentStreamId, createAgentDecider, ledgerMonth, modelBudg
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
 import { findModelCall, modelBudgetOf, modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
-import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
 import { breakerPolicyFromEnv, deciderHandler, intSetting, KeyedLock, recordSettings, runReactor, startAll, startTogether, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
@@ -199,9 +198,10 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
         commands: new Map([
           // What agents send on an agent's stream (AdjustTrust and ResumeAgent the registry issues itself): the agent decider's.
-          ...commandsOf('registry')
-            .filter((c) => c.aggregate === 'agent' && !isServiceOnly(c))
-            .map((c) => onCommand(c, decide as CommandHandler)),
+          ...onAgentCommands(
+            commandsOf('registry').filter((c) => c.aggregate === 'agent'),
+            decide,
+          ),
           onCommand(SetModelBudget, setBudget),
           onCommand(ReserveModelCall, reserve),
           onCommand(RecordModelCallOutcome, record),
