@@ -1,7 +1,7 @@
 import { auditContracts } from './audit/index.js';
 import { chamberContracts } from './chamber/index.js';
 import { debateContracts } from './debate/index.js';
-import { queryOwner, type CommandDefinition, type Contracts, type EventDefinition, type QueryDefinition } from './define.js';
+import { isServiceOnly, queryOwner, SERVICE_NAMES, type CommandDefinition, type Contracts, type EventDefinition, type QueryDefinition } from './define.js';
 import { dialecticContracts } from './dialectic/index.js';
 import { modelCallContracts } from './model-calls/index.js';
 import { projectionsContracts } from './projections/index.js';
@@ -49,4 +49,16 @@ export const projectionsQueries: readonly QueryDefinition[] = queries.filter((q)
 /** The commands and queries a service's process serves in its queue group (its NATS user may subscribe to these alone). */
 export function servedBy(service: string): { commands: CommandDefinition[]; queries: QueryDefinition[] } {
   return { commands: commandsOf(service), queries: queries.filter((q) => queryOwner(q) === service) };
+}
+
+const subjects = (defs: readonly { subject: string }[]): string => defs.map((d) => `\`${d.subject}\``).join(', ');
+
+/** Each service's subjects: the commands agents send it, those it issues itself, the queries its queue group answers (docs/subjects.md's table is generated from this). */
+export function subjectsTableMarkdown(): string {
+  const lines = ['| service | commands | issued by the service itself (service-only) | queries |', '| --- | --- | --- | --- |'];
+  for (const service of SERVICE_NAMES) {
+    const served = servedBy(service);
+    lines.push(`| ${service} | ${subjects(served.commands.filter((c) => !isServiceOnly(c)))} | ${subjects(served.commands.filter(isServiceOnly))} | ${subjects(served.queries)} |`);
+  }
+  return `${lines.join('\n')}\n`;
 }
