@@ -108,6 +108,8 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
         case 'AgentDisabled':
           return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
+        case 'AgentEnabled':
+          return state.status === 'unregistered' ? state : { ...state, status: 'active' };
         case 'AgentTrustAdjusted':
           return state.status === 'unregistered' ? state : { ...state, trustScore: event.data.trustScore };
       }
@@ -166,6 +168,19 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           const agent = registered(state, p.agentId);
           if (agent.status === 'disabled') return [];
           return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
+        }
+        case 'EnableAgent': {
+          const p = command.payload;
+          const agent = registered(state, p.agentId);
+          const newKey = p.publicKey !== undefined && p.publicKey !== agent.publicKey ? p.publicKey : undefined;
+          if (agent.status === 'active') {
+            if (newKey === undefined) return [];
+            throw new DomainError('illegal_state', `agent ${p.agentId} is active: RotateAgentKey changes its key`, { agentId: p.agentId });
+          }
+          return [
+            ...(newKey === undefined ? [] : [{ type: 'AgentKeyRotated' as const, data: { agentId: p.agentId, publicKey: newKey, previousPublicKey: agent.publicKey } }]),
+            { type: 'AgentEnabled' as const, data: { agentId: p.agentId, reason: p.reason, enabledAt: command.context.now } },
+          ];
         }
         case 'AdjustTrust': {
           const p = command.payload;

@@ -70,6 +70,17 @@ export const DisableAgent = defineCommand({
   payload: z.object({ agentId: AgentId, reason: ShortText(500) }).strict(),
 });
 
+export const EnableAgent = defineCommand({
+  type: 'EnableAgent',
+  service: 'registry',
+  aggregate: 'agent',
+  verb: 'enable',
+  roles: ['operator'],
+  summary:
+    'Enable a disabled agent again: its commands are accepted from then on. With `publicKey`, under that key (recorded as a key rotation first, so the key it was disabled with, if it leaked, never signs again). An active agent: nothing to do, unless the key differs (RotateAgentKey does that)',
+  payload: z.object({ agentId: AgentId, reason: ShortText(500), publicKey: PublicKeyText.optional().describe('The key it comes back under; absent: the one it had') }).strict(),
+});
+
 export const AgentRegistered = defineEvent({
   type: 'AgentRegistered',
   category: 'agent',
@@ -116,6 +127,13 @@ export const AgentDisabled = defineEvent({
   category: 'agent',
   summary: 'An agent was disabled',
   data: z.object({ agentId: AgentId, reason: z.string(), disabledAt: Timestamp }),
+});
+
+export const AgentEnabled = defineEvent({
+  type: 'AgentEnabled',
+  category: 'agent',
+  summary: 'A disabled agent was enabled again',
+  data: z.object({ agentId: AgentId, reason: z.string(), enabledAt: Timestamp }),
 });
 
 /** What caused an automatic change: the event a service reacted to. */
