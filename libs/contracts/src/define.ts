@@ -48,6 +48,12 @@ export interface CommandDefinition<P extends z.ZodType = z.ZodType, T extends st
    * specification lists these commands.
    */
   signs?: 'resolution';
+  /**
+   * An agent whose circuit breaker is open (paused) may still send it: its own health reports, its
+   * part in its recovery, the ledger of its own model calls. Any other command of a paused agent is
+   * refused with `forbidden` until it resumes.
+   */
+  whilePaused?: true;
   summary: string;
 }
 

@@ -15,6 +15,7 @@
  */
 import {
   BreakerPolicy,
+  commands,
   ENFORCED_OPERATIONS,
   PROBATION,
   RATE_LIMIT,
@@ -88,11 +89,12 @@ export const effectiveThreshold = (breaker: Breaker, policy: BreakerPolicy): num
 export const isPaused = (breaker: Breaker): boolean => breaker.state === 'open';
 
 /**
- * Commands a paused agent may still send: its own health reports, its part in its recovery, and the
- * ledger of its own model calls (an agent played by a model writes its thesis and syntheses with
- * one: the reservation against its budget and the outcome are the record of that call).
+ * Commands a paused agent may still send (their definitions say `whilePaused`): its own health
+ * reports, its part in its recovery, and the ledger of its own model calls (an agent played by a
+ * model writes its thesis and syntheses with one: the reservation against its budget and the
+ * outcome are the record of that call).
  */
-export const ALLOWED_WHILE_PAUSED: ReadonlySet<string> = new Set(['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery', 'ReserveModelCall', 'RecordModelCallOutcome']);
+export const ALLOWED_WHILE_PAUSED: ReadonlySet<string> = new Set(commands.filter((c) => c.whilePaused).map((c) => c.type));
 
 /**
  * For the command gate: whether an agent whose breaker is open may send this command. Anything

@@ -20,6 +20,7 @@ export const ReportHealth = defineCommand({
   verb: 'report_health',
   roles: ANY_ROLE,
   relation: 'the agent itself, or an operator',
+  whilePaused: true,
   summary:
     "Report an agent's health and risk (the agent itself, or an operator's monitor). A risk at or above the agent's threshold (default 0.60) trips its circuit breaker: AgentPaused is recorded with the report, a recovery session is opened, and the agent's commands to other services are refused with forbidden until it resumes. A report that trips nothing is recorded only when it differs from the last recorded one (health or risk moved by 0.05 or more, other tags, a note), once a minute per agent as a sample, and always while the agent is paused or on probation; otherwise it is answered with no events (nothing written)",
   payload: z
@@ -71,6 +72,7 @@ export const SubmitThesis = defineCommand({
   verb: 'thesis',
   roles: ANY_ROLE,
   relation: 'the paused agent of this recovery',
+  whilePaused: true,
   summary: 'The paused agent says what it did and what it thinks happened: its root cause, the conditions it proposes, and its reasoning',
   payload: z
     .object({
@@ -108,6 +110,7 @@ export const SubmitSynthesis = defineCommand({
   verb: 'synthesis',
   roles: ANY_ROLE,
   relation: 'a party of this recovery (the paused agent or its reviewer)',
+  whilePaused: true,
   summary:
     "A synthesis round: the parties alternate, the paused agent on odd rounds and the reviewer on even ones, up to maxSynthesisRounds (default 5). Convergence: both parties' latest messages agree (agrees) on the same root cause and the same conditions; the resolution is then checked against the hard limits and put to both for signature",
   payload: z
@@ -130,6 +133,7 @@ export const SignResolution = defineCommand({
   roles: ANY_ROLE,
   signs: 'resolution',
   relation: 'a party of this recovery, with its registered key',
+  whilePaused: true,
   summary: 'A party signs the proposed resolution (its canonical payload, with its own id). Once both signatures verify, the recovery is resolved and the registry resumes the agent',
   payload: z.object({ ...session, ...signedBy }).strict(),
 });
@@ -153,6 +157,7 @@ export const EscalateRecovery = defineCommand({
   verb: 'escalate',
   roles: ANY_ROLE,
   relation: 'a party of this recovery; straight to an operator: an operator',
+  whilePaused: true,
   summary: 'Give up on the current step and climb the ladder: a party during the dialectic, or an operator at any open step (an operator may go straight to tier 3)',
   payload: z
     .object({

@@ -117,6 +117,7 @@ export const ReserveModelCall = defineCommand({
   roles: AGENT_ROLES,
   rolesBefore: AUDITOR_BEFORE_RULES_3,
   relation: ITSELF,
+  whilePaused: true,
   summary:
     "The agent reserves a model call before making it: its id, purpose, model and maximum cost (ProviderLayer.maxCost). Refused (illegal_state, nothing reserved) when the agent has no budget, when what is spent plus what is reserved this month plus this maximum exceeds the budget, or when the call id is already reserved; invalid_command for another currency than the budget's",
   payload: z.object({ ...agent, callId: CallId, purpose: ShortText(300), model: ModelRefText, maxCost: Money, currency: Currency }).strict(),
@@ -130,6 +131,7 @@ export const RecordModelCallOutcome = defineCommand({
   roles: AGENT_ROLES,
   rolesBefore: AUDITOR_BEFORE_RULES_3,
   relation: ITSELF,
+  whilePaused: true,
   summary:
     "The agent records the outcome of a call it reserved: the text verbatim, usage, cost and latency, or the provider's error verbatim; or, for a call its process left without an outcome, `interrupted` at the reservation's maximum cost. Refused for a call not reserved (not_found) and for a second, different outcome (illegal_state); the same outcome again changes nothing",
   payload: z.object({ ...agent, callId: CallId, outcome: CallOutcomeRecord }).strict(),
