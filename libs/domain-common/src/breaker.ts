@@ -19,19 +19,18 @@ import {
   ENFORCED_OPERATIONS,
   PROBATION,
   RATE_LIMIT,
-  type AgentHealthReported,
-  type AgentPaused,
   type AgentResumed,
   type BreakerPolicyInput,
   type BreakerView,
   type Condition,
+  type dialecticContracts,
   type DataOf,
   type EnforcedConditions,
   type PayloadOf,
   type RecoveryResolved,
   type ReportHealth,
 } from '@agora/contracts';
-import { DomainError, round6, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
+import { DomainError, round6, type Command, type CommandContext, type EventsOf } from '@agora/decider';
 
 export type { BreakerPolicy, BreakerPolicyInput } from '@agora/contracts';
 
@@ -47,10 +46,8 @@ export function defineBreakerPolicy(input: BreakerPolicyInput = {}): BreakerPoli
 
 export const DEFAULT_BREAKER_POLICY: BreakerPolicy = defineBreakerPolicy();
 
-export type BreakerEvent =
-  | DomainEvent<'AgentHealthReported', DataOf<typeof AgentHealthReported>>
-  | DomainEvent<'AgentPaused', DataOf<typeof AgentPaused>>
-  | DomainEvent<'AgentResumed', DataOf<typeof AgentResumed>>;
+/** The breaker's events on an agent's stream, from the dialectic contracts (category `agent`). */
+export type BreakerEvent = EventsOf<Extract<(typeof dialecticContracts.events)[number], { category: 'agent' }>>;
 
 /** The breaker slice of an agent's state (the BreakerView contract). */
 export type Breaker = BreakerView;
