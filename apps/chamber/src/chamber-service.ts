@@ -1,16 +1,12 @@
 import {
   AgoraError,
   ApproveChamberSession,
-  CancelChamberSession,
   CHAMBER_SESSION_CATEGORY,
   chamberCommands,
   chamberServiceQueries,
   GetChamberBudget,
   GetChamberSession,
   ListChamberSessions,
-  ProposeChamberSession,
-  RecordChamberFollowUp,
-  RejectChamberSession,
   PROPOSAL_CATEGORY,
   type ChamberCallRequested,
   type EscalationDecided,
@@ -21,7 +17,7 @@ import {
 import { budgetDecider, budgetStreamId, chamberStreamId, createChamberDecider, dayOf, isFinal, monthOf, pendingCalls, type ChamberCommand, type ChamberPolicy } from '@agora/domain-chamber';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
 import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
 import { deciderHandler, issueInternalCommand, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
@@ -221,7 +217,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora chamber: multi-model deliberation with a blind panel, one cross-examination, an arbiter that may say "no consensus", human approval and cost caps',
         catalog: chamberServiceCatalog,
-        commands: new Map([onCommand(ProposeChamberSession, decide), onCommand(ApproveChamberSession, approve), onCommand(RejectChamberSession, decide), onCommand(CancelChamberSession, decide), onCommand(RecordChamberFollowUp, decide)]),
+        commands: new Map([...onAgentCommands(chamberCommands.filter((c) => c !== ApproveChamberSession), decide), onCommand(ApproveChamberSession, approve)]),
         queries: new Map([
           onQuery(GetChamberSession, async ({ sessionId }) => {
             const found = await readChamberSession(store, sessionId);

@@ -2,19 +2,14 @@ import {
   AgoraError,
   authorizeSender,
   CreateVotingSession,
-  DecideRecovery,
   DIALECTIC_SESSION_CATEGORY,
   dialecticCommands,
   dialecticServiceQueries,
-  EscalateRecovery,
   GetDialecticSession,
   ListDialecticSessions,
   RecordTieBreak,
-  SignResolution,
   SubmitAntithesis,
   SubmitAudit,
-  SubmitSynthesis,
-  SubmitThesis,
   VOTING_SESSION_CATEGORY,
   type AgentPaused,
   type DataOf,
@@ -42,7 +37,7 @@ import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
@@ -262,15 +257,16 @@ export async function startDialecticService(context: ServiceContext, options: Di
         commandsVisible: (position) => context.readModels.reached(position, [sessions!]),
         description: 'Agora dialectic: circuit-breaker recovery by thesis, antithesis and synthesis, signed resolutions, hard limits, and the escalation ladder (tie-break, quorum, operator)',
         catalog: dialecticServiceCatalog,
+        // What agents send (the service-only commands it issues itself), a resolution's signature checked first.
         commands: new Map([
-          onCommand(SubmitThesis, decide),
-          onCommand(SubmitAntithesis, decide),
-          onCommand(SubmitSynthesis, decide),
-          onCommand(SignResolution, decideSigned),
-          onCommand(EscalateRecovery, decide),
-          onCommand(RecordTieBreak, decideSigned),
-          onCommand(DecideRecovery, decideSigned),
-          onCommand(SubmitAudit, decide),
+          ...onAgentCommands(
+            dialecticCommands.filter((c) => c.signs === undefined),
+            decide,
+          ),
+          ...onAgentCommands(
+            dialecticCommands.filter((c) => c.signs === 'resolution'),
+            decideSigned,
+          ),
         ]),
         queries: new Map([
           onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),

@@ -1,7 +1,7 @@
-import { AgoraError, GetProposal, ListProposals, RecordExecution, RecordProposalToolCallResult, ReleaseProposalToolCall, ReportOutcome, ReviseProposal, SubmitProposal, WithdrawProposal } from '@agora/contracts';
+import { AgoraError, commandsOf, GetProposal, ListProposals } from '@agora/contracts';
 import { createProposalDecider, DEFAULT_TRIBUNAL_POLICY, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { listProposals, proposalsProjection } from '@agora/read-models';
 import { deciderHandler, KeyedLock, recordSettings, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
@@ -38,7 +38,7 @@ export async function startProposalService(context: ServiceContext, options: Pro
       maxClockSkewMs: context.config.maxClockSkewMs,
       commandsVisible: (position) => context.readModels.reached(position, [proposals]),
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
-      commands: new Map([onCommand(SubmitProposal, decide), onCommand(ReviseProposal, decide), onCommand(WithdrawProposal, decide), onCommand(RecordExecution, decide), onCommand(ReportOutcome, decide), onCommand(ReleaseProposalToolCall, decide), onCommand(RecordProposalToolCallResult, decide)]),
+      commands: new Map(onAgentCommands(commandsOf('proposal'), decide)),
       queries: new Map([
         // One proposal and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
         onQuery(GetProposal, async ({ proposalId }) => {

@@ -1,7 +1,7 @@
 import {
   AgoraError,
+  commandsOf,
   DIALECTIC_SESSION_CATEGORY,
-  DisableAgent,
   GetAgent,
   GetModelCall,
   GetModelLedger,
@@ -10,10 +10,6 @@ import {
   SetModelBudget,
   ListAgents,
   GetConfiguredKeys,
-  RegisterAgent,
-  ReportHealth,
-  RotateAgentKey,
-  UpdateAgent,
   type AgentView,
   type DataOf,
   type ProceededDespiteObjections,
@@ -24,7 +20,7 @@ import { agentDecider, agentStreamId, createAgentDecider, ledgerMonth, modelBudg
 import type { Decider } from '@agora/decider';
 import type { RecordedEvent } from '@agora/eventstore';
 import { findModelCall, modelBudgetOf, modelCallView, modelLedgerOf, modelLedgerPage } from './model-ledger.js';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { pageOf } from '@agora/read-models';
 import { breakerPolicyFromEnv, deciderHandler, intSetting, KeyedLock, recordSettings, runReactor, startAll, startTogether, type InternalCommand, type KnownAgent, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
@@ -200,7 +196,12 @@ export async function startRegistryService(context: ServiceContext, options: Reg
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         description: 'Agora registry: agent identities, public keys, roles, constitutions, trust, health and circuit breakers',
-        commands: new Map([onCommand(RegisterAgent, decide), onCommand(UpdateAgent, decide), onCommand(RotateAgentKey, decide), onCommand(DisableAgent, decide), onCommand(ReportHealth, decide),
+        commands: new Map([
+          // What agents send on an agent's stream (AdjustTrust and ResumeAgent the registry issues itself): the agent decider's.
+          ...onAgentCommands(
+            commandsOf('registry').filter((c) => c.aggregate === 'agent'),
+            decide,
+          ),
           onCommand(SetModelBudget, setBudget),
           onCommand(ReserveModelCall, reserve),
           onCommand(RecordModelCallOutcome, record),

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DisableAgent, GetAgent, ListAgents, GetConfiguredKeys, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
+import { DisableAgent, EnableAgent, GetAgent, ListAgents, GetConfiguredKeys, RegisterAgent, ReportHealth, RotateAgentKey, UpdateAgent, type AgentView, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, verifyCommandSignature, type KeyPair } from '@agora/identity';
 import { openServiceContext, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { serviceTransports, waitFor } from '@agora/testing';
@@ -138,6 +138,16 @@ describe.each(setups)('registry service ($name)', ({ agora }) => {
     expect(listed.ok && listed.result.agents.map((a) => a.agentId)).toEqual(['frank']);
     const all = await request<{ agents: { agentId: string; trustScore: number; risk: number }[] }>(ListAgents.subject, { includeDisabled: true });
     expect(all.ok && all.result.agents.find((a) => a.agentId === 'erin')).toMatchObject({ trustScore: 900, risk: 0.3 });
+    // Enabled again under a new key: the leaked one stays refused, the new one signs.
+    const erin3 = generateKeyPair();
+    expect(await request(EnableAgent.subject, send('EnableAgent', 'erin', erin2, { agentId: 'erin', reason: 'self' }))).toMatchObject({ ok: false, error: { code: 'actor_disabled' } });
+    expect(await request(EnableAgent.subject, send('EnableAgent', 'root', root, { agentId: 'erin', reason: 'new key issued', publicKey: erin3.publicKey }))).toMatchObject({
+      ok: true,
+      result: { events: ['AgentKeyRotated', 'AgentEnabled'] },
+    });
+    await waitFor(async () => (await context.registry.agent('erin'))?.status === 'active', 'the enable');
+    expect(await register('grace', frank, ['observer'], { id: 'erin', key: erin2 })).toMatchObject({ ok: false, error: { code: 'bad_signature' } });
+    expect(await register('grace', frank, ['observer'], { id: 'erin', key: erin3 })).toMatchObject({ ok: true });
     expect(await request(GetAgent.subject, { agentId: 'zed' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
     // The keys configured outside the log: the operator's, and the service's own (what it signs on its own behalf).
     expect(await request(GetConfiguredKeys.subject, {})).toEqual({

@@ -1,15 +1,12 @@
 import {
-  DecideEscalation,
   ListAssignments,
-  SubmitReview,
   tribunalCommands,
-  WithdrawObjection,
   type DataOf,
   type ReviewRoundRequested,
 } from '@agora/contracts';
 import { deadlineOf, parseRoundDeadlineKey, proposalDecider, proposalStreamId } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
-import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { assignmentsOf, proposalsProjection } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
@@ -81,11 +78,7 @@ export async function startTribunalService(context: ServiceContext, options: Tri
         commandsVisible: (position) => context.readModels.reached(position, [proposals]),
         description: 'Agora tribunal: review rounds by orthogonal constitutions, objections, time-boxes and escalations to a human',
         catalog: { commands: tribunalCommands, queries: [ListAssignments] },
-        commands: new Map([
-          onCommand(SubmitReview, decide),
-          onCommand(WithdrawObjection, decide),
-          onCommand(DecideEscalation, decide),
-        ]),
+        commands: new Map(onAgentCommands(tribunalCommands, decide)),
         queries: new Map([onQuery(ListAssignments, async ({ reviewer, include, limit, cursor }) => {
             const { items, nextCursor } = assignmentsOf(proposals.model, reviewer, include ?? 'pending', { limit, cursor });
             return { assignments: items, ...(nextCursor === undefined ? {} : { nextCursor }) };

@@ -1,17 +1,12 @@
 import {
   AgoraError,
-  CancelVotingSession,
-  CastValidatorVote,
   CreateVotingSession,
-  DecideVotingEscalation,
   GetVotingSession,
   GetVotingSessionByRequest,
   ListPendingVotingSessions,
   ListVotingSessions,
   ListValidators,
   UpdateVotingConfig,
-  RecordToolCallResult,
-  ReleaseToolCall,
   votingCommands,
   votingServiceQueries,
   type PayloadOf,
@@ -31,7 +26,7 @@ import {
   type VotingSessionCommand,
 } from '@agora/domain-voting';
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
-import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
+import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
 import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runDeadlines, runReadModel, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
@@ -163,12 +158,11 @@ export async function startVotingService(context: ServiceContext, options: Votin
         description: 'Agora voting: the Bot Tribunal voting engine (validator votes on high-risk actions, consensus, recommendation, human escalation)',
         catalog: votingServiceCatalog,
         commands: new Map([
+          ...onAgentCommands(
+            votingCommands.filter((c) => c.aggregate === 'session' && c !== CreateVotingSession),
+            decideOnSession,
+          ),
           onCommand(CreateVotingSession, createSession),
-          onCommand(CastValidatorVote, decideOnSession),
-          onCommand(CancelVotingSession, decideOnSession),
-          onCommand(DecideVotingEscalation, decideOnSession),
-          onCommand(ReleaseToolCall, decideOnSession),
-          onCommand(RecordToolCallResult, decideOnSession),
           onCommand(UpdateVotingConfig, decideConfig),
         ]),
         queries: new Map([

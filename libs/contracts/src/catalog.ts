@@ -1,21 +1,22 @@
-import { auditContracts } from './audit.js';
-import { settingsContracts } from './settings.js';
-import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
-import { chamberContracts, chamberProjectionQueries } from './chamber-queries.js';
-import { debateContracts } from './debate.js';
-import { dialecticContracts, dialecticProjectionQueries } from './dialectic.js';
-import { projectionsCommands } from './projections.js';
-import { modelCallCommands, modelCallEvents, modelCallQueries } from './model-calls.js';
-import { registryCommands, registryEvents, registryQueries } from './registry.js';
-import { GetReviewerCalibration } from './tribunal-calibration.js';
-import { GetTribunalStats, ListUnderCoveredProposals } from './tribunal-views.js';
-import { tribunalContracts } from './tribunal.js';
-import { votingContracts, votingProjectionQueries } from './voting.js';
+import { auditContracts } from './audit/index.js';
+import { chamberContracts } from './chamber/index.js';
+import { debateContracts } from './debate/index.js';
+import { isServiceOnly, queryOwner, SERVICE_NAMES, type CommandDefinition, type Contracts, type EventDefinition, type QueryDefinition } from './define.js';
+import { dialecticContracts } from './dialectic/index.js';
+import { modelCallContracts } from './model-calls/index.js';
+import { projectionsContracts } from './projections/index.js';
+import { registryContracts } from './registry/index.js';
+import { settingsContracts } from './settings/index.js';
+import { tribunalContracts } from './tribunal/index.js';
+import { votingContracts } from './voting/index.js';
+
+/** Agora's protocols, each from its folder (`<protocol>/index.ts` lists what its modules declare). */
+export const protocols: readonly Contracts[] = [registryContracts, tribunalContracts, votingContracts, dialecticContracts, chamberContracts, debateContracts, projectionsContracts, auditContracts, settingsContracts, modelCallContracts];
 
 /** Every command, event and query Agora speaks. Services and the generated documents read from here. */
-export const commands: readonly CommandDefinition[] = [...registryCommands, ...tribunalContracts.commands, ...votingContracts.commands, ...dialecticContracts.commands, ...chamberContracts.commands, ...debateContracts.commands, ...projectionsCommands, ...auditContracts.commands, ...settingsContracts.commands, ...modelCallCommands];
-export const events: readonly EventDefinition[] = [...registryEvents, ...tribunalContracts.events, ...votingContracts.events, ...dialecticContracts.events, ...chamberContracts.events, ...debateContracts.events, ...auditContracts.events, ...settingsContracts.events, ...modelCallEvents];
-export const queries: readonly QueryDefinition[] = [...registryQueries, ...tribunalContracts.queries, ...votingContracts.queries, ...dialecticContracts.queries, ...chamberContracts.queries, ...debateContracts.queries, ...modelCallQueries];
+export const commands: readonly CommandDefinition[] = protocols.flatMap((p) => p.commands);
+export const events: readonly EventDefinition[] = protocols.flatMap((p) => p.events);
+export const queries: readonly QueryDefinition[] = protocols.flatMap((p) => p.queries);
 
 function indexBy<T, K extends keyof T>(items: readonly T[], key: K, what: string): Map<T[K], T> {
   const map = new Map<T[K], T>();
@@ -41,12 +42,23 @@ export const queriesOf = (service: string): QueryDefinition[] => queries.filter(
 /**
  * The queries the projections service answers from its read models, whichever protocol's subject
  * they are on (`agora.qry.tribunal.stats` is served in the projections' queue group, not the
- * tribunal's): the figures of the tribunal, voting, dialectic and chamber.
+ * tribunal's): those whose definition says `servedBy: 'projections'`.
  */
-export const projectionsQueries: readonly QueryDefinition[] = [GetTribunalStats, ListUnderCoveredProposals, GetReviewerCalibration, ...votingProjectionQueries, ...dialecticProjectionQueries, ...chamberProjectionQueries];
+export const projectionsQueries: readonly QueryDefinition[] = queries.filter((q) => q.servedBy === 'projections');
 
 /** The commands and queries a service's process serves in its queue group (its NATS user may subscribe to these alone). */
 export function servedBy(service: string): { commands: CommandDefinition[]; queries: QueryDefinition[] } {
-  const projected = new Set(projectionsQueries);
-  return { commands: commandsOf(service), queries: service === 'projections' ? [...projectionsQueries] : queriesOf(service).filter((q) => !projected.has(q)) };
+  return { commands: commandsOf(service), queries: queries.filter((q) => queryOwner(q) === service) };
+}
+
+const subjects = (defs: readonly { subject: string }[]): string => defs.map((d) => `\`${d.subject}\``).join(', ');
+
+/** Each service's subjects: the commands agents send it, those it issues itself, the queries its queue group answers (docs/subjects.md's table is generated from this). */
+export function subjectsTableMarkdown(): string {
+  const lines = ['| service | commands | issued by the service itself (service-only) | queries |', '| --- | --- | --- | --- |'];
+  for (const service of SERVICE_NAMES) {
+    const served = servedBy(service);
+    lines.push(`| ${service} | ${subjects(served.commands.filter((c) => !isServiceOnly(c)))} | ${subjects(served.commands.filter(isServiceOnly))} | ${subjects(served.queries)} |`);
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -5,11 +5,15 @@ import { checkVersioning, type EventUpcaster } from './versions.js';
 /** Subjects: lowercase, dot-separated, no wildcards. */
 const TOKEN = /^[a-z][a-z0-9_]*$/;
 
-export interface CommandDefinition<P extends z.ZodType = z.ZodType> {
+/**
+ * A command's contract. `T`, `S` and `A` keep its type, service and aggregate as written, so that a
+ * decider's command union is derived from the definitions (`CommandsOf` in @agora/decider).
+ */
+export interface CommandDefinition<P extends z.ZodType = z.ZodType, T extends string = string, S extends string = string, A extends string = string> {
   kind: 'command';
-  type: string;
-  service: string;
-  aggregate: string;
+  type: T;
+  service: S;
+  aggregate: A;
   verb: string;
   /** `agora.cmd.<service>.<aggregate>.<verb>` */
   subject: string;
@@ -37,14 +41,28 @@ export interface CommandDefinition<P extends z.ZodType = z.ZodType> {
    * as it was decided. The live gate always applies `roles`.
    */
   rolesBefore?: { rules: number; roles: readonly Role[] };
+  /**
+   * A signature of its own the payload carries besides the envelope's (`publicKey`, `signature`),
+   * under this SIGNING_TAGS tag: `resolution`, a party's signature of a dialectic resolution. The
+   * service checks that `publicKey` is the actor's registered key before deciding; the signing
+   * specification lists these commands.
+   */
+  signs?: 'resolution';
+  /**
+   * An agent whose circuit breaker is open (paused) may still send it: its own health reports, its
+   * part in its recovery, the ledger of its own model calls. Any other command of a paused agent is
+   * refused with `forbidden` until it resumes.
+   */
+  whilePaused?: true;
   summary: string;
 }
 
-export interface EventDefinition<D extends z.ZodType = z.ZodType> {
+/** An event's contract; `T` and `C` keep its type and category as written (`EventsOf` in @agora/decider). */
+export interface EventDefinition<D extends z.ZodType = z.ZodType, T extends string = string, C extends string = string> {
   kind: 'event';
-  type: string;
+  type: T;
   /** Stream category the event is appended to. */
-  category: string;
+  category: C;
   /** `agora.evt.<category>.<type>` */
   subject: string;
   data: D;
@@ -59,6 +77,25 @@ export interface EventDefinition<D extends z.ZodType = z.ZodType> {
   upcasters: readonly EventUpcaster[];
 }
 
+/** What one kind of reader may read of a query (operators and auditors read everything). */
+export type QueryAccess =
+  /** Every answer. */
+  | { read: 'all' }
+  /** Nothing: `forbidden`. */
+  | { read: 'none' }
+  /** A list, only of the reader's own: its parameter `param` must name the reader (filled in with the reader when absent). */
+  | { read: 'own'; param: string }
+  /** One thing, only when the reader is named at one of `fields` of the answer (dot paths; arrays are looked into). */
+  | { read: 'party'; fields: readonly string[] };
+
+/** The kinds of access a query's `visibility` gives. */
+export const access = {
+  all: { read: 'all' },
+  none: { read: 'none' },
+  own: (param: string): { read: 'own'; param: string } => ({ read: 'own', param }),
+  party: (...fields: string[]): { read: 'party'; fields: readonly string[] } => ({ read: 'party', fields }),
+} as const satisfies Record<string, QueryAccess | ((...args: string[]) => QueryAccess)>;
+
 export interface QueryDefinition<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   kind: 'query';
   name: string;
@@ -69,6 +106,8 @@ export interface QueryDefinition<P extends z.ZodType = z.ZodType, R extends z.Zo
   servedBy?: string;
   /** Path under the gateway's `/v1/<service>/`, with `:param` placeholders taken from params. */
   httpPath: string;
+  /** What an agent and an observer may read of it (its row of the visibility table; operators and auditors: everything). Absent: neither. */
+  visibility?: { agent: QueryAccess; observer: QueryAccess };
   params: P;
   result: R;
   summary: string;
@@ -79,15 +118,17 @@ function token(value: string, what: string): string {
   return value;
 }
 
-export function defineCommand<P extends z.ZodType>(def: Omit<CommandDefinition<P>, 'kind' | 'subject'>): CommandDefinition<P> {
+export function defineCommand<P extends z.ZodType, T extends string, S extends string, A extends string>(def: Omit<CommandDefinition<P, T, S, A>, 'kind' | 'subject'>): CommandDefinition<P, T, S, A> {
   if (def.roles.length === 0 && (def.issuers ?? []).length === 0) throw new Error(`${def.type}: a command needs roles, issuers, or both`);
   const subject = `agora.cmd.${token(def.service, 'service')}.${token(def.aggregate, 'aggregate')}.${token(def.verb, 'verb')}`;
   return { kind: 'command', subject, ...def };
 }
 
 /** An event's contract; `version` defaults to 1 (with no upcasters). */
-export function defineEvent<D extends z.ZodType>(def: Omit<EventDefinition<D>, 'kind' | 'subject' | 'version' | 'upcasters'> & Partial<Pick<EventDefinition<D>, 'version' | 'upcasters'>>): EventDefinition<D> {
-  const defined: EventDefinition<D> = { kind: 'event', subject: eventSubject(def.category, def.type), ...def, version: def.version ?? 1, upcasters: def.upcasters ?? [] };
+export function defineEvent<D extends z.ZodType, T extends string, C extends string>(
+  def: Omit<EventDefinition<D, T, C>, 'kind' | 'subject' | 'version' | 'upcasters'> & Partial<Pick<EventDefinition<D, T, C>, 'version' | 'upcasters'>>,
+): EventDefinition<D, T, C> {
+  const defined: EventDefinition<D, T, C> = { kind: 'event', subject: eventSubject(def.category, def.type), ...def, version: def.version ?? 1, upcasters: def.upcasters ?? [] };
   checkVersioning(defined);
   return defined;
 }
@@ -159,3 +200,35 @@ export type DataOf<E> = E extends EventDefinition<infer D> ? z.infer<D> : never;
 
 /** The queue group (service process) that answers a query. */
 export const queryOwner = (q: QueryDefinition): string => q.servedBy ?? q.service;
+
+type Definition = CommandDefinition | EventDefinition | QueryDefinition;
+type ExportsOf<M> = M extends unknown ? M[keyof M] : never;
+
+/** A protocol's contracts: its commands, events and queries. */
+export interface Contracts<C extends CommandDefinition = CommandDefinition, E extends EventDefinition = EventDefinition, Q extends QueryDefinition = QueryDefinition> {
+  commands: readonly C[];
+  events: readonly E[];
+  queries: readonly Q[];
+}
+
+/** The contracts a set of modules exports: every command, event and query definition among their exports. */
+export type ContractsIn<M extends readonly object[]> = Contracts<Extract<ExportsOf<M[number]>, CommandDefinition>, Extract<ExportsOf<M[number]>, EventDefinition>, Extract<ExportsOf<M[number]>, QueryDefinition>>;
+
+const isDefinition = (value: unknown): value is Definition =>
+  typeof value === 'object' && value !== null && ['command', 'event', 'query'].includes((value as { kind?: unknown }).kind as string) && typeof (value as { subject?: unknown }).subject === 'string';
+
+/**
+ * A protocol's lists, built from the modules that declare its contracts (`import * as`): each
+ * definition is declared once, and every list (the catalog, the authorization and visibility tables,
+ * the generated documents, a decider's unions) is read from here. In the order of the export names.
+ */
+export function contractsOf<M extends readonly object[]>(...modules: M): ContractsIn<M> {
+  const found = new Set<Definition>();
+  for (const module of modules) for (const value of Object.values(module)) if (isDefinition(value)) found.add(value);
+  const all = [...found];
+  return {
+    commands: all.filter((d) => d.kind === 'command'),
+    events: all.filter((d) => d.kind === 'event'),
+    queries: all.filter((d) => d.kind === 'query'),
+  } as unknown as ContractsIn<M>;
+}

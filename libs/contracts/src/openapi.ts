@@ -7,7 +7,7 @@
 import { commands as catalogCommands, events as catalogEvents, queries as catalogQueries } from './catalog.js';
 import type { CommandDefinition, EventDefinition, QueryDefinition } from './define.js';
 import { envelopeOf, publishedEventOf, replyOf, schemaOf, type JsonSchema } from './json-schema.js';
-import { DEBATE_SSE_TYPES } from './debate.js';
+import { DEBATE_SSE_TYPES } from './debate/index.js';
 import { CommandEnvelope, CommandResult, ErrorReply, MIN_POSITION_FIELD, MinPosition } from './envelope.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { LOGIN, SIGNING_SPEC, SIGNING_TAGS } from './signing-spec.js';

@@ -5,12 +5,13 @@
  * the test vectors in libs/contracts/generated/test-vectors.json are its worked examples.
  * libs/identity implements it (canonicalJson, signingBytes, domainSigningBytes).
  */
+import { commands } from './catalog.js';
 
 /** Domain tags: the first line of every signed message, so bytes signed for one purpose never pass for another. */
 export const SIGNING_TAGS = {
   /** Command envelopes (every command, over NATS or HTTP). */
   command: 'agora.command.v1',
-  /** A party's signature of a dialectic resolution (SignResolution, RecordTieBreak, DecideRecovery). */
+  /** A party's signature of a dialectic resolution (the commands that say `signs: 'resolution'`). */
   resolution: 'agora.dialectic.resolution.v1',
   /** A login: the answer to a gateway's one-time challenge, which opens a browser session (the console). */
   login: 'agora.login.v1',
@@ -55,6 +56,13 @@ export const READ_TOKEN = {
 export const SIGNED_ENVELOPE_FIELDS = ['actor', 'causationId', 'commandId', 'correlationId', 'issuedAt', 'payload', 'type'] as const;
 
 /** Markdown, headed at level 2 (it sits under the level-1 title of docs/any-language-agents.md). */
+/** The commands whose payload carries a signature under this tag, as the specification names them. */
+const signing = (tag: 'resolution'): string =>
+  commands
+    .filter((c) => c.signs === tag)
+    .map((c) => `\`${c.type}\``)
+    .join(', ');
+
 export const SIGNING_SPEC = `## Signing specification
 
 Every command is signed by its actor with Ed25519; so is a party's agreement to a dialectic
@@ -124,7 +132,7 @@ answered with the first result and writes nothing).
 | tag | value signed | carried by |
 | --- | --- | --- |
 | \`${SIGNING_TAGS.command}\` | the unsigned envelope (above) | every command's \`signature\` |
-| \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | \`SignResolution\`, \`RecordTieBreak\`, \`DecideRecovery\` (\`publicKey\`, \`signature\`) |
+| \`${SIGNING_TAGS.resolution}\` | \`{"resolution": <the resolution payload>, "signer": <the signer's agent id>}\` | ${signing('resolution')} (\`publicKey\`, \`signature\`) |
 | \`${SIGNING_TAGS.login}\` | \`{"aud": <the gateway's audience>, "challenge": <the challenge>, "sub": <agent id>}\` | \`POST /v1/login\` (\`signature\`), see "Logging in" |
 | \`${SIGNING_TAGS.auditState}\` | an audit state without its \`signature\` (JSON as written: no undefined member) | \`agora audit --state <file>\` (\`signature\`, under the auditor's own key \`signedBy\`; docs/security.md) |
 

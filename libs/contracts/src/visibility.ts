@@ -1,4 +1,5 @@
 import { queries } from './catalog.js';
+import { access, type QueryAccess } from './define.js';
 
 /**
  * Who may read what (the visibility table of docs/security.md is this data), beside the authorization table
@@ -10,17 +11,6 @@ import { queries } from './catalog.js';
  * the same whether the thing exists or not.
  */
 
-/** What one kind of reader may read of a query. */
-export type QueryAccess =
-  /** Every answer. */
-  | { read: 'all' }
-  /** Nothing: `forbidden`. */
-  | { read: 'none' }
-  /** A list, only of the reader's own: its parameter `param` must name the reader (filled in with the reader when absent). */
-  | { read: 'own'; param: string }
-  /** One thing, only when the reader is named at one of `fields` of the answer (dot paths; arrays are looked into). */
-  | { read: 'party'; fields: readonly string[] };
-
 /** A row of the table: a query by its subject's name (`<service>.<name>`), and what agents and observers may read of it. */
 export interface QueryVisibility {
   query: string;
@@ -28,42 +18,10 @@ export interface QueryVisibility {
   observer: QueryAccess;
 }
 
-const all = { read: 'all' } as const;
-const none = { read: 'none' } as const;
-const own = (param: string) => ({ read: 'own', param }) as const;
-const party = (...fields: string[]) => ({ read: 'party', fields }) as const;
+const { all, none, party } = access;
 
-/** Every query of the catalog, with what an agent and an observer may read of it (operators and auditors: everything). */
-export const QUERY_VISIBILITY: readonly QueryVisibility[] = [
-  { query: 'registry.agents.list', agent: all, observer: none },
-  { query: 'registry.agents.get', agent: all, observer: none },
-  { query: 'registry.keys.configured', agent: all, observer: none },
-  { query: 'registry.model_calls.ledger', agent: own('agentId'), observer: none },
-  { query: 'registry.model_calls.get', agent: own('agentId'), observer: none },
-  { query: 'proposal.proposals.get', agent: party('proposer', 'rounds.assignments.reviewer', 'rounds.reviews.reviewer'), observer: none },
-  { query: 'proposal.proposals.list', agent: own('proposer'), observer: none },
-  { query: 'tribunal.assignments.list', agent: own('reviewer'), observer: none },
-  { query: 'tribunal.stats', agent: all, observer: all },
-  { query: 'tribunal.coverage', agent: none, observer: none },
-  { query: 'tribunal.calibration', agent: own('reviewer'), observer: none },
-  { query: 'voting.sessions.get', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
-  { query: 'voting.sessions.by_request', agent: party('requestingAgent', 'createdBy', 'validators.agentId'), observer: none },
-  { query: 'voting.sessions.pending', agent: own('validator'), observer: none },
-  { query: 'voting.sessions.list', agent: own('requestingAgent'), observer: none },
-  { query: 'voting.validators.list', agent: all, observer: none },
-  { query: 'voting.sessions.stats', agent: all, observer: all },
-  { query: 'voting.validators.agreement', agent: own('validator'), observer: none },
-  { query: 'dialectic.sessions.get', agent: party('agentId', 'reviewer', 'messages.author', 'escalations.tieBreaker', 'audit.auditor'), observer: none },
-  { query: 'dialectic.sessions.list', agent: own('participant'), observer: none },
-  { query: 'dialectic.stats', agent: all, observer: all },
-  { query: 'dialectic.collusion', agent: none, observer: none },
-  { query: 'chamber.sessions.get', agent: party('summary.proposedBy'), observer: none },
-  { query: 'chamber.sessions.list', agent: none, observer: none },
-  { query: 'chamber.budget', agent: all, observer: all },
-  { query: 'chamber.stats', agent: all, observer: all },
-  { query: 'debate.debates.get', agent: party('openedBy', 'participants.agentId'), observer: none },
-  { query: 'debate.debates.list', agent: own('participant'), observer: none },
-];
+/** Every query of the catalog, with what an agent and an observer may read of it (its definition's `visibility`; operators and auditors: everything). */
+export const QUERY_VISIBILITY: readonly QueryVisibility[] = queries.map((q) => ({ query: `${q.service}.${q.name}`, ...(q.visibility ?? { agent: none, observer: none }) }));
 
 /** What an agent may read of a stream category's events (observers: the metadata of every event, never its data). */
 export type EventAccess = { read: 'all' } | { read: 'none' } | { read: 'party'; fields: readonly string[] };

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { EVENT_VISIBILITY, events, namedAt, queries, queryAccess, QUERY_VISIBILITY, readerOf, visibilityTableMarkdown } from '../src/index.js';
 
 describe('the visibility table', () => {
-  it('has one row for every query of the catalog, and no other', () => {
+  it('has one row for every query of the catalog, and no other: each query says who reads it', () => {
+    expect(queries.filter((q) => q.visibility === undefined).map((q) => q.subject)).toEqual([]);
     const names = queries.map((q) => `${q.service}.${q.name}`).sort();
     expect(QUERY_VISIBILITY.map((r) => r.query).sort()).toEqual(names);
   });

@@ -2,3 +2,4 @@ export * from './decider.js';
 export * from './specification.js';
 export * from './guards.js';
 export * from './deadlines.js';
+export * from './unions.js';

@@ -15,22 +15,22 @@
  */
 import {
   BreakerPolicy,
+  commands,
   ENFORCED_OPERATIONS,
   PROBATION,
   RATE_LIMIT,
-  type AgentHealthReported,
-  type AgentPaused,
   type AgentResumed,
   type BreakerPolicyInput,
   type BreakerView,
   type Condition,
+  type dialecticContracts,
   type DataOf,
   type EnforcedConditions,
   type PayloadOf,
   type RecoveryResolved,
   type ReportHealth,
 } from '@agora/contracts';
-import { DomainError, round6, type Command, type CommandContext, type DomainEvent } from '@agora/decider';
+import { DomainError, round6, type Command, type CommandContext, type EventsOf } from '@agora/decider';
 
 export type { BreakerPolicy, BreakerPolicyInput } from '@agora/contracts';
 
@@ -46,10 +46,8 @@ export function defineBreakerPolicy(input: BreakerPolicyInput = {}): BreakerPoli
 
 export const DEFAULT_BREAKER_POLICY: BreakerPolicy = defineBreakerPolicy();
 
-export type BreakerEvent =
-  | DomainEvent<'AgentHealthReported', DataOf<typeof AgentHealthReported>>
-  | DomainEvent<'AgentPaused', DataOf<typeof AgentPaused>>
-  | DomainEvent<'AgentResumed', DataOf<typeof AgentResumed>>;
+/** The breaker's events on an agent's stream, from the dialectic contracts (category `agent`). */
+export type BreakerEvent = EventsOf<Extract<(typeof dialecticContracts.events)[number], { category: 'agent' }>>;
 
 /** The breaker slice of an agent's state (the BreakerView contract). */
 export type Breaker = BreakerView;
@@ -88,11 +86,12 @@ export const effectiveThreshold = (breaker: Breaker, policy: BreakerPolicy): num
 export const isPaused = (breaker: Breaker): boolean => breaker.state === 'open';
 
 /**
- * Commands a paused agent may still send: its own health reports, its part in its recovery, and the
- * ledger of its own model calls (an agent played by a model writes its thesis and syntheses with
- * one: the reservation against its budget and the outcome are the record of that call).
+ * Commands a paused agent may still send (their definitions say `whilePaused`): its own health
+ * reports, its part in its recovery, and the ledger of its own model calls (an agent played by a
+ * model writes its thesis and syntheses with one: the reservation against its budget and the
+ * outcome are the record of that call).
  */
-export const ALLOWED_WHILE_PAUSED: ReadonlySet<string> = new Set(['ReportHealth', 'SubmitThesis', 'SubmitSynthesis', 'SignResolution', 'EscalateRecovery', 'ReserveModelCall', 'RecordModelCallOutcome']);
+export const ALLOWED_WHILE_PAUSED: ReadonlySet<string> = new Set(commands.filter((c) => c.whilePaused).map((c) => c.type));
 
 /**
  * For the command gate: whether an agent whose breaker is open may send this command. Anything

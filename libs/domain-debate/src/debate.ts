@@ -20,9 +20,9 @@
  * a pending moderator proposal for the actor (accept or replace it first), the stage allows the
  * move within its budget, then the move's own rules. A refused move writes nothing.
  */
-import type { DebateMove, DebateSettings, ModeratorMove, OpenDebate, PayloadOf, PostDebateMove, ModerateDebate, ThreadView } from '@agora/contracts';
+import type { DebateMove, debateContracts, DebateSettings, ModeratorMove, ThreadView } from '@agora/contracts';
 import { DEFAULT_DEBATE_SETTINGS, SERVICE_ROLE } from '@agora/contracts';
-import { DomainError, rulesOf, RULES_VERSION, type Command, type CommandContext, type Decider } from '@agora/decider';
+import { DomainError, eventConstructor, rulesOf, RULES_VERSION, type CommandContext, type CommandsOf, type Decider } from '@agora/decider';
 import { coalitionsOf, commonGroundOf } from './aftermath.js';
 import { crystallize } from './crystallize.js';
 import { framedQuestionFor } from './framing.js';
@@ -36,13 +36,10 @@ import { acceptancesNeeded, binaryQuestionProblem, cruxLockBudgetFor, lockDue, n
 import { isFirstAttempt, requireChallengeAllowed } from './steelman.js';
 import { duplicateOf, hasEnded, isOpenThread, isThreadMove, MAX_THREADS, spawnedThreadIdOf } from './threads.js';
 
-export type DebateCommand =
-  | Command<'OpenDebate', PayloadOf<typeof OpenDebate>>
-  | Command<'PostDebateMove', PayloadOf<typeof PostDebateMove>>
-  | Command<'ModerateDebate', PayloadOf<typeof ModerateDebate>>;
+/** The debate's commands, from its contracts. */
+export type DebateCommand = CommandsOf<(typeof debateContracts.commands)[number]>;
 
-type EventOf<T extends DebateEvent['type']> = Extract<DebateEvent, { type: T }>;
-const event = <T extends DebateEvent['type']>(type: T, data: EventOf<T>['data']): EventOf<T> => ({ type, data }) as EventOf<T>;
+const event = eventConstructor<DebateEvent>();
 
 /** Events applied to a working copy as they are emitted, so later rules see earlier events of the same command. */
 class Decision {

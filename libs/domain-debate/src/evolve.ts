@@ -2,58 +2,11 @@
  * The debate's state folded from its events (the DebateView contract: a read model can be this
  * state). Every event returns a new state; the thread it touches is copied, the others shared.
  */
-import type {
-  BinaryQuestionAccepted,
-  BinaryQuestionProposed,
-  ChallengeIssued,
-  CommitmentMade,
-  ConcessionMade,
-  CruxLockAttempted,
-  CruxLocked,
-  CruxLockFailed,
-  DataOf,
-  DebateCompleted,
-  DebateMessagePosted,
-  DebateOpened,
-  DebaterConcluded,
-  DebateStageAdvanced,
-  DebateView,
-  EvidenceProvided,
-  FalsifierDeclared,
-  ModeratorIntervened,
-  SteelmanAttempted,
-  SteelmanGraded,
-  ThreadCrystallized,
-  ThreadSpawned,
-  ThreadSpawnProposed,
-  ThreadsMerged,
-  ThreadView,
-} from '@agora/contracts';
-import type { DomainEvent } from '@agora/decider';
+import type { DEBATE_CATEGORY, debateContracts, DebateView, ThreadView } from '@agora/contracts';
+import type { EventsOf } from '@agora/decider';
 
-export type DebateEvent =
-  | DomainEvent<'DebateOpened', DataOf<typeof DebateOpened>>
-  | DomainEvent<'DebateMessagePosted', DataOf<typeof DebateMessagePosted>>
-  | DomainEvent<'BinaryQuestionProposed', DataOf<typeof BinaryQuestionProposed>>
-  | DomainEvent<'BinaryQuestionAccepted', DataOf<typeof BinaryQuestionAccepted>>
-  | DomainEvent<'CommitmentMade', DataOf<typeof CommitmentMade>>
-  | DomainEvent<'SteelmanAttempted', DataOf<typeof SteelmanAttempted>>
-  | DomainEvent<'SteelmanGraded', DataOf<typeof SteelmanGraded>>
-  | DomainEvent<'FalsifierDeclared', DataOf<typeof FalsifierDeclared>>
-  | DomainEvent<'ChallengeIssued', DataOf<typeof ChallengeIssued>>
-  | DomainEvent<'EvidenceProvided', DataOf<typeof EvidenceProvided>>
-  | DomainEvent<'ConcessionMade', DataOf<typeof ConcessionMade>>
-  | DomainEvent<'DebaterConcluded', DataOf<typeof DebaterConcluded>>
-  | DomainEvent<'DebateStageAdvanced', DataOf<typeof DebateStageAdvanced>>
-  | DomainEvent<'CruxLockAttempted', DataOf<typeof CruxLockAttempted>>
-  | DomainEvent<'CruxLocked', DataOf<typeof CruxLocked>>
-  | DomainEvent<'CruxLockFailed', DataOf<typeof CruxLockFailed>>
-  | DomainEvent<'ModeratorIntervened', DataOf<typeof ModeratorIntervened>>
-  | DomainEvent<'ThreadCrystallized', DataOf<typeof ThreadCrystallized>>
-  | DomainEvent<'ThreadSpawnProposed', DataOf<typeof ThreadSpawnProposed>>
-  | DomainEvent<'ThreadSpawned', DataOf<typeof ThreadSpawned>>
-  | DomainEvent<'ThreadsMerged', DataOf<typeof ThreadsMerged>>
-  | DomainEvent<'DebateCompleted', DataOf<typeof DebateCompleted>>;
+/** The debate's events, from its contracts. */
+export type DebateEvent = EventsOf<Extract<(typeof debateContracts.events)[number], { category: typeof DEBATE_CATEGORY }>>;
 
 export type Debate = Omit<DebateView, 'streamRevision'>;
 export type DebateState = { status: 'unopened' } | Debate;

@@ -1,53 +1,17 @@
 // The recovery session decider's types, and the readings of a session's state shared by its rules.
-import type { AntithesisSubmitted, AssignAuditor, AssignTieBreaker, AuditorAssigned, AuditSubmitted, DataOf, DecideRecovery, DialecticPhaseExpired, DialecticSessionRecord, EscalateRecovery, EscalationTier, EscalationView, ExpireDialecticPhase, NoCandidateEligible, OpenRecovery, Party, PayloadOf, Position, QuorumResultRecorded, RecordQuorumResult, RecordRelapse, RecordTieBreak, RecoveryDecided, RecoveryEscalated, RecoveryOpened, RecoveryRelapsed, RecoveryResolved, ResolutionBlocked, ResolutionProposed, ResolutionSigned, ReviewerSelected, SignResolution, SubmitAntithesis, SubmitAudit, SubmitSynthesis, SubmitThesis, SynthesisSubmitted, ThesisSubmitted, TieBreakerSelected, TieBreakRecorded } from '@agora/contracts';
-import { type Command, type DomainEvent, timeAfter } from '@agora/decider';
+import type { DIALECTIC_SESSION_CATEGORY, dialecticContracts, DialecticSessionRecord, EscalationTier, EscalationView, Party, Position } from '@agora/contracts';
+import { type CommandsOf, eventConstructor, type EventsOf, type OfType, timeAfter } from '@agora/decider';
 
-export type DialecticEvent =
-  | DomainEvent<'RecoveryOpened', DataOf<typeof RecoveryOpened>>
-  | DomainEvent<'ReviewerSelected', DataOf<typeof ReviewerSelected>>
-  | DomainEvent<'NoCandidateEligible', DataOf<typeof NoCandidateEligible>>
-  | DomainEvent<'ThesisSubmitted', DataOf<typeof ThesisSubmitted>>
-  | DomainEvent<'AntithesisSubmitted', DataOf<typeof AntithesisSubmitted>>
-  | DomainEvent<'SynthesisSubmitted', DataOf<typeof SynthesisSubmitted>>
-  | DomainEvent<'ResolutionProposed', DataOf<typeof ResolutionProposed>>
-  | DomainEvent<'ResolutionBlocked', DataOf<typeof ResolutionBlocked>>
-  | DomainEvent<'ResolutionSigned', DataOf<typeof ResolutionSigned>>
-  | DomainEvent<'RecoveryResolved', DataOf<typeof RecoveryResolved>>
-  | DomainEvent<'DialecticPhaseExpired', DataOf<typeof DialecticPhaseExpired>>
-  | DomainEvent<'RecoveryEscalated', DataOf<typeof RecoveryEscalated>>
-  | DomainEvent<'TieBreakerSelected', DataOf<typeof TieBreakerSelected>>
-  | DomainEvent<'TieBreakRecorded', DataOf<typeof TieBreakRecorded>>
-  | DomainEvent<'QuorumResultRecorded', DataOf<typeof QuorumResultRecorded>>
-  | DomainEvent<'RecoveryDecided', DataOf<typeof RecoveryDecided>>
-  | DomainEvent<'RecoveryRelapsed', DataOf<typeof RecoveryRelapsed>>
-  | DomainEvent<'AuditorAssigned', DataOf<typeof AuditorAssigned>>
-  | DomainEvent<'AuditSubmitted', DataOf<typeof AuditSubmitted>>;
-
-export type DialecticCommand =
-  | Command<'OpenRecovery', PayloadOf<typeof OpenRecovery>>
-  | Command<'SubmitThesis', PayloadOf<typeof SubmitThesis>>
-  | Command<'SubmitAntithesis', PayloadOf<typeof SubmitAntithesis>>
-  | Command<'SubmitSynthesis', PayloadOf<typeof SubmitSynthesis>>
-  | Command<'SignResolution', PayloadOf<typeof SignResolution>>
-  | Command<'ExpireDialecticPhase', PayloadOf<typeof ExpireDialecticPhase>>
-  | Command<'EscalateRecovery', PayloadOf<typeof EscalateRecovery>>
-  | Command<'AssignTieBreaker', PayloadOf<typeof AssignTieBreaker>>
-  | Command<'RecordTieBreak', PayloadOf<typeof RecordTieBreak>>
-  | Command<'RecordQuorumResult', PayloadOf<typeof RecordQuorumResult>>
-  | Command<'DecideRecovery', PayloadOf<typeof DecideRecovery>>
-  | Command<'RecordRelapse', PayloadOf<typeof RecordRelapse>>
-  | Command<'AssignAuditor', PayloadOf<typeof AssignAuditor>>
-  | Command<'SubmitAudit', PayloadOf<typeof SubmitAudit>>;
+/** The session's events and commands, from the dialectic contracts (the breaker's are the registry decider's). */
+export type DialecticEvent = EventsOf<Extract<(typeof dialecticContracts.events)[number], { category: typeof DIALECTIC_SESSION_CATEGORY }>>;
+export type DialecticCommand = CommandsOf<Extract<(typeof dialecticContracts.commands)[number], { service: 'dialectic' }>>;
 
 /** A recovery with its whole transcript (the DialecticSessionRecord contract: a read model can be this state). */
 export type DialecticSession = DialecticSessionRecord;
 export type DialecticSessionState = { status: 'unopened' } | DialecticSession;
 
-type EventType = DialecticEvent['type'];
-type EventOf<T extends EventType> = Extract<DialecticEvent, { type: T }>;
-export type CommandOf<T extends DialecticCommand['type']> = Extract<DialecticCommand, { type: T }>;
-
-export const event = <T extends EventType>(type: T, data: EventOf<T>['data']): EventOf<T> => ({ type, data }) as EventOf<T>;
+export type CommandOf<T extends DialecticCommand['type']> = OfType<DialecticCommand, T>;
+export const event = eventConstructor<DialecticEvent>();
 
 // ---------------------------------------------------------------------------------------------
 // Reading the state

@@ -1,5 +1,5 @@
-import { reservedAgentId, type AgentDisabled, type AgentKeyRotated, type AgentRegistered, type AgentTrustAdjusted, type AgentUpdated, type DataOf, type DisableAgent, type PayloadOf, type RegisterAgent, type ReportHealth, type Role, type RotateAgentKey, type UpdateAgent } from '@agora/contracts';
-import { DomainError, rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { reservedAgentId, type AgentTrustAdjusted, type AgentUpdated, type DataOf, type dialecticContracts, type registryContracts, type Role } from '@agora/contracts';
+import { DomainError, rulesOf, type Command, type CommandsOf, type Decider, type EventsOf } from '@agora/decider';
 import {
   breakerDecision,
   DEFAULT_BREAKER_POLICY,
@@ -12,13 +12,8 @@ import {
   type ResumeAgentPayload,
 } from '@agora/domain-common';
 
-export type AgentEvent =
-  | DomainEvent<'AgentRegistered', DataOf<typeof AgentRegistered>>
-  | DomainEvent<'AgentUpdated', DataOf<typeof AgentUpdated>>
-  | DomainEvent<'AgentKeyRotated', DataOf<typeof AgentKeyRotated>>
-  | DomainEvent<'AgentDisabled', DataOf<typeof AgentDisabled>>
-  | DomainEvent<'AgentTrustAdjusted', DataOf<typeof AgentTrustAdjusted>>
-  | BreakerEvent;
+/** The agent's events: the registry's, and the circuit breaker's (whose contracts are the dialectic protocol's). */
+export type AgentEvent = EventsOf<(typeof registryContracts.events)[number]> | BreakerEvent;
 
 /**
  * An automatic trust change, issued by the registry itself in answer to an event of another
@@ -32,13 +27,11 @@ export interface AdjustTrustPayload {
   cause: DataOf<typeof AgentTrustAdjusted>['cause'];
 }
 
+/** The commands on an agent's stream, from the contracts (the breaker's too); the registry's own AdjustTrust and ResumeAgent carry what it adds. */
+type AgentCommandDefinition = Extract<(typeof registryContracts.commands)[number] | (typeof dialecticContracts.commands)[number], { service: 'registry'; aggregate: 'agent' }>;
 export type AgentCommand =
-  | Command<'RegisterAgent', PayloadOf<typeof RegisterAgent>>
-  | Command<'UpdateAgent', PayloadOf<typeof UpdateAgent>>
-  | Command<'RotateAgentKey', PayloadOf<typeof RotateAgentKey>>
-  | Command<'DisableAgent', PayloadOf<typeof DisableAgent>>
+  | Exclude<CommandsOf<AgentCommandDefinition>, { type: 'AdjustTrust' | 'ResumeAgent' }>
   | Command<'AdjustTrust', AdjustTrustPayload>
-  | Command<'ReportHealth', PayloadOf<typeof ReportHealth>>
   /** Internal: the registry's answer to RecoveryResolved (never sent by an agent). */
   | Command<'ResumeAgent', ResumeAgentPayload>;
 
@@ -115,6 +108,8 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           return state.status === 'unregistered' ? state : { ...state, publicKey: event.data.publicKey };
         case 'AgentDisabled':
           return state.status === 'unregistered' ? state : { ...state, status: 'disabled' };
+        case 'AgentEnabled':
+          return state.status === 'unregistered' ? state : { ...state, status: 'active' };
         case 'AgentTrustAdjusted':
           return state.status === 'unregistered' ? state : { ...state, trustScore: event.data.trustScore };
       }
@@ -173,6 +168,19 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           const agent = registered(state, p.agentId);
           if (agent.status === 'disabled') return [];
           return [{ type: 'AgentDisabled', data: { agentId: p.agentId, reason: p.reason, disabledAt: command.context.now } }];
+        }
+        case 'EnableAgent': {
+          const p = command.payload;
+          const agent = registered(state, p.agentId);
+          const newKey = p.publicKey !== undefined && p.publicKey !== agent.publicKey ? p.publicKey : undefined;
+          if (agent.status === 'active') {
+            if (newKey === undefined) return [];
+            throw new DomainError('illegal_state', `agent ${p.agentId} is active: RotateAgentKey changes its key`, { agentId: p.agentId });
+          }
+          return [
+            ...(newKey === undefined ? [] : [{ type: 'AgentKeyRotated' as const, data: { agentId: p.agentId, publicKey: newKey, previousPublicKey: agent.publicKey } }]),
+            { type: 'AgentEnabled' as const, data: { agentId: p.agentId, reason: p.reason, enabledAt: command.context.now } },
+          ];
         }
         case 'AdjustTrust': {
           const p = command.payload;

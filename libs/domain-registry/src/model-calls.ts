@@ -13,14 +13,12 @@
  * `model_calls-<agentId>`, with the budget and every call: folded the same way, its budget held
  * "in all" (a reservation without a carried budget is decided against the stream's own).
  */
-import { MODEL_CALLS_CATEGORY, type CallOutcomeRecord, type DataOf, type ModelBudgetSet, type ModelCallRecorded, type ModelCallReserved, type ModelCallStatus, type PayloadOf, type RecordModelCallOutcome, type ReserveModelCall, type SetModelBudget } from '@agora/contracts';
-import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { MODEL_CALLS_CATEGORY, type CallOutcomeRecord, type modelCallContracts, type ModelCallStatus, type PayloadOf, type RecordModelCallOutcome, type ReserveModelCall, type SetModelBudget } from '@agora/contracts';
+import { DomainError, type Command, type Decider, type EventsOf } from '@agora/decider';
 import { canonicalJson } from '@agora/identity';
 
-export type ModelLedgerEvent =
-  | DomainEvent<'ModelBudgetSet', DataOf<typeof ModelBudgetSet>>
-  | DomainEvent<'ModelCallReserved', DataOf<typeof ModelCallReserved>>
-  | DomainEvent<'ModelCallRecorded', DataOf<typeof ModelCallRecorded>>;
+/** The ledger's events, from the model-call contracts. */
+export type ModelLedgerEvent = EventsOf<(typeof modelCallContracts.events)[number]>;
 
 /** The budget a month's reservations are decided against: the last ModelBudgetSet of the agent's budget stream. */
 export interface ModelBudget {

@@ -64,6 +64,25 @@ describe('agent decider', () => {
     spec([registered, disabled]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'again' } }).thenNothing();
     spec([]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'x' } }).thenRefuses('not_found');
   });
+
+  it('enables a disabled agent again, under a new key when given (rotated first), and an active one not at all', () => {
+    const disabled: AgentEvent = { type: 'AgentDisabled', data: { agentId: 'harbinger', reason: 'key leaked', disabledAt: context.now } };
+    const enabled: AgentEvent = { type: 'AgentEnabled', data: { agentId: 'harbinger', reason: 'new key', enabledAt: context.now } };
+    const enable = (over: { publicKey?: string } = {}): AgentCommand => ({ type: 'EnableAgent', context, payload: { agentId: 'harbinger', reason: 'new key', ...over } });
+    spec([registered, disabled]).when(enable()).then([enabled]);
+    spec([registered, disabled])
+      .when(enable({ publicKey: key2 }))
+      .then([{ type: 'AgentKeyRotated', data: { agentId: 'harbinger', publicKey: key2, previousPublicKey: key1 } }, enabled]);
+    // The same key is no rotation.
+    spec([registered, disabled]).when(enable({ publicKey: key1 })).then([enabled]);
+    spec([registered, disabled, enabled]).when(enable()).thenNothing();
+    spec([registered]).when(enable({ publicKey: key1 })).thenNothing();
+    spec([registered]).when(enable({ publicKey: key2 })).thenRefuses('illegal_state', /RotateAgentKey/);
+    spec([]).when(enable()).thenRefuses('not_found');
+    // Enabled again, it is active: its updates are taken, and it may be disabled again.
+    spec([registered, disabled, enabled]).when({ type: 'UpdateAgent', context, payload: { agentId: 'harbinger', trustScore: 600 } }).then([{ type: 'AgentUpdated', data: { agentId: 'harbinger', trustScore: 600 } }]);
+    spec([registered, disabled, enabled]).when({ type: 'DisableAgent', context, payload: { agentId: 'harbinger', reason: 'again' } }).then([{ type: 'AgentDisabled', data: { agentId: 'harbinger', reason: 'again', disabledAt: context.now } }]);
+  });
   it('adjusts trust within 0..1000, recording the cause, and not at all when already at the bound', () => {
     const cause = { eventId: 'e1', streamId: 'proposal-p1', type: 'ProceededDespiteObjections' };
     const adjust = (delta: number, roles: string[] = ['service']): AgentCommand => ({ type: 'AdjustTrust', context: { ...context, actor: 'service:registry', actorRoles: roles }, payload: { agentId: 'harbinger', delta, reason: 'proceeded despite objections', cause } });

@@ -5,8 +5,8 @@
  * when it creates a session and the session records it (`rules`, `configRevision`), so a replay
  * knows which rules decided each session.
  */
-import { DEFAULT_VOTING_CONFIG, VOTING_CONFIG_CATEGORY, VOTING_CONFIG_ID, VotingConfig, type DataOf, type PayloadOf, type UpdateVotingConfig, type VotingConfigUpdated } from '@agora/contracts';
-import { DomainError, requireRole, type Command, type Decider, type DomainEvent } from '@agora/decider';
+import { DEFAULT_VOTING_CONFIG, VOTING_CONFIG_CATEGORY, VOTING_CONFIG_ID, VotingConfig, type votingContracts } from '@agora/contracts';
+import { DomainError, requireRole, type CommandsOf, type Decider, type EventsOf } from '@agora/decider';
 
 export type { VotingConfig } from '@agora/contracts';
 
@@ -23,8 +23,9 @@ export function defineVotingConfig(input: Partial<VotingConfig> = {}): VotingCon
 
 export const DEFAULT_CONFIG: VotingConfig = defineVotingConfig();
 
-export type VotingConfigEvent = DomainEvent<'VotingConfigUpdated', DataOf<typeof VotingConfigUpdated>>;
-export type VotingConfigCommand = Command<'UpdateVotingConfig', PayloadOf<typeof UpdateVotingConfig>>;
+/** The configuration's events and commands, from the voting contracts. */
+export type VotingConfigEvent = EventsOf<Extract<(typeof votingContracts.events)[number], { category: typeof VOTING_CONFIG_CATEGORY }>>;
+export type VotingConfigCommand = CommandsOf<Extract<(typeof votingContracts.commands)[number], { aggregate: 'config' }>>;
 
 /** The configuration in force, and how many changes made it (0: the defaults). */
 export interface VotingConfigState {

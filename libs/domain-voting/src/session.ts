@@ -28,43 +28,13 @@
  *   and may cancel them; an operator may name any requesting agent and cancel any session.
  * - Time comes from context.now only. Roles are checked here as well as by the service's gate.
  */
-import type {
-  CancelVotingSession,
-  CastValidatorVote,
-  CreateVotingSession,
-  DataOf,
-  DecideVotingEscalation,
-  ExpireVotingSession,
-  PayloadOf,
-  RecordToolCallResult,
-  ReleaseToolCall,
-  ToolCallReleased,
-  ToolCallResultRecorded,
-  ValidatorCandidate,
-  ValidatorVoteReceived,
-  VotingConfig,
-  VotingConsensusReached,
-  VotingEscalationResolved,
-  VotingSessionCancelled,
-  VotingSessionCreated,
-  VotingSessionDecided,
-  VotingSessionExpired,
-  VotingSessionRecord,
-} from '@agora/contracts';
-import { DomainError, listOf, requireRole, timeAfter, type Command, type CommandContext, type Decider, type DomainEvent } from '@agora/decider';
+import type { CreateVotingSession, PayloadOf, ValidatorCandidate, VOTING_SESSION_CATEGORY, VotingConfig, votingContracts, VotingSessionRecord } from '@agora/contracts';
+import { DomainError, eventConstructor, listOf, requireRole, timeAfter, type Command, type CommandContext, type CommandsOf, type Decider, type EventsOf, type OfType } from '@agora/decider';
 import { recommend, voteWeight } from './consensus.js';
 import { selectValidators } from './selection.js';
 
-export type VotingSessionEvent =
-  | DomainEvent<'VotingSessionCreated', DataOf<typeof VotingSessionCreated>>
-  | DomainEvent<'ValidatorVoteReceived', DataOf<typeof ValidatorVoteReceived>>
-  | DomainEvent<'VotingConsensusReached', DataOf<typeof VotingConsensusReached>>
-  | DomainEvent<'VotingSessionDecided', DataOf<typeof VotingSessionDecided>>
-  | DomainEvent<'VotingSessionExpired', DataOf<typeof VotingSessionExpired>>
-  | DomainEvent<'VotingSessionCancelled', DataOf<typeof VotingSessionCancelled>>
-  | DomainEvent<'VotingEscalationResolved', DataOf<typeof VotingEscalationResolved>>
-  | DomainEvent<'ToolCallReleased', DataOf<typeof ToolCallReleased>>
-  | DomainEvent<'ToolCallResultRecorded', DataOf<typeof ToolCallResultRecorded>>;
+/** The session's events, from the voting contracts (the configuration's are another aggregate's). */
+export type VotingSessionEvent = EventsOf<Extract<(typeof votingContracts.events)[number], { category: typeof VOTING_SESSION_CATEGORY }>>;
 
 /**
  * What the voting service adds to CreateVotingSession before deciding it: the registry's validators
@@ -79,23 +49,14 @@ export interface SessionEnrichment {
 
 export type CreateVotingSessionPayload = PayloadOf<typeof CreateVotingSession> & SessionEnrichment;
 
-export type VotingSessionCommand =
-  | Command<'CreateVotingSession', CreateVotingSessionPayload>
-  | Command<'CastValidatorVote', PayloadOf<typeof CastValidatorVote>>
-  | Command<'CancelVotingSession', PayloadOf<typeof CancelVotingSession>>
-  | Command<'DecideVotingEscalation', PayloadOf<typeof DecideVotingEscalation>>
-  | Command<'ExpireVotingSession', PayloadOf<typeof ExpireVotingSession>>
-  | Command<'ReleaseToolCall', PayloadOf<typeof ReleaseToolCall>>
-  | Command<'RecordToolCallResult', PayloadOf<typeof RecordToolCallResult>>;
+/** The session's commands, from the voting contracts; CreateVotingSession as the service enriches it. */
+export type VotingSessionCommand = Exclude<CommandsOf<Extract<(typeof votingContracts.commands)[number], { aggregate: 'session' }>>, { type: 'CreateVotingSession' }> | Command<'CreateVotingSession', CreateVotingSessionPayload>;
 
 export type VotingSession = VotingSessionRecord;
 export type VotingSessionState = { status: 'none' } | VotingSession;
 
-type EventType = VotingSessionEvent['type'];
-type EventOf<T extends EventType> = Extract<VotingSessionEvent, { type: T }>;
-type CommandOf<T extends VotingSessionCommand['type']> = Extract<VotingSessionCommand, { type: T }>;
-
-const event = <T extends EventType>(type: T, data: EventOf<T>['data']): EventOf<T> => ({ type, data }) as EventOf<T>;
+type CommandOf<T extends VotingSessionCommand['type']> = OfType<VotingSessionCommand, T>;
+const event = eventConstructor<VotingSessionEvent>();
 
 /** Streams are `voting_session-<sessionId>`; the session id is the request id. */
 export const votingSessionStreamId = (sessionId: string): string => `voting_session-${sessionId}`;

@@ -18,6 +18,14 @@ export function onCommand<P extends z.ZodType>(definition: CommandDefinition<P>,
   return [definition.type, handler as CommandHandler];
 }
 
+/**
+ * Entries for the `commands` map from a list of the contracts: every command of `definitions` that an
+ * agent may send (a service-only one the service issues itself, not over its subject), each to `handler`.
+ */
+export function onAgentCommands<P>(definitions: readonly CommandDefinition[], handler: CommandHandler<P>): [string, CommandHandler][] {
+  return definitions.filter((d) => !isServiceOnly(d)).map((d) => [d.type, handler as CommandHandler]);
+}
+
 /** A typed entry for the `queries` map: `new Map([onQuery(GetAgent, async ({agentId}) => ...)])`. */
 export function onQuery<P extends z.ZodType, R extends z.ZodType>(definition: QueryDefinition<P, R>, handler: QueryHandler<z.output<P>>): [string, QueryHandler] {
   return [definition.subject, handler as QueryHandler];
