@@ -8,7 +8,7 @@ import { keyFileHint } from './gateway-client.js';
 import { chamberCommands } from './commands/chamber.js';
 import { debateCommands } from './commands/debate.js';
 import { audit } from './commands/audit.js';
-import { agentsDisable, agentsList, agentsRegister } from './commands/agents.js';
+import { agentsDisable, agentsEnable, agentsList, agentsRegister } from './commands/agents.js';
 import { eventsTail } from './commands/events.js';
 import { fleetRun } from './commands/fleet.js';
 import { keysNew, keysServices } from './commands/keys.js';
@@ -30,7 +30,7 @@ interface Group {
 
 const GROUPS: Group[] = [
   { name: 'keys', summary: 'Ed25519 key files for agents, operators and services', commands: [keysNew, keysServices] },
-  { name: 'agents', summary: 'Register, list and disable agents', commands: [agentsRegister, agentsList, agentsDisable] },
+  { name: 'agents', summary: 'Register, list, disable and enable agents', commands: [agentsRegister, agentsList, agentsDisable, agentsEnable] },
   { name: 'events', summary: 'Follow the event log', commands: [eventsTail] },
   { name: 'chamber', summary: 'The Deliberation Chamber: ask the panel, approve, watch and read a session', commands: chamberCommands },
   { name: 'debate', summary: 'Crux debates: open one, list them, read and follow one', commands: debateCommands },

@@ -177,6 +177,13 @@ describe('the agora command against a gateway', () => {
     expect(refused.stderr).toMatch(/^error actor_disabled: /);
     expect((await agora(['agents', 'list'])).stdout).not.toMatch(/^frank/m);
     expect((await agora(['agents', 'list', '--all'])).stdout).toMatch(/^frank .* disabled$/m);
+
+    // Back under a new key: the one that leaked never signs again.
+    const frank2File = writeKey('frank-2.key.json', { agentId: 'frank', ...generateKeyPair() });
+    const enabled = await agora(['agents', 'enable', 'frank', '--reason', 'new key issued', '--agent-key', frank2File, '--key', rootKeyFile]);
+    expect(enabled).toMatchObject({ code: 0, stdout: expect.stringMatching(/^EnableAgent: agent-frank@3 \[AgentKeyRotated, AgentEnabled\] at \d+\n$/) });
+    expect((await agora(['send', 'UpdateAgent', '{"agentId":"frank","displayName":"Frank"}', '--key', frankFile])).stderr).toMatch(/^error bad_signature: /);
+    expect(await agora(['send', 'UpdateAgent', '{"agentId":"frank","displayName":"Frank"}', '--key', frank2File])).toMatchObject({ code: 0, stdout: expect.stringContaining(`"revision": 4`) });
   }, 120_000);
 
   it('events tail --first prints the events, one line each, and resumes with --after', async () => {

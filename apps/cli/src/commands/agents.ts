@@ -1,4 +1,4 @@
-import { DisableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView, type Role } from '@agora/contracts';
+import { DisableAgent, EnableAgent, PAGE_LIMIT_MAX, RegisterAgent, type AgentView, type Role } from '@agora/contracts';
 import { EXIT, flag, integerOption, listOption, requiredOption, stringOption, UsageError, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
 import { actorOf, describeCommandResult, gatewayReader, gatewayUrl, MIN_POSITION_OPTION, printJson, queryAllPages, readKeyFile, resultOf, sendCommand } from '../gateway-client.js';
 
@@ -79,6 +79,30 @@ export const agentsDisable: CommandSpec = {
     const command = 'agents disable';
     const reason = requiredOption(args, 'reason', command);
     return sendSigned(args, io, command, DisableAgent.type, { agentId: args.positionals[0], reason });
+  },
+};
+
+export const agentsEnable: CommandSpec = {
+  name: 'agents enable',
+  brief: 'enable a disabled agent again, under a new key if given',
+  summary: 'Enable a disabled agent again: its commands are accepted from then on (EnableAgent, signed by an operator). With a new key, the key it was disabled with never signs again.',
+  usage: '<agentId> --reason <text> --key <operator key file> [--public-key <ed25519:...> | --agent-key <file>]',
+  options: {
+    ...SIGNING_OPTIONS,
+    reason: { type: 'string', value: '<text>', description: 'why (kept in the event log)' },
+    'public-key': { type: 'string', value: '<ed25519:...>', description: 'the key it comes back under (default: the one it had)' },
+    'agent-key': { type: 'string', value: '<file>', description: 'the key file it comes back under (only its public key is sent)' },
+  },
+  positionals: [{ name: 'agentId', required: true, description: 'the agent to enable' }],
+  examples: ['agora agents enable alice --reason "new key issued" --agent-key alice-2.key.json --key operator.key.json'],
+  async run(args, io) {
+    const command = 'agents enable';
+    const reason = requiredOption(args, 'reason', command);
+    const publicKeyText = stringOption(args, 'public-key');
+    const agentKeyPath = stringOption(args, 'agent-key');
+    if (publicKeyText !== undefined && agentKeyPath !== undefined) throw new UsageError('give the new key with at most one of --public-key or --agent-key', command);
+    const publicKey = publicKeyText ?? (agentKeyPath === undefined ? undefined : readKeyFile(agentKeyPath).publicKey);
+    return sendSigned(args, io, command, EnableAgent.type, { agentId: args.positionals[0], reason, ...(publicKey === undefined ? {} : { publicKey }) });
   },
 };
 
