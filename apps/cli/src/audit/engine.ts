@@ -92,7 +92,7 @@ export class LogAuditor {
   private readonly verifier: SignatureVerifier;
   private readonly modelCalls = new ModelCallAttribution();
   /** The recorded checkpoints by the number of events they cover, with the event that records each. */
-  private checkpoints = new Map<number, { checkpoint: LogCheckpoint; recorded: RecordedEvent }>();
+  private checkpoints = new Map<number, { checkpoint: LogCheckpoint; recorded: Pick<RecordedEvent, 'streamId' | 'revision' | 'position' | 'type'> }>();
   private checkpointsVerified = 0;
   private events = 0;
   private commands = 0;
@@ -166,7 +166,8 @@ export class LogAuditor {
       }
       if (continues) {
         const after = this.hasher.current.position;
-        for await (const event of store.readAll(after === undefined ? {} : { after })) {
+        // With the events' stored bytes (where the store keeps them): the log hash is computed over them.
+        for await (const event of store.readAll(after === undefined ? { stored: true } : { after, stored: true })) {
           // Stopped: at the end of a commit, so that what was checked is a whole number of commits.
           if (signal?.aborted && this.startsCommit(event)) break;
           await this.add(event);
@@ -232,7 +233,7 @@ export class LogAuditor {
   private noteCheckpoint(e: RecordedEvent): void {
     const { recordedAt: _, ...checkpoint } = e.data as DataOf<typeof LogCheckpointRecorded>;
     if (this.checkpoints.has(checkpoint.count)) return;
-    this.checkpoints.set(checkpoint.count, { checkpoint, recorded: e });
+    this.checkpoints.set(checkpoint.count, { checkpoint, recorded: { streamId: e.streamId, revision: e.revision, position: e.position, type: e.type } });
     // Recorded after the audit hashed past it (while following): compared with the head it had then.
     const hashed = this.hasher.current.count;
     if (checkpoint.count > hashed || (this.resumed && checkpoint.count <= this.resumed.log.count)) return;
