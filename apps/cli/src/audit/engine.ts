@@ -509,7 +509,9 @@ export class LogAuditor {
   private async restoreStream(cursor: StreamCursor, first: RecordedEvent): Promise<void> {
     const kept = this.resumedStreams.get(first.streamId);
     this.resumedStreams.delete(first.streamId);
-    const { history, last, rewritten } = await streamHistory(this.store!, first, this.resumed ? { verifiedTo: this.resumed.log.position!, kept } : undefined);
+    // A one-commit stream has no cursor, whenever its first commit was: its history is only read (a state keeps none).
+    const checked = this.resumed && !ONE_COMMIT_CATEGORIES.has(categoryOf(first.streamId));
+    const { history, last, rewritten } = await streamHistory(this.store!, first, checked ? { verifiedTo: this.resumed!.log.position!, kept } : undefined);
     if (rewritten) this.report('continuation', first, `the stream's past was rewritten since the audit verified it: ${rewritten}`);
     for (const event of history) {
       if (cursor.rules) {
