@@ -1,7 +1,7 @@
 // The audit's signature checks: one check answers the same signed envelope seen again (a command's id
 // reservation, then its commit), never an envelope that differs, a key that differs or a signature that differs.
 import { createSignedCommand, generateKeyPair, nextCommitLink } from '@agora/identity';
-import { SignatureVerifier, type LinkTask, type VerifyTask } from '../src/audit/verifier.js';
+import { SignatureVerifier, type HashTask, type VerifyTask } from '../src/audit/verifier.js';
 
 const signer = generateKeyPair();
 const other = generateKeyPair();
@@ -62,20 +62,15 @@ describe('SignatureVerifier', () => {
     ).toEqual([true, true, false, false, false, false, true]);
   });
 
-  it('checks chain links: the genesis value, the hash of the previous commit as read, not of an edited one', async () => {
+  it('hashes commits as read: the link the next commit carries, not that of an edited commit', async () => {
     const previous = [{ id: 'e1', type: 'AgentRegistered', data: { agentId: 'ada', roles: ['executive'] }, metadata: { commandId: 'c1' } }];
     const link = nextCommitLink('agent-ada', previous);
     const edited = [{ ...previous[0]!, data: { agentId: 'ada', roles: ['operator'] } }];
-    const results: boolean[] = [];
-    const tasks: LinkTask[] = [
-      { streamId: 'agent-ada', link: nextCommitLink('agent-ada', undefined), previous: undefined },
-      { streamId: 'agent-ada', link, previous },
-      { streamId: 'agent-ada', link, previous: edited },
-      { streamId: 'agent-ada', link, previous: undefined },
-    ];
-    for (const [i, t] of tasks.entries()) await verifier.submitLink(t, (valid) => (results[i] = valid));
+    const hashes: string[] = [];
+    const tasks: HashTask[] = [{ commit: previous }, { commit: edited }, { commit: structuredClone(previous) }];
+    for (const [i, t] of tasks.entries()) await verifier.submitHash(t, (hash) => (hashes[i] = hash));
     await verifier.drain();
-    expect(results).toEqual([true, true, false, false]);
+    expect(hashes.map((hash) => hash === link)).toEqual([true, false, true]);
   });
 
   it('does not let a forged first check make the same bytes valid later', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { RegisterAgent, RotateAgentKey, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
 import { agentDecider, agentStreamId } from '@agora/domain-registry';
 import { toEventData } from '@agora/eventsourcing';
-import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventData } from '@agora/eventstore';
+import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventData, type RecordedEvent } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, lastCommitOf, nextCommitLink, type KeyPair } from '@agora/identity';
 import { startLogCheckpoints } from '@agora/projections';
 import { startRegistryService } from '@agora/registry';
@@ -167,6 +167,23 @@ describe('agora audit', () => {
       { check: 'checkpoint', streamId: 'audit-log', revision: 0 },
     ]);
     expect(report.findings[0]!.reason).toBe('decided again, RegisterAgent produces another AgentRegistered: data.roles[0]: "executive" decided again, "operator" in the log');
+  });
+
+  it("finds a command id reservation's copy appended to its stream: a one-commit stream keeps nothing, its history is read again", async () => {
+    const dir = copyWith();
+    const store = await openEmbeddedEventStore({ directory: dir });
+    let reservation: RecordedEvent | undefined;
+    try {
+      for await (const e of store.readAll()) if (!reservation && e.streamId.startsWith('commandid-')) reservation = e;
+    } finally {
+      await store.close();
+    }
+    // The same signed metadata (its link the genesis value again), as a second commit of the stream.
+    await appendTo(dir, reservation!.streamId, [{ type: reservation!.type, data: reservation!.data, metadata: reservation!.metadata }]);
+    const { code, report } = await audit(dir);
+    expect(code).toBe(1);
+    expect(brief(report.findings)).toEqual([{ check: 'chain', streamId: reservation!.streamId, revision: 1 }]);
+    expect(report.findings[0]!.reason).toMatch(/^prevCommitHash does not match the stream's previous commit \(revision 0\)/);
   });
 
   it('finds an event removed from the middle of a stream', async () => {

@@ -22,9 +22,26 @@ export function logHashInput(event: RecordedEvent): string {
   return JSON.stringify([event.id, event.type, event.streamId, event.revision, data, metadata]);
 }
 
-/** The running hash after `event`, from the hash before it. */
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/**
+ * The running hash after `event`, from the hash before it. An event handed with its stored bytes
+ * (RecordedEvent.stored: the JSON.stringify of its data and metadata as written) is hashed over
+ * them: the same input, not serialized again.
+ */
 export function nextLogHash(previous: string, event: RecordedEvent): string {
-  return createHash('sha256').update(previous).update('\n').update(logHashInput(event)).digest('hex');
+  const hash = createHash('sha256').update(previous).update('\n');
+  const { stored } = event;
+  if (!stored) return hash.update(logHashInput(event)).digest('hex');
+  const { bytes, data, metadata } = stored;
+  return hash
+    .update(`[${JSON.stringify(event.id)},${JSON.stringify(event.type)},${JSON.stringify(event.streamId)},${event.revision},`)
+    .update(bytes.subarray(data[0], data[1]))
+    .update(COMMA)
+    .update(bytes.subarray(metadata[0], metadata[1]))
+    .update(CLOSE)
+    .digest('hex');
 }
 
 /** Where a log hash stands: after `count` events, the last at `position`. */

@@ -58,3 +58,17 @@ describe('log checkpoints (the hash over the whole log)', () => {
     expect(logCheckpointDecider.decide({ type: 'RecordLogCheckpoint', payload: { ...payload, count: 6 }, context }, state)).toHaveLength(1);
   });
 });
+
+describe('the log hash over stored bytes', () => {
+  it('is the hash over the values: an event handed with its stored bytes hashes as one handed without', () => {
+    const data = { text: 'é "quoted" \\ 😀', list: [1, 2.5, null, { nested: true }] };
+    const plain = event(7, data);
+    const body = Buffer.from(`${JSON.stringify(plain.data)}|${JSON.stringify(plain.metadata)}`, 'utf8');
+    const split = body.indexOf('|');
+    const stored: RecordedEvent = { ...plain, stored: { bytes: body, data: [0, split], metadata: [split + 1, body.length] } };
+    expect(nextLogHash(LOG_HASH_GENESIS, stored)).toBe(nextLogHash(LOG_HASH_GENESIS, plain));
+    // The bytes are what is hashed: other bytes, another hash.
+    const edited = Buffer.from(body.toString('utf8').replace('2.5', '3.5'), 'utf8');
+    expect(nextLogHash(LOG_HASH_GENESIS, { ...stored, stored: { ...stored.stored!, bytes: edited } })).not.toBe(nextLogHash(LOG_HASH_GENESIS, plain));
+  });
+});

@@ -55,6 +55,22 @@ export interface RecordedEvent<T = unknown> {
    * Hashes and signatures cover what was written: the commit chain and the log hash use this.
    */
   written?: { data: unknown; metadata: Record<string, unknown> };
+  /**
+   * The data and metadata as the store holds them, in bytes: present only when asked
+   * (`readAll({ stored: true })`) and kept by the store in that form (the embedded store). Each
+   * range of `bytes` is the UTF-8 of JSON.stringify of the value as written, so a hash over the
+   * written values (the log hash) can be computed over these bytes without serializing them again.
+   */
+  stored?: StoredBytes;
+}
+
+/** Where an event's data and metadata lie, as written, in bytes the store holds (its commit's record). */
+export interface StoredBytes {
+  bytes: Uint8Array;
+  /** [start, end) of the data's JSON in `bytes`. */
+  data: readonly [number, number];
+  /** [start, end) of the metadata's JSON in `bytes`. */
+  metadata: readonly [number, number];
 }
 
 export interface AppendResult {
@@ -92,6 +108,8 @@ export interface ReadAllOptions {
   after?: Position;
   /** At most this many events. Default: all. */
   maxCount?: number;
+  /** Hand each event's stored bytes (RecordedEvent.stored) where the store keeps JSON.stringify's form of them. Default: false. */
+  stored?: boolean;
 }
 
 export interface SubscribeOptions {

@@ -317,3 +317,29 @@ describe('embedded store index file', () => {
     await fresh.close();
   });
 });
+
+describe('embedded store: events with their stored bytes', () => {
+  const text = (e: RecordedEvent, range: 'data' | 'metadata') => Buffer.from(e.stored!.bytes.subarray(e.stored![range][0], e.stored![range][1])).toString('utf8');
+
+  it('hands, when asked, the bytes of each event as JSON.stringify wrote its data and metadata', async () => {
+    const directory = tempDir();
+    const writer = await openEmbeddedEventStore({ directory });
+    // Strings that end in backslashes, quotes and brackets inside strings, nesting, non-ASCII text, numbers of every form.
+    const tricky = { a: 'x\\', b: '"}]\\"', c: [[{ d: '{' }], [], {}], e: 'é😀\u2028', f: [-0, 1e21, 1.5e-7, 0.1], g: null, h: true, '10': 'first', i: '\\\\"' };
+    await writer.append('thing-1', [ev('Made', tricky, { metadata: { note: ']}"\\' } }), ev('Made', { s: 'a "quoted" string' }), ev('Made', { n: 42 })], 'no_stream');
+    await writer.append('thing-2', [ev('Made', { list: [tricky, tricky] }, { metadata: { nested: { m: { d: 1 } } } })], 'no_stream');
+    await writer.close();
+    // Reopened: commits read back from the file (those still in memory since they were written are handed without their bytes).
+    const store = await openEmbeddedEventStore({ directory });
+    const events: RecordedEvent[] = [];
+    for await (const e of store.readAll({ stored: true })) events.push(e);
+    expect(events).toHaveLength(4);
+    for (const e of events) {
+      expect(text(e, 'data')).toBe(JSON.stringify(e.data));
+      expect(text(e, 'metadata')).toBe(JSON.stringify(e.metadata));
+    }
+    // Not asked: not there (an event is handed as it always was).
+    for await (const e of store.readAll()) expect(e.stored).toBeUndefined();
+    await store.close();
+  });
+});

@@ -1,7 +1,9 @@
 /**
  * Audit benchmark: events/s that `agora audit` verifies (envelope, Ed25519 signature under the key
  * the signer had then, authorization, per-stream chain, log checkpoints, every command decided
- * again), beside the raw replay rate of the same log (reading every event, nothing else).
+ * again), beside the raw replay rate of the same log (reading every event, nothing else): for each,
+ * seconds, events/s, CPU seconds of the process (all threads), events per CPU second, and the peak
+ * resident set and heap while it runs.
  *
  *   npm run bench:audit -- [--events 50000] [--agents 500] [--workers 0,1,2]
  *
@@ -45,12 +47,43 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
-async function replay(store: EventStore): Promise<{ events: number; ms: number; cpu: number }> {
+/** Peak resident set and heap (this thread's) while `run` runs, sampled every 50 ms and at its end. */
+async function peakMemory<T>(run: () => Promise<T>): Promise<{ result: T; rssMb: number; heapMb: number }> {
+  let rss = 0;
+  let heap = 0;
+  const sample = () => {
+    const usage = process.memoryUsage();
+    rss = Math.max(rss, usage.rss);
+    heap = Math.max(heap, usage.heapUsed);
+  };
+  const timer = setInterval(sample, 50);
+  try {
+    const result = await run();
+    sample();
+    return { result, rssMb: rss / 2 ** 20, heapMb: heap / 2 ** 20 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+interface Row {
+  what: string;
+  events: number;
+  ms: number;
+  cpu: number;
+  rssMb: number;
+  heapMb: number;
+}
+
+async function replay(store: EventStore): Promise<Row> {
   const started = performance.now();
   const cpu = cpuMs();
-  let events = 0;
-  for await (const _ of store.readAll()) events++;
-  return { events, ms: performance.now() - started, cpu: cpuMs() - cpu };
+  const { result: events, rssMb, heapMb } = await peakMemory(async () => {
+    let n = 0;
+    for await (const _ of store.readAll()) n++;
+    return n;
+  });
+  return { what: 'raw replay (readAll, nothing checked)', events, ms: performance.now() - started, cpu: cpuMs() - cpu, rssMb, heapMb };
 }
 
 if (values.keep) mkdirSync(values.keep, { recursive: true });
@@ -80,22 +113,21 @@ try {
 
   // Reopened as the audit finds it: the store reads its file at open, then serves from memory.
   const store = await openEmbeddedEventStore({ directory: join(dir, 'events') });
-  const rows: [string, string, string, string][] = [];
-  const perS = (events: number, ms: number) => `${Math.round((events * 1000) / ms)}`;
-  const raw = await replay(store);
-  rows.push(['raw replay (readAll, nothing checked)', `${raw.events}`, perS(raw.events, raw.ms), perS(raw.events, raw.cpu)]);
+  const rows: Row[] = [await replay(store)];
   for (const workers of WORKERS) {
     const cpu = cpuMs();
-    const report = await auditLog(store, { trusted: [{ ...log.operator, roles: ['operator'] }], serviceKeys: log.serviceKeys, workers });
+    const { result: report, rssMb, heapMb } = await peakMemory(() => auditLog(store, { trusted: [{ ...log.operator, roles: ['operator'] }], serviceKeys: log.serviceKeys, workers }));
     if (report.findings.length > 0) throw new Error(`the benchmark log has findings: ${JSON.stringify(report.findings.slice(0, 3))}`);
     if (workers === WORKERS[0]) console.log(`protocols: ${Object.entries(report.protocols).map(([name, p]) => `${name} ${p.commands} commands, ${p.events} events`).join('; ')}\n`);
-    rows.push([`agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, `${report.events}`, perS(report.events, report.elapsedMs), perS(report.events, cpuMs() - cpu)]);
+    rows.push({ what: `agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, events: report.events, ms: report.elapsedMs, cpu: cpuMs() - cpu, rssMb, heapMb });
   }
   await store.close();
+  const perS = (events: number, ms: number) => `${Math.round((events * 1000) / ms)}`;
   console.log(`machine: ${availableParallelism()} cores, node ${process.version}`);
   console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log('| what | events | events/s | events per CPU second (all threads) |\n| --- | ---: | ---: | ---: |');
-  for (const [what, events, rate, perCpu] of rows) console.log(`| ${what} | ${events} | ${rate} | ${perCpu} |`);
+  console.log('| what | events | seconds | events/s | CPU seconds (all threads) | events per CPU second | peak RSS MB | peak heap MB (main thread) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) console.log(`| ${r.what} | ${r.events} | ${(r.ms / 1000).toFixed(1)} | ${perS(r.events, r.ms)} | ${(r.cpu / 1000).toFixed(1)} | ${perS(r.events, r.cpu)} | ${Math.round(r.rssMb)} | ${Math.round(r.heapMb)} |`);
 } finally {
   if (!values.keep) rmSync(dir, { recursive: true, force: true });
 }

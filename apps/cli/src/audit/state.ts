@@ -8,7 +8,7 @@
  * the last commit hash of the streams most recently written (at most `stateStreams`, none for a
  * one-commit stream such as a command id reservation). A stream's decider state is not kept: a
  * stream that continues is read again from the log up to the position and its last commit hashed
- * (engine.ts, restoreStream). The settings the log recorded up to the position (settings-<name>)
+ * (engine.ts, restoreStream; resume.ts). The settings the log recorded up to the position (settings-<name>)
  * ride along: each command after it is decided again under them.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';

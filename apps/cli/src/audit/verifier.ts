@@ -1,6 +1,6 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { nextCommitLink, signingBytes, type ChainEvent, type UnsignedCommand } from '@agora/identity';
+import { commitHash, signingBytes, type ChainEvent, type UnsignedCommand } from '@agora/identity';
 
 /**
  * One Ed25519 check: `signature` (base64url) of the signing bytes of `envelope` under `publicKey`
@@ -16,16 +16,16 @@ export interface VerifyTask {
 }
 
 /**
- * One link of a stream's hash chain: true when `link` (a commit's prevCommitHash) is the
- * genesis value of `streamId` (no `previous`) or the hash of the stream's previous commit.
+ * One commit of a stream's hash chain, to hash (commitHash): the next commit of the stream links to
+ * it. Only what the chain covers of each event (no position or revision to copy to a worker).
  */
-export interface LinkTask {
-  streamId: string;
-  link: string;
-  previous: ChainEvent[] | undefined;
+export interface HashTask {
+  commit: ChainEvent[];
 }
 
-type Task = VerifyTask | LinkTask;
+type Task = VerifyTask | HashTask;
+/** A signature check answers whether it verifies; a commit, its hash. */
+type Answer = boolean | string;
 
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
@@ -85,9 +85,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return members === 0;
 }
 
-/** Runs one check of either kind (what a worker thread does with each task of a batch). */
-export function runTask(task: Task, keys: KeyCache): boolean {
-  return 'link' in task ? task.link === nextCommitLink(task.streamId, task.previous) : verifyTask(task, keys);
+/** Runs one task of either kind (what a worker thread does with each task of a batch). */
+export function runTask(task: Task, keys: KeyCache): Answer {
+  return 'commit' in task ? commitHash(task.commit) : verifyTask(task, keys);
 }
 
 const BATCH = 256;
@@ -111,7 +111,7 @@ const WORKER_URL = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '
 
 interface Batch {
   tasks: Task[];
-  done: ((valid: boolean) => void)[];
+  done: ((answer: Answer) => void)[];
 }
 
 interface PoolWorker {
@@ -121,7 +121,7 @@ interface PoolWorker {
 }
 
 /**
- * Checks signatures and chain links on this thread, or in batches on worker threads (`workers` >
+ * Checks signatures and hashes commits on this thread, or in batches on worker threads (`workers` >
  * 0), answering each through its callback; a batch that finds every worker busy is checked on this
  * thread. `drain` waits for all.
  */
@@ -137,10 +137,10 @@ export class SignatureVerifier {
   constructor(workers: number) {
     for (let i = 0; i < workers; i++) {
       const member: PoolWorker = { worker: new Worker(WORKER_URL), waiting: [] };
-      member.worker.on('message', (results: boolean[]) => {
+      member.worker.on('message', (results: Answer[]) => {
         const sent = member.waiting.shift();
         if (!sent) return;
-        results.forEach((valid, index) => sent.batch.done[index]!(valid));
+        results.forEach((answer, index) => sent.batch.done[index]!(answer));
         sent.resolve();
       });
       member.worker.on('error', (error: Error) => {
@@ -174,18 +174,19 @@ export class SignatureVerifier {
     this.remembered.delete(task.signature);
     this.remembered.set(task.signature, entry);
     if (this.remembered.size > REMEMBERED) this.remembered.delete(this.remembered.keys().next().value!);
-    await this.check(task, (valid) => {
+    await this.check(task, (answer) => {
+      const valid = answer === true;
       entry.valid = valid;
       for (const waiter of entry.waiting.splice(0)) waiter(valid);
     });
   }
 
-  /** Checks a chain link, answering through `done`. */
-  async submitLink(task: LinkTask, done: (valid: boolean) => void): Promise<void> {
-    await this.check(task, done);
+  /** Hashes a commit (its stream's next commit links to it), answering through `done`. */
+  async submitHash(task: HashTask, done: (hash: string) => void): Promise<void> {
+    await this.check(task, (answer) => done(String(answer)));
   }
 
-  private async check(task: Task, done: (valid: boolean) => void): Promise<void> {
+  private async check(task: Task, done: (answer: Answer) => void): Promise<void> {
     if (this.pool.length === 0) {
       done(runTask(task, this.keys));
       return;

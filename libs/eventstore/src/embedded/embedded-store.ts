@@ -7,6 +7,7 @@ import { checkExpectedRevision, prepareAppend, prepareAppendMany, type PreparedE
 import { alreadyStored, type Check, type CommitRecord, embeddedPositionIndex, type Group, type GroupCommit, INDEX_FORMAT, type PendingAppend, recordHeaderAt, sameIds, type StoredCommit, toEvent, unitRefusal } from './commit-records.js';
 import { acquireLock, decodeSpan, IndexMismatch, LogFile, RecordBatch, type LogWarning, type ScannedRecord } from './log-file.js';
 import { EventIdIndex, NumberColumn } from './log-index.js';
+import { storedEvents } from './stored-bytes.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory holding `events.log` (created if missing). */
@@ -154,7 +155,7 @@ export class EmbeddedEventStore implements EventStore {
     let next = this.indexAfter(options.after);
     const end = options.maxCount === undefined ? Infinity : next + options.maxCount;
     while (next < this.eventCount && next < end) {
-      const page = await this.readEvents(next, Math.min(end, next + 512));
+      const page = await this.readEvents(next, Math.min(end, next + 512), options.stored === true);
       yield* page;
       next += page.length;
     }
@@ -282,8 +283,11 @@ export class EmbeddedEventStore implements EventStore {
     return n;
   }
 
-  /** Events with global indexes in [start, end), as far as they exist: cached commits from memory, the others read in spans. */
-  private async readEvents(start: number, end: number): Promise<RecordedEvent[]> {
+  /**
+   * Events with global indexes in [start, end), as far as they exist: cached commits from memory,
+   * the others read in spans (those with their stored bytes when `stored`).
+   */
+  private async readEvents(start: number, end: number, stored = false): Promise<RecordedEvent[]> {
     end = Math.min(end, this.eventCount);
     const events: RecordedEvent[] = [];
     if (start >= end) return events;
@@ -292,6 +296,7 @@ export class EmbeddedEventStore implements EventStore {
     const last = this.commitFirst.floorIndex(end - 1);
     while (c <= last) {
       const records: CommitRecord[] = [];
+      const bodies: (Buffer | undefined)[] = [];
       const cached = this.cache.get(c);
       if (cached) records.push(cached);
       else {
@@ -300,13 +305,22 @@ export class EmbeddedEventStore implements EventStore {
         const offset = this.commitOffset.at(c);
         while (to + 1 <= last && to + 1 < commits && !this.cache.has(to + 1) && this.commitOffset.at(to + 1) + this.commitBytes.at(to + 1) - offset <= MAX_READ_SPAN) to++;
         const span = await this.log.readSpan(offset, this.commitOffset.at(to) + this.commitBytes.at(to) - offset);
-        decodeSpan(span, (payload) => records.push(payload as CommitRecord));
+        decodeSpan(span, (payload, _offset, body) => {
+          records.push(payload as CommitRecord);
+          if (stored) bodies.push(body);
+        });
       }
-      for (const record of records) {
+      records.forEach((record, r) => {
         const first = this.commitFirst.at(c);
-        for (let k = Math.max(0, start - first); k < record.e.length && first + k < end; k++) events.push(toEvent(record, k, first + k));
+        const body = bodies[r];
+        const bytes = body && storedEvents(body, record.e.length);
+        for (let k = Math.max(0, start - first); k < record.e.length && first + k < end; k++) {
+          const event = toEvent(record, k, first + k);
+          if (bytes) event.stored = bytes[k]!;
+          events.push(event);
+        }
         c++;
-      }
+      });
     }
     return events;
   }

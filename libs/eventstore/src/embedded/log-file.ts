@@ -242,7 +242,7 @@ export class LogFile {
 export class IndexMismatch extends Error {}
 
 /** Decodes the records of `buf`, a span of whole records read back from the file. */
-export function decodeSpan(buf: Buffer, visit: (payload: unknown, offset: number) => void): void {
+export function decodeSpan(buf: Buffer, visit: (payload: unknown, offset: number, body: Buffer) => void): void {
   let offset = 0;
   while (offset < buf.length) {
     const length = buf.readUInt32LE(offset);
@@ -250,7 +250,7 @@ export function decodeSpan(buf: Buffer, visit: (payload: unknown, offset: number
     if (body.length !== length || crc32(body) !== buf.readUInt32LE(offset + 4)) {
       throw new StoreUnavailable(`event log corrupt: the record read back at byte ${offset} of a span does not match its checksum`);
     }
-    visit(JSON.parse(body.toString('utf8')), offset);
+    visit(JSON.parse(body.toString('utf8')), offset, body);
     offset += HEADER + length;
   }
 }
