@@ -41,13 +41,11 @@ const boundaries = (cliDeps) => [
 ];
 
 /**
- * Files of the CLI that may import services. Its tests start the services they drive, as the
- * standalone process composes them. Its audit settings read the chamber's env parser, for a log
- * that recorded no chamber policy (the tribunal's, dialectic's and breaker's parsers live in their
- * domain libraries and the runtime): apps/cli/src/audit/settings.ts leaves this list when the
- * chamber's parser has a home outside the chamber service.
+ * Files of the CLI that may import services: its tests, which start the services they drive as the
+ * standalone process composes them. Its sources import none (the policy parsers the audit reads live
+ * in the domain libraries, the runtime and the provider layer).
  */
-const cliImportingServices = ['apps/cli/test/**/*.ts', 'apps/cli/src/audit/settings.ts'];
+const cliImportingServices = ['apps/cli/test/**/*.ts'];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', 'libs/sdk/dist-publish/**', '**/node_modules/**', 'coverage/**', '.nx/**', 'data/**'] },

@@ -18,12 +18,11 @@ import { budgetDecider, budgetStreamId, chamberStreamId, createChamberDecider, d
 import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
-import { ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
+import { chamberPolicyFromEnv, ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
 import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
 import { deciderHandler, issueInternalCommand, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
-import { chamberPolicyFromEnv } from './settings.js';
 import { deadlockConsultation, deadlockConsultationId } from './tribunal-hook.js';
 
 /** Every chamber command (the gate answers its service-only ones, call outcomes, expiry and the ledger, service_only) and its queries. */

@@ -1,7 +1,7 @@
 /** The chamber service as a process of its own (distributed deployment), over NATS. */
-import { providersConfigFromEnv } from '@agora/providers';
+import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { DEFAULT_METRICS_PORTS, runProcess } from '@agora/runtime';
-import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv } from './settings.js';
+import { CHAMBER_ENV_HELP, consultOnDeadlockFromEnv } from './settings.js';
 import { startChamberService } from './chamber-service.js';
 
 await runProcess({

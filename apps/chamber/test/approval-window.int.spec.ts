@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApproveChamberSession, GetChamberSession, ProposeChamberSession, type ChamberSessionView, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
-import { providersConfigFromEnv, StandIns } from '@agora/providers';
+import { chamberPolicyFromEnv, providersConfigFromEnv, StandIns } from '@agora/providers';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { embeddedAgora, waitFor } from '@agora/testing';
-import { chamberPolicyFromEnv, panelScript, startChamberService, type RunningChamber } from '../src/index.js';
+import { panelScript, startChamberService, type RunningChamber } from '../src/index.js';
 
 describe('the approval window of a chamber session', () => {
   const root = generateKeyPair();

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the chamber behind a real gateway, as standalone mode wires them.
 import { startGateway, type Gateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
-import { providersConfigFromEnv, StandIns } from '@agora/providers';
+import { chamberPolicyFromEnv, providersConfigFromEnv, StandIns } from '@agora/providers';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { builtEntry, embeddedAgora } from '@agora/testing';
-import { chamberPolicyFromEnv, panelScript, startChamberService, type RunningChamber } from '../src/index.js';
+import { panelScript, startChamberService, type RunningChamber } from '../src/index.js';
 
 /** The built `agora` (npm test builds before its stages). */
 let CLI: string;

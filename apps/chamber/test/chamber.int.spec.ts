@@ -27,14 +27,14 @@ import { budgetDecider, budgetStreamId, monthOf } from '@agora/domain-chamber';
 import { agentDecider, agentStreamId, type AgentCommand } from '@agora/domain-registry';
 import { proposalDecider, proposalStreamId, type ProposalCommand } from '@agora/domain-tribunal';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { providersConfigFromEnv, StandIns, type ProvidersConfig } from '@agora/providers';
+import { chamberPolicyFromEnv, type ProvidersConfig, providersConfigFromEnv, StandIns } from '@agora/providers';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test only: the chamber's metrics come from the projections service, wired here as standalone mode wires them.
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { FileCheckpointStore, handleCommand } from '@agora/eventsourcing';
 import { JetStreamLeaseRegister, Leases, openServiceContext, ProcessMetrics, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
 import { embeddedAgora, startNatsServer, waitFor } from '@agora/testing';
 import { connect } from '@nats-io/transport-node';
-import { chamberPolicyFromEnv, panelScript, phaseOf, startChamberService, type RunningChamber } from '../src/index.js';
+import { panelScript, phaseOf, startChamberService, type RunningChamber } from '../src/index.js';
 
 const SECRET = 'sk-chamber-test-secret-0123456789';
 const QUESTION = 'Should we enter market X this year?';

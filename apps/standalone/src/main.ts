@@ -6,14 +6,14 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { CHAMBER_ENV_HELP, chamberPolicyFromEnv, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
+import { CHAMBER_ENV_HELP, consultOnDeadlockFromEnv, startChamberService } from '@agora/chamber';
 import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
-import { providersConfigFromEnv } from '@agora/providers';
+import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';

@@ -13,7 +13,10 @@ const PROCESSES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'c
  * Files of shared libraries that hold one service's settings (there so that `agora audit` reads them
  * without importing the service): their settings are read only by the processes that run it.
  */
-const ONE_SERVICE_SETTINGS: Record<string, readonly (typeof PROCESSES)[number][]> = { 'libs/runtime/src/breaker-settings.ts': ['registry', 'standalone'] };
+const ONE_SERVICE_SETTINGS: Record<string, readonly (typeof PROCESSES)[number][]> = {
+  'libs/runtime/src/breaker-settings.ts': ['registry', 'standalone'],
+  'libs/providers/src/chamber-policy.ts': ['chamber', 'standalone'],
+};
 const READ = /(?:\benv|process\.env)\[['"]([A-Z][A-Z0-9_]+)['"]\]|Setting(?:<[^>]*>)?\(\s*(?:env|process\.env)\s*,\s*['"]([A-Z][A-Z0-9_]+)['"]/g;
 
 function tsFiles(dir: string): string[] {

@@ -2,13 +2,12 @@
  * What `agora audit` reads from the environment: the store, the bootstrap operators, the services'
  * keys, and the policies of a log that records no settings (the log's own SettingsRecorded take
  * their place from their position on: rules.ts). The audit command loads this module only when it
- * runs (the chamber's settings reader brings NestJS).
+ * runs (the runtime, whose settings readers it uses, brings NestJS).
  */
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
-import { chamberPolicyFromEnv } from '@agora/chamber';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
-import { providersConfigFromEnv } from '@agora/providers';
+import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readOperatorKeyFile, readRuntimeConfig, resolveServiceKeyring, standaloneOperatorKeyFile, type RuntimeConfig } from '@agora/runtime';
 import { UsageError } from '../command.js';
 import type { AuditOptions } from './engine.js';
