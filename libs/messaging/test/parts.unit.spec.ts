@@ -202,11 +202,11 @@ describe('MessageDispatcher', () => {
     const registry = new MessageDispatcher({
       service: 'registry',
       directory: team.directory,
-      commands: new Map(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'ReportHealth', 'SetModelBudget', 'ReserveModelCall', 'RecordModelCallOutcome'].map((t) => [t, async () => null])),
+      commands: new Map(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'EnableAgent', 'ReportHealth', 'SetModelBudget', 'ReserveModelCall', 'RecordModelCallOutcome'].map((t) => [t, async () => null])),
       queries: new Map(['agora.qry.registry.agents.list', 'agora.qry.registry.agents.get', 'agora.qry.registry.keys.configured', 'agora.qry.registry.model_calls.ledger', 'agora.qry.registry.model_calls.get'].map((s) => [s, async () => null])),
     });
     expect(registry.subjects()).toContain('agora.cmd.registry.agent.register');
-    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['RegisterAgent', 'UpdateAgent', 'RotateAgentKey', 'DisableAgent', 'AdjustTrust', 'ReportHealth', 'ResumeAgent', 'RecordSettings', 'SetModelBudget', 'ReserveModelCall', 'RecordModelCallOutcome', 'agents_list', 'agents_get', 'keys_configured', 'model_calls_ledger', 'model_calls_get']);
+    expect(registry.serviceApi.info().endpoints.map((e) => e.name)).toEqual(['AdjustTrust', 'DisableAgent', 'EnableAgent', 'RegisterAgent', 'RotateAgentKey', 'UpdateAgent', 'ReportHealth', 'ResumeAgent', 'RecordSettings', 'RecordModelCallOutcome', 'ReserveModelCall', 'SetModelBudget', 'agents_get', 'keys_configured', 'agents_list', 'model_calls_get', 'model_calls_ledger']);
   });
 });
 
