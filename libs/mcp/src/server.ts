@@ -116,10 +116,11 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
 }
 
 /**
- * Commands `agora mcp` does not offer: they name an agent's keys (RegisterAgent, RotateAgentKey), and
- * a model never handles keys. Identities are managed where the keys are (`agora keys`, `agora agents`).
+ * Commands `agora mcp` does not offer: they name an agent's keys (RegisterAgent, RotateAgentKey, and
+ * EnableAgent, which may bring an agent back under a new key), and a model never handles keys.
+ * Identities are managed where the keys are (`agora keys`, `agora agents`).
  */
-const NOT_FOR_MODELS = new Set(['RegisterAgent', 'RotateAgentKey']);
+const NOT_FOR_MODELS = new Set(['RegisterAgent', 'RotateAgentKey', 'EnableAgent']);
 
 /**
  * RecordTieBreak (siding with a party) and DecideRecovery (resume) resolve a recovery and carry the

@@ -92,6 +92,7 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     // Decisions that resolve a recovery are signed by the server, as sign_resolution is; identities (keys) are managed where the keys are.
     expect(names).toEqual(expect.arrayContaining(['record_tie_break', 'decide_recovery', 'sign_resolution']));
     expect(names).not.toContain('register_agent');
+    expect(names).not.toContain('enable_agent');
     expect(names).not.toContain('rotate_agent_key');
   }, 60_000);
 

@@ -84,16 +84,28 @@ describe('@agora/sdk against a running Agora (e2e)', () => {
   });
 
   it('plays a tribunal round over HTTP: reviewers answer from their role loops, the executive waits on the log for the verdict', async () => {
+    // The reviewers answer once the executive's wait has seen the round open: a wait that reads the
+    // verdict already given returns it at once, and this test wants to see the reviews as progress.
+    let roundSeen!: () => void;
+    const seen = new Promise<void>((resolve) => (roundSeen = resolve));
     for (const reviewer of REVIEWERS) {
       const client = await overHttp(reviewer);
-      loops.push(onReviewRequested(client, async ({ proposal, constitution }) => ({ verdict: 'approve', reasoning: `${constitution}: nothing in "${proposal.title}" breaks it` })));
+      loops.push(
+        onReviewRequested(client, async ({ proposal, constitution }) => {
+          await seen;
+          return { verdict: 'approve', reasoning: `${constitution}: nothing in "${proposal.title}" breaks it` };
+        }),
+      );
     }
     await Promise.all(loops.map((l) => l.ready));
     const seldon = await overHttp('seldon');
     const submitted = await seldon.send('SubmitProposal', { proposalId: 'sdk-round', title: 'Ship the SDK', body: 'Publish @agora/sdk', problem: 'Agents hand-roll clients' });
     expect(submitted.position).toEqual(expect.any(String));
     const progress: string[] = [];
-    const verdict = await seldon.waitForVerdict('sdk-round', { after: submitted.position, timeoutMs: 60_000, onProgress: (e) => progress.push(e.type) });
+    const verdict = await seldon.waitForVerdict('sdk-round', { after: submitted.position, timeoutMs: 60_000, onProgress: (e) => {
+      progress.push(e.type);
+      if (e.type === 'ReviewRoundOpened') roundSeen();
+    } });
     expect(verdict.status).toBe('approved');
     expect(verdict.rounds[0]!.reviews.map((r) => r.reviewer).sort()).toEqual([...REVIEWERS].sort());
     expect(progress).toEqual(expect.arrayContaining(['ReviewRoundOpened', 'ReviewSubmitted']));
