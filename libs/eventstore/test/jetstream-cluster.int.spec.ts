@@ -98,7 +98,7 @@ describe('a stream in which two commits claim one revision (a log a faulty serve
   const log = names();
   beforeAll(async () => {
     cluster = await startNatsCluster();
-  }, 60_000);
+  }, 90_000);
   afterAll(() => cluster?.stop());
 
   describeEventStoreContract('jetstream, 3-node cluster, 3 replicas', () => openJetStreamEventStore({ servers: cluster.urls, ...log, replicas: 3, pollIntervalMs: 200, logger: quiet, atomicAppends: true }), {
@@ -134,7 +134,7 @@ const defect = minor > 9 || (minor === 9 && patch >= 21) ? /keeps the message id
   let cluster: PrivateNatsCluster;
   beforeAll(async () => {
     cluster = await startNatsCluster({ bin: REFUSED_BIN! });
-  }, 60_000);
+  }, 90_000);
   afterAll(() => cluster?.stop());
 
   it('refuses to create a log of 3 replicas, naming the defect and the fix, and creates nothing', async () => {

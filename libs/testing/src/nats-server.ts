@@ -224,6 +224,21 @@ export interface PrivateNatsCluster {
  * names it.
  */
 export async function startNatsCluster(options: { bin?: string; nodes?: number; timeoutMs?: number } = {}): Promise<PrivateNatsCluster> {
+  // A new 2.10.27 cluster has been seen never to place a stream on every peer (30 s of "no suitable
+  // peers for placement"): such a cluster is stopped and a new one started, once.
+  try {
+    return await startNatsClusterOnce(options);
+  } catch (error) {
+    if (!(error instanceof ClusterNotReady)) throw error;
+    console.warn(`${error.message}: starting a new cluster`);
+    return startNatsClusterOnce(options);
+  }
+}
+
+/** A cluster whose nodes started but whose JetStream did not place a stream on every peer in time. */
+class ClusterNotReady extends Error {}
+
+async function startNatsClusterOnce(options: { bin?: string; nodes?: number; timeoutMs?: number }): Promise<PrivateNatsCluster> {
   const bin = options.bin ?? NATS_SERVER_BIN;
   const count = options.nodes ?? 3;
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -273,7 +288,7 @@ async function jetStreamAnswers(urls: string[], replicas: number, timeoutMs: num
         await jsm.streams.delete('AGORA_TEST_PLACEMENT');
         return;
       } catch (error) {
-        if (Date.now() > until) throw new Error(`the NATS cluster's JetStream did not answer within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`);
+        if (Date.now() > until) throw new ClusterNotReady(`the NATS cluster's JetStream did not answer within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`);
         await new Promise((r) => setTimeout(r, 250));
       }
     }
