@@ -5,7 +5,7 @@ import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
 import { clusteredLogRefusal, takesAtomicBatches } from './server-version.js';
-import { ensureStream, setUpStream, StreamNotReady, verifyStream, type StreamSetupAction } from './stream-setup.js';
+import { setUpStream, StreamNotReady, untilStreamListens, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
 
 export type { JetStreamStoreLogger } from './store.js';
@@ -109,7 +109,13 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
     const atomicBatches = options.atomicAppends === true && takesAtomicBatches(nc.info?.version);
     // A stream an operator manages (verify) is served as it is: with atomic batches only if it allows them.
-    const info = options.streamSetup === 'verify' ? await verifyStream(jsm, config) : await ensureStream(jsm, { ...config, atomicBatches });
+    let info;
+    if (options.streamSetup === 'verify') info = await verifyStream(jsm, config);
+    else {
+      const setUp = await setUpStream(jsm, { ...config, atomicBatches });
+      if (setUp.action !== 'unchanged') await untilStreamListens(nc, config.subjectPrefix, config.requestTimeoutMs);
+      info = setUp.info;
+    }
     refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
     return new JetStreamEventStore(nc, jsm, config, ownsConnection, atomicBatches && info.config.allow_atomic === true);
   } catch (error) {
@@ -133,7 +139,9 @@ export async function setUpJetStreamLog(
   const config = resolveOptions(options);
   refuseClusteredLogOn(connection, config.streamName, config.replicas);
   const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
-  return (await setUpStream(jsm, { ...config, atomicBatches: options.atomicAppends === true && takesAtomicBatches(connection.info?.version) })).action;
+  const { action } = await setUpStream(jsm, { ...config, atomicBatches: options.atomicAppends === true && takesAtomicBatches(connection.info?.version) });
+  if (action !== 'unchanged') await untilStreamListens(connection, config.subjectPrefix, config.requestTimeoutMs);
+  return action;
 }
 
 /** Throws StoreRefused when the connected server must not hold a log of `replicas` replicas (see server-version.ts). */

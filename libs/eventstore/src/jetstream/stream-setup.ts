@@ -8,7 +8,9 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/nats-core';
+import { headers, nanos, RequestError, type NatsConnection } from '@nats-io/nats-core';
+import { randomUUID } from 'node:crypto';
+import { sleep } from '../catch-up.js';
 
 export interface StreamSetup {
   streamName: string;
@@ -100,9 +102,30 @@ export async function setUpStream(jsm: JetStreamManager, setup: StreamSetup): Pr
   }
 }
 
-/** Creates the stream, or brings an existing one up to what the adapter needs. Returns its info. */
-export async function ensureStream(jsm: JetStreamManager, setup: StreamSetup): Promise<StreamInfo> {
-  return (await setUpStream(jsm, setup)).info;
+/**
+ * Waits until a publish on the log's subjects reaches the stream from this connection's server: a
+ * stream just created (or given its subjects) on a cluster takes them on the server that holds it,
+ * and the others hear of it a moment later (until then a publish is answered "no responders"; seen
+ * on a 3-node 2.10.27 cluster). The probe states an expected subject sequence that no subject can
+ * have, so JetStream refuses it and stores nothing. Throws after `timeoutMs`.
+ */
+export async function untilStreamListens(nc: NatsConnection, subjectPrefix: string, timeoutMs: number): Promise<void> {
+  const subject = `${subjectPrefix}.$ready`;
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 100)) {
+    const h = headers();
+    h.set('Nats-Msg-Id', randomUUID());
+    h.set('Nats-Expected-Last-Subject-Sequence', String(Number.MAX_SAFE_INTEGER));
+    try {
+      await nc.request(subject, undefined, { headers: h, timeout: Math.max(1, deadline - Date.now()) });
+      return; // refused (or, impossibly, stored): the stream listens
+    } catch (error) {
+      if (!(error instanceof RequestError && error.isNoResponders()) || Date.now() + wait > deadline) {
+        throw new Error(`no JetStream stream takes messages on ${subject} within ${timeoutMs} ms of setting it up: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    await sleep(wait);
+  }
 }
 
 /**
