@@ -1,6 +1,7 @@
 // npm test: every check and every test, on a fresh machine, in one command. See --help.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDebianPackages, privateNatsServer, sharedNatsServer } from './setup.mjs';
@@ -9,6 +10,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STAGES = ['unit', 'int', 'e2e'];
 const CHECKS = ['typecheck', 'lint', 'build'];
 export const TIMINGS_FILE = join(ROOT, 'test-results', 'timings.jsonl');
+/**
+ * Int and e2e suites mostly wait (on servers, processes, the network), so two at a time take about half
+ * as long on two cores (CPU about 70-80% busy); each starts its own servers on free ports.
+ */
+const DEFAULT_WORKERS = Math.min(2, availableParallelism());
 
 const HELP = `npm test [-- options] [-- jest arguments]
 
@@ -30,12 +36,13 @@ ends with each step's time and the 15 slowest suites.
 Options:
   --only <steps>   comma-separated steps to run, of: setup, checks, unit, int, e2e (default: all)
   --no-setup       the same as --only checks,unit,int,e2e
-  --workers <n>    Jest workers for the int and e2e stages (default 1: one suite at a time)
+  --workers <n>    Jest workers for the int and e2e stages (default ${DEFAULT_WORKERS}: suites ${DEFAULT_WORKERS === 1 ? 'one at a time' : 'two at a time'};
+                   1 runs one suite at a time, as when looking for a suite that disturbs another)
   --help           this text
 Anything after a second \`--\` goes to every Jest run (e.g. a path pattern).`;
 
 function parse(argv) {
-  const options = { steps: ['setup', 'checks', ...STAGES], workers: 1, jest: [] };
+  const options = { steps: ['setup', 'checks', ...STAGES], workers: DEFAULT_WORKERS, jest: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
