@@ -8,7 +8,7 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from '@nats-io/jetstream';
-import { headers, nanos, RequestError, type NatsConnection } from '@nats-io/nats-core';
+import { headers, nanos, PermissionViolationError, RequestError, type NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../catch-up.js';
 
@@ -107,7 +107,8 @@ export async function setUpStream(jsm: JetStreamManager, setup: StreamSetup): Pr
  * stream just created (or given its subjects) on a cluster takes them on the server that holds it,
  * and the others hear of it a moment later (until then a publish is answered "no responders"; seen
  * on a 3-node 2.10.27 cluster). The probe states an expected subject sequence that no subject can
- * have, so JetStream refuses it and stores nothing. Throws after `timeoutMs`.
+ * have, so JetStream refuses it and stores nothing. Throws after `timeoutMs`; returns at once for a
+ * user that may not publish there.
  */
 export async function untilStreamListens(nc: NatsConnection, subjectPrefix: string, timeoutMs: number): Promise<void> {
   const subject = `${subjectPrefix}.$ready`;
@@ -120,6 +121,8 @@ export async function untilStreamListens(nc: NatsConnection, subjectPrefix: stri
       await nc.request(subject, undefined, { headers: h, timeout: Math.max(1, deadline - Date.now()) });
       return; // refused (or, impossibly, stored): the stream listens
     } catch (error) {
+      // A user that sets the stream up but may not append (the operator of `agora setup nats`) has nothing to wait for.
+      if (error instanceof PermissionViolationError || (error instanceof Error && error.cause instanceof PermissionViolationError)) return;
       if (!(error instanceof RequestError && error.isNoResponders()) || Date.now() + wait > deadline) {
         throw new Error(`no JetStream stream takes messages on ${subject} within ${timeoutMs} ms of setting it up: ${error instanceof Error ? error.message : String(error)}`);
       }
