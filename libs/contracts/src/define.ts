@@ -166,6 +166,9 @@ export function serviceOfActor(actor: string): ServiceName | undefined {
  */
 export const PROCESS_NATS_USERS = [...SERVICE_NAMES, 'gateway', 'service', 'agent', 'observer', 'auditor'] as const;
 
+/** The NATS server Agora's processes and clients connect to when nothing names one (NATS_URL). */
+export const DEFAULT_NATS_URL = '127.0.0.1:4222';
+
 /** The process users that are one process's own: their replies arrive under `_INBOX_<name>`, the only inbox they may read. */
 export const OWN_INBOX_NATS_USERS: readonly string[] = [...SERVICE_NAMES, 'gateway'];
 

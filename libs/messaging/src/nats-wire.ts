@@ -1,9 +1,10 @@
 import { errors, headers as natsHeaders, nkeyAuthenticator, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { DEFAULT_NATS_URL } from '@agora/contracts';
 import { inboxPrefixOf, natsUserSeed } from './nats-identity.js';
 import { ConnectionClosed, NoResponders, PayloadTooLarge, RequestTimedOut, type WireConnection, type WireDelivery, type WireHeaders, type WireMessage, type WireSubscribeOptions, type WireSubscription } from './wire.js';
 
-export const DEFAULT_NATS_URL = '127.0.0.1:4222';
+export { DEFAULT_NATS_URL };
 
 export interface NatsConnectOptions {
   /** Default `NATS_URL`, else 127.0.0.1:4222. */

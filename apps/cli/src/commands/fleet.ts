@@ -1,5 +1,3 @@
-import { describeAction, FleetFileError, readFleetFile, startFleet } from '@agora/participants';
-import { ProviderLayer, providersConfigFromEnv } from '@agora/providers';
 import { CommandFailed, EXIT, stringOption, type CommandSpec } from '../command.js';
 import { gatewayUrl } from '../gateway-client.js';
 
@@ -24,6 +22,9 @@ AGORA_MODEL_PRICES; see docs/configuration.md).`,
   positionals: [{ name: 'fleet file', required: true, description: 'the fleet file (JSON)' }],
   examples: ['agora fleet run examples/fleet/fleet.json --operator-key data/operator.key.json'],
   async run(args, io) {
+    // Loaded when the command runs: the participants and the provider layer take a second to load, which no other command pays.
+    const { describeAction, FleetFileError, readFleetFile, startFleet } = await import('@agora/participants');
+    const { ProviderLayer, providersConfigFromEnv } = await import('@agora/providers');
     let fleet;
     try {
       fleet = readFleetFile(args.positionals[0]!);

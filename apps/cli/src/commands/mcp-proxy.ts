@@ -1,7 +1,3 @@
-import { createMcpProxy, readToolPolicy } from '@agora/mcp';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EXIT, integerOption, requiredOption, stringOption, UsageError, type CommandSpec } from '../command.js';
 import { AGENT_CONNECTION_OPTIONS, connectAgent, serveStdio } from './mcp.js';
 
@@ -29,6 +25,11 @@ sees it. A held call reports progress (one notification per event of its session
   positionals: [{ name: 'upstream command', required: false, rest: true, description: 'after --: the stdio MCP server to put the proxy in front of, and its arguments' }],
   examples: ['agora mcp-proxy --policy memory.policy.json --key alice.key.json --url http://127.0.0.1:8080 -- npx @modelcontextprotocol/server-memory'],
   async run(args, io) {
+    // Loaded when the proxy runs, not by every other command.
+    const { createMcpProxy, readToolPolicy } = await import('@agora/mcp');
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const policy = readToolPolicy(requiredOption(args, 'policy', 'mcp-proxy'));
     const upstreamUrl = stringOption(args, 'upstream-url');
     const [command, ...commandArgs] = args.positionals;

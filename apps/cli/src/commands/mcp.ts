@@ -1,7 +1,5 @@
-import { createAgoraMcpServer } from '@agora/mcp';
 import { Agora } from '@agora/sdk';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { EXIT, requiredOption, stringOption, type CommandSpec, type Io, type OptionSpec, type Parsed } from '../command.js';
 import { gatewayUrl, readKeyFile } from '../gateway-client.js';
 
@@ -35,6 +33,8 @@ export async function serveStdio(server: Pick<Server, 'connect' | 'close' | 'onc
       resolve();
     };
   });
+  // The MCP libraries are loaded when an MCP command runs, not by every other command.
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   await server.connect(new StdioServerTransport());
   const stop = () => void server.close();
   io.signal?.addEventListener('abort', stop, { once: true });
@@ -57,6 +57,7 @@ written on stdout; diagnostics go to stderr.`,
   positionals: [],
   examples: ['agora mcp --key alice.key.json --url http://127.0.0.1:8080'],
   async run(args, io) {
+    const { createAgoraMcpServer } = await import('@agora/mcp');
     const agora = await connectAgent(args, io, 'mcp');
     const server = createAgoraMcpServer(agora);
     io.stderr(`agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind})\n`);

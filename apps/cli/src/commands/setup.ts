@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, renameSync } from 'node:fs';
-import type { AgentView } from '@agora/contracts';
-import { setUpJetStreamLog, type StreamSetupAction } from '@agora/eventstore';
-import { connectNats, DEFAULT_NATS_URL, natsAuthorization, type NatsAgent, type NatsIdentity } from '@agora/messaging';
+import { DEFAULT_NATS_URL, type AgentView } from '@agora/contracts';
+import type { StreamSetupAction } from '@agora/eventstore';
+import type { NatsAgent, NatsIdentity } from '@agora/messaging';
 import { CommandFailed, EXIT, flag, integerOption, stringOption, UsageError, type CommandSpec } from '../command.js';
 import { gatewayReader, queryAllPages, readKeyFile } from '../gateway-client.js';
 
@@ -40,6 +40,8 @@ function readIfExists(path: string): string | undefined {
  * nothing the second time.
  */
 export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult> {
+  // Loaded when the command runs: messaging and the event store take a second or two to load, which no other command pays.
+  const { natsAuthorization } = await import('@agora/messaging');
   const text = natsAuthorization(input.agents, { ...(input.stream?.streamName === undefined ? {} : { streamName: input.stream.streamName }), ...(input.services ? { services: true } : {}) });
   const changed = readIfExists(input.out) !== text;
   if (changed) {
@@ -53,6 +55,7 @@ export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult>
   const { servers, identity, ...log } = input.stream;
   const connection = await connectAsOperator(servers, identity, reloaded ? (input.reloadWaitMs ?? 15_000) : 0);
   try {
+    const { setUpJetStreamLog } = await import('@agora/eventstore');
     return { file: changed ? 'written' : 'unchanged', reloaded, stream: await setUpJetStreamLog(connection, log) };
   } finally {
     await connection.close();
@@ -65,6 +68,7 @@ export async function setUpNats(input: NatsSetupInput): Promise<NatsSetupResult>
  * be answered, so each attempt is short and a failure is retried until `waitMs`.
  */
 async function connectAsOperator(servers: string, identity: NatsIdentity, waitMs: number) {
+  const { connectNats } = await import('@agora/messaging');
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
