@@ -123,12 +123,20 @@ export interface CandidateAgent {
  * specializations), when it last reviewed this agent, and whether the pair is flagged for collusion.
  */
 export function recoveryCandidates(agents: readonly CandidateAgent[], records: readonly DialecticSessionRecord[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): RecoveryCandidate[] {
-  const outcomes = reviewerOutcomes(records, now);
+  // Grouped by reviewer once: a draw costs the agents plus the sessions, not their product (a fleet
+  // that grows with its history would otherwise slow every recovery down with it).
+  const byReviewer = <T extends { reviewer: string | null }>(items: readonly T[]): Map<string, T[]> => {
+    const groups = new Map<string, T[]>();
+    for (const item of items) if (item.reviewer !== null) (groups.get(item.reviewer) ?? groups.set(item.reviewer, []).get(item.reviewer)!).push(item);
+    return groups;
+  };
+  const recordsOf = byReviewer(records);
+  const outcomesOf = byReviewer(reviewerOutcomes(records, now));
   const flags = collusionFlags(records, now, collusion);
   return agents.map((a) => {
-    const reviewed = records.filter((r) => r.reviewer === a.agentId);
+    const reviewed = recordsOf.get(a.agentId) ?? [];
     const ofThisAgent = reviewed.filter((r) => r.agentId === agentId).map((r) => r.openedAt);
-    const track = trackRecord(outcomes.filter((o) => o.reviewer === a.agentId));
+    const track = trackRecord(outcomesOf.get(a.agentId) ?? []);
     const expertise = [...new Set([...a.specializations, ...reviewed.flatMap((r) => r.tags)])].filter((t) => /^[a-z][a-z0-9_-]{0,31}$/.test(t)).slice(0, 64);
     return {
       agentId: a.agentId,
