@@ -9,7 +9,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
   moduleNameMapper: {
-    '^@agora/([a-z0-9-]+)/(browser|client)$': '<rootDir>/libs/$1/src/$2.ts',
+    '^@agora/([a-z0-9-]+)/(browser|client|testing)$': '<rootDir>/libs/$1/src/$2.ts',
     '^@agora/([a-z0-9-]+)$': ['<rootDir>/libs/$1/src/index.ts', '<rootDir>/apps/$1/src/index.ts'],
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

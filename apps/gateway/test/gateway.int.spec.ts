@@ -9,7 +9,8 @@ import { createServiceMicroservice, InProcessAgoraClient, InProcessBus, type Ser
 import { Counter, Registry } from 'prom-client';
 import { z } from 'zod';
 import { startGateway, type Gateway } from '../src/index.js';
-import { agents, signed, sleep, SseReader, uniqueName, widgetCatalog, widgetHandlers } from './fixtures.js';
+import { signed, uniqueService, widgetCatalog, widgetHandlers, widgetTeam } from '@agora/messaging/testing';
+import { sleep, SseReader } from './fixtures.js';
 
 interface HttpAnswer {
   status: number;
@@ -19,11 +20,11 @@ interface HttpAnswer {
 }
 
 describe('the HTTP gateway', () => {
-  const service = uniqueName('widgets');
+  const service = uniqueService('widgets');
   const widgets = widgetCatalog(service);
-  const team = agents();
+  const team = widgetTeam();
   // A command of a service nobody runs: the gateway knows it, no service answers it.
-  const Orphan = defineCommand({ type: 'PokeOrphan', service: uniqueName('orphan'), aggregate: 'thing', verb: 'poke', roles: ['operator'], summary: 'Nobody serves this', payload: z.object({}).strict() });
+  const Orphan = defineCommand({ type: 'PokeOrphan', service: uniqueService('orphan'), aggregate: 'thing', verb: 'poke', roles: ['operator'], summary: 'Nobody serves this', payload: z.object({}).strict() });
   const catalog = { commands: [...widgets.catalog.commands, Orphan], queries: widgets.catalog.queries };
   let dir: string;
   let bus: InProcessBus;
@@ -81,7 +82,7 @@ describe('the HTTP gateway', () => {
       const answer = await post(signed('CreateWidget', 'operator', team.operator, { widgetId: 'http-1', size: 3 }));
       expect(answer.status).toBe(200);
       expect(answer.contentType).toMatch(/^application\/json/);
-      expect(answer.body).toEqual({ ok: true, result: { created: { widgetId: 'http-1', size: 3 }, by: 'operator' } });
+      expect(answer.body).toEqual({ ok: true, result: { created: { widgetId: 'http-1', size: 3 }, by: 'operator', replica: 'r0' } });
     });
 
     it.each(Object.keys(ERROR_CODES) as ErrorCode[])('answers a %s reply with its HTTP status', async (code) => {
@@ -292,7 +293,7 @@ describe('the HTTP gateway', () => {
     const parsed = (data: string) => JSON.parse(data) as { id: string; type: string; streamId: string; revision: number; position: string; recordedAt: string; data: { n: number }; metadata: Record<string, unknown> };
 
     it('sends history, then live events, in order, as id/event/data messages', async () => {
-      const category = uniqueName('sse');
+      const category = uniqueService('sse');
       await appendEvents(`${category}-a`, 'ThingHappened', 2);
       const reader = await open(`/v1/events?category=${category}`);
       expect(reader.status).toBe(200);
@@ -320,7 +321,7 @@ describe('the HTTP gateway', () => {
     });
 
     it('resumes after Last-Event-ID without a gap or a repeat', async () => {
-      const category = uniqueName('resume');
+      const category = uniqueService('resume');
       await appendEvents(`${category}-x`, 'Counted', 5);
       const first = await open(`/v1/events?category=${category}`);
       const firstTwo = await first.waitFor(2);
@@ -340,9 +341,9 @@ describe('the HTTP gateway', () => {
     });
 
     it('filters by category and by type, each repeatable', async () => {
-      const a = uniqueName('cata');
-      const b = uniqueName('catb');
-      const c = uniqueName('catc');
+      const a = uniqueService('cata');
+      const b = uniqueService('catb');
+      const c = uniqueService('catc');
       await appendEvents(`${a}-1`, 'Red', 1);
       await appendEvents(`${b}-1`, 'Green', 1);
       await appendEvents(`${c}-1`, 'Red', 1);
@@ -358,7 +359,7 @@ describe('the HTTP gateway', () => {
     });
 
     it('from=end skips history', async () => {
-      const category = uniqueName('tail');
+      const category = uniqueService('tail');
       await appendEvents(`${category}-1`, 'Old', 3);
       const reader = await open(`/v1/events?from=end&category=${category}`);
       await appendEvents(`${category}-1`, 'New', 2);
@@ -379,14 +380,14 @@ describe('the HTTP gateway', () => {
     it('sends a heartbeat comment while idle, and lets a disconnected client go', async () => {
       const chatty = await startGateway({ client: new InProcessAgoraClient(bus), store, port: 0, host: '127.0.0.1', logger: false, catalog, sseHeartbeatMs: 50 });
       extra.push(chatty);
-      const reader = await open(`/v1/events?category=${uniqueName('quiet')}`, {}, chatty);
+      const reader = await open(`/v1/events?category=${uniqueService('quiet')}`, {}, chatty);
       await reader.until(() => reader.comments >= 2);
       reader.close();
       // The stream is counted once its connection has ended.
       await sleep(100);
       expect(await chatty.registry.metrics()).toMatch(/agora_gateway_http_requests_total\{route="\/v1\/events",method="GET",status="200"\} 1/);
       // close() does not wait for open streams.
-      const open2 = await open(`/v1/events?category=${uniqueName('quiet')}`, {}, chatty);
+      const open2 = await open(`/v1/events?category=${uniqueService('quiet')}`, {}, chatty);
       expect(open2.status).toBe(200);
       const started = Date.now();
       await chatty.close();

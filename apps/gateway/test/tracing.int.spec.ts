@@ -10,15 +10,15 @@ import { createServiceMicroservice, InProcessAgoraClient, InProcessBus, type Ser
 import { useTracerProvider } from '@agora/tracing';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { startGateway, type Gateway } from '../src/index.js';
-import { agents, signed, uniqueName, widgetCatalog, widgetHandlers } from './fixtures.js';
+import { signed, uniqueService, widgetCatalog, widgetHandlers, widgetTeam } from '@agora/messaging/testing';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 
 describe('the gateway traced', () => {
-  const service = uniqueName('widgets');
+  const service = uniqueService('widgets');
   const widgets = widgetCatalog(service);
-  const team = agents();
+  const team = widgetTeam();
   const exporter = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   let dir: string;

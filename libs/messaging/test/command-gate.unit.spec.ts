@@ -1,13 +1,13 @@
 import { AgoraError, type ErrorCode } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
 import { CommandGate, CompositeAgentDirectory, StaticAgentDirectory, type GateConditions } from '../src/index.js';
-import { agents, signed, widgetCatalog } from './fixtures.js';
+import { signed, widgetCatalog, widgetTeam } from '../src/testing.js';
 
 const NOW = Date.parse('2030-01-01T12:00:00.000Z');
 const ISSUED = new Date(NOW - 1_000);
 const SERVICE = 'widgets';
-const { CreateWidget, BreakWidget, catalog } = widgetCatalog(SERVICE);
-const team = agents();
+const { CreateWidget, FailWidget, catalog } = widgetCatalog(SERVICE);
+const team = widgetTeam();
 const gate = new CommandGate({ directory: team.directory, commands: catalog.commands, now: () => NOW });
 
 async function refusal(body: unknown, subject = CreateWidget.subject, g = gate): Promise<AgoraError> {
@@ -107,8 +107,8 @@ describe('CommandGate', () => {
   });
 
   it('refuses a type that does not match the subject', async () => {
-    const error = await expectCode(signed('BreakWidget', 'operator', team.operator, { how: 'domain' }, { issuedAt: ISSUED }), 'invalid_command');
-    expect(error.details).toEqual({ type: 'BreakWidget', expectedType: 'CreateWidget' });
+    const error = await expectCode(signed('FailWidget', 'operator', team.operator, { how: 'domain' }, { issuedAt: ISSUED }), 'invalid_command');
+    expect(error.details).toEqual({ type: 'FailWidget', expectedType: 'CreateWidget' });
   });
 
   it('refuses a payload that fails its schema, naming the fields', async () => {
@@ -125,7 +125,7 @@ describe('CommandGate', () => {
   it('refuses an actor without any role of the command', async () => {
     const error = await expectCode(create('observer', team.observer), 'forbidden');
     expect(error.details).toMatchObject({ requiredRoles: ['operator', 'executive'], actorRoles: ['observer'] });
-    await expectCode(signed('BreakWidget', 'executive', team.executive, { how: 'domain' }, { issuedAt: ISSUED }), 'forbidden', BreakWidget.subject);
+    await expectCode(signed('FailWidget', 'executive', team.executive, { how: 'domain' }, { issuedAt: ISSUED }), 'forbidden', FailWidget.subject);
   });
 
   it('checks in the documented order: the cheap checks first', async () => {

@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connectNats, createServiceMicroservice, EventPublisher, NatsAgoraClient, NatsWire } from '../src/index.js';
-import { NATS_URL } from './fixtures.js';
+import { connectNats, createServiceMicroservice, DEFAULT_NATS_URL, EventPublisher, NatsAgoraClient, NatsWire } from '../src/index.js';
 import { transportSuite } from './transport-suite.js';
+
+const NATS_URL = process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
 
 transportSuite('NATS', async () => {
   const nc: NatsConnection = await connectNats({ servers: NATS_URL, name: 'agora-messaging-test' });

@@ -15,7 +15,7 @@ import {
   type MessagingLogger,
   type WireDelivery,
 } from '../src/index.js';
-import { agents, signed, widgetCatalog, widgetHandlers } from './fixtures.js';
+import { signed, widgetCatalog, widgetHandlers, widgetTeam } from '../src/testing.js';
 
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 const json = (value: unknown) => encodeJson(value);
@@ -105,7 +105,7 @@ describe('ReplyCache', () => {
   });
 
   it('keys on the whole envelope, not only the commandId', () => {
-    const team = agents();
+    const team = widgetTeam();
     const first = signed('CreateWidget', 'operator', team.operator, { widgetId: 'w1' });
     const reused = signed('CreateWidget', 'executive', team.executive, { widgetId: 'w1' }, { commandId: first.commandId, issuedAt: first.issuedAt });
     expect(replyCacheKey(first)).toBe(replyCacheKey({ ...first }));
@@ -178,7 +178,7 @@ describe('InProcessBus', () => {
 describe('MessageDispatcher', () => {
   const service = 'widgets';
   const widgets = widgetCatalog(service);
-  const team = agents();
+  const team = widgetTeam();
 
   it('refuses to start without a handler for every command and query, or with extra ones', () => {
     const { commands, queries } = widgetHandlers(widgets);
@@ -192,7 +192,7 @@ describe('MessageDispatcher', () => {
     const { logger, errors } = recordingLogger();
     const { commands, queries } = widgetHandlers(widgets);
     const dispatcher = new MessageDispatcher({ service, directory: team.directory, catalog: widgets.catalog, commands, queries, logger });
-    const reply = await dispatcher.dispatch({ subject: widgets.BreakWidget.subject, body: { ...signed('BreakWidget', 'operator', team.operator, { how: 'crash' }) } });
+    const reply = await dispatcher.dispatch({ subject: widgets.FailWidget.subject, body: { ...signed('FailWidget', 'operator', team.operator, { how: 'crash' }) } });
     expect(reply).toEqual({ ok: false, error: { code: 'internal', message: expect.not.stringContaining('secret') } });
     expect(errors).toHaveLength(1);
     expect(String(errors[0]?.error)).toMatch(/disk on fire/);

@@ -15,7 +15,7 @@ import {
   type StatsResponse,
   type WireConnection,
 } from '../src/index.js';
-import { agents, signed, uniqueService, widgetCatalog, widgetHandlers } from './fixtures.js';
+import { signed, uniqueService, widgetCatalog, widgetHandlers, widgetTeam } from '../src/testing.js';
 
 /** What the shared suite needs from a transport: the same tests then run over NATS and in-process. */
 export interface TransportHarness {
@@ -54,7 +54,7 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
   describe(`messaging over ${name}`, () => {
     const service = uniqueService('widgets');
     const widgets = widgetCatalog(service);
-    const team = agents();
+    const team = widgetTeam();
     const handlers = widgetHandlers(widgets);
     let h: TransportHarness;
     let single: ServiceMicroservice;
@@ -86,7 +86,7 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
     });
 
     it('answers queries, validating their parameters', async () => {
-      expect(await h.client.request(widgets.GetWidget.subject, { widgetId: 'w9' })).toEqual({ ok: true, result: { widgetId: 'w9' } });
+      expect(await h.client.request(widgets.GetWidget.subject, { widgetId: 'w9' })).toEqual({ ok: true, result: { widgetId: 'w9', params: { widgetId: 'w9' } } });
       const error = expectError(await h.client.request(widgets.GetWidget.subject, { widgetId: 'w9', extra: true }), 'invalid_command');
       expect(error.details?.['unknownFields']).toEqual(['extra']);
       // An empty body is `{}` for a query: here it lacks widgetId.
@@ -108,7 +108,7 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
         ['a bad payload', () => create({ widgetId: 'w1', size: 'huge' }), 'invalid_command'],
         ['an extra payload field', () => create({ widgetId: 'w1', color: 'red' }), 'invalid_command'],
         ['an extra envelope field', () => ({ ...create(), priority: 'high' }), 'invalid_command'],
-        ['a type the subject does not take', () => signed('BreakWidget', 'operator', team.operator, { how: 'domain' }), 'invalid_command'],
+        ['a type the subject does not take', () => signed('FailWidget', 'operator', team.operator, { how: 'domain' }), 'invalid_command'],
       ];
       it.each(cases)('refuses %s', async (_what, body, code) => {
         const before = handlers.calls.length;
@@ -140,9 +140,9 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
     });
 
     it('passes a handler AgoraError through and hides any other error behind internal', async () => {
-      const domain = expectError(await h.client.request(widgets.BreakWidget.subject, signed('BreakWidget', 'operator', team.operator, { how: 'domain' })), 'illegal_state');
+      const domain = expectError(await h.client.request(widgets.FailWidget.subject, signed('FailWidget', 'operator', team.operator, { how: 'domain' })), 'illegal_state');
       expect(domain).toEqual({ code: 'illegal_state', message: 'the widget is already broken', details: { widgetId: 'w1' } });
-      const crash = expectError(await h.client.request(widgets.BreakWidget.subject, signed('BreakWidget', 'operator', team.operator, { how: 'crash' })), 'internal');
+      const crash = expectError(await h.client.request(widgets.FailWidget.subject, signed('FailWidget', 'operator', team.operator, { how: 'crash' })), 'internal');
       expect(crash.message).not.toMatch(/secret|disk/);
     });
 
@@ -176,7 +176,7 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
       sub.unsubscribe();
 
       // A slow handler: the caller gets `timeout`; the service finishes on its own (wait for it, to close cleanly).
-      const slow = await h.client.request(widgets.BreakWidget.subject, signed('BreakWidget', 'operator', team.operator, { how: 'slow' }), { timeoutMs: 200 });
+      const slow = await h.client.request(widgets.FailWidget.subject, signed('FailWidget', 'operator', team.operator, { how: 'slow' }), { timeoutMs: 200 });
       expectError(slow, 'timeout');
       await sleep(600);
     });
@@ -255,8 +255,9 @@ export function transportSuite(name: string, makeHarness: () => Promise<Transpor
           description: `Agora ${shared} service`,
           endpoints: [
             { name: 'CreateWidget', subject: sharedWidgets.CreateWidget.subject, queue_group: shared, metadata: { kind: 'command', summary: 'Create a widget' } },
-            { name: 'BreakWidget', subject: sharedWidgets.BreakWidget.subject, queue_group: shared, metadata: expect.objectContaining({ kind: 'command' }) },
+            { name: 'FailWidget', subject: sharedWidgets.FailWidget.subject, queue_group: shared, metadata: expect.objectContaining({ kind: 'command' }) },
             { name: 'widgets_get', subject: sharedWidgets.GetWidget.subject, queue_group: shared, metadata: expect.objectContaining({ kind: 'query' }) },
+            { name: 'widgets_list', subject: sharedWidgets.ListWidgets.subject, queue_group: shared, metadata: expect.objectContaining({ kind: 'query' }) },
           ],
         });
 
