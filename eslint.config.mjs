@@ -48,7 +48,7 @@ const boundaries = (cliDeps) => [
 const cliImportingServices = ['apps/cli/test/**/*.ts'];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'libs/sdk/dist-publish/**', '**/node_modules/**', 'coverage/**', '.nx/**', 'data/**'] },
+  { ignores: ['**/dist/**', '**/dist-publish/**', '**/node_modules/**', 'coverage/**', '.nx/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

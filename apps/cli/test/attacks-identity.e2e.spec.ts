@@ -22,7 +22,7 @@ import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } fro
 import { connectNats, NatsAgoraClient } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
 import { REPO_ROOT, runToCompletion, startAgoraProcess, startNatsServer, type AgoraProcess, type PrivateNatsServer } from '@agora/testing';
-import { setUpNats } from '../src/commands/setup.js';
+import { setUpNats } from '../src/commands/nats-setup.js';
 
 const CLI = 'apps/cli/src/main.ts';
 const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;

@@ -22,7 +22,7 @@ import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { connectNats, createServiceMicroservice, GATEWAY_INBOX_PREFIX, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, READER_HEADER, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
 import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
-import { setUpNats } from '../src/commands/setup.js';
+import { setUpNats } from '../src/commands/nats-setup.js';
 
 const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
 const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
