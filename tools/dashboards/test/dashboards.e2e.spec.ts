@@ -335,7 +335,11 @@ const VALIDATORS = ['val1', 'val2', 'val3', 'val4', 'val5'];
     // Every rule of the file Prometheus loaded (an alert or a recording rule per entry).
     expect(all).toHaveLength((readFileSync(RULES, 'utf8').match(/^\s+- (alert|record): /gm) ?? []).length);
     expect(all.filter((r) => r.health !== 'ok')).toEqual([]);
-    expect(all.filter((r) => r.group === 'agora-platform' && r.type === 'alerting' && r.state !== 'inactive')).toEqual([]);
+    // None pending or firing, but the command latency alert may be pending (never firing: it waits 10 min):
+    // a service answers about 30 commands here, so one that a loaded 2-core machine (the tests run two
+    // suites at a time) holds past 1 s is its p99 (seen once, the debate's, at 2.3 s; each under 0.1 s alone).
+    const platformActive = all.filter((r) => r.group === 'agora-platform' && r.type === 'alerting' && r.state !== 'inactive');
+    expect(platformActive.filter((r) => !(r.name === 'AgoraCommandLatencyHigh' && r.state === 'pending'))).toEqual([]);
     // The platform SLIs have values: the commands' failure ratio (0) per service, once the rule has
     // two scrapes of the last service's counters.
     const services = async () => (await series('agora:commands_failed:ratio_rate5m')).map((s) => s.metric['service']).sort();
