@@ -34,7 +34,7 @@ import { InFlightWait, NOT_YET, WRONG_LAST_SEQUENCE } from './in-flight.js';
 import { PubAcks } from './pub-acks.js';
 import { PullReader, type RawMessage } from './pull-reader.js';
 import { SharedTail } from './shared-tail.js';
-import { KeyedQueue, NEW_STREAM, type StreamState, StreamStateCache } from './stream-state.js';
+import { IMPOSSIBLE_SEQ, KeyedQueue, NEW_STREAM, type StreamState, StreamStateCache } from './stream-state.js';
 
 export interface JetStreamStoreLogger {
   warn(message: string, ...details: unknown[]): void;
@@ -48,8 +48,6 @@ export interface JetStreamStoreConfig {
   logger: JetStreamStoreLogger;
 }
 
-/** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
-const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
 /** Rounds of "the stream moved, re-read, try again" before an `any` append gives up. */
 const MAX_APPEND_ATTEMPTS = 50;
 const READ_BATCH = 1024;

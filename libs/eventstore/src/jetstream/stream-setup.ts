@@ -11,6 +11,7 @@ import {
 import { headers, nanos, PermissionViolationError, RequestError, type NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../catch-up.js';
+import { IMPOSSIBLE_SEQ } from './stream-state.js';
 
 export interface StreamSetup {
   streamName: string;
@@ -116,7 +117,7 @@ export async function untilStreamListens(nc: NatsConnection, subjectPrefix: stri
   for (let wait = 1; ; wait = Math.min(wait * 2, 100)) {
     const h = headers();
     h.set('Nats-Msg-Id', randomUUID());
-    h.set('Nats-Expected-Last-Subject-Sequence', String(Number.MAX_SAFE_INTEGER));
+    h.set('Nats-Expected-Last-Subject-Sequence', String(IMPOSSIBLE_SEQ));
     try {
       await nc.request(subject, undefined, { headers: h, timeout: Math.max(1, deadline - Date.now()) });
       return; // refused (or, impossibly, stored): the stream listens

@@ -10,6 +10,9 @@ export interface StreamState {
   commitId: string | undefined;
 }
 
+/** An expected sequence no subject can have: a publish with it is refused unless it is a duplicate. */
+export const IMPOSSIBLE_SEQ = Number.MAX_SAFE_INTEGER;
+
 export const NEW_STREAM: StreamState = { lastRevision: -1, lastSeq: 0, lastIndex: -1, commitId: undefined };
 
 /**
