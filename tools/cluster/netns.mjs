@@ -1,8 +1,8 @@
 // The network `npm run cluster:partitions` runs the NATS nodes on, made and torn down by the run
 // itself (as root): one network namespace per node, each joined by a veth pair to a bridge in the
 // root namespace, where Agora's processes run. The addresses are a private /24 that exists only on
-// these links (10.99.<k>.0/24, the first k no interface or route of the machine uses): the bridge is
-// .1, node n is .1n. A cut between two nodes is a blackhole route to each other's address inside both
+// these links (10.99.<k>.0/24, a k no interface or route of the machine uses, looked for from the
+// run's process id on): the bridge is .1, node n is .1n. A cut between two nodes is a blackhole route to each other's address inside both
 // namespaces (their packets to each other are dropped, silently, as on a broken network), which
 // leaves every node reachable from the root namespace: the processes attached to a node stay on its
 // side. Nothing here sends a packet; every name carries the run's process id, so that a later run
@@ -57,10 +57,17 @@ export function removeLeftovers() {
   return removed;
 }
 
-/** The first 10.99.<k>.0/24 (k from 0 to 255) that no address or route of the machine uses. */
+/**
+ * A 10.99.<k>.0/24 that no address or route of the machine uses: the first from k = the process id
+ * modulo 256 on (wrapping), so that two runs started at the same moment, each seeing the other's
+ * subnet still free, do not both take the first one.
+ */
 function freeSubnet() {
   const used = `${ip(['-o', '-4', 'addr', 'show']).stdout}\n${ip(['-4', 'route', 'show', 'table', 'all']).stdout}`;
-  for (let k = 0; k < 256; k++) if (!used.includes(`10.99.${k}.`)) return `10.99.${k}`;
+  for (let i = 0; i < 256; i++) {
+    const k = (process.pid + i) % 256;
+    if (!used.includes(`10.99.${k}.`)) return `10.99.${k}`;
+  }
   throw new Error('every 10.99.<k>.0/24 is in use on this machine');
 }
 

@@ -160,13 +160,19 @@ function watchLeader(jsm) {
 /** The races of one scenario, set up before the cut: proposals with round 1 open, voting sessions with their validators drawn. */
 async function prepareRaces(fleet, tag) {
   const query = (name, params) => fleet.query(name, params).catch(() => undefined);
+  const sign = (actor, type, payload) => createSignedCommand({ type, actor, payload, secretKey: fleet.secretKeyOf(actor) });
+  // The cluster may still be electing leaders after the last scenario's heal: a set-up command is sent
+  // again, with the same commandId, on a refusal an agent retries (unavailable, timeout), as the races are.
+  const must = async (type, payload) => {
+    const sent = await untilAcknowledged(overHttp(fleet.url, sign('part-exec', type, payload)), { giveUpMs: 60_000 });
+    if (!sent.ok) throw new Error(`setting up the ${tag} races: ${type} was not acknowledged after ${sent.attempts} attempts: ${sent.refused ? `${sent.refused.code}: ${sent.refused.message}` : sent.last}`);
+  };
   const proposals = Array.from({ length: ROUNDS }, (_, i) => `part-${tag}-p${i}`);
   const sessions = Array.from({ length: ROUNDS }, (_, i) => `part-${tag}-s${i}`);
-  await Promise.all(proposals.map((proposalId) => fleet.must('part-exec', 'SubmitProposal', { proposalId, title: proposalId, body: 'Ship the release on Friday.', problem: 'Users wait for the fix' })));
-  await Promise.all(sessions.map((requestId) => fleet.must('part-exec', 'CreateVotingSession', { requestId, actionType: 'deploy_production', riskLevel: 'high', summary: `Roll out ${requestId}` })));
+  await Promise.all(proposals.map((proposalId) => must('SubmitProposal', { proposalId, title: proposalId, body: 'Ship the release on Friday.', problem: 'Users wait for the fix' })));
+  await Promise.all(sessions.map((requestId) => must('CreateVotingSession', { requestId, actionType: 'deploy_production', riskLevel: 'high', summary: `Roll out ${requestId}` })));
   await Promise.all(proposals.map((proposalId) => until(`round 1 of ${proposalId}`, async () => (await query('GetProposal', { proposalId }))?.rounds?.find((r) => r.round === 1 && r.status === 'open'), 60_000)));
   const drawn = await Promise.all(sessions.map(async (sessionId) => ({ sessionId, validators: (await until(`session ${sessionId}`, () => query('GetVotingSession', { sessionId }), 60_000)).validators.map((v) => v.agentId) })));
-  const sign = (actor, type, payload) => createSignedCommand({ type, actor, payload, secretKey: fleet.secretKeyOf(actor) });
   const envelopes = [
     ...proposals.flatMap((proposalId) => REVIEWERS.map(([agent, constitution]) => sign(agent, 'SubmitReview', { proposalId, round: 1, constitution, verdict: 'approve', reasoning: 'No violation of my constitution.' }))),
     ...drawn.flatMap(({ sessionId, validators }) => validators.map((agent) => sign(agent, 'CastValidatorVote', { sessionId, decision: 'approve', reasoning: 'The canary held.', confidence: 0.85 }))),

@@ -317,3 +317,12 @@ export async function runClusterProgram(script: string, args: readonly string[],
   if (child.signalCode === 'SIGINT' || code === 130) throw new Error(`${script} ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${output}`);
   return { code, output };
 }
+
+/**
+ * The error for a cluster program's run that printed no result line: its last lines first (where the
+ * program says why it stopped; a long output is often shown cut in the middle), then the whole output.
+ */
+export function clusterRunFailure(what: string, run: { code: number | null; output: string }): Error {
+  const lines = run.output.trimEnd().split('\n');
+  return new Error(`${what} printed no result (exit code ${run.code}); its last lines:\n${lines.slice(-12).join('\n')}\n\nthe whole output:\n${run.output}`);
+}

@@ -6,7 +6,7 @@
 // processes (`npm run build` first, as `npm test` does).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, runClusterProgram } from '@agora/testing';
+import { clusterRunFailure, REPO_ROOT, runClusterProgram } from '@agora/testing';
 
 interface Figures {
   scenario: string;
@@ -26,9 +26,10 @@ describe('npm run cluster:faults (e2e)', () => {
     for (const app of ['registry', 'cli']) {
       if (!existsSync(join(REPO_ROOT, 'apps', app, 'dist', 'main.js'))) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
     }
-    const { code, output } = await runClusterProgram('tools/cluster/faults.mjs', ['--count', '300', '--inflight', '32', '--down', '2', '--agents', '32'], { AGORA_CLUSTER_REPLICAS: '2' }, 280_000);
+    const run = await runClusterProgram('tools/cluster/faults.mjs', ['--count', '300', '--inflight', '32', '--down', '2', '--agents', '32'], { AGORA_CLUSTER_REPLICAS: '2' }, 280_000);
+    const { code, output } = run;
     const line = /^faults: result (.*)$/m.exec(output);
-    if (!line) throw new Error(`the fault run printed no result (exit code ${code}):\n${output}`);
+    if (!line) throw clusterRunFailure('the fault run', run);
     const figures = JSON.parse(line[1]!) as Figures[];
     expect(figures.map((f) => f.scenario)).toEqual(['follower', 'leader', 'node+replica']);
     for (const f of figures) {

@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT, runClusterProgram } from '@agora/testing';
+import { clusterRunFailure, freePort, REPO_ROOT, runClusterProgram } from '@agora/testing';
 
 interface Figures {
   scenario: string;
@@ -51,9 +51,10 @@ describe('npm run cluster:partitions (e2e)', () => {
       if (!existsSync(join(REPO_ROOT, 'apps', app, 'dist', 'main.js'))) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
     }
     const before = leftovers();
-    const { code, output } = await runClusterProgram('tools/cluster/partitions.mjs', ['--small'], { PORT: String(await freePort()) }, 420_000);
+    const run = await runClusterProgram('tools/cluster/partitions.mjs', ['--small'], { PORT: String(await freePort()) }, 420_000);
+    const { code, output } = run;
     const line = /^partitions: result (.*)$/m.exec(output);
-    if (!line) throw new Error(`the partitions run printed no result (exit code ${code}):\n${output}`);
+    if (!line) throw clusterRunFailure('the partitions run', run);
     const figures = JSON.parse(line[1]!) as Figures[];
     expect(figures.map((f) => f.scenario)).toEqual(['leader', 'follower', 'split']);
     for (const f of figures) {

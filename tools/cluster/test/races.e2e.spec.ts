@@ -5,16 +5,17 @@
 // nothing in the log. Runs the built processes (`npm run build` first, as `npm test` does).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, REPO_ROOT, runClusterProgram } from '@agora/testing';
+import { clusterRunFailure, freePort, REPO_ROOT, runClusterProgram } from '@agora/testing';
 
 describe('npm run cluster:races (e2e)', () => {
   it('decides each raced aggregate exactly once, as its inputs say, and the log audits clean', async () => {
     for (const app of ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'gateway', 'projections', 'cli']) {
       if (!existsSync(join(REPO_ROOT, 'apps', app, 'dist', 'main.js'))) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
     }
-    const { code, output } = await runClusterProgram('tools/cluster/races.mjs', ['--rounds', '4'], { AGORA_CLUSTER_REPLICAS: '2', PORT: String(await freePort()) }, 280_000);
+    const run = await runClusterProgram('tools/cluster/races.mjs', ['--rounds', '4'], { AGORA_CLUSTER_REPLICAS: '2', PORT: String(await freePort()) }, 280_000);
+    const { code, output } = run;
     const line = /^races: result (.*)$/m.exec(output);
-    if (!line) throw new Error(`the races printed no result (exit code ${code}):\n${output}`);
+    if (!line) throw clusterRunFailure('the races', run);
     expect(JSON.parse(line[1]!)).toMatchObject({
       rounds: 4,
       reviews: { proposals: 4, allFourReviews: 4, roundClosedOnce: 4, approvedOnce: 4, rejectedOrEscalated: 0 },
