@@ -1,14 +1,15 @@
 /**
  * Where a process's CPU went, from a V8 CPU profile (`node --cpu-prof`), in text: no GUI needed.
  *
- *   node tools/bench/dist/cpuprofile.js <file.cpuprofile> [--phase N] [--top 25]
+ *   node tools/bench/dist/cpuprofile.js <file.cpuprofile> [--phase N] [--top 25] [--callers NAME,...]
  *
  * The profile is cut into phases at each stretch of at least half a second of idleness
  * (`bench:commands` pauses between its phases), and phases shorter than half a second of work are
  * left out (start-up bursts, shutdown). It prints the phases, then for one of them (`--phase`,
  * counted from 1; default: the last, `bench:commands`' UpdateAgent) the CPU time by activity (the
  * innermost frame of a sample that names one, see ACTIVITIES), by file or package (self time),
- * and the functions with the most self time.
+ * and the functions with the most self time; with `--callers`, for each function named, the call
+ * chains (five frames up) its self time was spent under, heaviest first.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -47,10 +48,26 @@ const ACTIVITIES: readonly (readonly [string, RegExp])[] = [
   ['metrics (prom-client)', /prom-client|runtime\/dist\/metrics/],
 ];
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { phase: { type: 'string' }, top: { type: 'string', default: '25' } } });
+const USAGE = `Usage: node tools/bench/dist/cpuprofile.js <file.cpuprofile> [options]
+
+Where a process's CPU went, from a V8 CPU profile (node --cpu-prof --cpu-prof-dir DIR ...), in text.
+The profile is cut into phases at each stretch of at least half a second of idleness; it prints
+the phases, then for one of them the CPU time by activity, by file or package, and by function.
+
+Options:
+  --phase N          the phase to break down, counted from 1 (default: the last)
+  --top N            rows in each table (default 25)
+  --callers LIST     comma-separated function names: for each, the call chains (five frames up)
+                     its self time was spent under, heaviest first (e.g. --callers update,slice)
+  -h, --help         this help`;
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { phase: { type: 'string' }, top: { type: 'string', default: '25' }, callers: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const file = positionals[0];
 if (file === undefined) {
-  console.error('usage: node tools/bench/dist/cpuprofile.js <file.cpuprofile> [--phase N] [--top 25]');
+  console.error(`cpuprofile: name a profile file\n\n${USAGE}`);
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
@@ -145,3 +162,20 @@ console.log(`\nphase ${index}: ${ms(phase.busyUs)} of CPU`);
 table('by activity (innermost frame naming one):', byActivity, top);
 table('self time by file or package:', byWhere, top);
 table('self time by function:', byFunction, top);
+
+// The call chains under which each named function spent its self time in the phase.
+for (const name of values.callers?.split(',').filter(Boolean) ?? []) {
+  const chains = new Map<string, number>();
+  for (let i = phase.from; i <= phase.to; i++) {
+    const leaf = byId.get(profile.samples[i]!)!;
+    if (leaf.callFrame.functionName !== name) continue;
+    const frames: string[] = [];
+    for (let id = parentOf.get(leaf.id); id !== undefined && frames.length < 5; id = parentOf.get(id)) {
+      const frame = byId.get(id)!.callFrame;
+      frames.push(`${frame.functionName || '(anonymous)'} ${whereOf(frame)}:${frame.lineNumber + 1}`);
+    }
+    add(chains, frames.join(' < '), durationUs(i));
+  }
+  if (chains.size === 0) console.log(`\ncallers of ${name}: no sample in phase ${index}`);
+  else table(`callers of ${name} (its self time, by the five frames above it):`, chains, top);
+}
