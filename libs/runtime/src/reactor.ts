@@ -52,6 +52,8 @@ export interface IssueOptions {
   correlationId?: string;
   /** What the command answers: the id of the event a reaction answers, or the key of a due deadline. */
   causationId?: string;
+  /** Rounds of deciding again when the stream moved under the append, before AgoraError('conflict') (handleCommand's default when unset; 1: a decision made on what was read, or none). */
+  maxAttempts?: number;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function issueInternalCommand(command: InternalCommand, options: Is
       streamId: command.streamId,
       command: { type: command.type, payload, context: { now, actor: as.actor, actorRoles: as.roles, commandId } },
       metadata: signServiceCommand(command.type, payload, options),
+      ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
     });
   if (!tracingOn()) return handle();
   return inSpan(`agora.command ${command.type}`, { attributes: { 'agora.command.type': command.type, 'agora.actor': as.actor, 'agora.command.id': commandId, 'agora.command.internal': true } }, async (span) => {

@@ -1,4 +1,4 @@
-import { settingsStreamId, SETTINGS_OWNERS, type PolicySetting, type SettingsName } from '@agora/contracts';
+import { AgoraError, settingsStreamId, SETTINGS_OWNERS, type PolicySetting, type SettingsName } from '@agora/contracts';
 import { fold } from '@agora/decider';
 import { reactionCommandId, settingsDecider, settingsDigest, type SettingsEvent } from '@agora/eventsourcing';
 import { StreamNotFound } from '@agora/eventstore';
@@ -36,6 +36,10 @@ export interface RecordedSettings {
  * (`$SRV.PING.<service>`, each reports its settings' digest in its metadata), and a start with
  * another value than theirs fails (StartupFailure, exit 2) naming both, before anything is recorded.
  * A setting is changed by stopping every replica, then starting them with the new value.
+ * Replicas started at the same moment (none answers the other's ping yet) both read the log before
+ * either records: the record is appended only on the stream as read (no deciding again on a moved
+ * stream), so the one that loses the race reads again and joins when the other recorded the same
+ * value, and fails as above, having recorded nothing, when it recorded another.
  */
 export async function recordSettings(context: Pick<ServiceContext, 'store' | 'serviceIdentity' | 'client' | 'transport'>, name: SettingsName, settings: Record<string, unknown>, now: () => number = Date.now): Promise<RecordedSettings> {
   const streamId = settingsStreamId(name);
@@ -44,24 +48,37 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
   const mine = settingsDigest(settings);
   const replicas = await context.client.gather<PingResponse>(`$SRV.PING.${service}`, '', { maxWaitMs: REPLICA_PING_WAIT_MS[context.transport.transport] });
   const other = replicas.find((r) => typeof r.metadata?.[key] === 'string' && r.metadata[key] !== mine);
-  if (other) {
-    throw new StartupFailure(
-      `another ${service} replica (${other.id}) runs with the ${name} settings ${other.metadata[key]}, this one was started with ${mine}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
+  const differs = (other: string, theirs: string | undefined) =>
+    new StartupFailure(
+      `another ${service} replica ${other} the ${name} settings ${theirs}, this one was started with ${mine}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
     );
-  }
-  const events = await context.store.readStream(streamId).catch((error: unknown) => {
-    if (error instanceof StreamNotFound) return [];
-    throw error;
-  });
-  const inForce = fold(settingsDecider, events as unknown as SettingsEvent[]);
+  if (other) throw differs(`(${other.id}) runs with`, other.metadata[key]);
+  const read = async () => {
+    const events = await context.store.readStream(streamId).catch((error: unknown) => {
+      if (error instanceof StreamNotFound) return [];
+      throw error;
+    });
+    return { revision: events.length - 1, inForce: fold(settingsDecider, events as unknown as SettingsEvent[]) };
+  };
+  const { revision, inForce } = await read();
   const digest = mine;
   const metadata = { [key]: digest };
-  if (inForce.digest === digest) return { digest, metadata, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${events.length - 1})` };
-  const revision = events.length - 1;
-  await issueInternalCommand(
-    { streamId, decider: settingsDecider, type: 'RecordSettings', payload: { name, settings } },
-    { store: context.store, as: context.serviceIdentity(SETTINGS_OWNERS[name]), commandId: reactionCommandId('settings', `${name}:${revision}:${digest}`), now: new Date(now()).toISOString(), causationId: `service-start:${name}:${digest}` },
-  );
+  const asHeld = (at: number, by = '') => ({ digest, metadata, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${at}${by})` });
+  if (inForce.digest === digest) return asHeld(revision);
+  try {
+    const result = await issueInternalCommand(
+      { streamId, decider: settingsDecider, type: 'RecordSettings', payload: { name, settings } },
+      { store: context.store, as: context.serviceIdentity(SETTINGS_OWNERS[name]), commandId: reactionCommandId('settings', `${name}:${revision}:${digest}`), now: new Date(now()).toISOString(), causationId: `service-start:${name}:${digest}`, maxAttempts: 1 },
+    );
+    // The same record (one command id for one value at one revision), stored first by another replica.
+    if (result.duplicate) return asHeld(result.revision, ', recorded by a replica started at the same moment');
+  } catch (error) {
+    if (!(error instanceof AgoraError && error.code === 'conflict')) throw error;
+    // Another replica recorded first, between our read and our append.
+    const after = await read();
+    if (after.inForce.digest === digest) return asHeld(after.revision, ', recorded by a replica started at the same moment');
+    throw differs('started at the same moment recorded', after.inForce.digest);
+  }
   return {
     digest,
     metadata,
