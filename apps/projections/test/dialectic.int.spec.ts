@@ -4,9 +4,8 @@
  * dialectic service writes them): the stats and collusion queries, and /metrics scraped over HTTP.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { DialecticStats, GetDialecticStats, ListCollusionFlags, type Condition, type RecoveryCandidate, type Reply } from '@agora/contracts';
+import { DialecticStats, GetDialecticStats, ListCollusionFlags, type Condition, type RecoveryCandidate } from '@agora/contracts';
 import { dialecticDecider, dialecticStreamId, signResolution, type DialecticCommand, type DialecticSession } from '@agora/domain-dialectic';
 import { handleCommand, ProjectionRunner } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
@@ -15,9 +14,9 @@ import { dialecticSessionsProjection } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
 import { verifiableResolutions } from '../src/dialectic-metrics.js';
-import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
+import type { RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf } from './support/exposition.js';
-import { openTestContext } from './support/fleet.js';
+import { startProjectionsOver, type ProjectionsOver } from './support/service.js';
 
 const keys = { ada: generateKeyPair(), bob: generateKeyPair(), rev: generateKeyPair() };
 const candidates: RecoveryCandidate[] = [
@@ -74,22 +73,16 @@ async function writeSessions(store: EventStore): Promise<void> {
 const ALLOWED_LABELS = new Set(['status', 'decided_by', 'tier', 'verdict', 'stage', 'le']);
 
 describe('projections service: dialectic statistics and metrics', () => {
-  let dir: string;
   let context: ServiceContext;
   let running: RunningProjections;
-  const request = <T>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 5_000 });
+  let request: ProjectionsOver['request'];
+  let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ dir, context } = await openTestContext('agora-projections-dialectic-'));
-    await writeSessions(context.store);
-    running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    ({ context, running, request, close } = await startProjectionsOver('agora-projections-dialectic-', writeSessions));
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   it("answers the seed's success metrics and the collusion flags as queries", async () => {
     const rebuilt = await ProjectionRunner.rebuild(context.store, dialecticSessionsProjection);

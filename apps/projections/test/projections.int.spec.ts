@@ -5,9 +5,8 @@
  * pure functions.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, TribunalStats, VerifyReadModels, type Reply } from '@agora/contracts';
+import { GetTribunalStats, ListUnderCoveredProposals, RecordLogCheckpoint, TribunalStats, VerifyReadModels } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
 import { constitutionalCoverage, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
@@ -17,18 +16,19 @@ import { waitFor } from '@agora/testing';
 import { Registry } from 'prom-client';
 import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf, type Exposition } from './support/exposition.js';
-import { ACTORS, FLEET_IDS, openTestContext, writeFleet } from './support/fleet.js';
+import { ACTORS, FLEET_IDS, writeFleet } from './support/fleet.js';
+import { LOCAL_SERVICE, startProjectionsOver, type ProjectionsOver } from './support/service.js';
 
 /** Label names the tribunal metrics may carry: statuses, outcomes, decisions, stages, histogram buckets. Never an id. */
 const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'tier', 'verdict', 'result', 'kind', 'le', 'service', 'type', 'code', 'adapter', 'reactor', 'scheduler', 'connection']);
 
 describe('projections service (in-process transport, embedded store)', () => {
-  let dir: string;
   let context: ServiceContext;
   let root: KeyPair;
   let running: RunningProjections;
+  let request: ProjectionsOver['request'];
+  let close: ProjectionsOver['close'];
   const rebuild = (): Promise<ProposalsModel> => ProjectionRunner.rebuild(context.store, proposalsProjection);
-  const request = <T>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 5_000 });
   const scrape = async (): Promise<{ text: string; exposition: Exposition; contentType: string | null }> => {
     const response = await fetch(running.metricsUrl);
     expect(response.status).toBe(200);
@@ -37,21 +37,15 @@ describe('projections service (in-process transport, embedded store)', () => {
   };
 
   beforeAll(async () => {
-    ({ dir, context, root } = await openTestContext('agora-projections-'));
     // Three proposals are history when the service starts; two arrive live.
-    await writeFleet(context.store, FLEET_IDS.slice(0, 3));
-    running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    ({ context, root, running, request, close } = await startProjectionsOver('agora-projections-', (store) => writeFleet(store, FLEET_IDS.slice(0, 3))));
     expect(running.runner.model.size).toBe(3);
     await writeFleet(context.store, FLEET_IDS.slice(3));
     const rebuilt = await rebuild();
     await waitFor(() => isDeepStrictEqual(running.runner.model, rebuilt), 'the live model to catch up with the log');
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   it('(a) keeps the live model equal to the model rebuilt from scratch; a new instance rebuilds it from the log at start', async () => {
     const rebuilt = await rebuild();
@@ -60,7 +54,7 @@ describe('projections service (in-process transport, embedded store)', () => {
     expect(rebuilt.get('p4-deadlock')).toMatchObject({ status: 'rejected', execution: { despiteObjections: true } });
 
     // A second instance in the same process: the process's registry already has the first one's figures.
-    const second = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false, registry: new Registry() });
+    const second = await startProjectionsService(context, { ...LOCAL_SERVICE, registry: new Registry() });
     try {
       expect(second.runner.model).toEqual(rebuilt);
       expect(second.metricsUrl).not.toBe(running.metricsUrl);
@@ -225,20 +219,15 @@ describe('projections service (in-process transport, embedded store)', () => {
 });
 
 describe('projections service on a log that grows from nothing', () => {
-  let dir: string;
   let context: ServiceContext;
   let running: RunningProjections;
+  let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ dir, context } = await openTestContext('agora-projections-empty-'));
-    running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', windowDays: 7, logger: false });
+    ({ context, running, close } = await startProjectionsOver('agora-projections-empty-', undefined, { windowDays: 7 }));
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   const scrape = async () => parseExposition(await (await fetch(running.metricsUrl)).text());
   /** Appends the scenarios, then waits for the live model to have applied all of the log. */

@@ -14,10 +14,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
-import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
-import { openTestContext, writeFleet } from './support/fleet.js';
+import type { RunningProjections } from '../src/projections-service.js';
+import { writeFleet } from './support/fleet.js';
+import { startProjectionsOver, type ProjectionsOver } from './support/service.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(HERE, '../../..');
@@ -69,22 +69,15 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
 }
 
 (hasPrometheus || hasPromtool ? describe : describe.skip)('the projections metrics in Prometheus tools', () => {
-  let dir: string;
-  let context: ServiceContext;
   let running: RunningProjections;
+  let close: ProjectionsOver['close'];
   const metricsPort = () => Number(new URL(running.metricsUrl).port);
 
   beforeAll(async () => {
-    ({ dir, context } = await openTestContext('agora-projections-prom-'));
-    await writeFleet(context.store);
-    running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    ({ running, close } = await startProjectionsOver('agora-projections-prom-', writeFleet));
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   (hasPromtool ? it : it.skip)(`promtool check metrics finds nothing to lint in the agora metrics of /metrics${hasPromtool ? '' : ` (skipped: ${PROMTOOL} not found)`}`, async () => {
     const body = await (await fetch(running.metricsUrl)).text();

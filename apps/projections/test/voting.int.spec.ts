@@ -5,18 +5,17 @@
  * pure functions, the live read model against a rebuild.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { GetValidatorAgreement, GetVotingStats, VotingStats, type Reply, type ValidatorAgreement, type ValidatorCandidate } from '@agora/contracts';
+import { GetValidatorAgreement, GetVotingStats, VotingStats, type ValidatorAgreement, type ValidatorCandidate } from '@agora/contracts';
 import { DEFAULT_CONFIG, validatorAgreement, votingSessionDecider, votingSessionStreamId, votingStats, type VotingSessionCommand } from '@agora/domain-voting';
 import { handleCommand, ProjectionRunner } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { votingSessionsProjection } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
-import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
+import type { RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf } from './support/exposition.js';
-import { openTestContext } from './support/fleet.js';
+import { startProjectionsOver, type ProjectionsOver } from './support/service.js';
 
 const VALIDATORS = ['security_bot', 'compliance_bot', 'ops_bot', 'risk_bot', 'ethics_bot'];
 const TRUST = [900, 850, 800, 750, 720];
@@ -73,22 +72,16 @@ async function writeSessions(store: EventStore): Promise<void> {
 const ALLOWED_LABELS = new Set(['status', 'consensus', 'outcome', 'reason', 'decision', 'le']);
 
 describe('projections service: voting statistics and metrics', () => {
-  let dir: string;
   let context: ServiceContext;
   let running: RunningProjections;
-  const request = <T>(subject: string, body: unknown): Promise<Reply<T>> => context.client.request<T>(subject, body, { timeoutMs: 5_000 });
+  let request: ProjectionsOver['request'];
+  let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ dir, context } = await openTestContext('agora-projections-voting-'));
-    await writeSessions(context.store);
-    running = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false });
+    ({ context, running, request, close } = await startProjectionsOver('agora-projections-voting-', writeSessions));
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => close?.());
 
   it('folds the voting sessions read model from the log, equal to a rebuild, and counts it in /health', async () => {
     const rebuilt = await ProjectionRunner.rebuild(context.store, votingSessionsProjection);

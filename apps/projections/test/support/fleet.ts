@@ -6,17 +6,11 @@
  * package's test folder.)
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ReviewerCandidate } from '@agora/contracts';
 import type { CommandContext } from '@agora/decider';
 import { createProposalDecider, defineTribunalPolicy, proposalStreamId, type ProposalCommand } from '@agora/domain-tribunal';
 import { handleCommand } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
-import { generateKeyPair, type KeyPair } from '@agora/identity';
-import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { embeddedAgora } from '@agora/testing';
 
 /** Rounds of 60 s; proposals may ask for 5 s to 1 h; escalation after 3 contested rounds. */
 export const decider = createProposalDecider(
@@ -48,13 +42,6 @@ const candidates: ReviewerCandidate[] = [
 
 const reviewerOf: Record<string, string> = { risk: 'harbinger', premise: 'heretic', evidence: 'sentinel', execution: 'zealot' };
 const CONSTITUTIONS = ['risk', 'premise', 'evidence', 'execution'];
-
-/** An in-process context over a fresh embedded store in a temp dir, with a generated operator key. */
-export async function openTestContext(prefix: string): Promise<{ dir: string; context: ServiceContext; root: KeyPair }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  const root = generateKeyPair();
-  return { dir, context: await openServiceContext({ ...embeddedAgora(dir, { agentId: 'root', publicKey: root.publicKey }), requestTimeoutMs: 5_000 }), root };
-}
 
 /** Commands on one proposal, timed in seconds after `t0`. */
 export class ProposalScript {
