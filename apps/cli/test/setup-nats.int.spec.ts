@@ -13,20 +13,19 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
+import { errors, type NatsConnection } from '@nats-io/nats-core';
 import { AgoraError, GetProposal, ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
 import { startGateway } from '@agora/gateway';
 import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { connectNats, createServiceMicroservice, GATEWAY_INBOX_PREFIX, natsAgentPermissions, NatsAgoraClient, natsUserKey, onQuery, READER_HEADER, StaticAgentDirectory, type NatsAgent, type ServiceMicroservice } from '@agora/messaging';
 import { Agora } from '@agora/sdk';
-import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { ended, natsPasswords, refused, startNatsWithUsers, waitFor, type NatsUsersServer } from '@agora/testing';
 import { setUpNats } from '../src/commands/nats-setup.js';
 
 const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
-const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
-const passwords = Object.fromEntries(PROCESS_ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof PROCESS_ROLES)[number], string>;
+const PROCESS_ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
+const passwords = natsPasswords(PROCESS_ROLES);
 
 const keys: Record<'root' | 'alice' | 'bob', KeyPair> = { root: generateKeyPair(), alice: generateKeyPair(), bob: generateKeyPair() };
 const agent = (agentId: 'root' | 'alice' | 'bob', roles: string[]): NatsAgent => ({ agentId, publicKey: keys[agentId].publicKey, roles, status: 'active' });
@@ -37,20 +36,9 @@ const identity = (agentId: 'root' | 'alice' | 'bob') => ({ agentId, secretKey: k
 
 let dir: string;
 let authFile: string;
-let nats: PrivateNatsServer;
-const open: NatsConnection[] = [];
-const track = (nc: NatsConnection) => (open.push(nc), nc);
-const asService = async () => track(await connect({ servers: nats.url, user: 'service', pass: passwords.SERVICE, reconnect: false }));
-
-/** What ended a subscription (a permission error ends it at once), or 'still open'. */
-async function ended(sub: Subscription, withinMs = 5_000): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([sub.closed.then((e) => e ?? 'closed without error'), new Promise((r) => (timer = setTimeout(() => r('still open'), withinMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+let nats: NatsUsersServer<(typeof PROCESS_ROLES)[number]>;
+const track = <C extends NatsConnection>(nc: C): C => nats.track(nc);
+const asService = () => nats.connectAs('service');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agora-setup-nats-'));
@@ -58,11 +46,10 @@ beforeAll(async () => {
   authFile = join(dir, 'auth.conf');
   // The server starts knowing only the operator; alice and bob come with a later run and a reload.
   expect(await setUpNats({ agents: [root], out: authFile })).toEqual({ file: 'written', reloaded: false });
-  nats = await startNatsServer({ config: authFile, env: Object.fromEntries(PROCESS_ROLES.map((r) => [`AGORA_NATS_${r}_PASSWORD`, passwords[r]])) });
+  nats = await startNatsWithUsers(authFile, passwords);
 }, 60_000);
 
 afterAll(async () => {
-  for (const nc of open) await nc.close().catch(() => undefined);
   await nats?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);
@@ -76,7 +63,7 @@ describe('agora setup nats', () => {
   }, 30_000);
 
   it('services that only verify the stream refuse to start before the setup creates it', async () => {
-    const opening = openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.SERVICE }, streamSetup: 'verify' });
+    const opening = openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.service }, streamSetup: 'verify' });
     await expect(opening).rejects.toBeInstanceOf(StoreRefused);
     await expect(opening).rejects.toMatchObject({ reason: 'stream_not_ready', message: expect.stringContaining('agora setup nats --stream') });
   }, 30_000);
@@ -91,7 +78,7 @@ describe('agora setup nats', () => {
     expect(text).not.toContain('$AGENT_USER');
     expect(await setUpNats({ agents, out: authFile, serverPid: nats.pid, stream })).toEqual({ file: 'unchanged', reloaded: false, stream: 'unchanged' });
     // The services now open the log and only check it.
-    const store = await openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.SERVICE }, streamSetup: 'verify' });
+    const store = await openEventStore({ kind: 'jetstream', servers: nats.url, credentials: { user: 'service', pass: passwords.service }, streamSetup: 'verify' });
     await store.close();
   }, 60_000);
 
@@ -122,11 +109,7 @@ describe('each agent on NATS is itself', () => {
 
   it('an agent publishes only the commands its roles may send', async () => {
     const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));
-    const refused = await nc.request(RegisterAgent.subject, '{}', { timeout: 5_000 }).then(
-      () => new Error('the request went through'),
-      (e: unknown) => (e instanceof errors.RequestError && e.cause ? e.cause : e),
-    );
-    expect(refused).toBeInstanceOf(errors.PermissionViolationError);
+    expect(await refused(nc.request(RegisterAgent.subject, '{}', { timeout: 5_000 }))).toBeInstanceOf(errors.PermissionViolationError);
     expect(natsAgentPermissions(alice).publish).toContain(SubmitProposal.subject);
     expect(natsAgentPermissions(alice).publish).not.toContain(RegisterAgent.subject);
     expect(natsAgentPermissions(root).publish).toContain(RegisterAgent.subject);
@@ -192,7 +175,7 @@ describe('closed reads on NATS', () => {
       service: 'proposal',
       transport: 'nats',
       natsUrl: nats.url,
-      credentials: { user: 'service', pass: passwords.SERVICE },
+      credentials: { user: 'service', pass: passwords.service },
       directory,
       reads: { directory },
       catalog: { commands: [], queries: [ListProposals, GetProposal] },
@@ -218,7 +201,7 @@ describe('closed reads on NATS', () => {
   /** A gateway on its own NATS user (`_INBOX_gateway`), closed reads, in front of the service. */
   async function withGateway(run: (url: string) => Promise<void>): Promise<void> {
     const store = await openEmbeddedEventStore({ directory: join(dir, `gateway-events-${randomBytes(4).toString('hex')}`) });
-    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
+    const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.gateway, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
     const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory } });
     try {
       await run(gateway.url);
@@ -266,7 +249,7 @@ describe('closed reads on NATS', () => {
 
   it('the reader a query names is believed from the gateway only: an agent naming another is refused, or read as its token says', async () => {
     // The gateway's own user, naming alice and carrying no token: the service answers as alice may read.
-    const asGateway = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.GATEWAY, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
+    const asGateway = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.gateway, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
     const named = await asGateway.request<{ proposals: { proposalId: string }[] }>(ListProposals.subject, {}, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'alice' } });
     expect(named.ok && named.result.proposals.map((p) => p.proposalId)).toEqual(['p-alice']);
     expect(await asGateway.request(GetProposal.subject, { proposalId: 'p-bob' }, { timeoutMs: 10_000, headers: { [READER_HEADER]: 'alice' } })).toMatchObject({ ok: false, error: { code: 'forbidden' } });

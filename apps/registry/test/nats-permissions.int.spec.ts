@@ -4,57 +4,33 @@
  * call the JetStream API, join a service's queue group or listen to everything; the services
  * still work under the `service` user (a signed command through the registry on JetStream).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { errors } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { GetAgent, RegisterAgent, type AgentView, type CommandResult } from '@agora/contracts';
 import { openEventStore, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { NatsAgoraClient } from '@agora/messaging';
 import { JetStreamLeaseRegister, leaseScope, openServiceContext, runEventRelay, type RuntimeConfig, type ServiceContext } from '@agora/runtime';
-import { startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { ended, natsPasswords, refused, startNatsWithUsers, waitFor, type NatsUsersServer } from '@agora/testing';
 import { startRegistryService } from '../src/registry-service.js';
 
 const CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/single.conf');
 const ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
 type Role = (typeof ROLES)[number];
-const passwords = Object.fromEntries(ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<Role, string>;
+const passwords = natsPasswords(ROLES);
 const as = (role: Role): NatsCredentials => ({ user: role, pass: passwords[role] });
 
-let nats: PrivateNatsServer;
-const open: NatsConnection[] = [];
-const connectAs = async (role: Role | undefined): Promise<NatsConnection> => {
-  const nc = await connect({ servers: nats.url, reconnect: false, ...(role ? { user: role, pass: passwords[role] } : {}) });
-  open.push(nc);
-  return nc;
-};
-/** The permission error that failed a request (nats.js reports it as the cause of a RequestError). */
-const refused = async (request: Promise<unknown>): Promise<unknown> => {
-  const error = await request.then(
-    () => new Error('the request went through'),
-    (e: unknown) => e,
-  );
-  return error instanceof errors.RequestError && error.cause ? error.cause : error;
-};
-/** Resolves with what ended the subscription (a permission error ends it at once). */
-const ended = async (sub: Subscription, withinMs = 5_000): Promise<unknown> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([sub.closed.then((e) => e ?? 'closed without error'), new Promise((r) => (timer = setTimeout(() => r('still open'), withinMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
+let nats: NatsUsersServer<Role>;
+const connectAs = (role: Role | undefined) => nats.connectAs(role);
 
 beforeAll(async () => {
-  nats = await startNatsServer({ config: CONFIG, env: Object.fromEntries(ROLES.map((role) => [`AGORA_NATS_${role.toUpperCase()}_PASSWORD`, passwords[role]])) });
+  nats = await startNatsWithUsers(CONFIG, passwords);
 }, 30_000);
 afterAll(async () => {
-  for (const nc of open) await nc.close().catch(() => undefined);
   await nats?.stop();
 }, 30_000);
 

@@ -7,12 +7,10 @@
  * inbox or every inbox, another service's queue group, event notifications, the stream's
  * configuration (create, update, delete).
  */
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errors, type NatsConnection, type Subscription } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
+import { errors, type NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startChamberService } from '@agora/chamber';
 import { CastValidatorVote, commandsOf, CreateVotingSession, GetAgent, queriesOf, RegisterAgent, type AgentView, type CommandResult } from '@agora/contracts';
@@ -20,17 +18,17 @@ import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { setUpJetStreamLog } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
-import { connectNats, NatsAgoraClient, natsAuthorization, natsPasswordVariable, SERVICE_NATS_USERS, type ServiceNatsUser } from '@agora/messaging';
+import { connectNats, NatsAgoraClient, natsAuthorization, SERVICE_NATS_USERS, type ServiceNatsUser } from '@agora/messaging';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, readRuntimeConfig, runEventRelay, type Running, type ServiceContext } from '@agora/runtime';
-import { REPO_ROOT, startNatsServer, waitFor, type PrivateNatsServer } from '@agora/testing';
+import { ended, natsPasswords, refused, REPO_ROOT, startNatsWithUsers, waitFor, type NatsUsersServer } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 
 const USERS = [...SERVICE_NATS_USERS, 'observer', 'auditor'] as const;
-const passwords = Object.fromEntries(USERS.map((user) => [user, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof USERS)[number], string>;
+const passwords = natsPasswords(USERS);
 const root = generateKeyPair();
 
 const STARTERS: Record<Exclude<ServiceNatsUser, 'gateway'>, (context: ServiceContext) => Promise<Running>> = {
@@ -45,10 +43,10 @@ const STARTERS: Record<Exclude<ServiceNatsUser, 'gateway'>, (context: ServiceCon
 };
 
 let dir: string;
-let nats: PrivateNatsServer;
+let nats: NatsUsersServer<(typeof USERS)[number]>;
+let operator: NatsConnection;
 const contexts = new Map<ServiceNatsUser, ServiceContext>();
 const running: Running[] = [];
-const open: NatsConnection[] = [];
 
 /** A process's environment, as docker-compose.yml gives it: its own user, the log only verified. */
 const envOf = (user: ServiceNatsUser): NodeJS.ProcessEnv => ({
@@ -64,26 +62,7 @@ const envOf = (user: ServiceNatsUser): NodeJS.ProcessEnv => ({
 });
 
 /** A raw connection as a process user, with the inbox its processes use. */
-const connectAs = async (user: ServiceNatsUser): Promise<NatsConnection> => {
-  const nc = await connect({ servers: nats.url, reconnect: false, user, pass: passwords[user], inboxPrefix: `_INBOX_${user}` });
-  open.push(nc);
-  return nc;
-};
-const refused = async (request: Promise<unknown>): Promise<unknown> => {
-  const error = await request.then(
-    () => new Error('the request went through'),
-    (e: unknown) => e,
-  );
-  return error instanceof errors.RequestError && error.cause ? error.cause : error;
-};
-const ended = async (sub: Subscription, withinMs = 5_000): Promise<unknown> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([sub.closed.then((e) => e ?? 'closed without error'), new Promise((r) => (timer = setTimeout(() => r('still open'), withinMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
+const connectAs = (user: ServiceNatsUser) => nats.connectAs(user, { inboxPrefix: `_INBOX_${user}` });
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agora-service-users-'));
@@ -91,10 +70,9 @@ beforeAll(async () => {
   copyFileSync(join(REPO_ROOT, 'deploy/nats/services.conf'), join(dir, 'services.conf'));
   const authFile = join(dir, 'auth.conf');
   writeFileSync(authFile, natsAuthorization([{ agentId: 'root', publicKey: root.publicKey, roles: ['operator'], status: 'active' }], { services: true }));
-  nats = await startNatsServer({ config: authFile, env: Object.fromEntries(USERS.map((user) => [natsPasswordVariable(user), passwords[user]])) });
+  nats = await startNatsWithUsers(authFile, passwords);
   // The log's stream, set up by the operator (`agora setup nats --stream`): no service may.
-  const operator = await connectNats({ servers: nats.url, identity: { agentId: 'root', secretKey: root.secretKey } });
-  open.push(operator);
+  operator = nats.track(await connectNats({ servers: nats.url, identity: { agentId: 'root', secretKey: root.secretKey } }));
   await setUpJetStreamLog(operator);
   for (const user of SERVICE_NATS_USERS) {
     const context = await openServiceContext(readRuntimeConfig(envOf(user), { natsByDefault: true }));
@@ -106,7 +84,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of running.reverse()) await r.close().catch(() => undefined);
   for (const context of contexts.values()) await context.close().catch(() => undefined);
-  for (const nc of open) await nc.close().catch(() => undefined);
   await nats?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
@@ -119,8 +96,7 @@ describe('one NATS user per service (services.conf)', () => {
   });
 
   it('the registry, under its own user, decides a signed command and answers a query; the gateway relays the event to an observer', async () => {
-    const observer = await connect({ servers: nats.url, reconnect: false, user: 'observer', pass: passwords.observer });
-    open.push(observer);
+    const observer = await nats.connectAs('observer');
     const seen: string[] = [];
     observer.subscribe('agora.evt.agent.>', { callback: (_error, msg) => void seen.push(msg.subject) });
     await observer.flush();
@@ -177,7 +153,6 @@ describe('one NATS user per service (services.conf)', () => {
   }, 60_000);
 
   it("no service user may create, update or delete the log's stream", async () => {
-    const operator = open[0]!;
     const before = (await (await jetstreamManager(operator)).streams.info('AGORA_EVENTS')).config;
     for (const user of SERVICE_NATS_USERS) {
       const nc = await connectAs(user);

@@ -2,6 +2,7 @@
 export * from './basics.js';
 export * from './processes.js';
 export * from './nats-server.js';
+export * from './nats-users.js';
 export * from './browser.js';
 export * from './otlp-receiver.js';
 export * from './services.js';
