@@ -7,9 +7,6 @@
  * projections' log checkpoints. Every commit verifies, is authorized, chains, and decides again
  * to exactly the events recorded: 0 findings.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   CastValidatorVote,
   CreateVotingSession,
@@ -18,7 +15,6 @@ import {
   GetProposal,
   GetVotingSession,
   RecordTieBreak,
-  RegisterAgent,
   ReportHealth,
   SERVICE_NAMES,
   SubmitAntithesis,
@@ -34,8 +30,8 @@ import { generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/ident
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
+import { openServiceContext, startAll, type ServiceContext } from '@agora/runtime';
+import { agentsOn, approveProposal, convergeRecovery, embeddedAgora, QUIET_PROJECTIONS, quietServices, REVIEWER_PROFILES, startServicesInProcess, waitFor, type InProcessServices } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { auditLog } from '../src/audit/engine.js';
@@ -44,18 +40,14 @@ const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
   seldon: { roles: ['executive'] },
   ada: { roles: ['executive'] },
   bob: { roles: ['executive'] },
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
   // Six: a quorum of five stands even when the recovery's reviewer drawn is one of them (it may not vote).
   ...Object.fromEntries([1, 2, 3, 4, 5, 6].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
 };
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
-let dir: string;
+let agora: InProcessServices<ServiceContext>;
 let context: ServiceContext;
-let running: Running;
 let projections: RunningProjections;
 
 const agents = agentsOn(() => context.client, keys);
@@ -64,59 +56,27 @@ const query = async <T>(subject: string, params: unknown): Promise<T | undefined
   const reply = await context.client.request<T>(subject, params, { timeoutMs: 10_000 });
   return reply.ok ? reply.result : undefined;
 };
+const tribunal = { ok: agents.ok, read: (proposalId: string) => query<ProposalView>(GetProposal.subject, { proposalId }) };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agora-audit-protocols-'));
-  context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
-  running = await startAll([
-    () => startRegistryService(context, { logger: false }),
-    () => startProposalService(context, { logger: false }),
-    () => startTribunalService(context, { logger: false }),
-    () => startVotingService(context, { logger: false }),
-    () => startDialecticService(context, { logger: false }),
-    async () => (projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false, checkpointEvery: 10 })),
-  ]);
-  for (const [agentId, { roles, constitutions }] of Object.entries(FLEET)) {
-    await ok(RegisterAgent.type, 'root', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles, constitutions: constitutions ?? [], trustScore: 700 });
-  }
-  await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');
+  const start = (started: ServiceContext) =>
+    startAll([...quietServices(started, [startRegistryService, startProposalService, startTribunalService, startVotingService, startDialecticService]), async () => (projections = await startProjectionsService(started, { ...QUIET_PROJECTIONS, checkpointEvery: 10 }))]);
+  agora = await startServicesInProcess({ label: 'audit-protocols', keys, open: (dir, operator) => openServiceContext(embeddedAgora(dir, operator)), start });
+  context = agora.context;
+  await agora.register(FLEET, { trustScore: 700 });
 }, 30_000);
 
-afterAll(async () => {
-  await running?.close();
-  await context?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => agora?.stop());
 
 it('finds nothing on the log of the tribunal, voting and dialectic flows, and decides every command again', async () => {
   // Tribunal: a proposal, the round the tribunal opens itself, four approvals.
-  await ok('SubmitProposal', 'seldon', { proposalId: 'p1', title: 'Plan p1', body: 'Week 1: bounties.', problem: 'users', evidence: [{ ref: 'thread/1', summary: 'context' }] });
-  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p1' }))?.rounds.some((r) => r.status === 'open') ?? false, 'round 1 to open', 15_000);
-  for (const [agent, constitution] of [
-    ['harbinger', 'risk'],
-    ['heretic', 'premise'],
-    ['sentinel', 'evidence'],
-    ['zealot', 'execution'],
-  ] as const) {
-    await ok('SubmitReview', agent, { proposalId: 'p1', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
-  }
-  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p1' }))?.status === 'approved', 'p1 approved', 15_000);
+  await approveProposal(tribunal, 'seldon', { proposalId: 'p1', title: 'Plan p1', body: 'Week 1: bounties.', problem: 'users', evidence: [{ ref: 'thread/1', summary: 'context' }] });
   // Executed, and its outcome reported by the proposer.
   await ok('RecordExecution', 'seldon', { proposalId: 'p1', summary: 'bounties posted' });
   await ok('ReportOutcome', 'seldon', { proposalId: 'p1', outcome: 'failed', note: 'nobody came' });
   // A governed tool call decided by a proposal: approved, released once against its digest, its result recorded.
   const callDigest = 'c'.repeat(64);
-  await ok('SubmitProposal', 'seldon', { proposalId: 'p2', title: 'MCP tool call memory/create_entities', body: 'the call', problem: 'a migration', toolCall: { server: 'memory', tool: 'create_entities', callDigest } });
-  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.rounds.some((r) => r.status === 'open') ?? false, 'p2 round 1 to open', 15_000);
-  for (const [agent, constitution] of [
-    ['harbinger', 'risk'],
-    ['heretic', 'premise'],
-    ['sentinel', 'evidence'],
-    ['zealot', 'execution'],
-  ] as const) {
-    await ok('SubmitReview', agent, { proposalId: 'p2', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
-  }
-  await waitFor(async () => (await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.status === 'approved', 'p2 approved', 15_000);
+  await approveProposal(tribunal, 'seldon', { proposalId: 'p2', title: 'MCP tool call memory/create_entities', body: 'the call', problem: 'a migration', toolCall: { server: 'memory', tool: 'create_entities', callDigest } });
   await ok('ReleaseProposalToolCall', 'seldon', { proposalId: 'p2', callDigest });
   await ok('RecordProposalToolCallResult', 'seldon', { proposalId: 'p2', outcome: 'ok', resultDigest: 'd'.repeat(64) });
   expect((await query<ProposalView>(GetProposal.subject, { proposalId: 'p2' }))?.toolCall).toMatchObject({ callDigest, outcome: 'ok' });
@@ -131,12 +91,8 @@ it('finds nothing on the log of the tribunal, voting and dialectic flows, and de
   await ok(ReportHealth.type, 'ada', { agentId: 'ada', health: 0.35, risk: 0.65, tags: [], metrics: {} });
   let session: DialecticSessionView | undefined;
   await waitFor(async () => (session = await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: 'ada-p1' }))?.status === 'awaiting_thesis', 'the recovery to open', 15_000);
-  const reviewer = session!.reviewer!;
+  await convergeRecovery(agents.ok, session!);
   const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
-  await ok(SubmitThesis.type, 'ada', { sessionId: 'ada-p1', rootCause: 'spike', proposedConditions: [threshold(0.45)], reasoning: 'external' });
-  await ok(SubmitAntithesis.type, reviewer, { sessionId: 'ada-p1', observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
-  await ok(SubmitSynthesis.type, 'ada', { sessionId: 'ada-p1', round: 1, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
-  await ok(SubmitSynthesis.type, reviewer, { sessionId: 'ada-p1', round: 2, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
 
   // A recovery that climbs to a quorum: bob and its reviewer disagree, the tie-breaker sides with
   // neither, and the dialectic service sends CreateVotingSession to the voting service, whose

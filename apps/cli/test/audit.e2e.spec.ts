@@ -14,7 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { GetDialecticSession, GetProposal, GetVotingSession, READ_TOKEN, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken } from '@agora/identity';
-import { REPO_ROOT, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
+import { approveProposal, convergeRecovery, REPO_ROOT, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
 
 const ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
@@ -78,17 +78,8 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
   afterAll(() => fleet?.stop(), 60_000);
 
   it('runs the tribunal, voting and dialectic flows under the service and agent users; agora audit, as the auditor user, finds nothing', async () => {
-    await ok('seldon', 'SubmitProposal', { proposalId: 'space-os', title: 'Space-OS', body: 'Week 1: bounties.', problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }] });
-    await waitFor(async () => (await proposal('space-os'))?.rounds.some((r) => r.status === 'open') ?? false, 'round 1 to open', 30_000);
-    for (const [agent, constitution] of [
-      ['harbinger', 'risk'],
-      ['heretic', 'premise'],
-      ['sentinel', 'evidence'],
-      ['zealot', 'execution'],
-    ] as const) {
-      await ok(agent, 'SubmitReview', { proposalId: 'space-os', round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
-    }
-    await waitFor(async () => (await proposal('space-os'))?.status === 'approved', 'space-os approved', 30_000);
+    const tribunal = { ok: fleet.ok, read: proposal };
+    await approveProposal(tribunal, 'seldon', { proposalId: 'space-os', title: 'Space-OS', body: 'Week 1: bounties.', problem: 'Space-OS needs users', evidence: [{ ref: 'brr/threads/004', summary: 'context' }] }, 30_000);
 
     // Voting: a session on the registry's validators, every selected one approves.
     await ok('seldon', 'CreateVotingSession', { requestId: 'deploy-1', actionType: 'deploy_production', riskLevel: 'high' });
@@ -106,12 +97,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
       return reply.ok ? reply.result : undefined;
     };
     await waitFor(async () => (await recovery())?.status === 'awaiting_thesis', 'the recovery to open', 30_000);
-    const reviewer = (await recovery())!.reviewer! as Agent;
-    const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
-    await ok('ada', 'SubmitThesis', { sessionId: 'ada-p1', rootCause: 'spike', proposedConditions: [threshold(0.45)], reasoning: 'external' });
-    await ok(reviewer, 'SubmitAntithesis', { sessionId: 'ada-p1', observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
-    await ok('ada', 'SubmitSynthesis', { sessionId: 'ada-p1', round: 1, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
-    await ok(reviewer, 'SubmitSynthesis', { sessionId: 'ada-p1', round: 2, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
+    await convergeRecovery(fleet.ok, (await recovery())!);
     // A checkpoint after the last commit (every 500 ms while commits come in).
     await new Promise((r) => setTimeout(r, 1_500));
 

@@ -79,7 +79,7 @@ describe('projections service: dialectic statistics and metrics', () => {
   let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ context, running, request, close } = await startProjectionsOver('agora-projections-dialectic-', writeSessions));
+    ({ context, running, request, close } = await startProjectionsOver('projections-dialectic', writeSessions));
   });
 
   afterAll(() => close?.());

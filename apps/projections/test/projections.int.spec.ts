@@ -12,12 +12,12 @@ import { constitutionalCoverage, tribunalStats } from '@agora/domain-tribunal';
 import { ProjectionRunner } from '@agora/eventsourcing';
 import { proposalsProjection, type ProposalsModel } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
-import { waitFor } from '@agora/testing';
+import { QUIET_PROJECTIONS, waitFor } from '@agora/testing';
 import { Registry } from 'prom-client';
 import { startProjectionsService, type RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf, type Exposition } from './support/exposition.js';
 import { ACTORS, FLEET_IDS, writeFleet } from './support/fleet.js';
-import { LOCAL_SERVICE, startProjectionsOver, type ProjectionsOver } from './support/service.js';
+import { startProjectionsOver, type ProjectionsOver } from './support/service.js';
 
 /** Label names the tribunal metrics may carry: statuses, outcomes, decisions, stages, histogram buckets. Never an id. */
 const ALLOWED_LABELS = new Set(['stage', 'status', 'outcome', 'decided_by', 'decision', 'consensus', 'reason', 'tier', 'verdict', 'result', 'kind', 'le', 'service', 'type', 'code', 'adapter', 'reactor', 'scheduler', 'connection']);
@@ -38,7 +38,7 @@ describe('projections service (in-process transport, embedded store)', () => {
 
   beforeAll(async () => {
     // Three proposals are history when the service starts; two arrive live.
-    ({ context, root, running, request, close } = await startProjectionsOver('agora-projections-', (store) => writeFleet(store, FLEET_IDS.slice(0, 3))));
+    ({ context, root, running, request, close } = await startProjectionsOver('projections', (store) => writeFleet(store, FLEET_IDS.slice(0, 3))));
     expect(running.runner.model.size).toBe(3);
     await writeFleet(context.store, FLEET_IDS.slice(3));
     const rebuilt = await rebuild();
@@ -54,7 +54,7 @@ describe('projections service (in-process transport, embedded store)', () => {
     expect(rebuilt.get('p4-deadlock')).toMatchObject({ status: 'rejected', execution: { despiteObjections: true } });
 
     // A second instance in the same process: the process's registry already has the first one's figures.
-    const second = await startProjectionsService(context, { ...LOCAL_SERVICE, registry: new Registry() });
+    const second = await startProjectionsService(context, { ...QUIET_PROJECTIONS, registry: new Registry() });
     try {
       expect(second.runner.model).toEqual(rebuilt);
       expect(second.metricsUrl).not.toBe(running.metricsUrl);
@@ -224,7 +224,7 @@ describe('projections service on a log that grows from nothing', () => {
   let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ context, running, close } = await startProjectionsOver('agora-projections-empty-', undefined, { windowDays: 7 }));
+    ({ context, running, close } = await startProjectionsOver('projections-empty', undefined, { windowDays: 7 }));
   });
 
   afterAll(() => close?.());

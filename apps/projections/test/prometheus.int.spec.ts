@@ -74,7 +74,7 @@ async function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
   const metricsPort = () => Number(new URL(running.metricsUrl).port);
 
   beforeAll(async () => {
-    ({ running, close } = await startProjectionsOver('agora-projections-prom-', writeFleet));
+    ({ running, close } = await startProjectionsOver('projections-prom', writeFleet));
   });
 
   afterAll(() => close?.());

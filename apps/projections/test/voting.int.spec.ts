@@ -78,7 +78,7 @@ describe('projections service: voting statistics and metrics', () => {
   let close: ProjectionsOver['close'];
 
   beforeAll(async () => {
-    ({ context, running, request, close } = await startProjectionsOver('agora-projections-voting-', writeSessions));
+    ({ context, running, request, close } = await startProjectionsOver('projections-voting', writeSessions));
   });
 
   afterAll(() => close?.());

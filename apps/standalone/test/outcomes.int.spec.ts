@@ -5,9 +5,6 @@
  * projections service agree on the figures the reviews, the revision, the approvals, the executions,
  * the outcome reports and the votes make.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   CastValidatorVote,
   CreateVotingSession,
@@ -16,7 +13,6 @@ import {
   GetValidatorAgreement,
   GetVotingSession,
   RecordExecution,
-  RegisterAgent,
   ReportOutcome,
   ReviseProposal,
   SubmitProposal,
@@ -31,23 +27,19 @@ import { generateKeyPair, type KeyPair } from '@agora/identity';
 import { startProjectionsService, type RunningProjections } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { openServiceContext, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, embeddedAgora, waitFor } from '@agora/testing';
+import { openServiceContext, startAll, type ServiceContext } from '@agora/runtime';
+import { agentsOn, embeddedAgora, QUIET_PROJECTIONS, quietServices, REVIEWER_PROFILES, REVIEWERS, startServicesInProcess, waitFor, type InProcessServices } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 
 const FLEET: Record<string, { roles: Role[]; constitutions?: string[] }> = {
   seldon: { roles: ['executive'] },
   deployer: { roles: ['executive'] },
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
   val1: { roles: ['validator'] },
   val2: { roles: ['validator'] },
   val3: { roles: ['validator'] },
 };
-const REVIEWER_OF: Record<string, string> = { risk: 'harbinger', premise: 'heretic', evidence: 'sentinel', execution: 'zealot' };
 
 /** The samples of one metric in a Prometheus text exposition, as label sets with their values. */
 function samplesOf(text: string, name: string): { labels: Record<string, string>; value: number }[] {
@@ -63,9 +55,8 @@ const valueAt = (text: string, name: string, labels: Record<string, string>): nu
   samplesOf(text, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 
 describe('outcome reports and calibration figures (standalone wiring)', () => {
-  let dir: string;
+  let agora: InProcessServices<ServiceContext>;
   let context: ServiceContext;
-  let running: Running;
   let projections: RunningProjections;
   const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
@@ -77,7 +68,7 @@ describe('outcome reports and calibration figures (standalone wiring)', () => {
   const roundOpen = (proposalId: string, round: number) =>
     waitFor(async () => (await proposal(proposalId).catch(() => undefined))?.rounds.some((r) => r.round === round && r.status === 'open') === true, `round ${round} of ${proposalId} to open`, 30_000);
   const review = (proposalId: string, round: number, constitution: string, verdict: 'approve' | 'object') =>
-    ok(SubmitReview, REVIEWER_OF[constitution]!, {
+    ok(SubmitReview, REVIEWERS[constitution]!, {
       proposalId,
       round,
       constitution,
@@ -88,26 +79,13 @@ describe('outcome reports and calibration figures (standalone wiring)', () => {
   const submit = (proposalId: string) => ok(SubmitProposal, 'seldon', { proposalId, title: proposalId, body: `Plan ${proposalId}`, problem: 'No users yet' });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-outcomes-'));
-    context = await openServiceContext(embeddedAgora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
-    running = await startAll([
-      () => startRegistryService(context, { logger: false }),
-      () => startProposalService(context, { logger: false }),
-      () => startTribunalService(context, { logger: false }),
-      () => startVotingService(context, { logger: false }),
-      async () => (projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false })),
-    ]);
-    for (const [agentId, profile] of Object.entries(FLEET)) {
-      await ok(RegisterAgent, 'root', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles: profile.roles, constitutions: profile.constitutions ?? [], trustScore: 700 });
-    }
-    await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');
+    const start = (started: ServiceContext) => startAll([...quietServices(started, [startRegistryService, startProposalService, startTribunalService, startVotingService]), async () => (projections = await startProjectionsService(started, QUIET_PROJECTIONS))]);
+    agora = await startServicesInProcess({ label: 'outcomes', keys, open: (dir, operator) => openServiceContext(embeddedAgora(dir, operator)), start });
+    context = agora.context;
+    await agora.register(FLEET, { trustScore: 700 });
   }, 60_000);
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => agora?.stop());
 
   it('reviews, a revision, approvals, executions and outcome reports make the figures of the query and of /metrics', async () => {
     // bounties: risk objects in round 1; the revision answers it; round 2 approves; executed; it failed.

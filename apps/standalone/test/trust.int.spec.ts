@@ -7,9 +7,6 @@
  * functions an auditor uses).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   authorizeCommand,
   CancelVotingSession,
@@ -55,8 +52,8 @@ import { startDialecticService } from '@agora/dialectic';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { ConfigError, issueInternalCommand, loadServiceIdentity, notYoursRefusal, openServiceContext, resolveServiceKeyring, startAll, type Running, type ServiceContext } from '@agora/runtime';
-import { agentsOn, serviceTransports, waitFor } from '@agora/testing';
+import { ConfigError, issueInternalCommand, loadServiceIdentity, notYoursRefusal, openServiceContext, resolveServiceKeyring, startAll, type ServiceContext } from '@agora/runtime';
+import { agentsOn, QUIET_PROJECTIONS, quietServices, serviceTransports, startServicesInProcess, waitFor, type InProcessServices } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 import { createDialecticDecider, DEFAULT_DIALECTIC_POLICY } from '@agora/domain-dialectic';
@@ -83,9 +80,9 @@ const threshold = (value: number): Condition => ({ operation: 'set_risk_threshol
 // In one process, and over a NATS server of this file's own.
 const setups = serviceTransports('trust');
 
+let services: InProcessServices<ServiceContext>;
 let dir: string;
 let context: ServiceContext;
-let running: Running;
 const keys: Record<string, KeyPair> = Object.fromEntries(['root', ...Object.keys(FLEET)].map((id) => [id, generateKeyPair()]));
 
 /** The log's length as the last refusal left it, while nothing but refusals has been sent since. */
@@ -170,18 +167,10 @@ async function converge(s: DialecticSessionView, agreed: Condition[] = [threshol
 
 describe.each(setups)('the trust boundary ($name)', ({ agora }) => {
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'agora-trust-'));
-    context = await openServiceContext(agora(dir, { agentId: 'root', publicKey: keys['root']!.publicKey }));
-    running = await startAll([
-      () => startRegistryService(context, { logger: false }),
-      () => startProposalService(context, { logger: false }),
-      () => startTribunalService(context, { logger: false }),
-      () => startVotingService(context, { logger: false }),
-      () => startDialecticService(context, { logger: false }),
-      () => startChamberService(context, { logger: false }),
-      () => startDebateService(context, { logger: false }),
-      () => startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false }),
-    ]);
+    const start = (started: ServiceContext) =>
+      startAll([...quietServices(started, [startRegistryService, startProposalService, startTribunalService, startVotingService, startDialecticService, startChamberService, startDebateService]), () => startProjectionsService(started, QUIET_PROJECTIONS)]);
+    services = await startServicesInProcess({ label: 'trust', keys, open: (directory, operator) => openServiceContext(agora(directory, operator)), start });
+    ({ dir, context } = services);
     // The fleet is registered through the gate, signed by the bootstrap operator: nothing unsigned in the log.
     for (const [agentId, roles] of Object.entries(FLEET)) {
       expect(await command(RegisterAgent, 'root', { agentId, publicKey: keys[agentId]!.publicKey, displayName: agentId, roles, trustScore: 700 })).toMatchObject({ ok: true });
@@ -189,11 +178,7 @@ describe.each(setups)('the trust boundary ($name)', ({ agora }) => {
     await waitFor(() => context.registry.list().length === Object.keys(FLEET).length, 'the agent directory to know the fleet');
   }, 30_000);
 
-  afterAll(async () => {
-    await running?.close();
-    await context?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => services?.stop());
 
   describe('service-only commands', () => {
     it('refuses every service-only command from an operator, with service_only, and writes nothing', async () => {

@@ -7,3 +7,4 @@ export * from './browser.js';
 export * from './otlp-receiver.js';
 export * from './services.js';
 export * from './standalone.js';
+export * from './protocols.js';

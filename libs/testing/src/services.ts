@@ -1,14 +1,14 @@
 // The harness of service and process tests: agents that sign and send commands and read with
 // their own keys (over any client: a service context's in-process client, or NATS), waiting for a
-// state, and a fleet of Agora's service processes on a NATS server and a JetStream log of the
-// test's own, started, restarted and cleaned up in one place.
+// state, a fleet of Agora's service processes on a NATS server and a JetStream log of the test's
+// own, started, restarted and cleaned up in one place, and the services in the test's own process.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandByType, READ_TOKEN, type CommandDefinition, type CommandResult, type Reply } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
-import { agoraOn, uniqueJetStreamLog, type TestAgora, type TestOperator } from './basics.js';
+import { agoraOn, uniqueJetStreamLog, waitFor, type TestAgora, type TestOperator } from './basics.js';
 import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
 import { expectOnlyReplicas, startAgoraProcess, startServiceProcess, type AgoraProcess, type ServiceProcess } from './processes.js';
 
@@ -226,4 +226,97 @@ export function serviceTransports(label: string): ServiceTransport[] {
     { name: 'in-process transport, embedded store', nats: false, config: inProcess, agora: (dir, operator) => agoraOn(inProcess(dir), dir, operator) },
     { name: 'NATS transport, JetStream store', nats: true, config: overNats, agora: (dir, operator) => agoraOn(overNats(), dir, operator) },
   ];
+}
+
+/** Something started that closes (a service, the services together: `Running` of @agora/runtime). */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+/** A service's start function as standalone mode composes them (`startRegistryService` ...), called on a service context with its logs off. */
+export type QuietStart<C> = (context: C, options: { logger: false }) => Promise<Closable>;
+
+/**
+ * The parts (for `startAll` of @agora/runtime) that start `services` on `context` in that order, as
+ * standalone mode composes them, with their logs off.
+ */
+export function quietServices<C>(context: C, services: readonly QuietStart<C>[]): (() => Promise<Closable>)[] {
+  return services.map((start) => () => start(context, { logger: false }));
+}
+
+/** The projections service's options in one process of tests or tools: logs off, its /metrics on a free port of 127.0.0.1. */
+export const QUIET_PROJECTIONS = { metricsPort: 0, metricsHost: '127.0.0.1', logger: false } as const;
+
+/** A service context of @agora/runtime (`openServiceContext`), as far as the harness uses it. */
+export interface ContextLike {
+  readonly client: RequestClient;
+  readonly registry: { list(): readonly { agentId: string }[] };
+  close(): Promise<void>;
+}
+
+export interface InProcessOptions<C extends ContextLike> {
+  /** Names the test's directory (`agora-<label>-...`). */
+  label: string;
+  /** Key pairs the agents (and the operator `root`) sign with, where the test made them already; the others are made on first use. */
+  keys?: Record<string, KeyPair>;
+  /** Opens the service context on the test's directory with `operator` as the bootstrap operator: `openServiceContext(embeddedAgora(dir, operator))`, or a ServiceTransport's `agora(dir, operator)`. */
+  open(dir: string, operator: TestOperator): Promise<C>;
+  /** Starts the services on it: `startAll` of @agora/runtime, over `quietServices(context, [...])` and the parts of the test's own. */
+  start(context: C): Promise<Closable>;
+}
+
+export interface InProcessServices<C extends ContextLike> extends Agents {
+  /** A directory of the test's own (the embedded store's, the services' keys and snapshots), removed by stop(). */
+  readonly dir: string;
+  readonly context: C;
+  /**
+   * Registers agents as the operator `root`, with keys of their own (`key(agentId)`) and the fields
+   * of `common` their profiles do not give (`{ trustScore: 700 }`), and waits until the context's
+   * agent directory knows them all.
+   */
+  register(agents: Record<string, { roles: readonly string[]; [field: string]: unknown }>, common?: Record<string, unknown>): Promise<void>;
+  /** Closes the services, then the context, and removes the directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Agora's services in the test's own process, as the one-process standalone composes them, on a
+ * directory of the test's own: `open` opens the service context there with `root` as the bootstrap
+ * operator, `start` starts the services on it; the agents speak through the context's client. When
+ * either fails, what was opened is closed and the directory removed.
+ */
+export async function startServicesInProcess<C extends ContextLike>(options: InProcessOptions<C>): Promise<InProcessServices<C>> {
+  const dir = await mkdtemp(join(tmpdir(), `agora-${options.label}-`));
+  const keys = options.keys ?? {};
+  let context: C | undefined;
+  let running: Closable;
+  try {
+    context = await options.open(dir, { agentId: 'root', publicKey: (keys['root'] ??= generateKeyPair()).publicKey });
+    running = await options.start(context);
+  } catch (error) {
+    await context?.close();
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const opened = context;
+  const agents = agentsOn(opened.client, keys);
+  return {
+    ...agents,
+    dir,
+    context: opened,
+    async register(fleet, common = {}) {
+      for (const [agentId, profile] of Object.entries(fleet)) {
+        await agents.ok('root', 'RegisterAgent', { agentId, publicKey: agents.key(agentId).publicKey, displayName: agentId, constitutions: [], ...common, ...profile, roles: [...profile.roles] });
+      }
+      await waitFor(() => {
+        const known = new Set(opened.registry.list().map((agent) => agent.agentId));
+        return Object.keys(fleet).every((agentId) => known.has(agentId));
+      }, 'the agent directory to know the fleet');
+    },
+    async stop() {
+      await running.close();
+      await opened.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -37,6 +37,7 @@ import { startProjectionsService, type RunningProjections } from '@agora/project
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, startAll } from '@agora/runtime';
+import { approveRound, convergeRecovery, QUIET_PROJECTIONS, quietServices, REVIEWER_PROFILES } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
 
@@ -65,10 +66,7 @@ export interface ProtocolLog {
 }
 
 const CAST: Record<string, { roles: Role[]; constitutions?: string[] }> = {
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
   ...Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`val${n}`, { roles: ['validator'] as Role[] }])),
   // The debaters also act as executives (any executive may be asked to review a recovery).
   ...Object.fromEntries(EXAMPLE_PARTICIPANTS.map((p) => [p.agentId, { roles: ['debater', 'executive'] as Role[] }])),
@@ -103,13 +101,8 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
   });
   let projections: RunningProjections | undefined;
   const running = await startAll([
-    () => startRegistryService(context, { logger: false }),
-    () => startProposalService(context, { logger: false }),
-    () => startTribunalService(context, { logger: false }),
-    () => startVotingService(context, { logger: false }),
-    () => startDialecticService(context, { logger: false }),
-    () => startDebateService(context, { logger: false }),
-    async () => (projections = await startProjectionsService(context, { metricsPort: 0, metricsHost: '127.0.0.1', logger: false })),
+    ...quietServices(context, [startRegistryService, startProposalService, startTribunalService, startVotingService, startDialecticService, startDebateService]),
+    async () => (projections = await startProjectionsService(context, QUIET_PROJECTIONS)),
   ]);
   let commands = 0;
   try {
@@ -122,6 +115,8 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
       if (!reply.ok) throw new Error(`${actor} ${type}: ${reply.error.code} ${reply.error.message}`);
       return reply.result;
     };
+    // `ok` with the actor first, as the protocols' scripts (@agora/testing) send.
+    const okAs = (actor: string, type: string, payload: Record<string, unknown>) => ok(type, actor, payload);
     const query = async <T>(subject: string, params: unknown): Promise<T | undefined> => {
       const reply = await context.client.request<T>(subject, params, { timeoutMs: 30_000 });
       return reply.ok ? reply.result : undefined;
@@ -156,14 +151,7 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
         const proposer = fleet[(k * 7) % fleet.length]!;
         await ok('SubmitProposal', proposer, { proposalId: `p${id}`, title: `Plan ${id}`, body: 'Week 1: bounties.', problem: 'users', evidence: [{ ref: `thread/${id}`, summary: 'context' }] });
         await until(`proposal p${id} to open its round`, async () => ((await query<ProposalView>(GetProposal.subject, { proposalId: `p${id}` }))?.rounds.some((r) => r.status === 'open') ? true : undefined));
-        for (const [agent, constitution] of [
-          ['harbinger', 'risk'],
-          ['heretic', 'premise'],
-          ['sentinel', 'evidence'],
-          ['zealot', 'execution'],
-        ] as const) {
-          await ok('SubmitReview', agent, { proposalId: `p${id}`, round: 1, constitution, verdict: 'approve', reasoning: `${agent} on ${constitution}` });
-        }
+        await approveRound(okAs, `p${id}`);
 
         // Voting: every selected validator approves.
         await ok('CreateVotingSession', proposer, { requestId: `r${id}`, actionType: 'deploy_production', riskLevel: 'high' });
@@ -181,13 +169,7 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
             const s = await query<DialecticSessionView>(GetDialecticSession.subject, { sessionId: `${paused}-p1` });
             return s?.status === 'awaiting_thesis' ? s : undefined;
           });
-          const reviewer = recovery.reviewer!;
-          const threshold = (value: number) => ({ operation: 'set_risk_threshold', parameters: { threshold: value } });
-          const sessionId = `${paused}-p1`;
-          await ok('SubmitThesis', paused, { sessionId, rootCause: 'spike', proposedConditions: [threshold(0.45)], reasoning: 'external' });
-          await ok('SubmitAntithesis', reviewer, { sessionId, observedMetrics: { risk_score: 0.65 }, concerns: ['risk'], reasoning: 'tighter', counterProposal: { rootCause: 'spike', proposedConditions: [threshold(0.48)] } });
-          await ok('SubmitSynthesis', paused, { sessionId, round: 1, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
-          await ok('SubmitSynthesis', reviewer, { sessionId, round: 2, rootCause: 'spike', proposedConditions: [threshold(0.48)], reasoning: 'agreed', agrees: true });
+          await convergeRecovery(okAs, recovery);
         });
         recoveries = recovered.catch(() => undefined);
         await recovered;
