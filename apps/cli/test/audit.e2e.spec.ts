@@ -14,7 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { GetDialecticSession, GetProposal, GetVotingSession, READ_TOKEN, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken } from '@agora/identity';
-import { approveProposal, convergeRecovery, REPO_ROOT, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
+import { approveProposal, convergeRecovery, REPO_ROOT, REVIEWER_PROFILES, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
 
 const ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
@@ -23,10 +23,7 @@ const passwords = Object.fromEntries(ROLES.map((role) => [role, `pw${randomBytes
 
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
   ada: { roles: ['executive'], constitutions: [] },
   val1: { roles: ['validator'], constitutions: [] },
   val2: { roles: ['validator'], constitutions: [] },

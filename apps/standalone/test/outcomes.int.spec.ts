@@ -68,7 +68,7 @@ describe('outcome reports and calibration figures (standalone wiring)', () => {
   const roundOpen = (proposalId: string, round: number) =>
     waitFor(async () => (await proposal(proposalId).catch(() => undefined))?.rounds.some((r) => r.round === round && r.status === 'open') === true, `round ${round} of ${proposalId} to open`, 30_000);
   const review = (proposalId: string, round: number, constitution: string, verdict: 'approve' | 'object') =>
-    ok(SubmitReview, REVIEWERS[constitution]!, {
+    ok(SubmitReview, REVIEWERS[constitution as keyof typeof REVIEWERS], {
       proposalId,
       round,
       constitution,

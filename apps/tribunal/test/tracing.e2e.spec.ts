@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { GetProposal, type ProposalView, type Reply } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { inSpan, useTracerProvider } from '@agora/tracing';
-import { REPO_ROOT, renderTrace, startOtlpReceiver, startServiceFleet, waitFor, type CollectedSpan, type OtlpReceiver, type ServiceFleet } from '@agora/testing';
+import { REPO_ROOT, renderTrace, REVIEWER_PROFILES, startOtlpReceiver, startServiceFleet, waitFor, type CollectedSpan, type OtlpReceiver, type ServiceFleet } from '@agora/testing';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 
@@ -19,10 +19,7 @@ const POLICY = { roundDeadlineMs: 120_000, minRoundDeadlineMs: 1_000, maxRoundsB
 const ROUND_MS = 2_500;
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
 } as const;
 type Agent = keyof typeof CAST;
 const SECRET_BODY = 'Ship the demo on Friday (payload text that must not reach a span)';

@@ -5,7 +5,7 @@
 // read back from the projections' /metrics.
 import { GetAgent, GetProposal, type AgentView, type ProposalView } from '@agora/contracts';
 import { openJetStreamEventStore, type EventStore } from '@agora/eventstore';
-import { startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
+import { REVIEWER_PROFILES, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 
 // Rounds are long enough that reviews always arrive in time; the one round that must expire asks
 // for its own time-box, long enough to restart every process (from source) before it is due.
@@ -15,10 +15,7 @@ const SERVICES = ['registry', 'proposal', 'projections', 'tribunal'] as const;
 
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
-  harbinger: { roles: ['reviewer'], constitutions: ['risk'] },
-  heretic: { roles: ['reviewer'], constitutions: ['premise'] },
-  sentinel: { roles: ['reviewer'], constitutions: ['evidence'] },
-  zealot: { roles: ['reviewer'], constitutions: ['execution'] },
+  ...REVIEWER_PROFILES,
   ops: { roles: ['operator'], constitutions: [] },
 } as const;
 type Agent = keyof typeof CAST;

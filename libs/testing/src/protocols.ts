@@ -1,19 +1,23 @@
 // The protocols' scripted commands as the demos play them, for the tests and tools that write a
 // log of them: the tribunal's four reviewers approving a round, a recovery that converges. Agents
 // send through an `ok` of their own (an `Agents`' ok, or any function of its shape).
-import type { DialecticSessionView, ProposalView, Role } from '@agora/contracts';
+import type { DialecticSessionView, ProposalView } from '@agora/contracts';
 import { waitFor } from './basics.js';
 
 /** Signs and sends a command of `type` as `agentId`, failing unless it is accepted (an `Agents`' `ok`). */
 export type SendOk = (agentId: string, type: string, payload: Record<string, unknown>) => Promise<unknown>;
 
 /** The demos' four reviewers by the constitution each reviews on (the tribunal draws one reviewer a constitution). */
-export const REVIEWERS: Readonly<Record<string, string>> = { risk: 'harbinger', premise: 'heretic', evidence: 'sentinel', execution: 'zealot' };
+export const REVIEWERS = { risk: 'harbinger', premise: 'heretic', evidence: 'sentinel', execution: 'zealot' } as const;
+
+type Constitution = keyof typeof REVIEWERS;
+/** Each reviewer's profile, keyed by its id (so that a cast spread from it keeps its agents' names as a type). */
+type ReviewerProfiles = { readonly [C in Constitution as (typeof REVIEWERS)[C]]: { roles: ['reviewer']; constitutions: [C] } };
 
 /** The four reviewers (REVIEWERS) as a fleet registers them: each a reviewer on its one constitution. */
-export const REVIEWER_PROFILES: Readonly<Record<string, { roles: Role[]; constitutions: string[] }>> = Object.fromEntries(
+export const REVIEWER_PROFILES = Object.fromEntries(
   Object.entries(REVIEWERS).map(([constitution, agentId]) => [agentId, { roles: ['reviewer'], constitutions: [constitution] }]),
-);
+) as unknown as ReviewerProfiles;
 
 /** Each of the four reviewers (REVIEWERS) approves round `round` of `proposalId` on its constitution, one after the other. */
 export async function approveRound(ok: SendOk, proposalId: string, round = 1): Promise<void> {
