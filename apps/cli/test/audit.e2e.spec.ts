@@ -7,19 +7,17 @@
  * client publishes AgentRegistered(operator) into the log": NATS refuses it, and written anyway
  * by a privileged connection it is the one thing the audit reports.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { errors } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { GetDialecticSession, GetProposal, GetVotingSession, READ_TOKEN, type DialecticSessionView, type ProposalView, type Reply, type VotingSessionView } from '@agora/contracts';
 import { openEventStore, type StoreConfig } from '@agora/eventstore';
 import { generateKeyPair, mintReadToken } from '@agora/identity';
-import { approveProposal, convergeRecovery, REPO_ROOT, REVIEWER_PROFILES, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
+import { approveProposal, convergeRecovery, natsPasswordEnv, natsPasswords, REPO_ROOT, REVIEWER_PROFILES, runToCompletion, startServiceFleet, waitFor, type ServiceFleet } from '@agora/testing';
 import type { AuditReport } from '../src/audit/engine.js';
 
 const ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
-type NatsRole = (typeof ROLES)[number];
-const passwords = Object.fromEntries(ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<NatsRole, string>;
+const passwords = natsPasswords(ROLES);
 
 const CAST = {
   seldon: { roles: ['executive'], constitutions: [] },
@@ -57,7 +55,7 @@ describe('the trust boundary on the deploy NATS configuration (e2e)', () => {
   beforeAll(async () => {
     fleet = await startServiceFleet({
       label: 'audit',
-      nats: { config: join(REPO_ROOT, 'deploy/nats/single.conf'), env: Object.fromEntries(ROLES.map((role) => [`AGORA_NATS_${role.toUpperCase()}_PASSWORD`, passwords[role]])) },
+      nats: { config: join(REPO_ROOT, 'deploy/nats/single.conf'), env: natsPasswordEnv(passwords) },
       credentials: { user: 'agent', pass: passwords.agent },
       env: () => ({ ...common(), NATS_USER: 'service', NATS_PASSWORD: passwords.service, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' }),
     });

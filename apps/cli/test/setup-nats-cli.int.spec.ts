@@ -3,7 +3,6 @@
  * that closes reads (read with the token of --key), the bootstrap operator of --key gets a user
  * too, and the users file it writes is one nats-server starts on; an agent then connects as itself.
  */
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -15,14 +14,14 @@ import { createSignedCommand, generateKeyPair } from '@agora/identity';
 import { connectNats } from '@agora/messaging';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
-import { embeddedAgora, startNatsServer, type PrivateNatsServer } from '@agora/testing';
+import { embeddedAgora, natsPasswordEnv, natsPasswords, startNatsServer, type PrivateNatsServer } from '@agora/testing';
 import { runCli } from '../src/cli.js';
 
 /** What every run says of reads on NATS. */
 const READS_LINE = 'reads on NATS: services that connect as NATS users answer queries only with a read token (AGORA_NATS_READS=closed, their default); agents send theirs (the SDK, the Python and Go clients)\n';
 const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../deploy/nats/roles.conf');
 const PROCESS_ROLES = ['SERVICE', 'GATEWAY', 'AGENT', 'OBSERVER', 'AUDITOR'] as const;
-const passwords = Object.fromEntries(PROCESS_ROLES.map((role) => [role, `pw${randomBytes(12).toString('hex')}`])) as Record<(typeof PROCESS_ROLES)[number], string>;
+const passwords = natsPasswords(PROCESS_ROLES);
 const open: NatsConnection[] = [];
 const track = (nc: NatsConnection) => (open.push(nc), nc);
 
@@ -68,7 +67,7 @@ describe('the agora setup nats command, from the registry behind a gateway', () 
     const key = join(cliDir, 'boss.key.json');
     const first = await agora(['setup', 'nats', '--key', key, '--out', out]);
     expect(first).toEqual({ code: 0, stdout: `${out}: written (2 agents as nkey users, boss as the bootstrap operator of --key)\n${READS_LINE}`, stderr: '' });
-    server = await startNatsServer({ config: out, env: Object.fromEntries(PROCESS_ROLES.map((r) => [`AGORA_NATS_${r}_PASSWORD`, passwords[r]])) });
+    server = await startNatsServer({ config: out, env: natsPasswordEnv(passwords) });
     const second = await agora(['setup', 'nats', '--key', key, '--out', out, '--pid', String(server.pid), '--stream', '--nats', server.url]);
     expect(second).toEqual({ code: 0, stdout: `${out}: unchanged (2 agents as nkey users, boss as the bootstrap operator of --key)\nlog stream: created\n${READS_LINE}`, stderr: '' });
     const nc = track(await connectNats({ servers: server.url, identity: { agentId: 'carol', secretKey: carol.secretKey } }));

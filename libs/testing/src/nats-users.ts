@@ -12,6 +12,11 @@ export function natsPasswords<User extends string>(users: readonly User[]): Reco
   return Object.fromEntries(users.map((user) => [user, `pw${randomBytes(12).toString('hex')}`])) as Record<User, string>;
 }
 
+/** The environment that gives a nats-server each user's password (`AGORA_NATS_<USER>_PASSWORD`, as deploy/nats/ reads them). */
+export function natsPasswordEnv(passwords: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(passwords).map(([user, pass]) => [natsPasswordVariable(user), pass]));
+}
+
 /** A private nats-server running a configuration with users and passwords, and the test's connections to it. */
 export interface NatsUsersServer<User extends string> extends PrivateNatsServer {
   /**
@@ -31,7 +36,7 @@ export interface NatsUsersServer<User extends string> extends PrivateNatsServer 
  * `AGORA_NATS_<USER>_PASSWORD` variable.
  */
 export async function startNatsWithUsers<User extends string>(config: string, passwords: Readonly<Record<User, string>>, options: Omit<StartNatsOptions, 'config'> = {}): Promise<NatsUsersServer<User>> {
-  const env = { ...Object.fromEntries(Object.entries<string>(passwords).map(([user, pass]) => [natsPasswordVariable(user), pass])), ...options.env };
+  const env = { ...natsPasswordEnv(passwords), ...options.env };
   const server = await startNatsServer({ ...options, config, env });
   const open: NatsConnection[] = [];
   const track = <C extends NatsConnection>(nc: C): C => (open.push(nc), nc);
