@@ -2,11 +2,11 @@
 // itself (as root): one network namespace per node, each joined by a veth pair to a bridge in the
 // root namespace, where Agora's processes run. The addresses are a private /24 that exists only on
 // these links (10.99.<k>.0/24, a k no interface or route of the machine uses, looked for from the
-// run's process id on): the bridge is .1, node n is .1n. A cut between two nodes is a blackhole route to each other's address inside both
-// namespaces (their packets to each other are dropped, silently, as on a broken network), which
-// leaves every node reachable from the root namespace: the processes attached to a node stay on its
-// side. Nothing here sends a packet; every name carries the run's process id, so that a later run
-// can remove what a killed one left.
+// run's process id on): the bridge is .1, node n is .1n. A cut between two nodes is a blackhole
+// route to each other's address inside both namespaces (their packets to each other are dropped,
+// silently, as on a broken network), which leaves every node reachable from the root namespace: the
+// processes attached to a node stay on its side. Nothing here sends a packet; every name carries the
+// run's process id, so that a later run can remove what a killed one left.
 import { spawnSync } from 'node:child_process';
 
 const PREFIX = 'agp';
