@@ -45,12 +45,12 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
   const streamId = settingsStreamId(name);
   const service = SETTINGS_OWNERS[name];
   const key = settingsMetadataKey(name);
-  const mine = settingsDigest(settings);
+  const digest = settingsDigest(settings);
   const replicas = await context.client.gather<PingResponse>(`$SRV.PING.${service}`, '', { maxWaitMs: REPLICA_PING_WAIT_MS[context.transport.transport] });
-  const other = replicas.find((r) => typeof r.metadata?.[key] === 'string' && r.metadata[key] !== mine);
+  const other = replicas.find((r) => typeof r.metadata?.[key] === 'string' && r.metadata[key] !== digest);
   const differs = (other: string, theirs: string | undefined) =>
     new StartupFailure(
-      `another ${service} replica ${other} the ${name} settings ${theirs}, this one was started with ${mine}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
+      `another ${service} replica ${other} the ${name} settings ${theirs}, this one was started with ${digest}: every replica of a service must decide under the same settings. Start it with the same value, or change the value by stopping every ${service} replica, then starting them with the new one`,
     );
   if (other) throw differs(`(${other.id}) runs with`, other.metadata[key]);
   const read = async () => {
@@ -61,7 +61,6 @@ export async function recordSettings(context: Pick<ServiceContext, 'store' | 'se
     return { revision: events.length - 1, inForce: fold(settingsDecider, events as unknown as SettingsEvent[]) };
   };
   const { revision, inForce } = await read();
-  const digest = mine;
   const metadata = { [key]: digest };
   const asHeld = (at: number, by = '') => ({ digest, metadata, recorded: false, line: `${name} settings ${digest}: as the log holds them (${streamId} revision ${at}${by})` });
   if (inForce.digest === digest) return asHeld(revision);

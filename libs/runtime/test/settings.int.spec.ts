@@ -9,7 +9,8 @@ import { settingsStreamId, type ServiceName } from '@agora/contracts';
 import { settingsDigest } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
-import { uniqueJetStreamLog } from '@agora/testing';
+import { InProcessAgoraClient, InProcessBus } from '@agora/messaging';
+import { TEST_NATS_URL, uniqueJetStreamLog } from '@agora/testing';
 import { recordSettings, StartupFailure, type ServiceContext, type ServiceIdentity } from '../src/index.js';
 
 type Context = Pick<ServiceContext, 'store' | 'serviceIdentity' | 'client' | 'transport'>;
@@ -34,7 +35,9 @@ function replicaOf(store: EventStore, barrier: { readers: number; arrived: numbe
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { store: held, serviceIdentity: identity, client: { gather: async () => [] } as unknown as Context['client'], transport: { transport: 'in-process' } as Context['transport'] };
+  // A process of its own, whose ping reaches no replica yet: neither has started serving.
+  const bus = new InProcessBus();
+  return { store: held, serviceIdentity: identity, client: new InProcessAgoraClient(bus), transport: { transport: 'in-process', bus } as Context['transport'] };
 }
 
 function barrierOf(readers: number) {
@@ -45,7 +48,7 @@ function barrierOf(readers: number) {
 
 const stores: { name: string; open: (dir: string) => Promise<EventStore> }[] = [
   { name: 'embedded log', open: (dir) => openEmbeddedEventStore({ directory: dir }) },
-  { name: 'JetStream log', open: () => openJetStreamEventStore({ ...uniqueJetStreamLog('settings-race'), servers: process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222' }) },
+  { name: 'JetStream log', open: () => openJetStreamEventStore({ ...uniqueJetStreamLog('settings-race'), servers: TEST_NATS_URL }) },
 ];
 
 describe.each(stores)('recordSettings, two replicas started at the same moment ($name)', ({ open }) => {
