@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDebianPackages, privateNatsServer, sharedNatsServer } from './setup.mjs';
+import { ensureDebianPackages, privateNatsServer, sharedNatsServer, sharedPostgres } from './setup.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STAGES = ['unit', 'int', 'e2e'];
@@ -23,9 +23,10 @@ first that fails:
   set-up     Node 20 or newer; the nats-server the tests' private servers and clusters run
              (NATS_SERVER_BIN, else the newest Debian server, fetched once into .cache/nats-server/);
              a NATS with JetStream on 127.0.0.1:4222 (NATS_URL), or Debian's /usr/sbin/nats-server
-             started for the run; Debian's prometheus, docker-compose, python3-cryptography,
-             golang-go, golang-github-nats-io-go-nats-dev and chromium when missing (apt-get: needs
-             root; otherwise it names what to install by hand). What is there already is kept.
+             started for the run; a PostgreSQL (TEST_POSTGRES_URL, default postgres@127.0.0.1:5432),
+             or a cluster of the run's own from Debian's postgresql; Debian's prometheus,
+             docker-compose, python3-cryptography, golang-go, golang-github-nats-io-go-nats-dev and
+             chromium when missing (apt-get: needs root; otherwise it names what to install by hand). What is there already is kept.
   checks     typecheck, lint, build
   unit       *.unit.spec.ts (pure)
   int        *.int.spec.ts (real NATS, real stores)
@@ -94,7 +95,7 @@ export function jestArgs(stage, workers, extra) {
 async function main() {
   const options = parse(process.argv.slice(2));
   if (options.help) return void console.log(HELP);
-  const env = { ...process.env, NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' };
+  const env = { ...process.env, NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', TEST_POSTGRES_URL: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' };
   const times = [];
   const timed = async (name, step) => {
     const start = Date.now();
@@ -103,6 +104,7 @@ async function main() {
     return ok;
   };
   let shared = { stop: async () => undefined };
+  let postgres = { stop: async () => undefined };
   let failed;
   try {
     if (options.steps.includes('setup')) {
@@ -112,6 +114,7 @@ async function main() {
         if (major < 20) throw new Error(`Node 20 or newer is needed, this is ${process.version}`);
         env.NATS_SERVER_BIN = privateNatsServer(ROOT, note);
         shared = await sharedNatsServer(ROOT, env.NATS_URL, note);
+        postgres = await sharedPostgres(ROOT, env.TEST_POSTGRES_URL, note);
         ensureDebianPackages(note);
         if (!env.KURRENTDB_URL) note('KURRENTDB_URL is not set: the KurrentDB contract suite is skipped');
         return true;
@@ -133,6 +136,7 @@ async function main() {
     failed = error instanceof Error ? error.message : String(error);
   } finally {
     await shared.stop();
+    await postgres.stop();
   }
   report(times, failed);
   process.exitCode = failed ? 1 : 0;

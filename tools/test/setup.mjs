@@ -137,3 +137,64 @@ export async function sharedNatsServer(root, url, log) {
   await stop();
   throw new Error(`${SYSTEM_NATS_SERVER} did not come up on ${host}:${port}`);
 }
+
+/** PostgreSQL's server programs of the newest version installed (Debian's `postgresql` package), or undefined. */
+function postgresBin() {
+  const found = spawnSync('sh', ['-c', 'ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1'], { encoding: 'utf8' }).stdout.trim();
+  return found && existsSync(join(found, 'initdb')) ? found : undefined;
+}
+
+async function postgresAnswers(root, url) {
+  const { default: pg } = await import(join(root, 'node_modules', 'pg', 'lib', 'index.js'));
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query('SHOW server_version');
+    return { ok: true, version: rows[0].server_version };
+  } catch (error) {
+    return { ok: false, error: error.message };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A PostgreSQL for the read-model suites on `url` (TEST_POSTGRES_URL, default the machine's on
+ * 127.0.0.1:5432 as user postgres): kept when it answers; else Debian's `postgresql` (installed when
+ * missing) runs a cluster of this run's own on that port (trust authentication, in a temporary
+ * directory), and `stop()` ends it and removes it.
+ */
+export async function sharedPostgres(root, url, log) {
+  const answer = await postgresAnswers(root, url);
+  if (answer.ok) {
+    log(`PostgreSQL ${answer.version} at ${url.replace(/:[^:@/]*@/, ':***@')}`);
+    return { stop: async () => undefined };
+  }
+  const { hostname: host, port } = new URL(url);
+  if (await portAnswers(host, Number(port || 5432))) {
+    throw new Error(`something answers on ${host}:${port || 5432} but PostgreSQL does not let the tests in (${answer.error}): set TEST_POSTGRES_URL to a database the tests may create databases on`);
+  }
+  if (!postgresBin()) aptInstall(['postgresql'], log);
+  const bin = postgresBin();
+  if (!bin) throw new Error("Debian's postgresql did not install its server programs (/usr/lib/postgresql/<version>/bin)");
+  // PostgreSQL refuses to run as root: the cluster belongs to the postgres user the package creates.
+  const asPostgres = (command, args) => (isRoot() ? spawnSync('runuser', ['-u', 'postgres', '--', join(bin, command), ...args], { encoding: 'utf8' }) : spawnSync(join(bin, command), args, { encoding: 'utf8' }));
+  const dir = mkdtempSync(join(tmpdir(), 'agora-test-postgres-'));
+  if (isRoot()) spawnSync('chown', ['-R', 'postgres', dir]);
+  const data = join(dir, 'data');
+  const init = asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const start = asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-p ${port || 5432} -k ${dir} -c listen_addresses=${host} -c fsync=off`, 'start']);
+  if (start.status !== 0) throw new Error(`PostgreSQL did not start: ${start.stderr || start.stdout}`);
+  const stop = async () => {
+    asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const started = await postgresAnswers(root, url);
+  if (!started.ok) {
+    await stop();
+    throw new Error(`PostgreSQL started but does not answer at ${url}: ${started.error}`);
+  }
+  log(`started PostgreSQL ${started.version} on ${host}:${port || 5432} for this run (a cluster of its own; stopped at the end)`);
+  return { stop };
+}

@@ -88,13 +88,7 @@ export async function restoreSnapshot<M>(store: EventStore, snapshots: SnapshotS
     logger.warn(`[snapshot ${name}] version ${snapshot.version} does not match the code's version ${codec.version}; discarded, rebuilding from the log`);
     return undefined;
   }
-  let atPosition: RecordedEvent | undefined;
-  try {
-    for await (const event of store.readAll({ ...(snapshot.previous === null ? {} : { after: snapshot.previous }), maxCount: 1 })) atPosition = event;
-  } catch (error) {
-    if (!(error instanceof InvalidPosition)) throw error;
-  }
-  if (atPosition?.position !== snapshot.position || atPosition.id !== snapshot.eventId) {
+  if (!(await logHolds(store, snapshot))) {
     logger.warn(`[snapshot ${name}] position ${snapshot.position} (event ${snapshot.eventId}) is not in this log; discarded, rebuilding from the log`);
     return undefined;
   }
@@ -104,6 +98,24 @@ export async function restoreSnapshot<M>(store: EventStore, snapshots: SnapshotS
     logger.warn(`[snapshot ${name}] could not be decoded; discarded, rebuilding from the log`, error);
     return undefined;
   }
+}
+
+/** Where a fold stopped in the log: the last event folded, its id, and the position before it (null: it was the log's first). */
+export interface LogMark {
+  position: Position;
+  previous: Position | null;
+  eventId: string;
+}
+
+/** Whether the log still holds the event `mark` names at its position (one read): false when the log was replaced or cut since. */
+export async function logHolds(store: EventStore, mark: LogMark): Promise<boolean> {
+  let atPosition: RecordedEvent | undefined;
+  try {
+    for await (const event of store.readAll({ ...(mark.previous === null ? {} : { after: mark.previous }), maxCount: 1 })) atPosition = event;
+  } catch (error) {
+    if (!(error instanceof InvalidPosition)) throw error;
+  }
+  return atPosition?.position === mark.position && atPosition.id === mark.eventId;
 }
 
 export interface SnapshotSchedule {

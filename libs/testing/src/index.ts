@@ -8,3 +8,4 @@ export * from './otlp-receiver.js';
 export * from './services.js';
 export * from './standalone.js';
 export * from './protocols.js';
+export * from './postgres.js';

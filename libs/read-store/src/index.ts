@@ -1,0 +1,5 @@
+export * from './database.js';
+export * from './sqlite.js';
+export * from './postgres.js';
+export * from './open.js';
+export * from './sql-projection.js';

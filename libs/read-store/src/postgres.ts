@@ -1,0 +1,112 @@
+import pg from 'pg';
+import { withoutPassword, type HeldLock, type ReadDatabase, type SqlExecutor, type SqlRow, type SqlValue } from './database.js';
+
+/** Agora's namespace of advisory locks (the first key); the second is the lock name's hash. */
+const LOCK_NAMESPACE = 0x4147_4f52; // "AGOR"
+
+/** bigint (COUNT(*), SUM) comes back as a number, as SQLite gives it: read models count far below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+};
+
+export interface PostgresReadDatabaseOptions {
+  /** Connections at most (default 8): queries run on any; a transaction holds one until it ends; each held lock keeps one. */
+  maxConnections?: number;
+  /** Name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** The read side in PostgreSQL, shared by every replica of a deployment. */
+export class PostgresReadDatabase implements ReadDatabase {
+  readonly engine = 'postgres' as const;
+  readonly text = 'TEXT COLLATE "C"';
+  private readonly pool: pg.Pool;
+  /** One transaction of this process at a time, as on SQLite: a projection's batches come in order. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly url: string,
+    options: PostgresReadDatabaseOptions = {},
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 8, types, application_name: options.applicationName ?? 'agora' });
+    // An idle connection that fails (the server restarted) is dropped by the pool; the next query opens another.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Opens the pool and checks that the server answers (a clear error at start rather than at the first query). */
+  static async open(url: string, options: PostgresReadDatabaseOptions = {}): Promise<PostgresReadDatabase> {
+    const db = new PostgresReadDatabase(url, options);
+    try {
+      await db.all('SELECT 1 AS one');
+    } catch (error) {
+      await db.close();
+      throw new Error(`the read database ${withoutPassword(url)} does not answer: ${(error as Error).message}`, { cause: error });
+    }
+    return db;
+  }
+
+  async all<R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
+    return (await this.pool.query<R>(sql, params as SqlValue[] | undefined)).rows;
+  }
+
+  async run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return (await this.pool.query(sql, params as SqlValue[] | undefined)).rowCount ?? 0;
+  }
+
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const next = this.queue.then(async () => {
+      const client = await this.pool.connect();
+      const tx: SqlExecutor = {
+        all: async <R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]) => (await client.query<R>(sql, params as SqlValue[] | undefined)).rows,
+        run: async (sql, params) => (await client.query(sql, params as SqlValue[] | undefined)).rowCount ?? 0,
+      };
+      let broken: unknown;
+      try {
+        await client.query('BEGIN');
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback));
+        throw error;
+      } finally {
+        // A connection whose rollback failed is closed rather than handed to the next query.
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async tryLock(name: string): Promise<HeldLock | undefined> {
+    const client = await this.pool.connect();
+    try {
+      const [row] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [LOCK_NAMESPACE, name])).rows;
+      if (!row?.locked) {
+        client.release();
+        return undefined;
+      }
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    let held = true;
+    return {
+      release: async () => {
+        if (!held) return;
+        held = false;
+        // Closing the session frees its advisory locks, whatever state the connection is in.
+        client.release(true);
+      },
+    };
+  }
+
+  describe(): string {
+    return `PostgreSQL ${withoutPassword(this.url)}`;
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,334 @@
+import { logHolds, streamFilter, type EventSourcingLogger, type LogMark, type ReadModelPositions } from '@agora/eventsourcing';
+import { backoffDelay, sleep, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
+import type { HeldLock, ReadDatabase, SqlExecutor } from './database.js';
+
+/**
+ * A read model kept in tables. The runner hands it the log's events of its categories in order, in
+ * batches, each batch inside one transaction that also records how far the model has got, so a crash
+ * neither loses an event nor applies one twice.
+ */
+export interface SqlProjection {
+  /** Its row in `agora_read_models` and the name of its writer's lock. */
+  name: string;
+  /** Bump it when the tables or the fold change: tables of another version are dropped and filled again from the log. */
+  version: number;
+  /** Only events of streams in these categories are applied. Default: every event. */
+  categories?: readonly string[];
+  /** Its tables, in the order to drop them. */
+  tables: readonly string[];
+  /** CREATE TABLE / CREATE INDEX IF NOT EXISTS statements of its tables, for this database. */
+  schema(db: Pick<ReadDatabase, 'engine' | 'text'>): string[];
+  /** Folds `events` (in log order, at least one) into the tables. Must not depend on anything but the events and the tables. */
+  apply(tx: SqlExecutor, events: readonly RecordedEvent[]): Promise<void>;
+}
+
+/** Where every read model of the database has got to in the log. */
+const POSITIONS_TABLE = 'agora_read_models';
+
+function positionsSchema(db: Pick<ReadDatabase, 'text'>): string {
+  return `CREATE TABLE IF NOT EXISTS ${POSITIONS_TABLE} (name ${db.text} PRIMARY KEY, version INTEGER NOT NULL, position TEXT, previous TEXT, event_id TEXT, events INTEGER NOT NULL, updated_at TEXT NOT NULL)`;
+}
+
+interface PositionRow {
+  version: number;
+  position: string | null;
+  previous: string | null;
+  event_id: string | null;
+  events: number;
+  [column: string]: string | number | null;
+}
+
+export interface SqlProjectionRunnerOptions {
+  logger?: EventSourcingLogger;
+  /** The process's read models, for read your writes: the runner counts itself in while it runs. */
+  positions?: ReadModelPositions;
+  /** Events of a batch at most (default 500): the subscription waits while that many are not written yet. */
+  maxBatch?: number;
+  /** How often a runner that does not write (another replica holds the lock) reads how far the model has got (default 100 ms). */
+  pollMs?: number;
+  /** How often it tries to take the lock over (default 2 s). */
+  lockRetryMs?: number;
+  /** Where progress lines of a long catch-up go (default standard output). */
+  progress?: (line: string) => void;
+  /** Backoff of a failed write. */
+  retry?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+/**
+ * Keeps a read model's tables up to date with the log, in any number of processes sharing the
+ * database: the one holding the projection's lock writes (it subscribes after the position the tables
+ * record); every other follows the recorded position (for read your writes) and takes the lock over
+ * when it is free. Tables of another version, or at a position the log does not hold, are emptied and
+ * filled again from the log.
+ *
+ * A batch is written in one transaction with the position of its last event, after checking the
+ * position recorded, so two writers (a lock lost and taken over) never apply an event twice.
+ * Events of other categories only move the position: it is written with the next batch, or within
+ * half a second.
+ */
+export class SqlProjectionRunner {
+  private readonly accepts: (streamId: string) => boolean;
+  private readonly maxBatch: number;
+  private subscription: Subscription | undefined;
+  private lock: HeldLock | undefined;
+  /** The last event handed to the runner (applied or skipped). */
+  private seen: LogMark | undefined;
+  /** The last event whose batch is written. */
+  private written: LogMark | undefined;
+  /** The events not written yet, in order, each with the position of the event before it in the log. */
+  private buffer: { event: RecordedEvent; previous: Position | null }[] = [];
+  /** Events taken from the buffer by the write in progress. */
+  private inFlight = 0;
+  private flushing: Promise<void> | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** How far the model has got as the database says (a follower's view). */
+  private recorded: Position | undefined;
+  private followTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Events handed to the runner since it started writing (applied or skipped), for progress lines. */
+  private taken = 0;
+  private untrack: (() => void) | undefined;
+  private resolveCaughtUp!: () => void;
+  private rejectCaughtUp!: (error: unknown) => void;
+  /** Resolves once the model holds every event the log had when the runner started. */
+  readonly caughtUp: Promise<void>;
+
+  constructor(
+    private readonly db: ReadDatabase,
+    private readonly store: EventStore,
+    private readonly projection: SqlProjection,
+    private readonly options: SqlProjectionRunnerOptions = {},
+  ) {
+    this.accepts = streamFilter(projection.categories);
+    this.maxBatch = options.maxBatch ?? 500;
+    this.caughtUp = new Promise((resolve, reject) => {
+      this.resolveCaughtUp = resolve;
+      this.rejectCaughtUp = reject;
+    });
+    this.caughtUp.catch(() => undefined);
+  }
+
+  get name(): string {
+    return this.projection.name;
+  }
+
+  /** Whether this process writes the model (holds its lock). */
+  get writing(): boolean {
+    return this.lock !== undefined;
+  }
+
+  /**
+   * Position of the last event the tables hold (applied or skipped), for read your writes: what this
+   * runner has written when it writes, else what the database records.
+   */
+  get position(): Position | undefined {
+    if (!this.lock) return this.recorded;
+    return this.buffer.length === 0 && this.inFlight === 0 ? (this.seen ?? this.written)?.position : this.written?.position;
+  }
+
+  /** Creates the tables (or replaces those of another version), then writes or follows; resolves once caught up. */
+  async start(): Promise<void> {
+    if (this.untrack) throw new Error(`read model ${this.name} was already started`);
+    this.untrack = this.options.positions?.track(this);
+    this.lock = await this.db.tryLock(`read-model:${this.name}`);
+    if (this.lock) await this.startWriting();
+    else await this.startFollowing();
+    await this.caughtUp;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.followTimer);
+    clearTimeout(this.flushTimer);
+    await this.subscription?.stop();
+    if (this.lock) await this.flush();
+    await this.lock?.release();
+    this.lock = undefined;
+    this.untrack?.();
+    this.resolveCaughtUp();
+  }
+
+  private get logger(): EventSourcingLogger {
+    return this.options.logger ?? console;
+  }
+
+  private async startWriting(): Promise<void> {
+    const row = await this.prepareTables();
+    this.written = row?.position ? { position: row.position, previous: row.previous, eventId: row.event_id! } : undefined;
+    this.seen = this.written;
+    const head = await this.store.headPosition();
+    const subscription = this.store.subscribe({
+      name: `read-model:${this.name}`,
+      ...(this.written ? { after: this.written.position } : {}),
+      handler: (event) => this.take(event),
+      onError: (error, { event, attempt }) => this.logger.warn(`[read model ${this.name}] ${event ? `failed on ${event.streamId}@${event.revision}` : 'subscription dropped'} (attempt ${attempt}); retrying`, error),
+    });
+    this.subscription = subscription;
+    // Catching up on a long stretch of the log says how it goes, every 5 s (a short one says nothing).
+    const started = Date.now();
+    const progress = this.options.progress ?? ((line: string) => void process.stdout.write(`${line}\n`));
+    let reported = false;
+    const from = this.written ? `after ${this.written.position}` : 'the beginning';
+    const ticker = setInterval(() => {
+      reported = true;
+      const seconds = (Date.now() - started) / 1000;
+      progress(`[read model ${this.name}] catching up from ${from} of the log (version ${this.projection.version}): ${this.taken} events in ${seconds.toFixed(0)} s (${Math.round(this.taken / seconds)}/s), now at ${this.seen?.position ?? 'the start'}, the log's end at start ${head ?? 'none'}`);
+    }, 5_000);
+    ticker.unref();
+    subscription.caughtUp.then(
+      async () => {
+        await this.flush();
+        clearInterval(ticker);
+        if (reported) progress(`[read model ${this.name}] caught up: ${this.taken} events in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        this.resolveCaughtUp();
+      },
+      (error: unknown) => {
+        clearInterval(ticker);
+        this.rejectCaughtUp(error);
+      },
+    );
+  }
+
+  /** Creates the tables, or empties them when they are of another version or of another log; the row as it then stands. */
+  private async prepareTables(): Promise<PositionRow | undefined> {
+    await this.db.transaction(async (tx) => {
+      await tx.run(positionsSchema(this.db));
+      for (const statement of this.projection.schema(this.db)) await tx.run(statement);
+    });
+    let row = await this.readRow();
+    let reason: string | undefined;
+    if (row && row.version !== this.projection.version) reason = `its tables are of version ${row.version}, the code's is ${this.projection.version}`;
+    else if (row?.position && !(await logHolds(this.store, { position: row.position, previous: row.previous, eventId: row.event_id ?? '' }))) reason = `the log does not hold the event its tables end at (${row.position}): another log, or one cut short`;
+    if (reason || !row) {
+      if (reason) this.logger.warn(`[read model ${this.name}] ${reason}; emptied, filling again from the log`);
+      await this.db.transaction(async (tx) => {
+        for (const table of this.projection.tables) await tx.run(`DROP TABLE IF EXISTS ${table}`);
+        for (const statement of this.projection.schema(this.db)) await tx.run(statement);
+        await tx.run(`DELETE FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
+        await tx.run(`INSERT INTO ${POSITIONS_TABLE} (name, version, position, previous, event_id, events, updated_at) VALUES ($1, $2, NULL, NULL, NULL, 0, $3)`, [this.name, this.projection.version, new Date().toISOString()]);
+      });
+      row = await this.readRow();
+    }
+    return row;
+  }
+
+  private async readRow(executor: { all: ReadDatabase['all'] } = this.db): Promise<PositionRow | undefined> {
+    const [row] = await executor.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
+    return row;
+  }
+
+  /** The subscription's handler: takes the event in, and makes the log wait while a full batch is not written. */
+  private take(event: RecordedEvent): Promise<void> | void {
+    this.taken++;
+    const previous = this.seen?.position ?? null;
+    this.seen = { position: event.position, previous, eventId: event.id };
+    if (this.accepts(event.streamId)) {
+      this.buffer.push({ event, previous });
+      this.scheduleFlush(0);
+      if (this.buffer.length >= this.maxBatch) return this.flush();
+    } else {
+      // Waits for read your writes look at `position`, which moved.
+      this.options.positions?.advanced();
+      this.scheduleFlush(500);
+    }
+  }
+
+  private scheduleFlush(delayMs: number): void {
+    if (this.flushTimer && delayMs > 0) return;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, delayMs);
+  }
+
+  /** Writes what was taken in and not written yet (one write at a time); resolves once it is written. */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.buffer.length > 0 || this.seen !== this.written ? this.flush() : undefined));
+    if (this.buffer.length === 0 && this.seen === this.written) return Promise.resolve();
+    this.flushing = this.writeUntilDone().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /** Writes the buffer, retrying a failed write (the events stay taken in) until it is written or the runner loses its lock. */
+  private async writeUntilDone(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const batch = this.buffer.splice(0, this.maxBatch);
+      // The whole buffer: up to the last event seen (those after the batch's last were skipped); else up to the batch's last.
+      const last = batch.at(-1);
+      const mark: LogMark = this.buffer.length === 0 || !last ? this.seen! : { position: last.event.position, previous: last.previous, eventId: last.event.id };
+      this.inFlight = batch.length;
+      try {
+        await this.write(batch, mark);
+        this.written = mark;
+        this.inFlight = 0;
+        this.options.positions?.advanced();
+        if (this.buffer.length === 0) return;
+        attempt = 0;
+      } catch (error) {
+        this.buffer.unshift(...batch);
+        this.inFlight = 0;
+        if (this.stopped && !this.lock) return;
+        this.logger.warn(`[read model ${this.name}] writing ${batch.length} events up to ${mark.position} failed (attempt ${attempt}); retrying`, error);
+        await sleep(backoffDelay(attempt, this.options.retry));
+      }
+    }
+  }
+
+  /** One transaction: the events after the position the tables record (another writer may have written some), and the new position. */
+  private async write(batch: readonly { event: RecordedEvent }[], mark: LogMark): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [row] = await tx.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1${this.db.engine === 'postgres' ? ' FOR UPDATE' : ''}`, [this.name]);
+      if (!row || row.version !== this.projection.version) throw new Error(`the tables of read model ${this.name} were replaced by another version (${row?.version ?? 'none'}) while this replica wrote version ${this.projection.version}`);
+      const recorded = row.position;
+      if (recorded && this.store.comparePositions(recorded, mark.position) >= 0) return;
+      const events = batch.map((b) => b.event).filter((e) => !recorded || this.store.comparePositions(e.position, recorded) > 0);
+      if (events.length > 0) await this.projection.apply(tx, events);
+      await tx.run(`UPDATE ${POSITIONS_TABLE} SET position = $2, previous = $3, event_id = $4, events = events + $5, updated_at = $6 WHERE name = $1`, [this.name, mark.position, mark.previous, mark.eventId, events.length, new Date().toISOString()]);
+    });
+  }
+
+  /** Another replica writes: follow the position it records, and take the lock over when it is free. */
+  private async startFollowing(): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run(positionsSchema(this.db));
+      for (const statement of this.projection.schema(this.db)) await tx.run(statement);
+    });
+    const head = await this.store.headPosition();
+    let lastLockTry = Date.now();
+    const follow = async () => {
+      if (this.stopped) return;
+      try {
+        const row = await this.readRow();
+        if (row?.version === this.projection.version && row.position !== this.recorded) {
+          this.recorded = row.position ?? undefined;
+          this.options.positions?.advanced();
+        }
+        if (head === undefined || (this.recorded !== undefined && this.store.comparePositions(this.recorded, head) >= 0)) this.resolveCaughtUp();
+        if (Date.now() - lastLockTry >= (this.options.lockRetryMs ?? 2_000)) {
+          lastLockTry = Date.now();
+          const lock = await this.db.tryLock(`read-model:${this.name}`);
+          if (lock) {
+            if (this.stopped) return void (await lock.release());
+            this.lock = lock;
+            this.logger.warn(`[read model ${this.name}] took over writing (the replica that wrote it let its lock go)`);
+            await this.startWriting();
+            return;
+          }
+        }
+      } catch (error) {
+        this.logger.warn(`[read model ${this.name}] reading how far it has got failed; retrying`, error);
+      }
+      if (!this.stopped) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? 100);
+    };
+    await follow();
+  }
+}
+
+/** Starts a runner and resolves with it once caught up. */
+export async function runSqlProjection(db: ReadDatabase, store: EventStore, projection: SqlProjection, options?: SqlProjectionRunnerOptions): Promise<SqlProjectionRunner> {
+  const runner = new SqlProjectionRunner(db, store, projection, options);
+  await runner.start();
+  return runner;
+}

@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ReadModelPositions } from '@agora/eventsourcing';
+import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { freshPostgresDatabase, waitFor } from '@agora/testing';
+import { PostgresReadDatabase, SqliteReadDatabase, SqlProjectionRunner, type ReadDatabase, type SqlExecutor, type SqlProjection } from '../src/index.js';
+
+/**
+ * The read side's contract, run against both engines: what a read model may count on from its
+ * database, and from the runner that keeps its tables (a log position in the same transaction,
+ * one writer among replicas, a version change filling new tables from the log).
+ */
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agora-read-store-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Engine {
+  /** A new, empty database, and a way to open it again as a second process would. */
+  fresh(): Promise<{ open(): Promise<ReadDatabase>; drop(): Promise<void> }>;
+}
+
+const engines: [string, Engine][] = [
+  [
+    'sqlite',
+    {
+      async fresh() {
+        const file = join(tempDir(), 'read-models.sqlite');
+        return { open: async () => new SqliteReadDatabase(file), drop: async () => undefined };
+      },
+    },
+  ],
+  [
+    'postgres',
+    {
+      async fresh() {
+        const database = await freshPostgresDatabase('readstore');
+        return { open: () => PostgresReadDatabase.open(database.url), drop: () => database.drop() };
+      },
+    },
+  ],
+];
+
+/** Orders: one row per order with its total; `applied` keeps every event applied, once (its primary key says so). */
+function ordersProjection(version = 1): SqlProjection & { batches: number } {
+  const projection = {
+    name: 'orders',
+    version,
+    categories: ['order'],
+    batches: 0,
+    tables: [`applied_v${version}`, `orders_v${version}`],
+    schema: (db: Pick<ReadDatabase, 'text'>) => [
+      `CREATE TABLE IF NOT EXISTS orders_v${version} (id ${db.text} PRIMARY KEY, total INTEGER NOT NULL, events INTEGER NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS applied_v${version} (event_id ${db.text} PRIMARY KEY)`,
+    ],
+    async apply(tx: SqlExecutor, events: readonly RecordedEvent[]) {
+      projection.batches++;
+      for (const event of events) {
+        await tx.run(`INSERT INTO applied_v${version} (event_id) VALUES ($1)`, [event.id]);
+        const amount = (event.data as { amount: number }).amount;
+        await tx.run(`INSERT INTO orders_v${version} (id, total, events) VALUES ($1, $2, 1) ON CONFLICT (id) DO UPDATE SET total = orders_v${version}.total + excluded.total, events = orders_v${version}.events + 1`, [event.streamId, amount]);
+      }
+    },
+  };
+  return projection;
+}
+
+async function place(store: EventStore, id: string, amounts: number[]): Promise<void> {
+  let revision = -1;
+  for (const amount of amounts) {
+    await store.append(`order-${id}`, [{ type: 'Placed', data: { amount } }], revision < 0 ? 'no_stream' : revision);
+    revision++;
+  }
+}
+
+describe.each(engines)('read database: %s', (_engine, engine) => {
+  let db: ReadDatabase;
+  let database: Awaited<ReturnType<Engine['fresh']>>;
+  const opened: ReadDatabase[] = [];
+  const open = async () => {
+    const d = await database.open();
+    opened.push(d);
+    return d;
+  };
+  beforeEach(async () => {
+    database = await engine.fresh();
+    db = await open();
+  });
+  afterEach(async () => {
+    for (const d of opened.splice(0)) await d.close();
+    await database.drop();
+  });
+
+  it('binds $n parameters, upserts, and sorts text byte by byte on both engines', async () => {
+    await db.run(`CREATE TABLE t (id ${db.text} PRIMARY KEY, n INTEGER)`);
+    for (const [id, n] of [['b', 1], ['B', 2], ['a', 3], ['_', 4]] as const) await db.run('INSERT INTO t (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = excluded.n', [id, n]);
+    await db.run('INSERT INTO t (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = excluded.n', ['a', 30]);
+    expect(await db.all('SELECT id, n FROM t ORDER BY id')).toEqual([
+      { id: 'B', n: 2 },
+      { id: '_', n: 4 },
+      { id: 'a', n: 30 },
+      { id: 'b', n: 1 },
+    ]);
+    expect(await db.all('SELECT CAST(COUNT(*) AS INTEGER) AS c FROM t WHERE n > $1 AND id <> $2', [1, 'a'])).toEqual([{ c: 2 }]);
+  });
+
+  it('a transaction is all or nothing, and queries see it only once committed', async () => {
+    await db.run(`CREATE TABLE t (id ${db.text} PRIMARY KEY)`);
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.run('INSERT INTO t (id) VALUES ($1)', ['x']);
+        throw new Error('fails half-way');
+      }),
+    ).rejects.toThrow('fails half-way');
+    expect(await db.all('SELECT id FROM t')).toEqual([]);
+    let seenInside: unknown;
+    await db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t (id) VALUES ($1)', ['y']);
+      seenInside = await db.all('SELECT id FROM t');
+      expect(await tx.all('SELECT id FROM t')).toEqual([{ id: 'y' }]);
+    });
+    expect(seenInside).toEqual([]);
+    expect(await db.all('SELECT id FROM t')).toEqual([{ id: 'y' }]);
+  });
+
+  it('a lock has one holder at a time, and is free again once released', async () => {
+    const other = await open();
+    const held = await db.tryLock('read-model:orders');
+    expect(held).toBeDefined();
+    // SQLite's locks are the process's own: the second "process" here is a second handle on one process's file.
+    expect(await (db.engine === 'postgres' ? other : db).tryLock('read-model:orders')).toBeUndefined();
+    await held!.release();
+    const again = await (db.engine === 'postgres' ? other : db).tryLock('read-model:orders');
+    expect(again).toBeDefined();
+    await again!.release();
+  });
+
+  describe('a projection runner', () => {
+    let store: EventStore;
+    beforeEach(async () => {
+      store = await openEmbeddedEventStore({ directory: tempDir() });
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+    const orders = (d: ReadDatabase, version = 1) => d.all<{ id: string; total: number; events: number }>(`SELECT id, total, events FROM orders_v${version} ORDER BY id`);
+
+    it('fills its tables from the log in batches, records the position with them, and resumes after it without applying an event twice', async () => {
+      await place(store, 'a', [1, 2, 3]);
+      await place(store, 'b', [10]);
+      await store.append('other-x', [{ type: 'Noise', data: {} }], 'no_stream');
+      const positions = new ReadModelPositions(store);
+      const projection = ordersProjection();
+      const runner = new SqlProjectionRunner(db, store, projection, { positions, logger: { warn: () => undefined }, maxBatch: 2 });
+      await runner.start();
+      expect(await orders(db)).toEqual([
+        { id: 'order-a', total: 6, events: 3 },
+        { id: 'order-b', total: 10, events: 1 },
+      ]);
+      expect(projection.batches).toBeGreaterThanOrEqual(2);
+      expect(runner.position).toBe(await store.headPosition());
+      // Live: a command's event is in the tables before a read-your-writes wait says so.
+      const { position } = await store.append('order-b', [{ type: 'Placed', data: { amount: 5 } }], 0);
+      await positions.waitFor(position);
+      expect(await orders(db)).toContainEqual({ id: 'order-b', total: 15, events: 2 });
+      await runner.stop();
+
+      await place(store, 'c', [7]);
+      const again = ordersProjection();
+      const resumed = new SqlProjectionRunner(await open(), store, again, { logger: { warn: () => undefined } });
+      await resumed.start();
+      expect(await orders(db)).toEqual([
+        { id: 'order-a', total: 6, events: 3 },
+        { id: 'order-b', total: 15, events: 2 },
+        { id: 'order-c', total: 7, events: 1 },
+      ]);
+      expect(again.batches).toBe(1);
+      await resumed.stop();
+    });
+
+    it('a new version fills new tables from the log; tables at a position the log does not hold are filled again', async () => {
+      await place(store, 'a', [1, 2]);
+      const warnings: string[] = [];
+      const logger = { warn: (line: string) => void warnings.push(line) };
+      const first = new SqlProjectionRunner(db, store, ordersProjection(1), { logger });
+      await first.start();
+      await first.stop();
+      const second = new SqlProjectionRunner(db, store, ordersProjection(2), { logger });
+      await second.start();
+      expect(await orders(db, 2)).toEqual([{ id: 'order-a', total: 3, events: 2 }]);
+      expect(warnings.join('\n')).toMatch(/version 1, the code's is 2/);
+      await second.stop();
+
+      // Another log, shorter: the tables end at an event it does not hold.
+      const otherLog = await openEmbeddedEventStore({ directory: tempDir() });
+      try {
+        await place(otherLog, 'z', [9]);
+        const third = new SqlProjectionRunner(db, otherLog, ordersProjection(2), { logger });
+        await third.start();
+        expect(await orders(db, 2)).toEqual([{ id: 'order-z', total: 9, events: 1 }]);
+        expect(warnings.join('\n')).toMatch(/does not hold the event its tables end at/);
+        await third.stop();
+      } finally {
+        await otherLog.close();
+      }
+    });
+
+    if (_engine === 'postgres') {
+      it('replicas sharing the database: one writes, the other follows its position and takes over when it stops', async () => {
+        await place(store, 'a', [1]);
+        const quiet = { warn: () => undefined };
+        const writer = new SqlProjectionRunner(db, store, ordersProjection(), { logger: quiet });
+        await writer.start();
+        const positions = new ReadModelPositions(store);
+        const followerDb = await open();
+        const follower = new SqlProjectionRunner(followerDb, store, ordersProjection(), { logger: quiet, positions, lockRetryMs: 200, pollMs: 20 });
+        await follower.start();
+        expect([writer.writing, follower.writing]).toEqual([true, false]);
+        const { position } = await store.append('order-a', [{ type: 'Placed', data: { amount: 2 } }], 0);
+        await positions.waitFor(position);
+        expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 3, events: 2 }]);
+
+        await writer.stop();
+        await waitFor(() => follower.writing, 'the follower to take the lock over', 5_000);
+        const next = await store.append('order-a', [{ type: 'Placed', data: { amount: 4 } }], 1);
+        await positions.waitFor(next.position);
+        expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 7, events: 3 }]);
+        await follower.stop();
+      });
+    }
+  });
+});

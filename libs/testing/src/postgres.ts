@@ -1,0 +1,23 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+/** The PostgreSQL the read-model suites create their databases on (`npm test` makes sure one answers). */
+export const TEST_POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A database of the test's own on TEST_POSTGRES_URL's server, and how to drop it (closing every connection to it first). */
+export async function freshPostgresDatabase(label = 'test'): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `agora_${label.replace(/[^a-z0-9]/gi, '').toLowerCase()}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
