@@ -1,8 +1,7 @@
 import { AgoraError, commandsOf, GetProposal, ListProposals } from '@agora/contracts';
 import { createProposalDecider, DEFAULT_TRIBUNAL_POLICY, proposalStreamId, type TribunalPolicy } from '@agora/domain-tribunal';
-import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { listProposals, proposalsProjection } from '@agora/read-models';
+import { getProposal, listProposals, proposalsTable } from '@agora/read-models';
 import { deciderHandler, KeyedLock, recordSettings, type Running, type ServiceContext } from '@agora/runtime';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
@@ -27,8 +26,8 @@ export async function startProposalService(context: ServiceContext, options: Pro
     streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId),
     locks: new KeyedLock(),
   });
-  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots, positions: context.readModels });
-  await proposals.start();
+  const proposals = await context.readSide.use(proposalsTable);
+  const db = context.readSide.db;
   try {
     const service = await createServiceMicroservice({
       service: 'proposal',
@@ -36,18 +35,18 @@ export async function startProposalService(context: ServiceContext, options: Pro
       metadata: settings.metadata,
       directory: context.directory,
       maxClockSkewMs: context.config.maxClockSkewMs,
-      commandsVisible: (position) => context.readModels.reached(position, [proposals]),
+      commandsVisible: (position) => context.readModels.reached(position, [proposals.runner]),
       description: 'Agora proposals: an executive proposes a plan or frame, revises it in answer to objections, withdraws it, records its execution',
       commands: new Map(onAgentCommands(commandsOf('proposal'), decide)),
       queries: new Map([
         // One proposal and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
         onQuery(GetProposal, async ({ proposalId }) => {
-          const proposal = proposals.model.get(proposalId);
+          const proposal = await getProposal(db, proposalId);
           if (!proposal) throw new AgoraError('not_found', `no proposal "${proposalId}"`, { proposalId });
           return proposal;
         }),
         onQuery(ListProposals, async (params) => {
-          const { items, nextCursor } = listProposals(proposals.model, params);
+          const { items, nextCursor } = await listProposals(db, params);
           return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
         }),
       ]),
@@ -58,11 +57,11 @@ export async function startProposalService(context: ServiceContext, options: Pro
       lines: [`proposal service ${service.id}: agora.cmd.proposal.proposal.*, agora.qry.proposal.*`, settings.line],
       async close() {
         await service.close();
-        await proposals.stop();
+        await proposals.close();
       },
     };
   } catch (error) {
-    await proposals.stop();
+    await proposals.close();
     throw error;
   }
 }

@@ -5,10 +5,10 @@ import {
   type ReviewRoundRequested,
 } from '@agora/contracts';
 import { deadlineOf, parseRoundDeadlineKey, proposalDecider, proposalStreamId } from '@agora/domain-tribunal';
-import { ProjectionRunner } from '@agora/eventsourcing';
 import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { assignmentsOf, proposalsProjection } from '@agora/read-models';
+import { assignmentsOf, proposalsTable } from '@agora/read-models';
 import { deciderHandler, KeyedLock, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import type { SqlProjectionRunner } from '@agora/read-store';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 
 export interface TribunalServiceOptions {
@@ -34,7 +34,7 @@ export async function startTribunalService(context: ServiceContext, options: Tri
   // Opening and expiring rounds are the tribunal's own commands, signed with its service key.
   const identity = context.serviceIdentity('tribunal');
   const decide = deciderHandler({ store: context.store, decider: proposalDecider, streamOf: (p: { proposalId: string }) => proposalStreamId(p.proposalId), locks: new KeyedLock() });
-  const proposals = new ProjectionRunner(context.store, proposalsProjection, { snapshots: context.snapshots, positions: context.readModels });
+  let proposals: SqlProjectionRunner | undefined;
   let service: ServiceMicroservice | undefined;
   // The read model, the reactor and the deadlines catch up together, in one pass over the log; the
   // service answers once they are up. The reactor reads the agent directory as of the event it handles.
@@ -42,8 +42,9 @@ export async function startTribunalService(context: ServiceContext, options: Tri
     () =>
       startTogether([
         async () => {
-          await proposals.start();
-          return { close: () => proposals.stop() };
+          const part = await context.readSide.use(proposalsTable);
+          proposals = part.runner;
+          return part;
         },
         () =>
           runReactor(context, {
@@ -75,12 +76,12 @@ export async function startTribunalService(context: ServiceContext, options: Tri
         directory: context.directory,
         maxClockSkewMs: context.config.maxClockSkewMs,
         // A review's reply waits until the proposals model the assignments are read from holds it.
-        commandsVisible: (position) => context.readModels.reached(position, [proposals]),
+        commandsVisible: (position) => context.readModels.reached(position, [proposals!]),
         description: 'Agora tribunal: review rounds by orthogonal constitutions, objections, time-boxes and escalations to a human',
         catalog: { commands: tribunalCommands, queries: [ListAssignments] },
         commands: new Map(onAgentCommands(tribunalCommands, decide)),
         queries: new Map([onQuery(ListAssignments, async ({ reviewer, include, limit, cursor }) => {
-            const { items, nextCursor } = assignmentsOf(proposals.model, reviewer, include ?? 'pending', { limit, cursor });
+            const { items, nextCursor } = await assignmentsOf(context.readSide.db, reviewer, include ?? 'pending', { limit, cursor });
             return { assignments: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),]),
         ...(options.logger === undefined ? {} : { logger: options.logger }),

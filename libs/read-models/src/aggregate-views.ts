@@ -1,6 +1,7 @@
 import type { DomainEvent } from '@agora/decider';
 import { mapSnapshotCodec, type Projection } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import type { SqlExecutor, SqlProjection, SqlValue } from '@agora/read-store';
 
 export interface AggregateViewsSpec<S extends { status: string }, E extends DomainEvent> {
   name: string;
@@ -56,4 +57,114 @@ export async function readAggregateView<V>(store: EventStore, projection: Projec
   const model = projection.initial();
   for (const event of events) projection.apply(model, event);
   return model.get(id);
+}
+
+/** A column of a read model's table: its name, its type, and its value in a record. */
+export interface SqlColumn<T> {
+  name: string;
+  type: 'text' | 'integer';
+  of(record: T): SqlValue;
+}
+
+/** A child table of a view's rows, typed by its own rows where it is written. */
+export function childTable<V, C>(child: SqlChildTable<V, C>): SqlChildTable<V, unknown> {
+  return child as unknown as SqlChildTable<V, unknown>;
+}
+
+/** Rows derived from a view, replaced whenever the view changes: for filters on the view's lists (a reviewer's assignments, a session's participants). */
+export interface SqlChildTable<V, C> {
+  /** The table's name without the version (`proposal_assignments`). */
+  table: string;
+  columns: readonly SqlColumn<C>[];
+  /** The columns that make a row unique within its parent's (with `parent_id`, the primary key). */
+  key: readonly string[];
+  /** Indexes, each a list of columns, a column with ` DESC` where queries sort it so. */
+  indexes: readonly (readonly string[])[];
+  rows(view: V): C[];
+}
+
+export interface SqlAggregateViewsSpec<V, S extends { status: string }, E extends DomainEvent> extends Omit<AggregateViewsSpec<S, E>, 'snapshotVersion'> {
+  /** The table's name without the version (`proposals`). */
+  table: string;
+  /** Bump it when the view, its columns or `evolve` change: the tables of the new version are filled from the log. */
+  version: number;
+  /** Columns besides `id`, `stream_revision` and `doc` (the view as JSON), for filters and order. */
+  columns: readonly SqlColumn<V>[];
+  indexes: readonly (readonly string[])[];
+  /** Child tables (see `childTable`). */
+  children?: readonly SqlChildTable<V, unknown>[];
+}
+
+/** A read model of every aggregate of a category in a table, and the ways to read it. */
+export interface SqlAggregateViews<V> extends SqlProjection {
+  /** The table of the views, with its version (`proposals_v1`). */
+  readonly table: string;
+  /** A child table's name with its version. */
+  childTable(name: string): string;
+  /** One view by id, or undefined. */
+  get(db: SqlExecutor, id: string): Promise<V | undefined>;
+}
+
+const versioned = (table: string, version: number) => `${table}_v${version}`;
+
+function indexStatements(table: string, indexes: readonly (readonly string[])[]): string[] {
+  return indexes.map((columns) => `CREATE INDEX IF NOT EXISTS ${table}_by_${columns.map((c) => c.replace(/\s+DESC$/i, '')).join('_')} ON ${table} (${columns.join(', ')})`);
+}
+
+/**
+ * `aggregateViews` in tables: every aggregate of a category folded with the decider's own `evolve`,
+ * one row per aggregate (the view as JSON in `doc`, the columns its queries filter and sort on beside
+ * it, child rows for its lists). A batch loads each aggregate it touches once, folds its events, and
+ * writes the row once.
+ */
+export function sqlAggregateViews<V extends { streamRevision: number }, S extends { status: string }, E extends DomainEvent>(spec: SqlAggregateViewsSpec<V, S, E>): SqlAggregateViews<V> {
+  const prefix = `${spec.category}-`;
+  const table = versioned(spec.table, spec.version);
+  const children = spec.children ?? [];
+  const childTable = (name: string) => versioned(name, spec.version);
+  const upsert = `INSERT INTO ${table} (id, stream_revision, doc${spec.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, 2, 3, ...spec.columns.map((_, i) => i + 4)].map((n) => `$${n}`).join(', ')}) ON CONFLICT (id) DO UPDATE SET stream_revision = excluded.stream_revision, doc = excluded.doc${spec.columns.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;
+  const get = async (db: SqlExecutor, id: string): Promise<V | undefined> => {
+    const [row] = await db.all<{ doc: string }>(`SELECT doc FROM ${table} WHERE id = $1`, [id]);
+    return row ? (JSON.parse(row.doc) as V) : undefined;
+  };
+  return {
+    name: spec.name,
+    version: spec.version,
+    categories: [spec.category],
+    table,
+    childTable,
+    tables: [...children.map((c) => childTable(c.table)), table],
+    schema(db) {
+      const type = (c: { type: 'text' | 'integer' }) => (c.type === 'text' ? db.text : 'INTEGER');
+      return [
+        `CREATE TABLE IF NOT EXISTS ${table} (id ${db.text} PRIMARY KEY, stream_revision INTEGER NOT NULL, doc TEXT NOT NULL${spec.columns.map((c) => `, ${c.name} ${type(c)}`).join('')})`,
+        ...indexStatements(table, spec.indexes),
+        ...children.flatMap((child) => [
+          `CREATE TABLE IF NOT EXISTS ${childTable(child.table)} (parent_id ${db.text} NOT NULL${child.columns.map((c) => `, ${c.name} ${type(c)}`).join('')}, PRIMARY KEY (parent_id, ${child.key.join(', ')}))`,
+          ...indexStatements(childTable(child.table), child.indexes),
+        ]),
+      ];
+    },
+    async apply(tx, events) {
+      const touched = new Map<string, { state: S; revision: number }>();
+      for (const event of events) {
+        const id = event.streamId.slice(prefix.length);
+        const current = touched.get(id)?.state ?? ((await get(tx, id)) as unknown as S | undefined) ?? spec.initial;
+        touched.set(id, { state: spec.evolve(current, { type: event.type, data: event.data } as E), revision: event.revision });
+      }
+      for (const [id, { state, revision }] of touched) {
+        // Past the initial state, the decider's state is the view's record (the contracts define both).
+        if (state.status === spec.initial.status) continue;
+        const view = { ...state, streamRevision: revision } as unknown as V;
+        await tx.run(upsert, [id, revision, JSON.stringify(view), ...spec.columns.map((c) => c.of(view))]);
+        for (const child of children) {
+          const name = childTable(child.table);
+          await tx.run(`DELETE FROM ${name} WHERE parent_id = $1`, [id]);
+          const insert = `INSERT INTO ${name} (parent_id${child.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, ...child.columns.map((_, i) => i + 2)].map((n) => `$${n}`).join(', ')})`;
+          for (const row of child.rows(view)) await tx.run(insert, [id, ...child.columns.map((c) => c.of(row))]);
+        }
+      }
+    },
+    get,
+  };
 }

@@ -1,4 +1,5 @@
 import { AgoraError, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PAGE_MAX_BYTES, type PageRequest } from '@agora/contracts';
+import type { SqlExecutor, SqlRow, SqlValue } from '@agora/read-store';
 
 /** An item's place in a list's order: compared component by component; the last ones make it unique (an id). */
 export type SortKey = readonly (string | number)[];
@@ -30,8 +31,7 @@ export interface PageOptions {
  * A cursor that is not one of this list's is refused as `invalid_command`.
  */
 export function pageOf<T, V>(items: Iterable<T>, order: PageOrder<T>, request: PageRequest, view: (item: T) => V, options: PageOptions = {}): Page<V> {
-  const limit = request.limit ?? PAGE_LIMIT_DEFAULT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) throw new AgoraError('invalid_command', `limit is 1 to ${PAGE_LIMIT_MAX} items a page (got ${String(limit)})`, { limit });
+  const limit = checkedLimit(request);
   const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor, order.directions.length);
   const compare = (a: SortKey, b: SortKey) => compareKeys(a, b, order.directions);
   // The `limit + 1` first items after the cursor, in order (one more than the page, to know whether more follow).
@@ -51,6 +51,17 @@ export function pageOf<T, V>(items: Iterable<T>, order: PageOrder<T>, request: P
     best.splice(lo, 0, { key, item });
     if (best.length > keep) best.pop();
   }
+  return pageFrom(best, limit, view, options);
+}
+
+function checkedLimit(request: PageRequest): number {
+  const limit = request.limit ?? PAGE_LIMIT_DEFAULT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) throw new AgoraError('invalid_command', `limit is 1 to ${PAGE_LIMIT_MAX} items a page (got ${String(limit)})`, { limit });
+  return limit;
+}
+
+/** The page of the first `limit` of `best` (sorted, up to `limit + 1` items: one more says that more follow), cut at `maxBytes`. */
+function pageFrom<T, V>(best: readonly { key: SortKey; item: T }[], limit: number, view: (item: T) => V, options: PageOptions): Page<V> {
   const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
   const page: V[] = [];
   let bytes = 0;
@@ -61,6 +72,52 @@ export function pageOf<T, V>(items: Iterable<T>, order: PageOrder<T>, request: P
     page.push(shown);
   }
   return page.length < best.length ? { items: page, nextCursor: encodeCursor(best[page.length - 1]!.key) } : { items: page };
+}
+
+/** A list query on a read model's table: the rows of `from` that meet `where`, in `order`. */
+export interface SqlPageQuery<R extends SqlRow> {
+  /** What to select and from where: `SELECT doc, updated_at, id FROM proposals_v1`. */
+  from: string;
+  /** Conditions, ANDed; each binds its values with `bind(value)`, which returns the parameter's name (`$3`). */
+  where?: ((bind: (value: SqlValue) => string) => string)[];
+  /** The sort columns with their directions; the last ones make a row's place unique (an id). */
+  order: readonly { column: string; direction: 'asc' | 'desc' }[];
+  /** The row's sort key, the values of the `order` columns: what the cursor holds. */
+  key(row: R): SortKey;
+}
+
+/**
+ * One page of a list query answered by the database: the same pages and cursors as `pageOf` (a
+ * cursor is the last item's sort key), read with a keyset condition on indexed columns, so a page
+ * costs the same at any length of the list.
+ */
+export async function sqlPage<R extends SqlRow, V>(db: SqlExecutor, query: SqlPageQuery<R>, request: PageRequest, view: (row: R) => V, options: PageOptions = {}): Promise<Page<V>> {
+  const limit = checkedLimit(request);
+  const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor, query.order.length);
+  const params: SqlValue[] = [];
+  const bind = (value: SqlValue) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const conditions = (query.where ?? []).map((condition) => `(${condition(bind)})`);
+  if (after) {
+    // (c1, c2, ...) after the cursor's key in the mixed directions: c1 beyond, or c1 equal and c2 beyond, ...
+    const alternatives = query.order.map((_, i) =>
+      query.order
+        .slice(0, i + 1)
+        .map(({ column, direction }, j) => `${column} ${j < i ? '=' : direction === 'asc' ? '>' : '<'} ${bind(after[j]!)}`)
+        .join(' AND '),
+    );
+    conditions.push(`(${alternatives.map((a) => `(${a})`).join(' OR ')})`);
+  }
+  const sql = `${query.from}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''} ORDER BY ${query.order.map(({ column, direction }) => `${column} ${direction.toUpperCase()}`).join(', ')} LIMIT ${limit + 1}`;
+  const rows = await db.all<R>(sql, params);
+  return pageFrom(
+    rows.map((row) => ({ key: query.key(row), item: row })),
+    limit,
+    view,
+    options,
+  );
 }
 
 function compareKeys(a: SortKey, b: SortKey, directions: readonly ('asc' | 'desc')[]): number {

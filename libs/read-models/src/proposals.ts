@@ -1,8 +1,9 @@
 import type { PageRequest, ProposalView, ReviewAssignmentView } from '@agora/contracts';
 import { evolveProposal, latestRound, proposalStreamId, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
 import type { EventStore } from '@agora/eventstore';
-import { aggregateViews, readAggregateView } from './aggregate-views.js';
-import { pageOf, type Page } from './paging.js';
+import type { SqlExecutor, SqlRow } from '@agora/read-store';
+import { aggregateViews, readAggregateView, sqlAggregateViews, childTable } from './aggregate-views.js';
+import { sqlPage, type Page, type SqlPageQuery } from './paging.js';
 
 /** Every proposal with its whole review history, by proposal id. */
 export type ProposalsModel = Map<string, ProposalView>;
@@ -42,13 +43,81 @@ export interface ProposalFilter {
   proposalClass?: ProposalView['proposalClass'];
 }
 
-/** Proposals matching the filter, most recently updated first, then by id (ListProposals): one page. */
-export function listProposals(model: ProposalsModel, filter: ProposalFilter & PageRequest = {}): Page<ReturnType<typeof proposalSummary>> {
-  const matching: ProposalView[] = [];
-  for (const p of model.values()) {
-    if ((filter.status === undefined || p.status === filter.status) && (filter.proposer === undefined || p.proposer === filter.proposer) && (filter.proposalClass === undefined || p.proposalClass === filter.proposalClass)) matching.push(p);
+/** A reviewer's assignment as a row of `proposal_assignments`: the view ListAssignments shows, by reviewer. */
+type AssignmentRow = ReviewAssignmentView & { reviewer: string };
+
+/** Every assignment of a proposal's rounds, with where each stands: pending (open, unanswered), reviewed, deemed or closed. */
+function assignmentRows(p: ProposalView): AssignmentRow[] {
+  const out: AssignmentRow[] = [];
+  for (const round of p.rounds) {
+    for (const a of round.assignments) {
+      const review = round.reviews.find((r) => r.reviewer === a.reviewer && r.constitution === a.constitution);
+      const state = review ? (review.deemed ? 'deemed' : 'reviewed') : round.status === 'open' ? 'pending' : 'closed';
+      out.push({ reviewer: a.reviewer, proposalId: p.proposalId, title: p.title, proposer: p.proposer, round: round.round, revision: round.revision, constitution: a.constitution, deadlineAt: round.deadlineAt, state, verdict: review?.verdict ?? null });
+    }
   }
-  return pageOf(matching, { key: (p) => [p.updatedAt, p.proposalId], directions: ['desc', 'asc'] }, filter, proposalSummary);
+  return out;
+}
+
+const text = <T,>(name: string, of: (record: T) => string | null) => ({ name, type: 'text' as const, of });
+
+/**
+ * Every proposal with its whole review history, one row each in `proposals_v<version>` (folded with
+ * the proposal decider's own `evolveProposal`), and each reviewer's assignments in
+ * `proposal_assignments_v<version>`: what GetProposal, ListProposals and ListAssignments read.
+ */
+export const proposalsTable = sqlAggregateViews<ProposalView, ProposalState, ProposalEvent>({
+  name: 'proposals',
+  table: 'proposals',
+  version: 1,
+  category: 'proposal',
+  initial: { status: 'unsubmitted' },
+  evolve: evolveProposal,
+  columns: [text('status', (p) => p.status), text('proposer', (p) => p.proposer), text('proposal_class', (p) => p.proposalClass), text('updated_at', (p) => p.updatedAt)],
+  indexes: [
+    ['updated_at DESC', 'id'],
+    ['status', 'updated_at DESC', 'id'],
+    ['proposer', 'updated_at DESC', 'id'],
+    ['proposal_class', 'updated_at DESC', 'id'],
+  ],
+  children: [
+    childTable<ProposalView, AssignmentRow>({
+      table: 'proposal_assignments',
+      columns: [
+        text<AssignmentRow>('reviewer', (a) => a.reviewer),
+        { name: 'round', type: 'integer', of: (a: AssignmentRow) => a.round },
+        text<AssignmentRow>('constitution', (a) => a.constitution),
+        text<AssignmentRow>('deadline_at', (a) => a.deadlineAt),
+        text<AssignmentRow>('state', (a) => a.state),
+        text<AssignmentRow>('item', ({ reviewer: _, ...a }) => JSON.stringify(a)),
+      ],
+      key: ['round', 'constitution', 'reviewer'],
+      indexes: [
+        ['reviewer', 'deadline_at DESC', 'parent_id', 'round', 'constitution'],
+        ['reviewer', 'state', 'deadline_at DESC', 'parent_id', 'round', 'constitution'],
+      ],
+      rows: assignmentRows,
+    }),
+  ],
+});
+
+/** One proposal with its whole review history (GetProposal), or undefined. */
+export function getProposal(db: SqlExecutor, proposalId: string): Promise<ProposalView | undefined> {
+  return proposalsTable.get(db, proposalId);
+}
+
+/** Proposals matching the filter, most recently updated first, then by id (ListProposals): one page. */
+export function listProposals(db: SqlExecutor, filter: ProposalFilter & PageRequest = {}): Promise<Page<ReturnType<typeof proposalSummary>>> {
+  const where: NonNullable<SqlPageQuery<SqlRow>['where']> = [];
+  if (filter.status !== undefined) where.push((bind) => `status = ${bind(filter.status!)}`);
+  if (filter.proposer !== undefined) where.push((bind) => `proposer = ${bind(filter.proposer!)}`);
+  if (filter.proposalClass !== undefined) where.push((bind) => `proposal_class = ${bind(filter.proposalClass!)}`);
+  return sqlPage<{ doc: string; updated_at: string; id: string }, ReturnType<typeof proposalSummary>>(
+    db,
+    { from: `SELECT doc, updated_at, id FROM ${proposalsTable.table}`, where, order: [{ column: 'updated_at', direction: 'desc' }, { column: 'id', direction: 'asc' }], key: (r) => [r.updated_at, r.id] },
+    filter,
+    (r) => proposalSummary(JSON.parse(r.doc) as ProposalView),
+  );
 }
 
 /**
@@ -60,18 +129,23 @@ export function readProposal(store: EventStore, proposalId: string): Promise<Pro
 }
 
 /** A reviewer's assignments, latest deadline first (then by proposal, round and constitution): the open ones it has not answered (`pending`), or all of them; one page. */
-export function assignmentsOf(model: ProposalsModel, reviewer: string, include: 'pending' | 'all', request: PageRequest = {}): Page<ReviewAssignmentView> {
-  const out: ReviewAssignmentView[] = [];
-  for (const p of model.values()) {
-    for (const round of p.rounds) {
-      for (const a of round.assignments) {
-        if (a.reviewer !== reviewer) continue;
-        const review = round.reviews.find((r) => r.reviewer === reviewer && r.constitution === a.constitution);
-        const state = review ? (review.deemed ? 'deemed' : 'reviewed') : round.status === 'open' ? 'pending' : 'closed';
-        if (include === 'pending' && state !== 'pending') continue;
-        out.push({ proposalId: p.proposalId, title: p.title, proposer: p.proposer, round: round.round, revision: round.revision, constitution: a.constitution, deadlineAt: round.deadlineAt, state, verdict: review?.verdict ?? null });
-      }
-    }
-  }
-  return pageOf(out, { key: (a) => [a.deadlineAt, a.proposalId, a.round, a.constitution], directions: ['desc', 'asc', 'asc', 'asc'] }, request, (a) => a);
+export function assignmentsOf(db: SqlExecutor, reviewer: string, include: 'pending' | 'all', request: PageRequest = {}): Promise<Page<ReviewAssignmentView>> {
+  const where: NonNullable<SqlPageQuery<SqlRow>['where']> = [(bind) => `reviewer = ${bind(reviewer)}`];
+  if (include === 'pending') where.push((bind) => `state = ${bind('pending')}`);
+  return sqlPage<{ item: string; deadline_at: string; parent_id: string; round: number; constitution: string }, ReviewAssignmentView>(
+    db,
+    {
+      from: `SELECT item, deadline_at, parent_id, round, constitution FROM ${proposalsTable.childTable('proposal_assignments')}`,
+      where,
+      order: [
+        { column: 'deadline_at', direction: 'desc' },
+        { column: 'parent_id', direction: 'asc' },
+        { column: 'round', direction: 'asc' },
+        { column: 'constitution', direction: 'asc' },
+      ],
+      key: (r) => [r.deadline_at, r.parent_id, r.round, r.constitution],
+    },
+    request,
+    (r) => JSON.parse(r.item) as ReviewAssignmentView,
+  );
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentId, PublicKeyText, READ_TOKEN } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
+import { parseReadDatabaseConfig, READ_DB_HELP, type ReadDatabaseConfig } from '@agora/read-store';
 import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreConfig, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
 import { InvalidKey, parseKeyFile, parseServiceKeyring, publicKeyObject, type ServiceKeyring } from '@agora/identity';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_NATS_URL, DEFAULT_REQUEST_TIMEOUT_MS } from '@agora/messaging';
@@ -25,6 +26,8 @@ export interface RuntimeConfig {
    */
   natsReads?: { mode: 'open' | 'closed'; audience: string; explicit?: boolean };
   dataDir: string;
+  /** AGORA_READ_DB: where the read models live. Default: SQLite at `<dataDir>/read-models.sqlite` (see `readDatabaseOf`). */
+  readDb?: ReadDatabaseConfig;
   /** Operators known from configuration, so the first RegisterAgent can be signed. */
   operators: BootstrapAgent[];
   maxClockSkewMs: number;
@@ -95,6 +98,7 @@ AGORA_NATS_READS           closed or open: with closed, a query on NATS must car
                            open on a NATS without users; open with NATS_USER set is logged as a warning
 AGORA_READ_AUDIENCE        the audience those read tokens must name (default agora, as the gateway's)
 AGORA_DATA_DIR             data directory: embedded store, checkpoints (default ./data)
+${READ_DB_HELP}
 AGORA_OPERATOR_KEY_FILE    key file of the bootstrap operator ({"agentId","publicKey"}; a secretKey in
                            it is checked and ignored): may sign the first RegisterAgent
 AGORA_OPERATOR_PUBLIC_KEY  the same as a variable: ed25519:<base64url>, with AGORA_OPERATOR_ID
@@ -244,6 +248,16 @@ export interface ReadConfigOptions {
   metricsPort?: number;
 }
 
+/** The read models' SQLite file when AGORA_READ_DB is not set. */
+export function defaultReadDatabaseFile(dataDir: string): string {
+  return join(dataDir, 'read-models.sqlite');
+}
+
+/** Where a config's read models live (its `readDb`, else SQLite in its data directory). */
+export function readDatabaseOf(config: Pick<RuntimeConfig, 'readDb' | 'dataDir'>): ReadDatabaseConfig {
+  return config.readDb ?? { engine: 'sqlite', file: defaultReadDatabaseFile(config.dataDir) };
+}
+
 /** Reads the environment every Agora process shares (see RUNTIME_ENV_HELP). Throws ConfigError naming the bad setting. */
 export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOptions): RuntimeConfig {
   let store: StoreConfig;
@@ -267,6 +281,13 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
       `EVENT_STORE is not set: a process on NATS (${natsUrl}) must name the shared event store, e.g. EVENT_STORE=jetstream or EVENT_STORE=kurrentdb://...; EVENT_STORE=embedded only if this process is alone with its own log`,
     );
   }
+  const dataDir = resolve(env['AGORA_DATA_DIR'] ?? './data');
+  let readDb: ReadDatabaseConfig;
+  try {
+    readDb = parseReadDatabaseConfig(env['AGORA_READ_DB'], defaultReadDatabaseFile(dataDir));
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   const operatorId = env['AGORA_OPERATOR_ID']?.trim() || 'root';
   const operators: BootstrapAgent[] = [];
   const keyFile = env['AGORA_OPERATOR_KEY_FILE']?.trim();
@@ -278,7 +299,8 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
     natsUrl,
     ...(credentials === undefined ? {} : { natsCredentials: credentials }),
     natsReads: natsReadsSetting(env, credentials),
-    dataDir: resolve(env['AGORA_DATA_DIR'] ?? './data'),
+    dataDir,
+    readDb,
     operators,
     maxClockSkewMs: positiveIntSetting(env, 'AGORA_MAX_CLOCK_SKEW_MS', 'milliseconds', DEFAULT_MAX_CLOCK_SKEW_MS),
     requestTimeoutMs: positiveIntSetting(env, 'AGORA_REQUEST_TIMEOUT_MS', 'milliseconds', DEFAULT_REQUEST_TIMEOUT_MS),

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions, sharingCatchUp } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
+import { openReadDatabase } from '@agora/read-store';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
 import { DEFAULT_LEASE_TTL_MS, JetStreamLeaseRegister, leaseScope, Leases } from './lease.js';
-import type { RuntimeConfig } from './config.js';
+import { readDatabaseOf, type RuntimeConfig } from './config.js';
+import { SqlReadModels } from './read-model.js';
 import { ProcessMetrics } from './metrics.js';
 import { loadServiceIdentity, type ServiceIdentity } from './service-identity.js';
 import type { ServiceName } from '@agora/contracts';
@@ -54,6 +56,11 @@ export interface ServiceContext {
    * services get it through `transport`).
    */
   readonly readModels: ReadModelPositions;
+  /**
+   * The read models kept in the read side's database (AGORA_READ_DB: PostgreSQL shared by the
+   * replicas, or SQLite in the data directory): `readSide.use(projection)` starts one, once per process.
+   */
+  readonly readSide: SqlReadModels;
   /** Human-readable description of the store and transport, for the start-up log. */
   describe(): string[];
   close(): Promise<void>;
@@ -80,6 +87,9 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
     for (const close of closers.reverse()) await close().catch(() => undefined);
   };
   try {
+    const readDb = await openReadDatabase(readDatabaseOf(config));
+    const readSide = new SqlReadModels(readDb, store, readModels);
+    closers.push(() => readDb.close(), () => readSide.close());
     let transport: ServiceTransport;
     let client: AgoraClient;
     let publisher: EventPublisher;
@@ -143,8 +153,10 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
       serviceKeys,
       snapshots,
       readModels,
+      readSide,
       describe: () => [
         `event store: ${describeStore(config.store)}`,
+        `read models: ${readDb.describe()}`,
         `transport: ${config.natsUrl === undefined ? 'in-process (set NATS_URL to use NATS)' : `NATS at ${config.natsUrl}${config.natsCredentials ? ` as ${config.natsCredentials.user}` : ''}`}`,
         ...(transport.transport === 'nats' ? [natsReadsLine(config)] : []),
         `bootstrap operators: ${config.operators.map((o) => o.agentId).join(', ') || 'none'}`,
