@@ -114,11 +114,13 @@ describe('docker-compose.yml (checked by docker-compose config, never run)', () 
         expect({ name, METRICS_PORT: service.environment?.['METRICS_PORT'] ?? String(port) }).toEqual({ name, METRICS_PORT: String(port) });
         expect({ name, health: service.healthcheck?.test?.join(' ') }).toEqual({ name, health: expect.stringContaining(`http://127.0.0.1:${port}/health`) });
         expect({ name, restart: service.restart }).toEqual({ name, restart: 'unless-stopped' });
-        expect({ name, depends: service.depends_on }).toEqual({ name, depends: { nats: { condition: 'service_healthy' }, kurrentdb: { condition: 'service_healthy' } } });
+        expect({ name, depends: service.depends_on }).toEqual({ name, depends: { nats: { condition: 'service_healthy' }, kurrentdb: { condition: 'service_healthy' }, postgres: { condition: 'service_healthy' } } });
         // Its own NATS user (named after it: deploy/nats/services.conf) and password, never the anonymous access NATS refuses.
         expect({ name, user: service.environment?.['NATS_USER'], password: service.environment?.['NATS_PASSWORD'] }).toEqual({ name, user: name, password: WALKTHROUGH_ENV[`AGORA_NATS_${name.toUpperCase()}_PASSWORD`] });
         // The shared log, named (a process on NATS refuses to start without an explicit EVENT_STORE).
         expect({ name, store: service.environment?.['EVENT_STORE'] }).toEqual({ name, store: 'kurrentdb://kurrentdb:2113?tls=false' });
+        // The read models of every replica in one PostgreSQL (the compose file's own).
+        expect({ name, readDb: service.environment?.['AGORA_READ_DB'] }).toEqual({ name, readDb: 'postgres://agora:agora@postgres:5432/agora' });
         expect({ name, operator: service.environment?.['AGORA_OPERATOR_PUBLIC_KEY'] }).toEqual({ name, operator: WALKTHROUGH_ENV['AGORA_OPERATOR_PUBLIC_KEY'] });
         // Its own key file only.
         const keyFiles = (service.volumes ?? []).map((volume) => /service-keys\/([a-z]+)\.key\.json:/.exec(volume)?.[1]).filter((key) => key !== undefined);
