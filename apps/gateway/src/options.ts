@@ -4,12 +4,11 @@ import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import { positiveIntSetting } from '@agora/runtime';
 import type { EventStore } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
-import { ConfigError } from '@agora/runtime';
 import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
-import type { A2aSetting } from './a2a/route.js';
+import type { A2aSetting } from './a2a/settings.js';
 import type { McpSessionBounds } from './mcp-route.js';
 import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
@@ -78,17 +77,7 @@ export interface GatewayOptions {
   a2a?: A2aSetting | false;
 }
 
-export const A2A_ENV_HELP = `AGORA_A2A_URL              the gateway's public base URL, which the A2A Agent Card names (default: the address
-                           it listens on); off: no A2A (/a2a and /.well-known/agent-card.json)`;
-
-/** /a2a from AGORA_A2A_URL: "off", or the gateway's public base URL for the Agent Card. Throws ConfigError on a value that is not a URL. */
-export function a2aSettingFromEnv(env: NodeJS.ProcessEnv): GatewayOptions['a2a'] {
-  const text = env['AGORA_A2A_URL']?.trim();
-  if (text === undefined || text === '') return {};
-  if (text === 'off') return false;
-  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`AGORA_A2A_URL must be off or the gateway's public http(s) base URL (got ${JSON.stringify(text)})`);
-  return { url: text.replace(/\/+$/, '') };
-}
+export { A2A_ENV_HELP, a2aSettingFromEnv } from './a2a/settings.js';
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
 

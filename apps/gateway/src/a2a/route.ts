@@ -31,22 +31,14 @@ import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { PushQueue } from './push.js';
+import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
 import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
+export type { A2aSetting };
 
 /** Where the Agent Card is (the A2A well-known path). */
 export const A2A_CARD_PATH = `/${AGENT_CARD_PATH}`;
-
-/** /a2a's settings (AGORA_A2A_URL). */
-export interface A2aSetting {
-  /** The public base URL the Agent Card names (the gateway as its callers reach it). Default: the URL the gateway listens on. */
-  url?: string;
-  /** Tasks following the log at once (default 1,000). */
-  maxTasks?: number;
-  /** Ended tasks kept readable (tasks/get, tasks/list) before the oldest is forgotten (default 1,000). */
-  maxFinishedTasks?: number;
-}
 
 const CALLER = Symbol('agora.a2a.caller');
 
