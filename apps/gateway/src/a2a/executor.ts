@@ -60,6 +60,8 @@ interface Run {
   commandId: string;
   /** Why the caller lost its right to the task (disabled, its key or roles changed), once it has. */
   revoked: EndReason | undefined;
+  /** The task as it started (what a duplicate joins until the store has it). */
+  started: Task;
 }
 
 export interface ExecutorOptions {
@@ -132,7 +134,9 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const commandId = String(envelope['commandId']);
     const startKey = `${callerKey}\u0000${commandId}`;
     // The same command again (resent, or sent many times at once) joins the task it started.
-    const joined = (await this.starting.get(startKey)) ?? this.runFor(callerKey, (run) => run.commandId === commandId);
+    // No await before `starting` is set, unless there is a task to join: requests sent at once see each other.
+    const pending = this.starting.get(startKey);
+    const joined = (pending === undefined ? undefined : await pending) ?? this.runFor(callerKey, (run) => run.commandId === commandId);
     if (joined !== undefined && (await this.join(joined, request, bus))) return;
     const refused = this.checkActor(caller, envelope) ?? this.checkSlots(callerKey);
     if (refused) {
@@ -162,9 +166,13 @@ export class AgoraAgentExecutor implements AgentExecutor {
 
   /** Answers a request with the task it joins (the same command's, or the same aggregate's): no second follower, no second slot. */
   private async join(taskId: string, request: RequestContext, bus: ExecutionEventBus): Promise<boolean> {
-    const current = await this.options.current?.(taskId, request.context);
+    // The store has the task once its first event is recorded; until then, the task as it started.
+    const current = (await this.options.current?.(taskId, request.context)) ?? this.runs.get(taskId)?.started;
     if (current === undefined || !this.runs.has(taskId)) return false;
     bus.publish(AgentEvent.task({ ...current, metadata: { ...current.metadata, agora: { ...(current.metadata?.['agora'] as Record<string, unknown> | undefined), joined: true } } }));
+    // This request's own bus carries nothing more: the joined task goes on on its own.
+    bus.finished();
+    this.options.settled(request.taskId, bus);
     return true;
   }
 
@@ -206,9 +214,10 @@ export class AgoraAgentExecutor implements AgentExecutor {
       await agora.close();
       return same;
     }
-    bus.publish(AgentEvent.task(task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId })));
+    const started = task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId });
+    bus.publish(AgentEvent.task(started));
     const stop = new AbortController();
-    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve(), callerKey, commandId, revoked: undefined };
+    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve(), callerKey, commandId, revoked: undefined, started };
     const taskId = request.taskId;
     this.runs.set(taskId, newRun);
     // Pushes stop, and the task with them, when the caller loses its right (as its streams end); not at its token's expiry.

@@ -242,7 +242,7 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
       }
       const method = (parsed as { method?: unknown } | null)?.method;
       const credential = (req as unknown as Record<symbol, A2ACaller | undefined>)[CALLER]?.credential;
-      if (typeof method === 'string' && STREAMING_METHODS.has(method) && credential !== undefined && credential.session === undefined && credential.expiresAt <= Date.now()) {
+      if (typeof method === 'string' && STREAMING_METHODS.has(method) && credential !== undefined && options.reads.pastExpiry(credential)) {
         return jsonRpcError(res, 401, -32001, 'token_expired: the read token has expired: a stream is opened with a token still good (a fresh one: agora token)', { code: 'token_expired' });
       }
       (req as unknown as { body: unknown }).body = parsed;
