@@ -236,6 +236,9 @@ describe('A2A requests (attacks)', () => {
       expect(answer.body.error?.message).toMatch(/^invalid_command: referenceTaskIds are task ids/);
       const flood = await rpc('alice', 'SendMessage', { message: message([{ text: 'hello' }], { referenceTaskIds: Array.from({ length: 2_400 }, (_, i) => `ref-${i}-${'y'.repeat(30)}`) }) });
       expect(flood.body.error?.message).toMatch(/^invalid_command: a message refers to at most 16 tasks/);
+      // The message's own ids are written in the request handler's lines too.
+      const forgedId = await rpc('alice', 'SendMessage', { message: { ...message([{ text: 'hello' }]), messageId: forged } });
+      expect(forgedId.body.error?.message).toMatch(/^invalid_command: messageId is an id/);
       expect(written.filter((line) => line.split('\n').some((l) => l.startsWith('agora: operator')))).toEqual([]);
       expect(written.length).toBeLessThan(5);
     } finally {

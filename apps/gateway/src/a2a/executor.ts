@@ -14,6 +14,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { CommandSender } from '../commands.js';
 import type { Credential, EndReason } from '../credentials.js';
 import { GatewayError } from '../http-reply.js';
+import { loggable } from './loggable.js';
 import { agentMessage, commandsIn, dataPart, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
 import { scopeOf } from './task-store.js';
 import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
@@ -273,7 +274,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
       const view = await run.skill.read(run.agora, run.followed.id);
       if (view !== undefined && this.publishView(taskId, run, view)) run.stop.abort();
     } catch (error) {
-      this.options.logger.warn(`A2A task ${taskId}: reading ${run.followed.streamId} again failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.logger.warn(`A2A task ${taskId}: reading ${loggable(run.followed.streamId)} again failed: ${loggable(error instanceof Error ? error.message : String(error))}`);
     }
   }
 
@@ -335,7 +336,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
       }
       if (run.stop.signal.aborted) return;
       const text = error instanceof Error ? error.message : String(error);
-      this.options.logger.warn(`A2A task ${taskId} stopped following ${followed.streamId}: ${text}`);
+      this.options.logger.warn(`A2A task ${taskId} stopped following ${loggable(followed.streamId)}: ${loggable(text)}`);
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES.failed, message: agentMessage(ids, [textPart(`Stopped following ${followed.streamId}: ${text}; the aggregate goes on in Agora (query it)`), dataPart({ streamId: followed.streamId })]), timestamp: new Date().toISOString() }, metadata: undefined }));
     }
   }

@@ -33,6 +33,7 @@ import { A2A_PATH, agentCard } from './card.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
 import { PushTargets } from './push-target.js';
+import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
 import { BoundedTaskStore } from './task-store.js';
 
@@ -45,6 +46,9 @@ export const A2A_MAX_JSON_DEPTH = MAX_JSON_DEPTH + 16;
 /** The task ids a message may refer to (referenceTaskIds): how many, and what an id looks like. */
 const MAX_REFERENCE_TASK_IDS = 16;
 const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A message's own ids (the client's choice): no control characters, bounded. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const MESSAGE_ID = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]{1,256}$/;
 
 /** The JSON-RPC methods that answer with a stream (1.0 and 0.3). */
 const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
@@ -113,9 +117,21 @@ class AgoraRequestHandler extends DefaultRequestHandler {
  * handler looks each up and logs the ones it does not find, so an id is never free text.
  */
 function checkReferences(params: SendMessageRequest): void {
-  const ids = params.message?.referenceTaskIds ?? [];
+  const message = params.message;
+  // The request handler writes these in its log lines too (a task or message it cannot place).
+  for (const [name, value] of [['messageId', message?.messageId], ['taskId', message?.taskId], ['contextId', message?.contextId]] as const) {
+    if (value !== undefined && value !== '' && !MESSAGE_ID.test(value)) throw a2aRefusal('invalid_command', `${name} is an id: 1 to 256 characters, no control characters`);
+  }
+  const ids = message?.referenceTaskIds ?? [];
   if (ids.length > MAX_REFERENCE_TASK_IDS) throw a2aRefusal('invalid_command', `a message refers to at most ${MAX_REFERENCE_TASK_IDS} tasks (referenceTaskIds has ${ids.length})`);
   if (ids.some((id) => !TASK_ID.test(id))) throw a2aRefusal('invalid_command', 'referenceTaskIds are task ids: 1 to 128 letters, digits, ".", "_", ":" or "-"');
+}
+
+/** The task an executor's event is about. */
+function taskIdOfEvent(event: AgentExecutionEvent): string | undefined {
+  if (event.kind === 'task') return event.data.id;
+  if (event.kind === 'statusUpdate' || event.kind === 'artifactUpdate') return event.data.taskId;
+  return undefined;
 }
 
 /** The StreamResponse of an executor's event (what a push notification carries). */
@@ -173,9 +189,10 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
         .then(async () => {
           await recorder.processEvent(event);
           const response = responseOf(event);
-          if (response) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
+          // A request that joined another task (a duplicate command) carries that task once: it is not pushed again.
+          if (response && taskIdOfEvent(event) === taskId) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
         })
-        .catch((error: unknown) => logger.warn(`A2A task ${taskId}: recording an update failed: ${error instanceof Error ? error.message : String(error)}`));
+        .catch((error: unknown) => logger.warn(`A2A task ${loggable(taskId)}: recording an update failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
     });
   };
   let baseUrl = setting.url ?? '';
