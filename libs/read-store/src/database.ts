@@ -37,6 +37,8 @@ export interface ReadDatabase extends SqlExecutor {
    */
   readonly text: string;
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs `work`'s queries on one snapshot of the database: whatever commits meanwhile, they all see the same state (read only). */
+  snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T>;
   /**
    * Takes `name`'s lock if no other holder has it, without waiting: on PostgreSQL an advisory lock of
    * the session, so one replica of every deployment sharing the database holds it, and it is free

@@ -78,6 +78,22 @@ export class PostgresReadDatabase implements ReadDatabase {
     return next;
   }
 
+  async snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work({ all: async <R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]) => (await client.query<R>(sql, params as SqlValue[] | undefined)).rows });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async tryLock(name: string): Promise<HeldLock | undefined> {
     const client = await this.pool.connect();
     try {

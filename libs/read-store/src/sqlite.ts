@@ -53,6 +53,7 @@ export class SqliteReadDatabase implements ReadDatabase {
   /** One transaction at a time: the next waits for this one. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly locks = new Set<string>();
+  private snapshots: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   constructor(readonly file: string) {
@@ -95,6 +96,24 @@ export class SqliteReadDatabase implements ReadDatabase {
       }
     });
     this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** On the reading connection, in a transaction of its own: SQLite's write-ahead log keeps its snapshot until it ends. One snapshot at a time. */
+  snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
+    const next = this.snapshots.then(async () => {
+      const reader = new Database(this.file, { readonly: true });
+      try {
+        const reads = new Statements(reader);
+        reader.exec('BEGIN');
+        // The snapshot starts at the first read.
+        reads.all('SELECT 1 AS one');
+        return await work({ all: async <R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]) => reads.all<R>(sql, params) });
+      } finally {
+        reader.close();
+      }
+    });
+    this.snapshots = next.catch(() => undefined);
     return next;
   }
 

@@ -211,6 +211,19 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
       }
     });
 
+    it('verify folds the log again beside the live tables and finds a row that differs', async () => {
+      await place(store, 'a', [1, 2]);
+      await place(store, 'b', [5]);
+      const runner = new SqlProjectionRunner(db, store, ordersProjection(), { logger: { warn: () => undefined } });
+      await runner.start();
+      expect(await runner.verify()).toEqual({ name: 'orders', position: await store.headPosition(), events: 3, equal: true, differences: [] });
+      await db.run('UPDATE orders_v1 SET total = 999 WHERE id = $1', ['order-b']);
+      const tampered = await runner.verify();
+      expect(tampered.equal).toBe(false);
+      expect(tampered.differences).toEqual(['orders_v1: live only: {"events":1,"id":"order-b","total":999}', 'orders_v1: rebuilt only: {"events":1,"id":"order-b","total":5}']);
+      await runner.stop();
+    });
+
     if (_engine === 'postgres') {
       it('replicas sharing the database: one writes, the other follows its position and takes over when it stops', async () => {
         await place(store, 'a', [1]);
