@@ -37,6 +37,12 @@ export interface ReadDatabase extends SqlExecutor {
    */
   readonly text: string;
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * A transaction that changes tables (CREATE, DROP), one at a time among every process sharing the
+   * database: PostgreSQL's `CREATE TABLE IF NOT EXISTS` run by two replicas at once can fail on its
+   * catalog's unique index, so on PostgreSQL it first takes a lock of the transaction.
+   */
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs `work`'s queries on one snapshot of the database: whatever commits meanwhile, they all see the same state (read only). */
   snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T>;
   /**

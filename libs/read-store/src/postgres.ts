@@ -78,6 +78,13 @@ export class PostgresReadDatabase implements ReadDatabase {
     return next;
   }
 
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction(async (tx) => {
+      await tx.all('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, 'schema']);
+      return work(tx);
+    });
+  }
+
   async snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;

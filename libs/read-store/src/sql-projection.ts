@@ -196,7 +196,7 @@ export class SqlProjectionRunner {
 
   /** Creates the tables, or empties them when they are of another version or of another log; the row as it then stands. */
   private async prepareTables(): Promise<PositionRow | undefined> {
-    await this.db.transaction(async (tx) => {
+    await this.db.migrate(async (tx) => {
       await tx.run(positionsSchema(this.db));
       for (const statement of this.projection.schema(this.db)) await tx.run(statement);
     });
@@ -206,7 +206,7 @@ export class SqlProjectionRunner {
     else if (row?.position && !(await logHolds(this.store, { position: row.position, previous: row.previous, eventId: row.event_id ?? '' }))) reason = `the log does not hold the event its tables end at (${row.position}): another log, or one cut short`;
     if (reason || !row) {
       if (reason) this.logger.warn(`[read model ${this.name}] ${reason}; emptied, filling again from the log`);
-      await this.db.transaction(async (tx) => {
+      await this.db.migrate(async (tx) => {
         for (const table of this.projection.tables) await tx.run(`DROP TABLE IF EXISTS ${table}`);
         for (const statement of this.projection.schema(this.db)) await tx.run(statement);
         await tx.run(`DELETE FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
@@ -338,7 +338,7 @@ export class SqlProjectionRunner {
 
   /** Another replica writes: follow the position it records, and take the lock over when it is free. */
   private async startFollowing(): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    await this.db.migrate(async (tx) => {
       await tx.run(positionsSchema(this.db));
       for (const statement of this.projection.schema(this.db)) await tx.run(statement);
     });

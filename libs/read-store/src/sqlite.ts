@@ -99,6 +99,11 @@ export class SqliteReadDatabase implements ReadDatabase {
     return next;
   }
 
+  /** A transaction: BEGIN IMMEDIATE already takes the file's one writer lock. */
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction(work);
+  }
+
   /** On the reading connection, in a transaction of its own: SQLite's write-ahead log keeps its snapshot until it ends. One snapshot at a time. */
   snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
     const next = this.snapshots.then(async () => {

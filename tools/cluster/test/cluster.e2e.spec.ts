@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { openJetStreamEventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseKeyFile } from '@agora/identity';
 import { connect } from '@nats-io/transport-node';
-import { freePort, freePortBlock, processEnvironment, REPO_ROOT, waitFor } from '@agora/testing';
+import { dropPostgresDatabase, freePort, freePortBlock, processEnvironment, REPO_ROOT, TEST_POSTGRES_URL, waitFor } from '@agora/testing';
 
 /** The audit command the script printed (its two lines after "Audit the cluster's log"), with `npm run agora --` as the built CLI. */
 function auditCommandOf(output: string): string {
@@ -44,7 +44,7 @@ describe('npm run cluster (e2e)', () => {
     const metricsPort = await freePortBlock([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], { from: 26_000, to: 32_000 });
     const gatewayPort = await freePort();
     // A setting of the user's, passed on to every process: commands issued up to an hour ago are not stale.
-    const env = { AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '1', PORT: String(gatewayPort), METRICS_PORT: String(metricsPort), AGORA_MAX_CLOCK_SKEW_MS: '3600000' };
+    const env = { AGORA_CLUSTER_POSTGRES: TEST_POSTGRES_URL, AGORA_CLUSTER_DIR: dir, AGORA_CLUSTER_NATS_PORT: String(base), AGORA_CLUSTER_REPLICAS: '1', PORT: String(gatewayPort), METRICS_PORT: String(metricsPort), AGORA_MAX_CLOCK_SKEW_MS: '3600000' };
     const child = spawn(process.execPath, ['tools/cluster/cluster.mjs'], { cwd: REPO_ROOT, env: processEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
@@ -54,6 +54,8 @@ describe('npm run cluster (e2e)', () => {
       await waitFor(() => /^cluster: ready$/m.test(output) || child.exitCode !== null, 'cluster: ready', 240_000);
       expect(output).toMatch(/^cluster: ready$/m);
       expect(output).toContain('JetStream stream AGORA_EVENTS, 3 replicas');
+      // The read side as a deployment's: one PostgreSQL database of the cluster's own, shared by every process.
+      expect(output).toMatch(/^ {2}read models {7}PostgreSQL postgres:\/\/.+\/agora_cluster_[0-9a-f]{12} {2}\(shared by every replica; one writes each read model\)$/m);
       expect(output).toContain(`http://127.0.0.1:${gatewayPort}`);
       expect(output).toContain('created the operator key');
       expect(output).toContain("created the NATS users' passwords");
@@ -136,6 +138,8 @@ describe('npm run cluster (e2e)', () => {
     } finally {
       child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
+      const database = /created the read models' database (agora_cluster_[0-9a-f]{12})/.exec(output)?.[1];
+      if (database) await dropPostgresDatabase(database);
     }
   }, 300_000);
 
