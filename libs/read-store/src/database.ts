@@ -52,6 +52,14 @@ export interface ReadDatabase extends SqlExecutor {
    * data directory). Undefined when another holds it.
    */
   tryLock(name: string): Promise<HeldLock | undefined>;
+  /**
+   * Tells `listener` the name a writer `notify`-ed, once its transaction commits, in every process
+   * sharing the database (PostgreSQL's LISTEN; undefined where a process is alone on its database,
+   * SQLite). A follower learns so at once that the tables moved, without polling for it.
+   */
+  listen?(listener: (name: string) => void): Promise<{ close(): Promise<void> }>;
+  /** Inside `tx`: tells the listeners `name` once the transaction commits (nothing where there is no `listen`). */
+  notify(tx: SqlExecutor, name: string): Promise<void>;
   /** Where it is, for the start-up log (no password). */
   describe(): string;
   close(): Promise<void>;

@@ -48,7 +48,7 @@ export interface SqlProjectionRunnerOptions {
   positions?: ReadModelPositions;
   /** Events of a batch at most (default 500): the subscription waits while that many are not written yet. */
   maxBatch?: number;
-  /** How often a runner that does not write (another replica holds the lock) reads how far the model has got (default 100 ms). */
+  /** How often a runner that does not write (another replica holds the lock) reads how far the model has got (default 1 s where the database tells it when the writer commits, else 100 ms). */
   pollMs?: number;
   /** How often it tries to take the lock over (default 2 s). */
   lockRetryMs?: number;
@@ -88,6 +88,7 @@ export class SqlProjectionRunner {
   /** How far the model has got as the database says (a follower's view). */
   private recorded: Position | undefined;
   private followTimer: NodeJS.Timeout | undefined;
+  private stopListening: (() => Promise<void>) | undefined;
   private stopped = false;
   /** Events handed to the runner since it started writing (applied or skipped), for progress lines. */
   private taken = 0;
@@ -145,6 +146,7 @@ export class SqlProjectionRunner {
     this.stopped = true;
     clearTimeout(this.followTimer);
     clearTimeout(this.flushTimer);
+    await this.stopListening?.();
     await this.subscription?.stop();
     if (this.lock) await this.flush();
     await this.lock?.release();
@@ -273,7 +275,8 @@ export class SqlProjectionRunner {
       } catch (error) {
         this.buffer.unshift(...batch);
         this.inFlight = 0;
-        if (this.stopped && !this.lock) return;
+        // Stopping gives up after one failed write: what is not written is read again from the log at the next start.
+        if (this.stopped) return void this.logger.warn(`[read model ${this.name}] writing ${batch.length} events up to ${mark.position} failed while stopping; the next start reads them again from the log`, error);
         this.logger.warn(`[read model ${this.name}] writing ${batch.length} events up to ${mark.position} failed (attempt ${attempt}); retrying`, error);
         await sleep(backoffDelay(attempt, this.options.retry));
       }
@@ -290,6 +293,8 @@ export class SqlProjectionRunner {
       const events = batch.map((b) => b.event).filter((e) => !recorded || this.store.comparePositions(e.position, recorded) > 0);
       if (events.length > 0) await this.projection.apply(tx, events);
       await tx.run(`UPDATE ${POSITIONS_TABLE} SET position = $2, previous = $3, event_id = $4, events = events + $5, updated_at = $6 WHERE name = $1`, [this.name, mark.position, mark.previous, mark.eventId, events.length, new Date().toISOString()]);
+      // Followers in other processes hear of it once this commits (read your writes without polling).
+      await this.db.notify(tx, this.name);
     });
   }
 
@@ -344,8 +349,20 @@ export class SqlProjectionRunner {
     });
     const head = await this.store.headPosition();
     let lastLockTry = Date.now();
-    const follow = async () => {
+    // Told when the writer commits (PostgreSQL), the follower reads the position at once; it polls besides, slower, for a missed notification and for the lock.
+    const listening = await this.db.listen?.((name) => {
+      if (name !== this.name || this.stopped) return;
+      clearTimeout(this.followTimer);
+      void follow();
+    });
+    this.stopListening = listening ? () => listening.close() : undefined;
+    let following = false;
+    let again = false;
+    const follow = async (): Promise<void> => {
       if (this.stopped) return;
+      // A notification while a read is under way reads again right after it.
+      if (following) return void (again = true);
+      following = true;
       try {
         const row = await this.readRow();
         if (row?.version === this.projection.version && row.position !== this.recorded) {
@@ -359,6 +376,8 @@ export class SqlProjectionRunner {
           if (lock) {
             if (this.stopped) return void (await lock.release());
             this.lock = lock;
+            await this.stopListening?.();
+            this.stopListening = undefined;
             this.logger.warn(`[read model ${this.name}] took over writing (the replica that wrote it let its lock go)`);
             await this.startWriting();
             return;
@@ -366,8 +385,15 @@ export class SqlProjectionRunner {
         }
       } catch (error) {
         this.logger.warn(`[read model ${this.name}] reading how far it has got failed; retrying`, error);
+      } finally {
+        following = false;
       }
-      if (!this.stopped) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? 100);
+      if (again && !this.lock) {
+        again = false;
+        return follow();
+      }
+      clearTimeout(this.followTimer);
+      if (!this.stopped && !this.lock) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? (listening ? 1_000 : 100));
     };
     await follow();
   }

@@ -134,6 +134,9 @@ export class SqliteReadDatabase implements ReadDatabase {
     };
   }
 
+  /** A process alone on its file has no one to tell. */
+  async notify(): Promise<void> {}
+
   describe(): string {
     return `SQLite ${this.file}`;
   }

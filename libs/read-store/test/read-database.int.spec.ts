@@ -246,6 +246,27 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
         expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 7, events: 3 }]);
         await follower.stop();
       });
+
+      it('a follower hears of each commit from the writer (LISTEN/NOTIFY), with no polling', async () => {
+        await place(store, 'a', [1]);
+        const quiet = { warn: () => undefined };
+        const writer = new SqlProjectionRunner(db, store, ordersProjection(), { logger: quiet });
+        await writer.start();
+        const positions = new ReadModelPositions(store, 5_000);
+        const followerDb = await open();
+        // Polling once a minute: only a notification can tell it in time.
+        const follower = new SqlProjectionRunner(followerDb, store, ordersProjection(), { logger: quiet, positions, pollMs: 60_000, lockRetryMs: 60_000 });
+        await follower.start();
+        for (let i = 0; i < 3; i++) {
+          const { position } = await store.append('order-a', [{ type: 'Placed', data: { amount: 1 } }], i);
+          const started = Date.now();
+          await positions.waitFor(position);
+          expect(Date.now() - started).toBeLessThan(2_000);
+        }
+        expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 4, events: 4 }]);
+        await follower.stop();
+        await writer.stop();
+      });
     }
   });
 });
