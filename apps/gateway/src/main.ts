@@ -39,6 +39,7 @@ ${MCP_ENV_HELP}
 ${A2A_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
+  ports: () => ({ PORT: settings().port }),
   prepare: (config) => {
     settings();
     return config;
