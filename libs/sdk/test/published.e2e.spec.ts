@@ -1,17 +1,20 @@
 /**
  * @agora/sdk as a user gets it: `npm run sdk:pack` builds the package (one ESM bundle, its
- * declarations, public npm dependencies only) and `npm pack`s it; the tarball is installed with npm
+ * declarations, public npm dependencies only) and `npm pack`s it as `npm run release:pack` does (its
+ * SHA-256 recorded in SHA256SUMS beside it); the tarball is installed with npm
  * into a fresh project outside the repository, where no workspace package can be found. There the
  * example program (published/example.ts) is type-checked strictly against the installed .d.ts
  * (skipLibCheck off: a missing declaration or an @agora/* import left in one fails it) and run with
  * Node against a running Agora (the standalone process): key files, a command, a query, a wait.
  * The README's SDK example and docs/sdk.md's are type-checked there too, and run as a reader of the
- * README runs them: after the tribunal demo, against the same Agora, from the directory that holds data/.
+ * README runs them: after the tribunal demo, against the same Agora, in the reader's own project, the
+ * README's example naming the demo's keys where the clone keeps them.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
 import { REPO_ROOT, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
@@ -63,10 +66,17 @@ function sdkDocSnippet(): string {
   return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
 }
 
-/** A compiled example with the documented gateway replaced by the test's. */
-function pointedAt(file: string, url: string): string {
-  const text = readFileSync(file, 'utf8');
+/** Where the README's example says to name the clone's demo keys. */
+const DOCUMENTED_KEYS = '/path/to/agora/data/demo-keys';
+
+/** A compiled example with the documented gateway (and, where it names them, the clone's demo keys) replaced by the test's. */
+function pointedAt(file: string, url: string, keys?: string): string {
+  let text = readFileSync(file, 'utf8');
   if (!text.includes(DOCUMENTED_URL)) throw new Error(`${file} does not name ${DOCUMENTED_URL}`);
+  if (keys !== undefined) {
+    if (!text.includes(DOCUMENTED_KEYS)) throw new Error(`${file} does not name ${DOCUMENTED_KEYS}`);
+    text = text.replaceAll(DOCUMENTED_KEYS, keys);
+  }
   const run = file.replace(/\.js$/, '.run.js');
   writeFileSync(run, text.replaceAll(DOCUMENTED_URL, url));
   return run;
@@ -84,6 +94,9 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-sdk-published-'));
     const packed = succeeded('npm run sdk:pack', await runCommand(process.execPath, ['tools/sdk-pack.mjs', '--pack', join(dir, 'tarball')], { timeoutMs: 240_000 }));
     const tarball = packed.trim().split('\n').pop()!;
+    // Packed as npm run release:pack packs it: its SHA-256 recorded beside it, as sha256sum -c reads it.
+    const digest = createHash('sha256').update(readFileSync(tarball)).digest('hex');
+    expect(readFileSync(join(dir, 'tarball', 'SHA256SUMS'), 'utf8')).toBe(`${digest}  ${basename(tarball)}\n`);
     project = join(dir, 'project');
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
@@ -166,17 +179,19 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(session.votes.map((v) => v.validator).every((v) => VALIDATORS.includes(v))).toBe(true);
   }, 300_000);
 
-  it("runs the README's example after the tribunal demo, and docs/sdk.md's for an executive, from the directory that holds data/", async () => {
+  it("runs the README's example after the tribunal demo, in the user's project naming the clone's demo keys, and docs/sdk.md's for an executive", async () => {
     expect(url).toBeDefined();
-    // The README's order: the tribunal demo registers the reviewers and keeps their keys under data/demo-keys.
-    const data = join(project, 'data');
+    // The README's order: the tribunal demo registers the reviewers and keeps their keys under the clone's data/demo-keys.
+    const data = join(dir, 'clone-data');
     const demo = await runCommand(process.execPath, [...sourceArgs('tools/demo/src/main.ts'), 'tribunal', '--url', url, '--key', join(dir, 'data', 'operator.key.json'), '--data', data, '--metrics', `${url}/metrics`], { timeoutMs: 240_000 });
     succeeded('the tribunal demo', demo);
-    const readme = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'readme.js'), url)], { cwd: project, timeoutMs: 120_000 });
+    const readme = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'readme.js'), url, join(data, 'demo-keys'))], { cwd: project, timeoutMs: 120_000 });
     expect(succeeded("the README's example", readme).trim()).toMatch(/^tooltips-\d+: approved$/);
 
     const alice = generateKeyPair();
-    writeFileSync(join(data, 'alice.key.json'), JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
+    // docs/sdk.md's example reads data/alice.key.json, in the project it runs from.
+    await mkdir(join(project, 'data'), { recursive: true });
+    writeFileSync(join(project, 'data', 'alice.key.json'), JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
     await root!.send('RegisterAgent', { agentId: 'alice', publicKey: alice.publicKey, displayName: 'alice', roles: ['executive'], constitutions: [], specializations: [], trustScore: 500 });
     const doc = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'sdk-doc.js'), url)], { cwd: project, timeoutMs: 60_000 });
     expect(succeeded("docs/sdk.md's example", doc).trim()).toMatch(/^(review|escalated|approved)$/);
