@@ -8,8 +8,8 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { REPO_ROOT, runCommand, runToCompletion, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { join } from 'node:path';
+import { agoraCommandLine, REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 
 const CLI = 'apps/cli/src/main.ts';
 
@@ -23,12 +23,6 @@ function readmeWalkthrough(): string[] {
     .filter((line) => line.startsWith('npm run agora -- '))
     .map((line) => line.replace(/\s+#.*$/, ''));
 }
-
-/** `npm run agora --` as a shell word list that runs the CLI from any directory (the repository's sources, or its build under npm test). */
-const AGORA = sourceArgs(CLI)
-  .map((arg) => (arg.startsWith('-') ? arg : resolve(REPO_ROOT, arg)))
-  .map((arg) => `'${arg}'`)
-  .join(' ');
 
 describe('npm start closes reads by default (e2e)', () => {
   let dir: string;
@@ -65,7 +59,7 @@ describe('npm start closes reads by default (e2e)', () => {
     const printed: { line: string; code: number | null; stdout: string; stderr: string }[] = [];
     for (const line of lines) {
       // As a reader runs it, from the directory that holds data/ (the repository's root for them).
-      const run = await runCommand('/bin/sh', ['-c', `${process.execPath} ${AGORA} ${line.slice('npm run agora -- '.length)}`], { cwd: dir, env: { AGORA_URL: url, AGORA_READS: '' }, timeoutMs: 60_000 });
+      const run = await runCommand('/bin/sh', ['-c', agoraCommandLine(line)], { cwd: dir, env: { AGORA_URL: url, AGORA_READS: '' }, timeoutMs: 60_000 });
       expect({ line, code: run.code, stderr: run.stderr }).toEqual({ line, code: 0, stderr: line.includes('keys new') ? expect.stringMatching(/^wrote data\/alice\.key\.json/) : '' });
       printed.push({ line, ...run });
     }

@@ -16,9 +16,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { REPO_ROOT, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, agoraCommandLine, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
-import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
+import { DOCUMENTED_KEYS, DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample, sdkDocFile } from './doc-examples.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
@@ -66,9 +66,6 @@ function sdkDocSnippet(): string {
   return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
 }
 
-/** Where the README's example says to name the clone's demo keys. */
-const DOCUMENTED_KEYS = '/path/to/agora/data/demo-keys';
-
 /** A compiled example with the documented gateway (and, where it names them, the clone's demo keys) replaced by the test's. */
 function pointedAt(file: string, url: string, keys?: string): string {
   let text = readFileSync(file, 'utf8');
@@ -104,8 +101,11 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
     // The framework examples import the frameworks whole (`@openai/agents` brings `openai`'s declarations), and
     // docs/a2a.md's client the A2A SDK: checked against the SDK's declarations (which the strict project above
-    // checks, reading no framework's) without checking every library again.
-    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts', 'a2a-doc.ts'] }));
+    // checks, reading no framework's) without checking every library again, with the tsconfig.json docs/sdk.md
+    // gives for them (its validators.ts beside them).
+    const documented = (sdkDocFile('tsconfig.json') as { compilerOptions: Record<string, unknown> }).compilerOptions;
+    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...documented, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts', 'a2a-doc.ts', 'validators-doc.ts'] }));
+    writeFileSync(join(project, 'validators-doc.ts'), `${frameworkDocExample('Before the examples')}export {};\n`);
     // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
@@ -150,7 +150,7 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(tsc.code).toBe(0);
   }, 300_000);
 
-  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples, and docs/a2a.md's client, against the installed package and frameworks", async () => {
+  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples and its validators, and docs/a2a.md's client, against the installed package and frameworks, with the page's tsconfig.json", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(project, 'tsconfig.frameworks.json')], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);
@@ -196,4 +196,16 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     const doc = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'sdk-doc.js'), url)], { cwd: project, timeoutMs: 60_000 });
     expect(succeeded("docs/sdk.md's example", doc).trim()).toMatch(/^(review|escalated|approved)$/);
   }, 400_000);
+
+  it("runs docs/a2a.md's steps after the tribunal demo, then its client, which ends with the tribunal's verdict by itself", async () => {
+    expect(url).toBeDefined();
+    // Its agora lines as printed, from the directory that holds Agora's data/ (the clone's root, for a reader).
+    const section = /\n## A client\n([\s\S]*?)\n## /.exec(readFileSync(join(REPO_ROOT, 'docs', 'a2a.md'), 'utf8'))![1]!;
+    const lines = section.split('\n').filter((line) => line.startsWith('npm run agora -- '));
+    expect(lines.map((line) => line.split(' ').slice(4, 6).join(' '))).toEqual(['keys new', 'agents register']);
+    for (const line of lines) succeeded(line, await runCommand('/bin/sh', ['-c', agoraCommandLine(line)], { cwd: dir, env: { AGORA_URL: url }, timeoutMs: 60_000 }));
+    // The client, compiled from the page (the reader's Node runs the .mts as it is), with envoy's key; the reviewers are silent now.
+    const client = await runCommand(process.execPath, [join(project, 'out-frameworks', 'a2a-doc.js')], { cwd: project, env: { AGORA_URL: url, AGORA_KEY_FILE: join(dir, 'data', 'envoy.key.json') }, timeoutMs: 60_000 });
+    expect(succeeded("docs/a2a.md's client", client)).toMatch(/^TASK_STATE_COMPLETED The tribunal's verdict: approved$/m);
+  }, 120_000);
 });
