@@ -17,8 +17,11 @@ import { END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheck
 import { toolsCondition } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
 import { ToolPolicy, governedToolNode, resultDigest, runGovernedGraph } from '../src/index.js';
-import { FileSaver } from '../../../examples/sdk/file-saver.js';
+import { FILE_SAVER } from './doc-examples.js';
 import { useGovernedFixture, type GovernedFixture } from './governed-fixture.js';
+
+/** The checkpointer docs/sdk.md's example copies from examples/sdk (outside every package: loaded by its path, as the example loads its copy). */
+const { FileSaver } = (await import(FILE_SAVER)) as { FileSaver: new (file: string) => BaseCheckpointSaver };
 
 const POLICY = ToolPolicy.parse({
   server: 'workspace',
