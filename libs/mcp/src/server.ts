@@ -9,7 +9,7 @@
  * cancellation. Resources are the things an agent follows (a proposal, a voting session, a
  * recovery, a debate), with update notifications. The SDK client signs; the model never sees a key.
  */
-import { commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ErrorBody } from '@agora/contracts';
+import { authorizeSender, commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody } from '@agora/contracts';
 import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -47,6 +47,17 @@ export interface AgoraMcpOptions {
   version?: string;
   /** Command tools need a client with a key; without one (e.g. the gateway's /mcp) only queries, waits and resources are offered. */
   commands?: boolean;
+  /**
+   * The roles of the agent the server signs for: only the commands those roles may send (the contracts'
+   * authorization table, as the command gate applies it) are offered. Absent: every command an agent may send.
+   */
+  roles?: readonly string[];
+}
+
+/** Whether an agent with these roles may send the command at all (its relation to the aggregate is the decider's to check). */
+export function offeredTo(definition: CommandDefinition, agentId: string, roles: readonly string[] | undefined): boolean {
+  if (isServiceOnly(definition) || NOT_FOR_MODELS.has(definition.type)) return false;
+  return roles === undefined || authorizeSender(definition, { actor: agentId, roles }).allowed;
 }
 
 /** An MCP server over an SDK client (one per MCP session). `close()` ends its resource subscriptions too. */
@@ -63,8 +74,7 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
 
   if (options.commands !== false && agora.agentId !== undefined) {
     for (const definition of commands) {
-      if (isServiceOnly(definition)) continue;
-      if (NOT_FOR_MODELS.has(definition.type)) continue;
+      if (!offeredTo(definition, agora.agentId, options.roles)) continue;
       if (definition.type === 'SignResolution') {
         registerSignResolution(server, agora, definition.summary);
         continue;
