@@ -137,6 +137,11 @@ describe('the web console in Chromium (e2e)', () => {
       await shows(page.getByText(/requires a human: critical not unanimous/));
       await shows(page.getByRole('row', { name: /aegis/ }).getByText('deny'));
       await hasAttr(page.getByRole('meter', { name: 'confidence of aegis' }), 'aria-valuenow', '0.9');
+      // Its votes are in and a person must decide: it reads as waiting for a human, never "decided" beside it.
+      const rotate = page.getByRole('link', { name: /rotate_root_keys/ });
+      await hasText(rotate, /votes in: waiting for a human/);
+      expect(await rotate.getByText('decided', { exact: true }).count()).toBe(0);
+      expect(await page.locator('.card-head .chips').getByText('decided', { exact: true }).count()).toBe(0);
       await fitsWidth();
       await shot(`${tag}-voting`);
 
@@ -165,6 +170,10 @@ describe('the web console in Chromium (e2e)', () => {
 
       await visit('/events');
       await page.locator('tr[data-event-type="EscalationDecided"]').first().waitFor();
+      // The count of events beside the last position, and a note on why positions run ahead of it; each row its stream@revision and position.
+      await hasText(page.locator('.lede').first(), /\d+ events received, up to log position \d+/);
+      await shows(page.getByTestId('positions-note'));
+      await hasText(page.locator('tr[data-event-type="EscalationDecided"]').first(), /[a-z_]+-\S+@\d+ · position \d+/);
       // ops decided the demo's deadlock: its command, signed in the demo, verifies in the browser.
       await hasAttr(page.locator('tr[data-event-type="EscalationDecided"]').first(), 'data-signature', 'verified');
       await page.getByLabel('Stream category').selectOption('voting_session');
