@@ -1,6 +1,6 @@
 /**
  * Agora as an MCP server, a thin layer over @agora/sdk. Its tools are generated from the
- * contracts' catalogue: one per command an agent may send (input: the command's payload schema,
+ * contracts' catalogue: one per command the agent's roles may send (createAgoraMcpServer's `roles`; input: the command's payload schema,
  * output: CommandResult) and one per query (input: its params and an optional minPosition, output:
  * its result schema), named in snake_case after the command or query (`submit_proposal`,
  * `get_proposal`), which gives seed 001's names (`submit_thesis`, `submit_antithesis`,
