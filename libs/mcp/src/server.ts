@@ -9,7 +9,7 @@
  * cancellation. Resources are the things an agent follows (a proposal, a voting session, a
  * recovery, a debate), with update notifications. The SDK client signs; the model never sees a key.
  */
-import { authorizeSender, commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody } from '@agora/contracts';
+import { authorizeSender, commands, CommandResult, isServiceOnly, queryAccess, readerOf, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody } from '@agora/contracts';
 import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -49,9 +49,15 @@ export interface AgoraMcpOptions {
   commands?: boolean;
   /**
    * The roles of the agent the server signs for: only the commands those roles may send (the contracts'
-   * authorization table, as the command gate applies it) are offered. Absent: every command an agent may send.
+   * authorization table, as the command gate applies it) and the queries they may read at all (the visibility
+   * table) are offered. Absent: every command an agent may send, and every query.
    */
   roles?: readonly string[];
+}
+
+/** Whether a reader with these roles may read anything of the query (what it reads of it is the visibility table's to say at each call). */
+export function queryOfferedTo(definition: { service: string; name: string }, agentId: string, roles: readonly string[] | undefined): boolean {
+  return roles === undefined || queryAccess(readerOf(agentId, roles), `${definition.service}.${definition.name}`).read !== 'none';
 }
 
 /** Whether an agent with these roles may send the command at all (its relation to the aggregate is the decider's to check). */
@@ -101,6 +107,7 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
   }
 
   for (const [name, definition] of namedQueries()) {
+    if (agora.agentId !== undefined && !queryOfferedTo(definition, agora.agentId, options.roles)) continue;
     const params = definition.params as z.ZodObject;
     server.registerTool(
       toolName(name),

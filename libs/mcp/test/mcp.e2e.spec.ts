@@ -69,7 +69,7 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     await agora?.stop();
   });
 
-  it("lists a tool per command the agent's roles may send and per query, from the contracts, with the seed's names", async () => {
+  it("lists a tool per command the agent's roles may send and per query they may read, from the contracts, with the seed's names", async () => {
     const seldon = await mcpFor('seldon');
     const tools = (await seldon.listTools()).tools;
     const names = tools.map((t) => t.name);
@@ -85,7 +85,10 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     expect(await offered('harbinger')).toEqual(expect.arrayContaining(['submit_review', 'withdraw_objection', 'get_proposal']));
     expect(await offered('harbinger')).not.toContain('submit_proposal');
     expect(await offered('aegis')).toEqual(expect.arrayContaining(['cast_validator_vote']));
-    expect(await offered('ops')).toEqual(expect.arrayContaining(['decide_escalation', 'disable_agent', 'set_model_budget', 'verify_read_models']));
+    expect(await offered('ops')).toEqual(expect.arrayContaining(['decide_escalation', 'disable_agent', 'set_model_budget', 'verify_read_models', 'list_collusion_flags']));
+    // Queries likewise: none the visibility table gives an executive nothing of.
+    expect(names).not.toContain('list_collusion_flags');
+    expect(names).not.toContain('list_chamber_sessions');
     const submit = tools.find((t) => t.name === 'submit_proposal')!;
     expect(submit.inputSchema.required).toEqual(expect.arrayContaining(['proposalId', 'title', 'body', 'problem']));
     expect(submit.outputSchema?.properties).toHaveProperty('position');

@@ -47,9 +47,9 @@ export const mcp: CommandSpec = {
   brief: "serve Agora to an MCP client over stdio, signing with an agent's key file",
   summary: "Serve Agora as an MCP server over stdio (for an agent's local MCP configuration), signing every command with the agent's key file.",
   usage: '--key <key file> [--agent <agentId>] [--url <url> | --nats <url>]',
-  description: `Tools: one per command the agent's roles may send (its roles read from the registry at start; the
-contracts' authorization table decides) and one per query (generated from the contracts, in snake_case:
-submit_proposal, submit_review, cast_validator_vote, submit_thesis, get_dialectic_session, ...), the waiting tools
+  description: `Tools: one per command the agent's roles may send and one per query they may read (its roles read from
+the registry at start; the contracts' authorization and visibility tables decide), generated from the contracts, in snake_case
+(submit_proposal, submit_review, cast_validator_vote, submit_thesis, get_dialectic_session, ...), the waiting tools
 wait_for_verdict, wait_for_decision and wait_for_resolution, and request_dialectic_review. Resources:
 agora://proposals/{id}, agora://voting-sessions/{id}, agora://dialectic-sessions/{id}, agora://debates/{id}, with
 update notifications. The key stays in this process: the model sees tools, never the key. Nothing but MCP is
