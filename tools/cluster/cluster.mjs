@@ -94,6 +94,10 @@ try {
   const { keyFile: auditorKey, created: auditorKeyCreated } = ensureKeyFile(join(dir, 'auditor.key.json'), 'auditor');
   if (auditorKeyCreated) console.log(`cluster: created the auditor's key ${auditorKey}`);
 
+  // The CLI speaks to http://127.0.0.1:8080 unless told otherwise: a moved gateway is named on each line that reaches it.
+  const gatewayArg = gatewayPort === 8080 ? '' : ` --url http://127.0.0.1:${gatewayPort}`;
+  // The auditor's NATS password from the passwords file, whatever the path is relative to (require() would take it for a package).
+  const auditorPassword = "node -p 'JSON.parse(fs.readFileSync(process.argv[1])).auditor'";
   const lines = [
     '',
     'Agora cluster is up:',
@@ -111,16 +115,16 @@ try {
     '',
     'Try, in another terminal:',
     `  npm run agora -- keys new --agent alice --out ${join(dir, 'alice.key.json')}`,
-    `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive`,
-    `  npm run agora -- agents list --read-key ${keyFile}      (reads are closed: a read token from a registered key)`,
+    `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive${gatewayArg}`,
+    `  npm run agora -- agents list --read-key ${keyFile}${gatewayArg}      (reads are closed: a read token from a registered key)`,
     '',
     "Audit the cluster's log (every commit's signature, chain and decision), as the read-only auditor user:",
-    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(${auditorPassword} ${auth.file})" \\`,
     `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} npm run agora -- audit`,
     '',
     'Or follow it: each new commit verified as it is stored, findings printed as they happen, /metrics served, resumable',
     `(its state signed with the auditor's key ${auditorKey}):`,
-    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(${auditorPassword} ${auth.file})" \\`,
     `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} METRICS_PORT=${auditMetricsPort} \\`,
     `  npm run agora -- audit --follow --state ${join(dir, 'audit-state.json')} --key ${auditorKey}`,
     '',

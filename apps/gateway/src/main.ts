@@ -41,6 +41,7 @@ ${A2A_ENV_HELP}
 ${METRICS_TOKEN_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
+  ports: () => ({ PORT: settings().port }),
   prepare: (config) => {
     settings();
     return config;

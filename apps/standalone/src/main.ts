@@ -70,6 +70,7 @@ ${CHAMBER_ENV_HELP}`,
   // The projections serve the whole process's registry on METRICS_PORT (and the gateway on /metrics).
   metricsPort: DEFAULT_METRICS_PORTS.standalone,
   servesMetrics: true,
+  ports: () => ({ PORT: port(env) }),
   prepare: (config) => {
     port(env);
     maxBodyBytes(env);

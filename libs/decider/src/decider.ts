@@ -48,7 +48,7 @@ export interface Command<T extends string = string, P = unknown> {
 }
 
 /**
- * One aggregate's rules as three pure functions (DESIGN.md decision 3).
+ * One aggregate's rules as three pure functions (docs/decisions/0003-deciders-are-plain-functions.md).
  * `decide` returns the events a command produces, `[]` when it is already satisfied
  * (idempotent), and throws a DomainError when it is refused.
  */
