@@ -68,9 +68,9 @@ export interface ReadDatabase extends SqlExecutor {
 /** Where the read side's database is: the AGORA_READ_DB setting, parsed. */
 export type ReadDatabaseConfig = { engine: 'postgres'; url: string } | { engine: 'sqlite'; file: string };
 
-export const READ_DB_HELP = `AGORA_READ_DB              where the read models live: postgres://user@host:5432/db (deployments: every
-                           replica shares it), or sqlite:<file> (default sqlite:<AGORA_DATA_DIR>/read-models.sqlite,
-                           for one process)`;
+export const READ_DB_HELP = `AGORA_READ_DB              where the read models live: postgres://user@host:5432/db for deployments
+                           (every replica shares it), or sqlite:<file> for one process (default
+                           sqlite:<AGORA_DATA_DIR>/read-models.sqlite)`;
 
 /** AGORA_READ_DB as a config: `postgres://...` or `postgresql://...`, or `sqlite:<file>`; unset: SQLite in the data directory. */
 export function parseReadDatabaseConfig(value: string | undefined, defaultFile: string): ReadDatabaseConfig {
