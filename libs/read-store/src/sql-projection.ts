@@ -90,6 +90,8 @@ export class SqlProjectionRunner {
   private followTimer: NodeJS.Timeout | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private stopped = false;
+  /** Set once the history that existed at start is written: from then on each event is written as it comes. */
+  private live = false;
   /** Events handed to the runner since it started writing (applied or skipped), for progress lines. */
   private taken = 0;
   private untrack: (() => void) | undefined;
@@ -184,6 +186,7 @@ export class SqlProjectionRunner {
     ticker.unref();
     subscription.caughtUp.then(
       async () => {
+        this.live = true;
         await this.flush();
         clearInterval(ticker);
         if (reported) progress(`[read model ${this.name}] caught up: ${this.taken} events in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -231,7 +234,10 @@ export class SqlProjectionRunner {
     this.seen = { position: event.position, previous, eventId: event.id };
     if (this.accepts(event.streamId)) {
       this.buffer.push({ event, previous });
-      this.scheduleFlush(0);
+      // Live, an event is written as soon as it comes (a reader that saw it in the log finds it in the
+      // tables a moment later); catching up, events gather into batches while a write is under way.
+      if (this.live) void this.flush();
+      else this.scheduleFlush(0);
       if (this.buffer.length >= this.maxBatch) return this.flush();
     } else {
       // Waits for read your writes look at `position`, which moved.
