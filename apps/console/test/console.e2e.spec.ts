@@ -149,6 +149,9 @@ describe('the web console in Chromium (e2e)', () => {
       await hasText(rotate, /votes in: waiting for a human/);
       expect(await rotate.getByText('decided', { exact: true }).count()).toBe(0);
       expect(await page.locator('.card-head .chips').getByText('decided', { exact: true }).count()).toBe(0);
+      expect(await rotate.getByText(/^(approve|deny)$/).count()).toBe(0);
+      // A session that was decided says how: the list shows approve or deny beside it.
+      expect(await page.getByRole('list', { name: 'Voting sessions' }).getByText(/^(approve|deny)$/).count()).toBeGreaterThan(0);
       await fitsWidth();
       await shot(`${tag}-voting`);
 

@@ -94,7 +94,8 @@ export function mcpRoute(client: AgoraClient, access: { reads: ReadAccess; parti
     (caller) => {
       if (caller.current === undefined) return createAgoraMcpServer(open, { commands: false });
       const transport = new ReaderTransport(client, bus, mcpReader(caller, expired), access.parties);
-      const server = createAgoraMcpServer(Agora.over(transport, { timeoutMs: options.requestTimeoutMs }), { commands: false });
+      // The queries the session's reader may read anything of (the visibility table), as `agora mcp` offers an agent's.
+      const server = createAgoraMcpServer(Agora.over(transport, { timeoutMs: options.requestTimeoutMs }), { commands: false, reader: caller.current.reader });
       const onclose = server.server.onclose;
       server.server.onclose = () => {
         void transport.close();

@@ -9,7 +9,7 @@
  * cancellation. Resources are the things an agent follows (a proposal, a voting session, a
  * recovery, a debate), with update notifications. The SDK client signs; the model never sees a key.
  */
-import { authorizeSender, commands, CommandResult, isServiceOnly, queryAccess, readerOf, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody } from '@agora/contracts';
+import { authorizeSender, commands, CommandResult, isServiceOnly, queryAccess, readerOf, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody, type Reader } from '@agora/contracts';
 import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -53,6 +53,11 @@ export interface AgoraMcpOptions {
    * table) are offered. Absent: every command an agent may send, and every query.
    */
   roles?: readonly string[];
+  /**
+   * The reader the queries are offered to, where the server holds no key (the gateway's `/mcp`: the
+   * session's reader): only the queries it may read anything of (the visibility table).
+   */
+  reader?: Reader;
 }
 
 /** Whether a reader with these roles may read anything of the query (what it reads of it is the visibility table's to say at each call). */
@@ -107,7 +112,7 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
   }
 
   for (const [name, definition] of namedQueries()) {
-    if (agora.agentId !== undefined && !queryOfferedTo(definition, agora.agentId, options.roles)) continue;
+    if (options.reader ? queryAccess(options.reader, `${definition.service}.${definition.name}`).read === 'none' : agora.agentId !== undefined && !queryOfferedTo(definition, agora.agentId, options.roles)) continue;
     const params = definition.params as z.ZodObject;
     server.registerTool(
       toolName(name),

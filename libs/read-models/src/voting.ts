@@ -32,6 +32,7 @@ export function votingSessionSummary(s: VotingSessionView): VotingSessionSummary
     validators: s.validators.map((v) => v.agentId),
     votesReceived: s.votes.length,
     awaitingOperator: s.awaitingOperator,
+    decision: s.resolution?.decision ?? (s.recommendation && !s.recommendation.requiresHitl && s.recommendation.decision !== 'escalate' ? s.recommendation.decision : null),
     createdAt: s.createdAt,
     deadlineAt: s.deadlineAt,
   };

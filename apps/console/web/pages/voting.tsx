@@ -30,6 +30,7 @@ function SessionList(props: { sessions: VotingSessionSummary[]; selected: string
               <span class="muted small">
                 {s.votesReceived}/{s.validators.length} votes
               </span>
+              {s.decision === null ? null : <Status value={s.decision} />}
               {hitl(s)}
             </span>
           </a>

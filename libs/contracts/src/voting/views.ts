@@ -71,6 +71,7 @@ export const VotingSessionSummary = z.object({
   validators: z.array(AgentId),
   votesReceived: z.number().int().min(0),
   awaitingOperator: z.boolean(),
+  decision: z.enum(['approve', 'deny']).nullable().describe("What was decided: a person's decision where one decided, else the recommendation where it needed no person; null while the session is open or waits for a human"),
   createdAt: Timestamp,
   deadlineAt: Timestamp,
 });
