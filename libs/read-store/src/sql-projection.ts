@@ -14,7 +14,7 @@ import { SqliteReadDatabase } from './sqlite.js';
 export interface SqlProjection {
   /** Its row in `agora_read_models` and the name of its writer's lock. */
   name: string;
-  /** Bump it when the tables or the fold change: tables of another version are dropped and filled again from the log. */
+  /** Bump it when the tables or the fold change: the new version's tables (named with it) are filled from the log beside the old ones. */
   version: number;
   /** Only events of streams in these categories are applied. Default: every event. */
   categories?: readonly string[];
@@ -62,8 +62,8 @@ export interface SqlProjectionRunnerOptions {
  * Keeps a read model's tables up to date with the log, in any number of processes sharing the
  * database: the one holding the projection's lock writes (it subscribes after the position the tables
  * record); every other follows the recorded position (for read your writes) and takes the lock over
- * when it is free. Tables of another version, or at a position the log does not hold, are emptied and
- * filled again from the log.
+ * when it is free. A new version of the read model fills tables of its own from the log (`<name>_v<n>`);
+ * tables at a position the log does not hold are emptied and filled again.
  *
  * A batch is written in one transaction with the position of its last event, after checking the
  * position recorded, so two writers (a lock lost and taken over) never apply an event twice.
@@ -119,6 +119,15 @@ export class SqlProjectionRunner {
     return this.projection.name;
   }
 
+  /**
+   * The read model at its version (`proposals_v1`): its row in `agora_read_models`, its lock and its
+   * notifications. Each version has its own, so replicas of two releases (a rolling upgrade) each
+   * keep their own tables; an older version's tables stay until dropped.
+   */
+  private get key(): string {
+    return `${this.projection.name}_v${this.projection.version}`;
+  }
+
   /** Whether this process writes the model (holds its lock). */
   get writing(): boolean {
     return this.lock !== undefined;
@@ -137,7 +146,7 @@ export class SqlProjectionRunner {
   async start(): Promise<void> {
     if (this.untrack) throw new Error(`read model ${this.name} was already started`);
     this.untrack = this.options.positions?.track(this);
-    this.lock = await this.db.tryLock(`read-model:${this.name}`);
+    this.lock = await this.db.tryLock(`read-model:${this.key}`);
     if (this.lock) await this.startWriting();
     else await this.startFollowing();
     await this.caughtUp;
@@ -199,7 +208,7 @@ export class SqlProjectionRunner {
     );
   }
 
-  /** Creates the tables, or empties them when they are of another version or of another log; the row as it then stands. */
+  /** Creates the tables, or empties them when they are of another log; the row as it then stands. */
   private async prepareTables(): Promise<PositionRow | undefined> {
     await this.db.migrate(async (tx) => {
       await tx.run(positionsSchema(this.db));
@@ -207,15 +216,14 @@ export class SqlProjectionRunner {
     });
     let row = await this.readRow();
     let reason: string | undefined;
-    if (row && row.version !== this.projection.version) reason = `its tables are of version ${row.version}, the code's is ${this.projection.version}`;
-    else if (row?.position && !(await logHolds(this.store, { position: row.position, previous: row.previous, eventId: row.event_id ?? '' }))) reason = `the log does not hold the event its tables end at (${row.position}): another log, or one cut short`;
+    if (row?.position && !(await logHolds(this.store, { position: row.position, previous: row.previous, eventId: row.event_id ?? '' }))) reason = `the log does not hold the event its tables end at (${row.position}): another log, or one cut short`;
     if (reason || !row) {
       if (reason) this.logger.warn(`[read model ${this.name}] ${reason}; emptied, filling again from the log`);
       await this.db.migrate(async (tx) => {
         for (const table of this.projection.tables) await tx.run(`DROP TABLE IF EXISTS ${table}`);
         for (const statement of this.projection.schema(this.db)) await tx.run(statement);
-        await tx.run(`DELETE FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
-        await tx.run(`INSERT INTO ${POSITIONS_TABLE} (name, version, position, previous, event_id, events, updated_at) VALUES ($1, $2, NULL, NULL, NULL, 0, $3)`, [this.name, this.projection.version, new Date().toISOString()]);
+        await tx.run(`DELETE FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.key]);
+        await tx.run(`INSERT INTO ${POSITIONS_TABLE} (name, version, position, previous, event_id, events, updated_at) VALUES ($1, $2, NULL, NULL, NULL, 0, $3)`, [this.key, this.projection.version, new Date().toISOString()]);
       });
       row = await this.readRow();
     }
@@ -223,7 +231,7 @@ export class SqlProjectionRunner {
   }
 
   private async readRow(executor: { all: ReadDatabase['all'] } = this.db): Promise<PositionRow | undefined> {
-    const [row] = await executor.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
+    const [row] = await executor.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.key]);
     return row;
   }
 
@@ -292,15 +300,15 @@ export class SqlProjectionRunner {
   /** One transaction: the events after the position the tables record (another writer may have written some), and the new position. */
   private async write(batch: readonly { event: RecordedEvent }[], mark: LogMark): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const [row] = await tx.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1${this.db.engine === 'postgres' ? ' FOR UPDATE' : ''}`, [this.name]);
-      if (!row || row.version !== this.projection.version) throw new Error(`the tables of read model ${this.name} were replaced by another version (${row?.version ?? 'none'}) while this replica wrote version ${this.projection.version}`);
+      const [row] = await tx.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1${this.db.engine === 'postgres' ? ' FOR UPDATE' : ''}`, [this.key]);
+      if (!row) throw new Error(`the position of read model ${this.key} is gone from ${POSITIONS_TABLE}`);
       const recorded = row.position;
       if (recorded && this.store.comparePositions(recorded, mark.position) >= 0) return;
       const events = batch.map((b) => b.event).filter((e) => !recorded || this.store.comparePositions(e.position, recorded) > 0);
       if (events.length > 0) await this.projection.apply(tx, events);
-      await tx.run(`UPDATE ${POSITIONS_TABLE} SET position = $2, previous = $3, event_id = $4, events = events + $5, updated_at = $6 WHERE name = $1`, [this.name, mark.position, mark.previous, mark.eventId, events.length, new Date().toISOString()]);
+      await tx.run(`UPDATE ${POSITIONS_TABLE} SET position = $2, previous = $3, event_id = $4, events = events + $5, updated_at = $6 WHERE name = $1`, [this.key, mark.position, mark.previous, mark.eventId, events.length, new Date().toISOString()]);
       // Followers in other processes hear of it once this commits (read your writes without polling).
-      await this.db.notify(tx, this.name);
+      await this.db.notify(tx, this.key);
     });
   }
 
@@ -313,7 +321,7 @@ export class SqlProjectionRunner {
    */
   async verify(): Promise<ProjectionVerification & { differences: string[] }> {
     const live = await this.db.snapshot(async (reader) => {
-      const [row] = await reader.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
+      const [row] = await reader.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.key]);
       return { position: row?.position ?? null, tables: await tablesOf(reader, this.projection.tables) };
     });
     const dir = mkdtempSync(join(tmpdir(), `agora-verify-${this.name}-`));
@@ -357,7 +365,7 @@ export class SqlProjectionRunner {
     let lastLockTry = Date.now();
     // Told when the writer commits (PostgreSQL), the follower reads the position at once; it polls besides, slower, for a missed notification and for the lock.
     const listening = await this.db.listen?.((name) => {
-      if (name !== this.name || this.stopped) return;
+      if (name !== this.key || this.stopped) return;
       clearTimeout(this.followTimer);
       void follow();
     });
@@ -371,14 +379,14 @@ export class SqlProjectionRunner {
       following = true;
       try {
         const row = await this.readRow();
-        if (row?.version === this.projection.version && row.position !== this.recorded) {
+        if (row && row.position !== this.recorded) {
           this.recorded = row.position ?? undefined;
           this.options.positions?.advanced();
         }
         if (head === undefined || (this.recorded !== undefined && this.store.comparePositions(this.recorded, head) >= 0)) this.resolveCaughtUp();
         if (Date.now() - lastLockTry >= (this.options.lockRetryMs ?? 2_000)) {
           lastLockTry = Date.now();
-          const lock = await this.db.tryLock(`read-model:${this.name}`);
+          const lock = await this.db.tryLock(`read-model:${this.key}`);
           if (lock) {
             if (this.stopped) return void (await lock.release());
             this.lock = lock;
