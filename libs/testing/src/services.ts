@@ -9,6 +9,7 @@ import { commandByType, READ_TOKEN, type CommandDefinition, type CommandResult, 
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { NatsAgoraClient, type AgoraClient } from '@agora/messaging';
 import { agoraOn, uniqueJetStreamLog, waitFor, type TestAgora, type TestOperator } from './basics.js';
+import { freshPostgresDatabase } from './postgres.js';
 import { startNatsServer, type PrivateNatsServer, type StartNatsOptions } from './nats-server.js';
 import { expectOnlyReplicas, startAgoraProcess, startServiceProcess, type AgoraProcess, type ServiceProcess } from './processes.js';
 
@@ -195,38 +196,52 @@ export async function startServiceFleet(options: ServiceFleetOptions): Promise<S
 
 /** One way a service test runs Agora's services in its own process (for openServiceContext). */
 export interface ServiceTransport {
-  name: 'in-process transport, embedded store' | 'NATS transport, JetStream store';
+  name: 'in-process transport, embedded store, SQLite read models' | 'NATS transport, JetStream store, PostgreSQL read models';
   /** True over NATS. */
   nats: boolean;
   /** The store and transport settings of one service context; an embedded store is kept in `dir`. */
-  config(dir: string): { store: { kind: 'embedded'; directory: string } | { kind: 'jetstream'; servers: string; streamName: string; subjectPrefix: string }; natsUrl: string | undefined };
+  config(dir: string): { store: { kind: 'embedded'; directory: string } | { kind: 'jetstream'; servers: string; streamName: string; subjectPrefix: string }; natsUrl: string | undefined; readDb?: { engine: 'postgres'; url: string } };
   /** The settings of a test's own Agora on this transport (for openServiceContext, see agoraOn): a log of its own, `operator` as the bootstrap operator. */
   agora(dir: string, operator: TestOperator): TestAgora<ReturnType<ServiceTransport['config']>>;
 }
 
 /**
  * The two ways a service test runs the services, for `describe.each`: in one process (in-process
- * transport, embedded store), and over NATS with a JetStream log of its own (`label` names it) on a
- * NATS server of the test file's own, started before its tests and stopped after them (on a shared
- * server, other runs' replicas would join the services' queue groups). Call it at the top of the file.
+ * transport, embedded store, the read models in SQLite in the data directory), and as a deployment
+ * does: over NATS with a JetStream log of its own (`label` names it) on a NATS server of the test
+ * file's own, started before its tests and stopped after them (on a shared server, other runs'
+ * replicas would join the services' queue groups), the read models in a PostgreSQL database of the
+ * log's own (of a few the file makes on TEST_POSTGRES_URL's server and drops after it; the processes
+ * sharing one log share it). Call it at the top of the file.
  */
 export function serviceTransports(label: string): ServiceTransport[] {
   let server: PrivateNatsServer | undefined;
+  const databases: { url: string; drop(): Promise<void> }[] = [];
+  let next = 0;
   beforeAll(async () => {
     server = await startNatsServer();
+    for (let i = 0; i < READ_DATABASES_PER_FILE; i++) databases.push(await freshPostgresDatabase(label));
   });
-  afterAll(() => server?.stop());
+  afterAll(async () => {
+    await server?.stop();
+    for (const database of databases.splice(0)) await database.drop();
+  });
   const inProcess = (dir: string) => ({ store: { kind: 'embedded' as const, directory: join(dir, 'events') }, natsUrl: undefined });
   const overNats = () => {
     if (!server) throw new Error('the NATS server of serviceTransports() is not running: use its config in a test or a hook');
     const { streamName, subjectPrefix } = uniqueJetStreamLog(label, server.url);
-    return { store: { kind: 'jetstream' as const, servers: server.url, streamName, subjectPrefix }, natsUrl: server.url };
+    // A log of its own, and a database for it (taken in turn: one that served another log finds itself at a position this log does not hold, and is filled again).
+    const readDb = { engine: 'postgres' as const, url: databases[next++ % databases.length]!.url };
+    return { store: { kind: 'jetstream' as const, servers: server.url, streamName, subjectPrefix }, natsUrl: server.url, readDb };
   };
   return [
-    { name: 'in-process transport, embedded store', nats: false, config: inProcess, agora: (dir, operator) => agoraOn(inProcess(dir), dir, operator) },
-    { name: 'NATS transport, JetStream store', nats: true, config: overNats, agora: (dir, operator) => agoraOn(overNats(), dir, operator) },
+    { name: 'in-process transport, embedded store, SQLite read models', nats: false, config: inProcess, agora: (dir, operator) => agoraOn(inProcess(dir), dir, operator) },
+    { name: 'NATS transport, JetStream store, PostgreSQL read models', nats: true, config: overNats, agora: (dir, operator) => agoraOn(overNats(), dir, operator) },
   ];
 }
+
+/** Databases serviceTransports() makes per test file: a file's logs take them in turn. */
+const READ_DATABASES_PER_FILE = 4;
 
 /** Something started that closes (a service, the services together: `Running` of @agora/runtime). */
 export interface Closable {
