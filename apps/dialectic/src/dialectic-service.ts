@@ -13,7 +13,6 @@ import {
   VOTING_SESSION_CATEGORY,
   type AgentPaused,
   type DataOf,
-  type DialecticSessionRecord,
   type RecoveryEscalated,
   type RecoveryResolved,
   type PayloadOf,
@@ -32,13 +31,14 @@ import {
   type DialecticEvent,
   type DialecticPolicy,
   type DialecticSessionState,
+  type SessionHistory,
 } from '@agora/domain-dialectic';
 import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
-import { dialecticRecords, dialecticSessionsTable, getDialecticSession, listDialecticSessions, readDialecticSession, readVotingSession } from '@agora/read-models';
+import { dialecticHistories, dialecticSessionsTable, getDialecticSession, listDialecticSessions, readDialecticSession, readVotingSession } from '@agora/read-models';
 import type { SqlProjectionRunner } from '@agora/read-store';
 import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
@@ -153,7 +153,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
   // them were answered, and so written, before the pause that asks for a draw: a draw weighs every
   // session decided before it). Waiting here for the table to reach the reactor's event could wait on
   // the very pass over the log that is to deliver the event to the table.
-  const records = (): Promise<DialecticSessionRecord[]> => dialecticRecords(db);
+  const records = (): Promise<SessionHistory[]> => dialecticHistories(db);
   // One session and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const session = async (sessionId: string) => {
     const found = await getDialecticSession(db, sessionId);

@@ -5,6 +5,17 @@
  * the candidates of a draw), the stats query and a test compute the same figures.
  */
 import type { CollusionFlag, DialecticSessionRecord, RecoveryCandidate } from '@agora/contracts';
+
+/**
+ * What the history of recoveries weighs (track records, collusion, who reviewed whom and when): the
+ * parts of a session record the functions here read, without its transcript. A whole record is one.
+ */
+export type SessionHistory = Pick<DialecticSessionRecord, 'sessionId' | 'agentId' | 'reviewer' | 'openedAt' | 'tags' | 'expiries' | 'resolved' | 'relapse' | 'audit'> & { rules: Pick<DialecticSessionRecord['rules'], 'relapseWindowMs'> };
+
+/** A session's history (see SessionHistory), as a read model keeps it beside the whole record. */
+export function sessionHistory(r: DialecticSessionRecord): SessionHistory {
+  return { sessionId: r.sessionId, agentId: r.agentId, reviewer: r.reviewer, openedAt: r.openedAt, tags: r.tags, expiries: r.expiries, resolved: r.resolved, relapse: r.relapse, audit: r.audit, rules: { relapseWindowMs: r.rules.relapseWindowMs } };
+}
 import { DAY_MS } from './selection.js';
 
 export type ReviewOutcomeKind = 'success' | 'failure' | 'pending';
@@ -28,7 +39,7 @@ export interface ReviewOutcome {
  *   pending until then;
  * - anything else (the session escalated past the reviewer, or is still open): no outcome.
  */
-export function reviewerOutcomes(records: readonly DialecticSessionRecord[], now: string | Date): ReviewOutcome[] {
+export function reviewerOutcomes(records: readonly SessionHistory[], now: string | Date): ReviewOutcome[] {
   const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
   const outcomes: ReviewOutcome[] = [];
   for (const r of records) {
@@ -69,7 +80,7 @@ export function trackRecord(outcomes: readonly Pick<ReviewOutcome, 'outcome'>[])
 }
 
 /** One reviewer's track record from the records. */
-export const trackRecordOf = (records: readonly DialecticSessionRecord[], reviewer: string, now: string | Date): TrackRecord =>
+export const trackRecordOf = (records: readonly SessionHistory[], reviewer: string, now: string | Date): TrackRecord =>
   trackRecord(reviewerOutcomes(records, now).filter((o) => o.reviewer === reviewer));
 
 export interface CollusionOptions {
@@ -86,7 +97,7 @@ export const DEFAULT_COLLUSION_MIN_REVIEWS = 3;
  * Pairs of agents that review each other repeatedly: A reviewed B and B reviewed A (both
  * directions), at least `minReviews` times together, in sessions opened in the window. In id order.
  */
-export function collusionFlags(records: readonly DialecticSessionRecord[], now: string | Date, options: CollusionOptions = {}): CollusionFlag[] {
+export function collusionFlags(records: readonly SessionHistory[], now: string | Date, options: CollusionOptions = {}): CollusionFlag[] {
   const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
   const from = to - (options.windowMs ?? DEFAULT_COLLUSION_WINDOW_MS);
   const minReviews = options.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS;
@@ -122,7 +133,7 @@ export interface CandidateAgent {
  * session records: track record, expertise (the tags of the sessions it reviewed, and its
  * specializations), when it last reviewed this agent, and whether the pair is flagged for collusion.
  */
-export function recoveryCandidates(agents: readonly CandidateAgent[], records: readonly DialecticSessionRecord[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): RecoveryCandidate[] {
+export function recoveryCandidates(agents: readonly CandidateAgent[], records: readonly SessionHistory[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): RecoveryCandidate[] {
   // Grouped by reviewer once: a draw costs the agents plus the sessions, not their product (a fleet
   // that grows with its history would otherwise slow every recovery down with it).
   const byReviewer = <T extends { reviewer: string | null }>(items: readonly T[]): Map<string, T[]> => {

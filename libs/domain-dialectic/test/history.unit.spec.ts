@@ -1,5 +1,5 @@
 import type { DialecticSessionRecord } from '@agora/contracts';
-import { collusionFlags, recoveryCandidates, reviewerOutcomes, trackRecord, trackRecordOf } from '../src/history.js';
+import { collusionFlags, recoveryCandidates, reviewerOutcomes, sessionHistory, trackRecord, trackRecordOf, type SessionHistory } from '../src/history.js';
 import { AGENT, at, converging, expire, HOUR, inSynthesis, opened, play, proposedPayload, REVIEWER, sign, stateOf, thesis } from './fixtures.js';
 
 /** critical_agent's recovery, resolved at T0 + 230 s by both parties' signatures. */
@@ -76,5 +76,9 @@ describe('recoveryCandidates', () => {
     expect(alice).toMatchObject({ paused: true, lastReviewedAgentAt: null, collusionFlagged: false });
     const [forBob] = recoveryCandidates([agents[1]!], records, 'bob', at(100 * HOUR));
     expect(forBob).toMatchObject({ collusionFlagged: true, lastReviewedAgentAt: at(20) });
+    // The sessions' histories (what a read model keeps without the transcripts) weigh the same, through JSON as a table holds them.
+    const histories = records.map((r) => JSON.parse(JSON.stringify(sessionHistory(r))) as SessionHistory);
+    expect(recoveryCandidates(agents, histories, AGENT, at(100 * HOUR))).toEqual(recoveryCandidates(agents, records, AGENT, at(100 * HOUR)));
+    expect(recoveryCandidates([agents[1]!], histories, 'bob', at(100 * HOUR))).toEqual([forBob]);
   });
 });

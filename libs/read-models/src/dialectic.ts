@@ -1,5 +1,5 @@
 import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus, type PageRequest } from '@agora/contracts';
-import { dialecticStreamId, evolveSession, type DialecticEvent, type DialecticSessionState } from '@agora/domain-dialectic';
+import { dialecticStreamId, evolveSession, sessionHistory, type DialecticEvent, type DialecticSessionState, type SessionHistory } from '@agora/domain-dialectic';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { agentsTable, aggregateViews, readAggregateView, sqlAggregateViews, textColumn } from './aggregate-views.js';
@@ -60,11 +60,12 @@ const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId,
  */
 export const dialecticSessionsTable = sqlAggregateViews<DialecticSessionView, DialecticSessionState, DialecticEvent>({
   name: 'dialectic_sessions',
-  version: 1,
+  version: 2,
   category: DIALECTIC_SESSION_CATEGORY,
   initial: { status: 'unopened' },
   evolve: evolveSession,
-  columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt)],
+  // 2: the session's history beside its record (what a draw of candidates weighs, without the transcript).
+  columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt), textColumn('history', (s) => JSON.stringify(sessionHistory(s)))],
   indexes: [
     ['updated_at DESC', 'id'],
     ['agent_id', 'updated_at DESC', 'id'],
@@ -97,12 +98,12 @@ export function listDialecticSessions(db: SqlExecutor, filter: DialecticSessionF
 }
 
 /**
- * Every session's record, read from the table: what a recovery's draw of candidates weighs (each
- * reviewer's track record, collusion between pairs). It reads every row, once per draw: the cost of
- * a draw grows with the sessions held, not the memory of the process.
+ * Every session's history (SessionHistory: its record without the transcript), read from the table:
+ * what a recovery's draw of candidates weighs (each reviewer's track record, collusion between pairs).
+ * It reads every row, once per draw: a draw's cost grows with the sessions held, not the process's memory.
  */
-export async function dialecticRecords(db: SqlExecutor): Promise<DialecticSessionView[]> {
-  return (await db.all<{ doc: string }>(`SELECT doc FROM ${dialecticSessionsTable.table}`)).map((r) => JSON.parse(r.doc) as DialecticSessionView);
+export async function dialecticHistories(db: SqlExecutor): Promise<SessionHistory[]> {
+  return (await db.all<{ history: string }>(`SELECT history FROM ${dialecticSessionsTable.table}`)).map((r) => JSON.parse(r.history) as SessionHistory);
 }
 
 /**
