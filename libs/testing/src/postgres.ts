@@ -4,11 +4,11 @@ import pg from 'pg';
 /** The PostgreSQL the read-model suites create their databases on (`npm test` makes sure one answers). */
 export const TEST_POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** A database of the test's own on TEST_POSTGRES_URL's server, and how to drop it (closing every connection to it first). */
-export async function freshPostgresDatabase(label = 'test'): Promise<{ url: string; drop(): Promise<void> }> {
+/** A database of the test's own on `server` (default TEST_POSTGRES_URL's), and how to drop it (closing every connection to it first). */
+export async function freshPostgresDatabase(label = 'test', server = TEST_POSTGRES_URL): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `agora_${label.replace(/[^a-z0-9]/gi, '').toLowerCase()}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    const client = new pg.Client({ connectionString: server });
     await client.connect();
     try {
       await client.query(sql);
@@ -17,7 +17,7 @@ export async function freshPostgresDatabase(label = 'test'): Promise<{ url: stri
     }
   };
   await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_POSTGRES_URL);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
