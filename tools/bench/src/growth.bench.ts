@@ -10,8 +10,9 @@
  *   - signed commands through the SDK over HTTP (new proposals and health reports, a fixed number in
  *     flight) while the log grows: commands/s, p50 and p99, failures;
  *   - the event loop's delay while commands and queries run: prom-client's monitorEventLoopDelay
- *     figures read from the process's /metrics every second (each scrape resets them);
- *   - a page of the proposals list and one proposal (p50, p99), one request at a time;
+ *     figures on the process's /metrics, read before and after (each scrape resets them);
+ *   - a page of the proposals list and one proposal (p50, p99), one request at a time, once the
+ *     read models have taken in the commands' events;
  *   - a restart on the same data directory and database: time to /health, to a first answered query
  *     and to every read model at the head;
  *   - a new query replica: another process on a copy of the log that reads the same PostgreSQL
@@ -263,36 +264,20 @@ const caughtUp = (proc: Running, head: string) =>
   });
 
 /**
- * The event loop's delay as the process's /metrics says it (prom-client's monitorEventLoopDelay at
- * its default 10 ms resolution, reset at every scrape): scraped every second while `run` runs; the
- * largest p99 and max of those seconds.
+ * The event loop's delay while `run` runs, as the process's /metrics says it: prom-client's
+ * monitorEventLoopDelay (default 10 ms resolution), whose histogram every scrape reads and resets,
+ * so a scrape before and one after give the p99 and the max of exactly that span. Nothing else
+ * scrapes the process meanwhile.
  */
 async function eventLoopWhile<T>(proc: Running, run: () => Promise<T>): Promise<{ result: T; p99Ms: number; maxMs: number }> {
   const scrape = async () => {
     const text = await (await fetch(`${proc.base}/metrics`)).text();
     const gauge = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-    return { p99: gauge('nodejs_eventloop_lag_p99_seconds'), max: gauge('nodejs_eventloop_lag_max_seconds') };
+    return { p99Ms: gauge('nodejs_eventloop_lag_p99_seconds'), maxMs: gauge('nodejs_eventloop_lag_max_seconds') };
   };
-  await scrape(); // starts the first interval
-  let p99Ms = 0;
-  let maxMs = 0;
-  let scraping = Promise.resolve();
-  const timer = setInterval(() => {
-    scraping = scraping.then(async () => {
-      const { p99, max } = await scrape();
-      p99Ms = Math.max(p99Ms, p99);
-      maxMs = Math.max(maxMs, max);
-    });
-  }, 1_000);
-  try {
-    const result = await run();
-    clearInterval(timer);
-    await scraping;
-    const { p99, max } = await scrape();
-    return { result, p99Ms: Math.max(p99Ms, p99), maxMs: Math.max(maxMs, max) };
-  } finally {
-    clearInterval(timer);
-  }
+  await scrape();
+  const result = await run();
+  return { result, ...(await scrape()) };
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
@@ -466,13 +451,15 @@ async function measure(engine: Engine, log: Log, replay: Replay, empty: EmptySta
     const { result, p99Ms, maxMs } = await eventLoopWhile(a, async () => {
       const commands = await sendCommands(a, log.operator, runId);
       console.log(`  ${fmt(commands.sent)} commands (${IN_FLIGHT} in flight): ${fmt(commands.perS)}/s, p50 ${fmtMs(commands.p50)}, p99 ${fmtMs(commands.p99)}, ${commands.failed} failed${commands.firstFailure ? ` (first: ${commands.firstFailure})` : ''}`);
+      // The queries once the read models have taken in the commands' events (the services' reactions may still run).
+      await caughtUp(a, commands.head || replay.head);
       const ids = replay.proposalIds;
       const list = await timeQueries(a, () => '/v1/proposal/proposals?limit=20');
       const one = await timeQueries(a, (i) => `/v1/proposal/proposals/${encodeURIComponent(ids[(i * 7919) % ids.length]!)}`);
       console.log(`  queries, one at a time: a page of 20 proposals p50 ${fmtMs(list.p50)} p99 ${fmtMs(list.p99)}; one proposal p50 ${fmtMs(one.p50)} p99 ${fmtMs(one.p99)}`);
       return { commands, list, one };
     });
-    console.log(`  event loop p99 ${fmtMs(p99Ms)} (max ${fmtMs(maxMs)}) over the seconds of commands and queries; p99 ${fmtMs(idle.p99Ms)} idle`);
+    console.log(`  event loop p99 ${fmtMs(p99Ms)} (max ${fmtMs(maxMs)}) while commands and queries ran; p99 ${fmtMs(idle.p99Ms)} idle`);
     const firstMemory = memoryOf(a.child.pid!);
     await stopChild(a.child, 'SIGTERM', 120_000);
 
@@ -525,8 +512,8 @@ interface Row {
   measure: string;
   cells: (f: Figures) => string;
   target?: string;
-  /** Whether the target is met, given every size's figures (smallest first). */
-  met?: (all: Figures[]) => boolean;
+  /** Whether the target is met, given every size's figures (smallest first); undefined for a target between sizes when there is one. */
+  met?: (all: Figures[]) => boolean | undefined;
 }
 
 const peakOfAll = (f: Figures) => Math.max(f.memory.first.peakMb, f.memory.restarted.peakMb, f.memory.replica.peakMb);
@@ -542,15 +529,15 @@ const ROWS: Row[] = [
     measure: 'peak RSS, the largest of the three processes',
     cells: (f) => `${Math.round(peakOfAll(f))} MB`,
     target: '< 400 MB; largest size <= 1.2x smallest',
-    met: (all) => all.every((f) => peakOfAll(f) < 400) && peakOfAll(largest(all)) <= 1.2 * peakOfAll(smallest(all)),
+    met: (all) => all.every((f) => peakOfAll(f) < 400) && (all.length < 2 || peakOfAll(largest(all)) <= 1.2 * peakOfAll(smallest(all))),
   },
-  { measure: 'event loop p99 / max (worst second, commands and queries)', cells: (f) => `${fmtMs(f.eventLoop.p99Ms)} / ${fmtMs(f.eventLoop.maxMs)}`, target: 'p99 < 50 ms', met: (all) => all.every((f) => f.eventLoop.p99Ms < 50) },
+  { measure: 'event loop p99 / max (while commands and queries run)', cells: (f) => `${fmtMs(f.eventLoop.p99Ms)} / ${fmtMs(f.eventLoop.maxMs)}`, target: 'p99 < 50 ms', met: (all) => all.every((f) => f.eventLoop.p99Ms < 50) },
   { measure: 'event loop p99, idle (2 s after the rebuild)', cells: (f) => fmtMs(f.eventLoop.idleP99Ms) },
   {
     measure: `commands/s (${fmt(COMMANDS)} signed, SDK over HTTP, ${IN_FLIGHT} in flight)`,
     cells: (f) => fmt(f.commands.perS),
     target: 'largest size >= 0.9x smallest',
-    met: (all) => largest(all).commands.perS >= 0.9 * smallest(all).commands.perS,
+    met: (all) => (all.length < 2 ? undefined : largest(all).commands.perS >= 0.9 * smallest(all).commands.perS),
   },
   { measure: 'command latency p50 / p99', cells: (f) => `${fmtMs(f.commands.p50)} / ${fmtMs(f.commands.p99)}` },
   { measure: 'commands failed', cells: (f) => String(f.commands.failed), target: '0', met: (all) => all.every((f) => f.commands.failed === 0) },
@@ -571,7 +558,7 @@ function report(engine: Engine, all: Figures[], empty: EmptyStart): { met: numbe
   const header = ['measure', ...all.map((f) => `${fmt(f.events)} events`), 'target', 'met'];
   const rows = ROWS.map((r) => {
     const met = r.met?.(all);
-    return [r.measure, ...all.map(r.cells), r.target ?? '', met === undefined ? '' : met ? 'met' : 'NOT met'];
+    return [r.measure, ...all.map(r.cells), r.target ?? '', r.met === undefined ? '' : met === undefined ? 'n/a (one size)' : met ? 'met' : 'NOT met'];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -580,8 +567,8 @@ function report(engine: Engine, all: Figures[], empty: EmptyStart): { met: numbe
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const r of rows) console.log(line(r));
-  const judged = ROWS.filter((r) => r.met !== undefined);
-  const missed = judged.filter((r) => !r.met!(all)).map((r) => `${engine}: ${r.measure} (${r.target})`);
+  const judged = ROWS.filter((r) => r.met?.(all) !== undefined);
+  const missed = judged.filter((r) => r.met!(all) === false).map((r) => `${engine}: ${r.measure} (${r.target})`);
   return { met: judged.length - missed.length, targets: judged.length, missed };
 }
 
