@@ -1,5 +1,5 @@
 /**
- * A log as the running system writes it, for the benchmarks that read one (`bench:audit`): every
+ * A log as the running system writes it, for the benchmarks that read one (`bench:audit`, `bench:growth`): every
  * service in one process (in-process transport, embedded store), and a fleet that sends signed
  * commands through their command gates until the log holds the events asked for. Each lane plays,
  * over and over with fresh ids, what the demos play once:
