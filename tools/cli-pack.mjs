@@ -3,7 +3,8 @@
 // apps/cli and the workspace libraries it uses, from what the workspace build produced (dist/, so
 // NestJS's decorator metadata is as tsc emitted it), the audit's worker beside it, the fleet's shipped
 // prompts, and a package.json whose dependencies are public npm packages only, bin `agora`.
-// Usage: npm run build && node tools/cli-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir>)
+// Usage: npm run build && node tools/cli-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir> and records its
+// SHA-256 in <dir>/SHA256SUMS; npm run release:pack packs the SDK and the CLI into release/)
 import { build } from 'esbuild';
 import { cp, copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

@@ -2,7 +2,8 @@
 // Builds @agora/sdk as the package a user installs: one ESM bundle with the workspace libraries it uses
 // inside it, their type declarations beside it, and a package.json whose dependencies are public npm
 // packages only. The workspace keeps using libs/sdk/dist (tools/build.mjs); this writes libs/sdk/dist-publish.
-// Usage: node tools/sdk-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir> and prints the tarball)
+// Usage: node tools/sdk-pack.mjs [--pack <dir>]   (--pack also runs `npm pack` into <dir>, records its SHA-256 in <dir>/SHA256SUMS
+// and prints the tarball; npm run release:pack packs the SDK and the CLI into release/)
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';

@@ -3,7 +3,7 @@
 // output in <dir>/logs/<name>.log. Used by cluster.mjs (the command) and faults.mjs (the fault runs),
 // which also kills and restarts single processes and nodes.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -13,6 +13,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openJetStreamEventStore } from '@agora/eventstore';
 import { describeNatsServer, resolveNatsServer } from '@agora/testing/nats-server';
+import pg from 'pg';
+import { sharedPostgres } from '../test/setup.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SERVICES = ['registry', 'proposal', 'tribunal', 'voting', 'dialectic', 'chamber', 'debate'];
@@ -319,7 +321,7 @@ export function ensureOperatorKey(dir) {
  * shared log, a data directory of its own, the user's AGORA_* settings and the cluster's service
  * keys (ensureServiceKeys); resolves once it prints `agora-<app>: ready`.
  */
-export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKeys }, name, app, index, extra) {
+export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKeys, readDb }, name, app, index, extra) {
   mkdirSync(join(dir, name), { recursive: true });
   const env = {
     AGORA_LOG_LEVEL: 'warn',
@@ -333,6 +335,8 @@ export function startAgoraApp(group, { dir, urls, keyFile, passwords, serviceKey
     ...(serviceKeys ? serviceKeys.env : {}),
     METRICS_HOST: '127.0.0.1',
     ...(passwords ? natsUserOf(app, passwords) : {}),
+    // Every replica's read models in one PostgreSQL database (else each process keeps its own SQLite file).
+    ...(readDb ? { AGORA_READ_DB: readDb } : {}),
     ...extra,
   };
   return group.start(name, process.execPath, [join(ROOT, 'apps', app, 'dist', 'main.js')], env, new RegExp(`^agora-${app}: ready$`, 'm'));
@@ -353,7 +357,7 @@ export async function logStreamLeader(jsm) {
  * (startNatsNodes says what a node may name), `services` the services started (default all).
  * Returns what a caller prints or drives.
  */
-export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, nodes = clusterNodes(natsPort), services = SERVICES }) {
+export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, nodes = clusterNodes(natsPort), services = SERVICES, readDb }) {
   // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
   const auth = ensureNatsPasswords(dir);
   if (auth.created) log(`created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
@@ -378,7 +382,7 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   // 5. The processes: each on NATS, on the shared log, its own data directory and metrics port.
   let nextMetrics = metricsPort + 1;
   const metrics = (port) => String(metricsPort === 0 ? 0 : port);
-  const shared = { dir, urls, keyFile, passwords, serviceKeys };
+  const shared = { dir, urls, keyFile, passwords, serviceKeys, readDb };
   const run = (name, app, index, extra) => startAgoraApp(group, shared, name, app, index, extra);
   // The registry first: every other service checks actors against it.
   for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: metrics(nextMetrics++) });
@@ -391,6 +395,33 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   await Promise.all(rest);
   // The next port of the block: where a following audit serves its /metrics.
   return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared, auditMetricsPort: Number(metrics(nextMetrics)) };
+}
+
+/**
+ * The cluster's read side, as a deployment's: AGORA_READ_DB when set (passed on as every AGORA_*
+ * setting); else a database of the cluster's own, `agora_cluster_<id of its directory>`, on the
+ * machine's PostgreSQL (AGORA_CLUSTER_POSTGRES, default postgres@127.0.0.1:5432), created when
+ * missing; where none answers, Debian's postgresql runs a cluster of this run's own (stop() ends it).
+ */
+export async function clusterReadDatabase(dir, log) {
+  if (process.env['AGORA_READ_DB']) return { url: undefined, description: `AGORA_READ_DB (as set)`, stop: async () => undefined };
+  const server = process.env['AGORA_CLUSTER_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const postgres = await sharedPostgres(ROOT, server, log);
+  const name = `agora_cluster_${createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12)}`;
+  const client = new pg.Client({ connectionString: server });
+  try {
+    await client.connect();
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE ${name}`);
+      log(`created the read models' database ${name}`);
+    }
+  } finally {
+    await client.end();
+  }
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), description: `PostgreSQL ${url.toString().replace(/:[^:@/]*@/, ':***@')}`, stop: postgres.stop };
 }
 
 /**

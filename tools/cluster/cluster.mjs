@@ -8,7 +8,7 @@
 // ./data/cluster): the NATS nodes' JetStream stores, each process's checkpoints, logs, the key.
 import { join, resolve } from 'node:path';
 import { takenPorts } from '@agora/testing/nats-server';
-import { ensureKeyFile, intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
+import { clusterReadDatabase, ensureKeyFile, intEnv, missingBuilds, natsServer, ProcessGroup, ROOT, SERVICES, startCluster } from './cluster-lib.mjs';
 
 const HELP = `Usage: npm run cluster [-- --help]
 
@@ -28,6 +28,10 @@ Environment:
   AGORA_CLUSTER_NATS_PORT    client port of the first NATS node; the others take the next two
                              (default 4222); cluster routes on this + 2000, monitoring on this + 4000
   AGORA_CLUSTER_REPLICAS     processes per service (default 2)
+  AGORA_READ_DB              the read models' database of every process (default: a database
+                             agora_cluster_<id> of this cluster's own on AGORA_CLUSTER_POSTGRES)
+  AGORA_CLUSTER_POSTGRES     the PostgreSQL it is made on (default postgres://postgres@127.0.0.1:5432/
+                             postgres; where none answers, Debian's postgresql runs one for the run)
   PORT                       the gateway's HTTP port (default 8080)
   METRICS_PORT               the projections' /metrics (default 9464); the other processes take
                              the ports after it (each process serves its own where it supports it),
@@ -69,11 +73,13 @@ const group = new ProcessGroup(dir, (name, code, signal, last) => {
   console.error(`cluster: ${name} exited (code ${code}, signal ${signal}); its log: ${group.logOf(name)}${last ? `, ending:\n${last}` : ''}`);
 });
 let stopping = false;
+let readSide = { stop: async () => undefined };
 async function stopAll(code) {
   if (stopping) return;
   stopping = true;
   console.log('\ncluster: stopping');
   await group.stopAll();
+  await readSide.stop();
   console.log('cluster: stopped');
   process.exit(code);
 }
@@ -81,17 +87,24 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  const { auth, nodes, urls, info, keyFile, serviceKeys, auditMetricsPort } = await startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log: (line) => console.log(`cluster: ${line}`) });
+  const log = (line) => console.log(`cluster: ${line}`);
+  readSide = await clusterReadDatabase(dir, log);
+  const { auth, nodes, urls, info, keyFile, serviceKeys, auditMetricsPort } = await startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, readDb: readSide.url });
   // The auditor's own key, which signs its audit state (an auditor keeps it; it signs no command).
   const { keyFile: auditorKey, created: auditorKeyCreated } = ensureKeyFile(join(dir, 'auditor.key.json'), 'auditor');
   if (auditorKeyCreated) console.log(`cluster: created the auditor's key ${auditorKey}`);
 
+  // The CLI speaks to http://127.0.0.1:8080 unless told otherwise: a moved gateway is named on each line that reaches it.
+  const gatewayArg = gatewayPort === 8080 ? '' : ` --url http://127.0.0.1:${gatewayPort}`;
+  // The auditor's NATS password from the passwords file, whatever the path is relative to (require() would take it for a package).
+  const auditorPassword = "node -p 'JSON.parse(fs.readFileSync(process.argv[1])).auditor'";
   const lines = [
     '',
     'Agora cluster is up:',
     `  NATS nodes        ${urls.join('  ')}  (monitoring http://127.0.0.1:${nodes[0].monitor} ...)`,
     `  event log         JetStream stream AGORA_EVENTS, ${info.config.num_replicas} replicas${nats.syncAlways ? ', sync_interval always' : ` (nats-server ${nats.major}.${nats.minor}: sync_interval always needs 2.10+)`}`,
     `  services          ${SERVICES.map((s) => `${s} x${replicas}`).join(', ')}`,
+    `  read models       ${readSide.description}  (shared by every replica; one writes each read model)`,
     `  gateway           http://127.0.0.1:${gatewayPort}  (POST /v1/commands, GET /v1/events, /docs)`,
     `  projections       http://127.0.0.1:${metricsPort}/metrics`,
     `  NATS users        ${auth.file}  (deploy/nats/auth.conf; agents speaking NATS: NATS_USER=agent)`,
@@ -102,16 +115,16 @@ try {
     '',
     'Try, in another terminal:',
     `  npm run agora -- keys new --agent alice --out ${join(dir, 'alice.key.json')}`,
-    `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive`,
-    `  npm run agora -- agents list --read-key ${keyFile}      (reads are closed: a read token from a registered key)`,
+    `  npm run agora -- agents register --key ${keyFile} --agent-key ${join(dir, 'alice.key.json')} --id alice --roles executive${gatewayArg}`,
+    `  npm run agora -- agents list --read-key ${keyFile}${gatewayArg}      (reads are closed: a read token from a registered key)`,
     '',
     "Audit the cluster's log (every commit's signature, chain and decision), as the read-only auditor user:",
-    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(${auditorPassword} ${auth.file})" \\`,
     `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} npm run agora -- audit`,
     '',
     'Or follow it: each new commit verified as it is stored, findings printed as they happen, /metrics served, resumable',
     `(its state signed with the auditor's key ${auditorKey}):`,
-    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(node -p 'require(process.argv[1]).auditor' ${auth.file})" \\`,
+    `  EVENT_STORE=jetstream NATS_URL=${urls[0]} NATS_USER=auditor NATS_PASSWORD="$(${auditorPassword} ${auth.file})" \\`,
     `  AGORA_OPERATOR_KEY_FILE=${keyFile} AGORA_SERVICE_PUBLIC_KEYS=@${serviceKeys.publicKeys} METRICS_PORT=${auditMetricsPort} \\`,
     `  npm run agora -- audit --follow --state ${join(dir, 'audit-state.json')} --key ${auditorKey}`,
     '',

@@ -15,12 +15,13 @@ import {
   type PayloadOf,
 } from '@agora/contracts';
 import { budgetDecider, budgetStreamId, chamberStreamId, createChamberDecider, dayOf, isFinal, monthOf, pendingCalls, type ChamberCommand, type ChamberPolicy } from '@agora/domain-chamber';
-import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
 import { chamberPolicyFromEnv, ProviderLayer, providersConfigFromEnv, type ProvidersConfig } from '@agora/providers';
-import { chamberSessionsProjection, listChamberSessions, readChamberLedger, readChamberSession, readProposal, type ChamberSessionsModel } from '@agora/read-models';
-import { deciderHandler, issueInternalCommand, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { chamberSessionsTable, chamberSessionsWithPendingCalls, listChamberSessions, readChamberLedger, readChamberSession, readProposal } from '@agora/read-models';
+import type { SqlProjectionRunner } from '@agora/read-store';
+import { deciderHandler, issueInternalCommand, KeyedLock, recordSettings, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { CallRunner } from './call-runner.js';
 import { deadlockConsultation, deadlockConsultationId } from './tribunal-hook.js';
@@ -45,7 +46,7 @@ export interface ChamberServiceOptions {
 
 export interface RunningChamber extends Running {
   service: ServiceMicroservice;
-  sessions: ProjectionRunner<ChamberSessionsModel>;
+  sessions: SqlProjectionRunner;
   deadlines: Scheduler;
   runner: CallRunner;
   /** Calls left pending by a stopped holder and settled as interrupted when this replica last took the calls (at start when alone). */
@@ -169,7 +170,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
     return months.map((month) => settle(month, sessionId, 0));
   }
 
-  let sessions: ProjectionRunner<ChamberSessionsModel> | undefined;
+  let sessions: SqlProjectionRunner | undefined;
   let deadlines: Scheduler | undefined;
   let service: ServiceMicroservice | undefined;
   let interruptedAtStart = 0;
@@ -180,8 +181,8 @@ export async function startChamberService(context: ServiceContext, options: Cham
     () =>
       startTogether([
         async () => {
-          const part = await runReadModel(context, chamberSessionsProjection, logger);
-          sessions = part.model;
+          const part = await context.readSide.use(chamberSessionsTable, logger);
+          sessions = part.runner;
           return part;
         },
         async () => {
@@ -224,7 +225,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
             return found.view;
           }),
           onQuery(ListChamberSessions, async (params) => {
-            const { items, nextCursor } = listChamberSessions(sessions!.model, params);
+            const { items, nextCursor } = await listChamberSessions(context.readSide.db, params);
             return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),
           onQuery(GetChamberBudget, async ({ month }) => {
@@ -265,7 +266,7 @@ export async function startChamberService(context: ServiceContext, options: Cham
         // losing it, it aborts its own, for the next holder to settle.
         holderWork: {
           async before() {
-            interruptedAtStart = await runner.settleInterrupted([...sessions!.model.values()]);
+            interruptedAtStart = await runner.settleInterrupted(await chamberSessionsWithPendingCalls(context.readSide.db));
             // On stdout, as the leases' own lines: a takeover happens long after the start lines.
             if (interruptedAtStart > 0 && options.logger !== false) process.stdout.write(`${interruptedAtStart} interrupted call(s) settled on taking the chamber's calls\n`);
             runner.resume();

@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, RotateAgentKey, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
-import { agentDecider, agentStreamId } from '@agora/domain-registry';
+import { agentDecider, agentStreamId, createAgentDecider } from '@agora/domain-registry';
 import { toEventData } from '@agora/eventsourcing';
 import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventData, type RecordedEvent } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, lastCommitOf, nextCommitLink, type KeyPair } from '@agora/identity';
@@ -215,6 +215,29 @@ describe('agora audit', () => {
     expect(code).toBe(1);
     expect(brief(report.findings)).toEqual([{ check: 'signature', streamId: 'agent-bob', revision: 3 }]);
     expect(report.findings[0]!.reason).toBe(`signed by a key of alice that is not in force at this point of the log (rotated out or expired): ${alice.publicKey}`);
+  });
+
+  it("reports a registry entry that shadows the bootstrap operator, as an older log may hold it; under today's rules its decision too", async () => {
+    const shadowing = async (rules: number) => {
+      const dir = copyWith();
+      const payload = { agentId: 'root', publicKey: aliceNext.publicKey, displayName: 'root', roles: ['operator'], constitutions: [], specializations: [], trustScore: 500, health: 1, risk: 0 };
+      const envelope = createSignedCommand({ type: 'RegisterAgent', actor: 'alice', payload, secretKey: aliceNext.secretKey });
+      const command = { type: 'RegisterAgent', payload, context: { now: new Date().toISOString(), actor: 'alice', actorRoles: ['operator'], commandId: envelope.commandId, rules } } as unknown as Parameters<typeof agentDecider.decide>[0];
+      // Decided as a registry that knew no reserved bootstrap id did (rules 3 and before).
+      const events = createAgentDecider(undefined, {}).decide({ ...command, context: { ...command.context, rules: 3 } }, agentDecider.initialState());
+      const metadata = { commandId: envelope.commandId, commandType: 'RegisterAgent', actor: 'alice', issuedAt: envelope.issuedAt, signature: envelope.signature, correlationId: envelope.commandId, payload };
+      await appendTo(dir, agentStreamId('root'), toEventData(events, metadata, nextCommitLink(agentStreamId('root'), undefined), command));
+      return audit(dir);
+    };
+    const older = await shadowing(3);
+    expect(older.code).toBe(1);
+    expect(brief(older.report.findings)).toEqual([{ check: 'authorization', streamId: 'agent-root', revision: 0 }]);
+    expect(older.report.findings[0]!.reason).toBe("alice put a registry entry under the bootstrap operator's id root with another key than the configured one: it shadows the bootstrap operator, whose configured key no longer signs");
+    const today = await shadowing(4);
+    expect(brief(today.report.findings).sort((a, b) => a.check.localeCompare(b.check))).toEqual([
+      { check: 'authorization', streamId: 'agent-root', revision: 0 },
+      { check: 'decision', streamId: 'agent-root', revision: 0 },
+    ]);
   });
 
   it('finds a command from an actor without the role', async () => {

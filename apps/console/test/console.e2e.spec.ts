@@ -109,12 +109,19 @@ describe('the web console in Chromium (e2e)', () => {
       await shows(lyra.getByText('paused'));
       await hasAttr(lyra.getByRole('link', { name: 'recovery' }), 'href', '/dialectic/lyra-p1');
       await shows(page.getByRole('row', { name: /harbinger/ }).getByText('reviewer'));
+      // nova, resumed after its recovery and not reported on since: active, its health and risk greyed as the figures that paused it.
+      const nova = page.getByRole('row', { name: /nova/ });
+      await shows(nova.getByText('resumed, no report since'));
+      await hasAttr(nova.getByRole('meter', { name: 'health of nova' }), 'data-stale', 'true');
+      await hasAttr(nova.getByRole('meter', { name: 'risk of nova' }), 'data-stale', 'true');
+      expect(await page.getByRole('row', { name: /aegis/ }).getByRole('meter', { name: 'health of aegis' }).getAttribute('data-stale')).toBeNull();
       await fitsWidth();
       await shot(`${tag}-fleet`);
 
       await visit('/tribunal');
       await page.getByText(/challenge rate over 30 days/).waitFor();
-      await hasText(page.locator('.tiles'), /overhead too high|healthy|tolerated|rubber-stamping/);
+      // The demos review a handful of proposals: the band says that is too few to judge, not an alarm.
+      await hasText(page.locator('.tiles'), /\d+ reviewed: too few to judge \(healthy is 20–40 % over 20 or more\)/);
       const deadlock = page.getByRole('link', { name: /^deadlock/ });
       await deadlock.click();
       await shows(page.getByRole('heading', { name: 'deadlock', level: 2 }));
@@ -137,6 +144,11 @@ describe('the web console in Chromium (e2e)', () => {
       await shows(page.getByText(/requires a human: critical not unanimous/));
       await shows(page.getByRole('row', { name: /aegis/ }).getByText('deny'));
       await hasAttr(page.getByRole('meter', { name: 'confidence of aegis' }), 'aria-valuenow', '0.9');
+      // Its votes are in and a person must decide: it reads as waiting for a human, never "decided" beside it.
+      const rotate = page.getByRole('link', { name: /rotate_root_keys/ });
+      await hasText(rotate, /votes in: waiting for a human/);
+      expect(await rotate.getByText('decided', { exact: true }).count()).toBe(0);
+      expect(await page.locator('.card-head .chips').getByText('decided', { exact: true }).count()).toBe(0);
       await fitsWidth();
       await shot(`${tag}-voting`);
 
@@ -165,6 +177,10 @@ describe('the web console in Chromium (e2e)', () => {
 
       await visit('/events');
       await page.locator('tr[data-event-type="EscalationDecided"]').first().waitFor();
+      // The count of events beside the last position, and a note on why positions run ahead of it; each row its stream@revision and position.
+      await hasText(page.locator('.lede').first(), /\d+ events received, up to log position \d+/);
+      await shows(page.getByTestId('positions-note'));
+      await hasText(page.locator('tr[data-event-type="EscalationDecided"]').first(), /[a-z_]+-\S+@\d+ · position \d+/);
       // ops decided the demo's deadlock: its command, signed in the demo, verifies in the browser.
       await hasAttr(page.locator('tr[data-event-type="EscalationDecided"]').first(), 'data-signature', 'verified');
       await page.getByLabel('Stream category').selectOption('voting_session');

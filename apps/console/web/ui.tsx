@@ -57,14 +57,15 @@ export function Empty(props: { children: ComponentChildren }) {
 }
 
 /** A 0..1 value as a bar with its number; `invert`: high is bad (risk). */
-export function Meter(props: { value: number; label: string; invert?: boolean; max?: number }) {
+/** A value on a bar coloured by how good it is; `stale` (a figure no longer current, with why as its title) is grey. */
+export function Meter(props: { value: number; label: string; invert?: boolean; max?: number; stale?: string }) {
   const max = props.max ?? 1;
   const share = Math.max(0, Math.min(1, props.value / max));
   const goodness = props.invert ? 1 - share : share;
-  const tone = goodness >= 0.66 ? 'good' : goodness >= 0.4 ? 'warn' : 'bad';
+  const tone = props.stale ? 'stale' : goodness >= 0.66 ? 'good' : goodness >= 0.4 ? 'warn' : 'bad';
   const text = max === 1 ? props.value.toFixed(2) : String(props.value);
   return (
-    <span class="meter" role="meter" aria-label={props.label} aria-valuemin={0} aria-valuemax={max} aria-valuenow={props.value} aria-valuetext={text}>
+    <span class="meter" role="meter" aria-label={props.label} aria-valuemin={0} aria-valuemax={max} aria-valuenow={props.value} aria-valuetext={props.stale ? `${text} (${props.stale})` : text} title={props.stale} data-stale={props.stale ? 'true' : undefined}>
       <span class="meter-track">
         <span class={`meter-fill tone-${tone}`} style={{ width: `${(share * 100).toFixed(1)}%` }} />
       </span>

@@ -1,10 +1,11 @@
 import { AgoraError, DEBATE_CATEGORY, debateCommands, debateQueries, GetDebate, ListDebates, OpenDebate, PostDebateMove, type DebateView, type PayloadOf } from '@agora/contracts';
 import { debateDecider, debateStreamId, moderatorMovesFor } from '@agora/domain-debate';
-import { type ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
+import { type EventSourcingLogger } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { debatesProjection, listDebates, type DebatesModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runReactor, runReadModel, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
+import { debatesTable, getDebate, listDebates } from '@agora/read-models';
+import type { SqlProjectionRunner } from '@agora/read-store';
+import { deciderHandler, KeyedLock, runReactor, startAll, startTogether, type InternalCommand, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DebateServiceOptions {
@@ -23,7 +24,7 @@ export const debateServiceCatalog = { commands: [...debateCommands], queries: [.
 
 export interface RunningDebate extends Running {
   service: ServiceMicroservice;
-  debates: ProjectionRunner<DebatesModel>;
+  debates: SqlProjectionRunner;
 }
 
 const silent: EventSourcingLogger = { warn: () => undefined };
@@ -75,20 +76,20 @@ export async function startDebateService(context: ServiceContext, options: Debat
 
   // One debate and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const debateView = async (debateId: string): Promise<DebateView> => {
-    const debate = debates!.model.get(debateId);
+    const debate = await getDebate(context.readSide.db, debateId);
     if (!debate) throw new AgoraError('not_found', `debate ${debateId} does not exist`, { debateId });
     return debate;
   };
 
-  let debates: ProjectionRunner<DebatesModel> | undefined;
+  let debates: SqlProjectionRunner | undefined;
   let service: ServiceMicroservice | undefined;
   // The read model and the moderator catch up together, in one pass over the log; the service answers once they are up.
   const running = await startAll([
     () =>
       startTogether([
         async () => {
-          const part = await runReadModel(context, debatesProjection, logger);
-          debates = part.model;
+          const part = await context.readSide.use(debatesTable, logger);
+          debates = part.runner;
           return part;
         },
         () => runReactor(context, { name: 'debate-moderator', as: context.serviceIdentity('debate'), categories: [DEBATE_CATEGORY], react: moderatorCommands, logger, now }),
@@ -106,7 +107,7 @@ export async function startDebateService(context: ServiceContext, options: Debat
         queries: new Map([
           onQuery(GetDebate, ({ debateId }) => debateView(debateId)),
           onQuery(ListDebates, async (params) => {
-            const { items, nextCursor } = listDebates(debates!.model, params);
+            const { items, nextCursor } = await listDebates(context.readSide.db, params);
             return { debates: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),
         ]),

@@ -35,11 +35,12 @@ import {
 } from '@agora/domain-dialectic';
 import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
-import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
-import { dialecticSessionsProjection, listDialecticSessions, readDialecticSession, readVotingSession, type DialecticSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, runReadModel, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { dialecticRecords, dialecticSessionsTable, getDialecticSession, listDialecticSessions, readDialecticSession, readVotingSession } from '@agora/read-models';
+import type { SqlProjectionRunner } from '@agora/read-store';
+import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface DialecticServiceOptions {
@@ -60,7 +61,7 @@ export const QUORUM_ACTION_TYPE = 'resume_paused_agent';
 export interface RunningDialectic extends Running {
   service: ServiceMicroservice;
   /** The sessions read model. */
-  sessions: ProjectionRunner<DialecticSessionsModel>;
+  sessions: SqlProjectionRunner;
   /** The durable phase deadlines. */
   deadlines: Scheduler;
 }
@@ -146,11 +147,16 @@ export async function startDialecticService(context: ServiceContext, options: Di
     return decide(verified);
   };
 
-  let sessions: ProjectionRunner<DialecticSessionsModel> | undefined;
-  const records = (): DialecticSessionRecord[] => [...(sessions?.model.values() ?? [])];
+  let sessions: SqlProjectionRunner | undefined;
+  const db = context.readSide.db;
+  // The sessions as the table holds them when the reactor draws candidates (the commands that changed
+  // them were answered, and so written, before the pause that asks for a draw: a draw weighs every
+  // session decided before it). Waiting here for the table to reach the reactor's event could wait on
+  // the very pass over the log that is to deliver the event to the table.
+  const records = (): Promise<DialecticSessionRecord[]> => dialecticRecords(db);
   // One session and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const session = async (sessionId: string) => {
-    const found = sessions!.model.get(sessionId);
+    const found = await getDialecticSession(db, sessionId);
     if (!found) throw new AgoraError('not_found', `recovery session ${sessionId} does not exist`, { sessionId });
     return found;
   };
@@ -172,7 +178,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
             tags: d.tags,
             pausedAt: d.pausedAt,
             seed: seedFrom(event.id),
-            candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAntithesis), records(), d.agentId, d.pausedAt).slice(0, 500),
+            candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAntithesis), await records(), d.agentId, d.pausedAt).slice(0, 500),
           }),
         ];
         if (d.previousResume) commands.push(onSession(d.previousResume.sessionId, 'RecordRelapse', { sessionId: d.previousResume.sessionId, pause: d.pause, risk: d.risk, pausedAt: d.pausedAt }));
@@ -184,7 +190,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
         const s = await readDialecticSession(store, d.sessionId);
         if (!s) return [];
         if (d.tier === 'tie_break') {
-          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(agentsWhoMay(context.registry, RecordTieBreak), records(), s.agentId, d.escalatedAt).slice(0, 500) })];
+          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(agentsWhoMay(context.registry, RecordTieBreak), await records(), s.agentId, d.escalatedAt).slice(0, 500) })];
         }
         if (!d.votingSessionId || !d.proposal) return [];
         const conditions = d.proposal.conditions.map((c) => `${c.operation}(${JSON.stringify(c.parameters)})`).join(', ') || 'none';
@@ -205,7 +211,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
       case 'RecoveryResolved': {
         const d = event.data as DataOf<typeof RecoveryResolved>;
         if (!d.audit.sampled) return [];
-        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAudit), records(), d.agentId, d.resolvedAt).slice(0, 500) })];
+        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAudit), await records(), d.agentId, d.resolvedAt).slice(0, 500) })];
       }
       case 'VotingSessionDecided':
       case 'VotingSessionExpired':
@@ -226,8 +232,8 @@ export async function startDialecticService(context: ServiceContext, options: Di
     () =>
       startTogether([
         async () => {
-          const part = await runReadModel(context, dialecticSessionsProjection, logger);
-          sessions = part.model;
+          const part = await context.readSide.use(dialecticSessionsTable, logger);
+          sessions = part.runner;
           return part;
         },
         () => runReactor(context, { name: 'dialectic', as: identity, categories: ['agent', DIALECTIC_SESSION_CATEGORY, VOTING_SESSION_CATEGORY], react, logger, now }),
@@ -271,7 +277,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
         queries: new Map([
           onQuery(GetDialecticSession, ({ sessionId }) => session(sessionId)),
           onQuery(ListDialecticSessions, async (params) => {
-            const { items, nextCursor } = listDialecticSessions(sessions!.model, params);
+            const { items, nextCursor } = await listDialecticSessions(db, params);
             return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),
         ]),

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgoraError, DEBATE_CATEGORY, EntityId, openApiDocument } from '@agora/contracts';
 import { ReadModelPositions } from '@agora/eventsourcing';
@@ -10,12 +11,12 @@ import { EventFeed } from './event-feed.js';
 import type { Credential } from './credentials.js';
 import { checkPosition, debateSseFrame, EventStreamSession, parseEventStreamRequest, type EventStreamRequest } from './event-stream.js';
 import { GatewayError, sendJson, statusOfReply } from './http-reply.js';
-import { GatewayMetrics, markRoute } from './metrics.js';
+import { GatewayMetrics, markRoute, metricsText } from './metrics.js';
 import { GATEWAY_OPTIONS, type ResolvedGatewayOptions } from './options.js';
 import { matchQueryRoute, queryParams, type QueryRoute } from './query-routes.js';
 import { tokenOf } from './read-auth.js';
 import { eventViewFor, forwardReader, notAParty, StreamParties } from './read-visibility.js';
-import { sessionCookie, sessionCookieOf, sourceOf, type SessionStore } from './sessions.js';
+import { refuseCrossOrigin, sessionCookie, sessionCookieOf, sourceOf, type SessionStore } from './sessions.js';
 
 /** Open event streams and the feed they read, shared by the controller and `Gateway.close()`. */
 export class EventStreams {
@@ -112,7 +113,7 @@ export class GatewayController {
   @Get('v1/events')
   async events(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/events', { streaming: true });
-    const read = await this.options.reads.read(req);
+    const read = await this.options.reads.readStream(req);
     const reader = read?.reader;
     const view = eventViewFor(reader, this.streams.parties);
     const request = parseEventStreamRequest(req);
@@ -131,7 +132,7 @@ export class GatewayController {
   @Get('v1/debates/:debateId/events')
   async debateEvents(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/debates/:debateId/events', { streaming: true });
-    const read = await this.options.reads.read(req);
+    const read = await this.options.reads.readStream(req);
     const reader = read?.reader;
     const debateId = decodeURIComponent(pathOf(req).split('/')[3] ?? '');
     const parsed = EntityId.safeParse(debateId);
@@ -169,6 +170,7 @@ export class GatewayController {
   async loginChallenge(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/login/challenge');
     await discardBody(req);
+    refuseCrossOrigin(req);
     try {
       sendJson(res, 200, { ok: true, result: this.loginSessions().challenge(sourceOf(req)) });
     } catch (error) {
@@ -183,6 +185,12 @@ export class GatewayController {
   async login(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/v1/login');
     const sessions = this.loginSessions();
+    try {
+      refuseCrossOrigin(req);
+    } catch (error) {
+      await discardBody(req);
+      throw error;
+    }
     if (!isJsonContentType(req.headers['content-type'])) {
       await discardBody(req);
       throw new GatewayError('invalid_command', 'send the login as application/json {"agentId", "challenge", "signature"}', undefined, 415);
@@ -221,6 +229,7 @@ export class GatewayController {
     markRoute(req, '/v1/logout');
     const sessions = this.loginSessions();
     await discardBody(req);
+    refuseCrossOrigin(req);
     const id = sessionCookieOf(req);
     if (id !== undefined) sessions.end(id);
     sendJson(res, 200, { ok: true, result: { loggedOut: true } }, { 'set-cookie': sessionCookie(req, undefined) });
@@ -253,7 +262,9 @@ export class GatewayController {
   @Get('metrics')
   async prometheus(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     markRoute(req, '/metrics');
-    const text = await this.metrics.registry.metrics();
+    const token = this.options.metricsToken;
+    const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const text = await metricsText(this.metrics.registry, token !== undefined && given !== undefined && sameSecret(given, token));
     res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
     res.end(text);
   }
@@ -302,6 +313,13 @@ async function streamExists(store: ResolvedGatewayOptions['store'], streamId: st
     if (error instanceof StreamNotFound) return false;
     throw new GatewayError('unavailable', `the event store cannot be read: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Whether two secrets are the same, in a time that does not say how much of them is. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
 }
 
 const HEALTH_TIMEOUT_MS = 2_000;

@@ -1,4 +1,4 @@
 export { startGateway, GatewayModule } from './gateway.js';
-export { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, MCP_ENV_HELP, mcpSettingFromEnv, type Gateway, type GatewayCatalog, type GatewayOptions } from './options.js';
+export { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv, type Gateway, type GatewayCatalog, type GatewayOptions } from './options.js';
 export { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
 export { readAccessFromEnv, ReadAccess, READS_ENV_HELP, readsLine, type ReadAccessOptions } from './read-auth.js';

@@ -7,7 +7,7 @@
 import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
 import { startGateway } from './gateway.js';
 import { readAccessFromEnv, READS_ENV_HELP, readsLine } from './read-auth.js';
-import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv } from './options.js';
+import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv } from './options.js';
 
 const env = process.env;
 const settings = () => ({
@@ -18,6 +18,7 @@ const settings = () => ({
   reads: readAccessFromEnv(env),
   mcp: mcpSettingFromEnv(env),
   a2a: a2aSettingFromEnv(env),
+  metricsToken: metricsTokenFromEnv(env),
 });
 
 await runProcess({
@@ -36,18 +37,20 @@ AGORA_SSE_SLOW_CLIENT_MS   an SSE client that reads nothing this long is dropped
                            (a last "dropped" event; default ${DEFAULT_SSE_SLOW_CLIENT_MS})
 ${READS_ENV_HELP}
 ${MCP_ENV_HELP}
-${A2A_ENV_HELP}`,
+${A2A_ENV_HELP}
+${METRICS_TOKEN_ENV_HELP}`,
   natsByDefault: true,
   metricsPort: DEFAULT_METRICS_PORTS.gateway,
+  ports: () => ({ PORT: settings().port }),
   prepare: (config) => {
     settings();
     return config;
   },
   start: (context) => {
-    const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp, a2a } = settings();
+    const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp, a2a, metricsToken } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, a2a, registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, a2a, ...(metricsToken ? { metricsToken } : {}), registry: context.metrics.registry, reads: { ...reads, directory: context.directory } });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`, readsLine(reads)], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

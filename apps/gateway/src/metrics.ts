@@ -1,6 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
+/** Labels that name an agent, or what one decided: a metric with one of them is served only with the scrape token. */
+export const METRICS_ID_LABELS: ReadonlySet<string> = new Set(['agent', 'agentId', 'reviewer', 'validator', 'constitution', 'operator', 'actor']);
+
+/**
+ * The Prometheus text of a registry: every metric with the scrape token, else only the metrics
+ * whose label names include none of METRICS_ID_LABELS.
+ */
+export async function metricsText(registry: Registry, whole: boolean): Promise<string> {
+  if (whole) return registry.metrics();
+  const open = registry.getMetricsAsArray().filter((metric) => !((metric as { labelNames?: readonly string[] }).labelNames ?? []).some((label) => METRICS_ID_LABELS.has(label)));
+  const texts = await Promise.all(open.map((metric) => registry.getSingleMetricAsString((metric as unknown as { name: string }).name)));
+  return `${texts.filter((t) => t !== '').join('\n')}\n`;
+}
+
 /** Label of requests no route took (unknown paths): never the raw URL, which would be unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
 

@@ -1,15 +1,14 @@
 import { DEFAULT_MCP_BOUNDS } from '@agora/mcp';
 import { commands, events, queries, type CommandDefinition, type EventDefinition, type QueryDefinition } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
-import { positiveIntSetting } from '@agora/runtime';
+import { ConfigError, positiveIntSetting } from '@agora/runtime';
 import type { EventStore } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
-import { ConfigError } from '@agora/runtime';
 import type { LoggerService } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { DEFAULT_FEED_OPTIONS, type EventFeedOptions } from './event-feed.js';
 import { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
-import type { A2aSetting } from './a2a/route.js';
+import type { A2aSetting } from './a2a/settings.js';
 import type { McpSessionBounds } from './mcp-route.js';
 import { ReadAccess, type ReadAccessOptions } from './read-auth.js';
 
@@ -76,19 +75,28 @@ export interface GatewayOptions {
    * `false`: neither.
    */
   a2a?: A2aSetting | false;
+  /**
+   * The scrape token of /metrics (AGORA_METRICS_TOKEN): a request with `Authorization: Bearer
+   * <token>` gets every metric of the registry; any other request only the metrics whose labels
+   * name no agent (METRICS_ID_LABELS: reviewers' and validators' ids and what they decided stay
+   * behind the token). Default: none, so /metrics serves only those.
+   */
+  metricsToken?: string;
 }
 
-export const A2A_ENV_HELP = `AGORA_A2A_URL              the gateway's public base URL, which the A2A Agent Card names (default: the address
-                           it listens on); off: no A2A (/a2a and /.well-known/agent-card.json)`;
+export const METRICS_TOKEN_ENV_HELP = `AGORA_METRICS_TOKEN        the scrape token of the gateway's /metrics (16 characters or more): with
+                           Authorization: Bearer <token> it serves every metric, without only those whose
+                           labels name no agent (default none: only those)`;
 
-/** /a2a from AGORA_A2A_URL: "off", or the gateway's public base URL for the Agent Card. Throws ConfigError on a value that is not a URL. */
-export function a2aSettingFromEnv(env: NodeJS.ProcessEnv): GatewayOptions['a2a'] {
-  const text = env['AGORA_A2A_URL']?.trim();
-  if (text === undefined || text === '') return {};
-  if (text === 'off') return false;
-  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`AGORA_A2A_URL must be off or the gateway's public http(s) base URL (got ${JSON.stringify(text)})`);
-  return { url: text.replace(/\/+$/, '') };
+/** AGORA_METRICS_TOKEN: /metrics' scrape token, or undefined. Throws ConfigError on one shorter than 16 characters. */
+export function metricsTokenFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  const token = env['AGORA_METRICS_TOKEN']?.trim();
+  if (token === undefined || token === '') return undefined;
+  if (token.length < 16 || /\s/.test(token)) throw new ConfigError('AGORA_METRICS_TOKEN must be 16 characters or more, with no spaces');
+  return token;
 }
+
+export { A2A_ENV_HELP, a2aSettingFromEnv } from './a2a/settings.js';
 
 export const DEFAULT_SSE_SLOW_CLIENT_MS = 30_000;
 
@@ -144,6 +152,7 @@ export interface ResolvedGatewayOptions {
   readModelWaitMs: number;
   catalog: GatewayCatalog;
   reads: ReadAccess;
+  metricsToken: string | undefined;
 }
 
 export const GATEWAY_OPTIONS = Symbol.for('agora.gateway.options');
@@ -160,5 +169,6 @@ export function resolveOptions(options: GatewayOptions): ResolvedGatewayOptions 
     readModelWaitMs: options.readModelWaitMs ?? DEFAULT_READ_MODEL_WAIT_MS,
     catalog: options.catalog ?? { commands, queries, events },
     reads: new ReadAccess(options.reads),
+    metricsToken: options.metricsToken,
   };
 }

@@ -130,6 +130,22 @@ export class ReadAccess {
     return { reader: readerOf(agentId, record.roles), credential: { agentId, roles: record.roles, publicKey: record.publicKey, expiresAt: expiryOf(token) } };
   }
 
+  /**
+   * The reader of a request that opens a stream: as `read`, but a read token already past its `exp`
+   * (still good for one read within the clock skew the signing specification allows) opens none:
+   * `token_expired`, rather than the whole backlog once before the stream's end.
+   */
+  async readStream(req: IncomingMessage): Promise<{ reader: Reader; credential: Credential } | undefined> {
+    const read = await this.read(req);
+    if (read !== undefined && this.pastExpiry(read.credential)) throw new GatewayError('token_expired', 'the read token has expired: a stream is opened with a token still good (a fresh one: agora token)');
+    return read;
+  }
+
+  /** Whether a read token's credential is past its `exp` (a session's is never: it ends). */
+  pastExpiry(credential: Credential): boolean {
+    return credential.session === undefined && credential.expiresAt <= (this.options.now?.() ?? new Date()).getTime();
+  }
+
   /** The reader of a session: its agent's roles as the directory has them now (a role change or a disabled agent applies to the next read). */
   private async sessionReader(id: string): Promise<{ reader: Reader; credential: Credential }> {
     const session = this.sessions!.get(id);

@@ -67,6 +67,25 @@ export function sessionCookieOf(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/**
+ * Refuses (`forbidden`) a state-changing console request a browser sent from another origin: a
+ * page on another port of the same host is same-site, so SameSite=Strict still sends the session
+ * cookie; `Sec-Fetch-Site` (anything but same-origin, or none for a typed URL) or else `Origin`
+ * (another host and port than the request's own, or a proxy's X-Forwarded-Host) says so. A client
+ * that is not a browser sends neither and is not concerned: it has no ambient cookie to abuse.
+ */
+export function refuseCrossOrigin(req: IncomingMessage): void {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') {
+    throw new GatewayError('forbidden', `a console request from another origin (Sec-Fetch-Site: ${site}) is refused: log in and out from the console's own page`);
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  const own = new Set([req.headers.host, ...String(req.headers['x-forwarded-host'] ?? '').split(',')].map((h) => h?.trim().toLowerCase()).filter((h) => h));
+  const from = URL.canParse(origin) ? new URL(origin).host.toLowerCase() : undefined;
+  if (from === undefined || !own.has(from)) throw new GatewayError('forbidden', `a console request from another origin (Origin: ${JSON.stringify(origin.slice(0, 100))}) is refused: log in and out from the console's own page`);
+}
+
 /** Set-Cookie for a session (Secure when the request came over HTTPS, directly or through a proxy that says so), or its removal. */
 export function sessionCookie(req: IncomingMessage, session: { id: string; maxAgeSeconds: number } | undefined): string {
   const secure = (req.socket as { encrypted?: boolean }).encrypted === true || req.headers['x-forwarded-proto'] === 'https';

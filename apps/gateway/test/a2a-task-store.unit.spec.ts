@@ -1,11 +1,16 @@
 /**
  * The gateway's A2A task store is bounded: an ended task is forgotten, with its push
- * configurations, once `maxFinished` tasks have ended after it; tasks still followed are kept; a
- * caller reads and lists only its own tasks.
+ * configurations, once `maxFinished` tasks have ended after it, and a caller's ended tasks only
+ * by its own; tasks still followed are kept; a task's history keeps its latest messages within a
+ * count and a size; a caller reads and lists only its own tasks.
  */
-import { TaskState, type Task } from '@a2a-js/sdk';
-import { InMemoryPushNotificationStore, type ServerCallContext } from '@a2a-js/sdk/server';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { PushConfigs } from '../src/a2a/push.js';
+import { PushTargets } from '../src/a2a/push-target.js';
 import { BoundedTaskStore } from '../src/a2a/task-store.js';
+
+const pushConfigs = () => new PushConfigs(new PushTargets(['127.0.0.1']), { perTask: 5, perCaller: 50 });
 
 const as = (userName: string) => ({ user: { isAuthenticated: true, userName } }) as unknown as ServerCallContext;
 const task = (id: string, state: TaskState): Task =>
@@ -13,7 +18,7 @@ const task = (id: string, state: TaskState): Task =>
 
 describe('BoundedTaskStore', () => {
   it('forgets the oldest ended task and its push configurations past the bound, keeping the ones still followed', async () => {
-    const push = new InMemoryPushNotificationStore();
+    const push = pushConfigs();
     const store = new BoundedTaskStore(push, 2);
     const alice = as('alice');
     await store.save(task('t1', TaskState.TASK_STATE_WORKING), alice);
@@ -41,7 +46,7 @@ describe('BoundedTaskStore', () => {
   });
 
   it('answers a caller with its own tasks only, listed through the SDK paging', async () => {
-    const store = new BoundedTaskStore(new InMemoryPushNotificationStore());
+    const store = new BoundedTaskStore(pushConfigs());
     await store.save(task('a1', TaskState.TASK_STATE_WORKING), as('alice'));
     await store.save(task('a2', TaskState.TASK_STATE_COMPLETED), as('alice'));
     await store.save(task('b1', TaskState.TASK_STATE_WORKING), as('bob'));
@@ -51,5 +56,31 @@ describe('BoundedTaskStore', () => {
     const page = await store.list({ pageSize: 1 } as never, as('alice'));
     expect(page.tasks).toHaveLength(1);
     expect(page.nextPageToken).not.toBe('');
+  });
+
+  it("evicts within the caller's own share: 1,001 ended tasks of one caller forget none of another's", async () => {
+    const store = new BoundedTaskStore(pushConfigs(), { maxFinished: 1_000, perCaller: 100 });
+    await store.save(task('bob-1', TaskState.TASK_STATE_COMPLETED), as('bob'));
+    for (let i = 0; i < 1_001; i++) await store.save(task(`mal-${i}`, TaskState.TASK_STATE_REJECTED), as('mal'));
+    expect(await store.load('bob-1', as('bob'))).toBeDefined();
+    expect(await store.load('mal-0', as('mal'))).toBeUndefined();
+    expect(await store.load('mal-1000', as('mal'))).toBeDefined();
+    expect(store.size).toBe(101);
+    // Past the bound of all, the caller holding the most gives up its oldest.
+    const small = new BoundedTaskStore(pushConfigs(), { maxFinished: 4, perCaller: 3 });
+    await small.save(task('b1', TaskState.TASK_STATE_COMPLETED), as('bob'));
+    for (const id of ['m1', 'm2', 'm3']) await small.save(task(id, TaskState.TASK_STATE_COMPLETED), as('mal'));
+    await small.save(task('c1', TaskState.TASK_STATE_COMPLETED), as('cyd'));
+    expect([await small.load('b1', as('bob')), await small.load('m1', as('mal')), await small.load('c1', as('cyd'))].map((t) => t?.id)).toEqual(['b1', undefined, 'c1']);
+  });
+
+  it("keeps a task's latest messages within the count and the bytes of its bound", async () => {
+    const store = new BoundedTaskStore(pushConfigs(), { historyMessages: 10, historyBytes: 200 * 1024 });
+    const message = (i: number): Message => ({ messageId: `m${i}`, contextId: 'c', taskId: 't', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: 'x'.repeat(90 * 1024) }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] });
+    const big = { ...task('t', TaskState.TASK_STATE_WORKING), history: Array.from({ length: 200 }, (_, i) => message(i)) };
+    await store.save(big, as('alice'));
+    const kept = (await store.load('t', as('alice')))!.history;
+    expect(kept.map((m) => m.messageId)).toEqual(['m198', 'm199']);
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(200 * 1024);
   });
 });

@@ -3,6 +3,9 @@
  * each skill reads its aggregate's view as an A2A task state (the e2e suite,
  * apps/standalone/test/a2a.e2e.spec.ts, runs each skill against the standalone process).
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Role, type Message } from '@a2a-js/sdk';
 import type { ChamberSessionView, DialecticSessionView, ProposalView, VotingSessionView } from '@agora/contracts';
 import { commandsIn, dataPart, textPart } from '../src/a2a/parts.js';
@@ -18,6 +21,36 @@ describe('AGORA_A2A_URL', () => {
     expect(a2aSettingFromEnv({ AGORA_A2A_URL: 'https://agora.example.org/' })).toEqual({ url: 'https://agora.example.org' });
     expect(a2aSettingFromEnv({ AGORA_A2A_URL: 'off' })).toBe(false);
     expect(() => a2aSettingFromEnv({ AGORA_A2A_URL: 'agora.example.org' })).toThrow(/^AGORA_A2A_URL must be off or the gateway's public http\(s\) base URL/);
+  });
+
+  it('AGORA_A2A_PUSH_ALLOW lists the webhook hosts (host or host:port) an operator allows on http and private addresses', () => {
+    expect(a2aSettingFromEnv({ AGORA_A2A_PUSH_ALLOW: 'Hooks.internal, 127.0.0.1:9999,[::1]:80' })).toEqual({ pushAllowHosts: ['hooks.internal', '127.0.0.1:9999', '[::1]:80'] });
+    expect(() => a2aSettingFromEnv({ AGORA_A2A_PUSH_ALLOW: 'http://hooks.internal' })).toThrow(/^AGORA_A2A_PUSH_ALLOW must be host names or addresses/);
+  });
+});
+
+describe('the gateway\'s modules', () => {
+  /** The gateway's source files and the files of the gateway each imports (type imports too). */
+  const src = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const imports = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '(\.{1,2}\/[^']+)\.js';/gms)].map((m) => resolve(dirname(file), `${m[1]}.ts`));
+
+  it('no import circle goes through apps/gateway/src/a2a', () => {
+    const graph = new Map(files(src).map((f) => [f, imports(f)]));
+    const circles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      const at = path.indexOf(file);
+      if (at >= 0) {
+        const circle = path.slice(at).concat(file).map((f) => f.slice(src.length + 1));
+        if (circle.some((f) => f.startsWith('a2a/'))) circles.push(circle.join(' -> '));
+        return;
+      }
+      if (path.length > 40) return;
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    };
+    for (const file of graph.keys()) if (file.includes('/a2a/')) visit(file, []);
+    expect(graph.size).toBeGreaterThan(10);
+    expect([...new Set(circles)]).toEqual([]);
   });
 });
 

@@ -17,7 +17,7 @@ export interface CalibrationMetricsOptions {
  * The calibration figures (docs/metrics.md, "Calibration"): how each reviewer's verdicts, under each
  * constitution, compare with the reported outcomes of the proposals, and how each validator's votes
  * compare with its sessions' final decisions. Computed at scrape time from the proposals and voting
- * sessions read models (DESIGN.md decision 6), once per scrape.
+ * sessions read models (docs/decisions/0006-metrics-from-read-model-state.md), once per scrape.
  *
  * Labels: `reviewer` and `validator` are agent ids, `constitution` a constitution. They are the one
  * exception to "no id as a label", and a bounded one: one series per reviewer and constitution it

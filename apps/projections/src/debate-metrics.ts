@@ -12,7 +12,7 @@ export const DEBATE_DURATION_BUCKETS = [10, 30, 60, 120, 300, 600, 1800, 3600, 2
 export const DEBATE_COST_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5];
 
 /**
- * The crux debate's metrics (DESIGN.md decision 6), computed at scrape time from the debates read
+ * The crux debate's metrics (docs/decisions/0006-metrics-from-read-model-state.md), computed at scrape time from the debates read
  * model, never bumped per delivered event. Counters are all-time totals of the log. Labels are
  * outcomes, results and intervention kinds: never an id.
  *

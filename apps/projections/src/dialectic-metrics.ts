@@ -18,7 +18,7 @@ export interface DialecticMetricsOptions {
 }
 
 /**
- * The dialectic's metrics (DESIGN.md decision 6), computed at scrape time from the recovery
+ * The dialectic's metrics (docs/decisions/0006-metrics-from-read-model-state.md), computed at scrape time from the recovery
  * sessions read model, never bumped per delivered event. Counters hold all-time totals of the log
  * (reset() + inc(n)); the seed's success metrics are gauges over the sessions opened in the window.
  * Labels are statuses, tiers, deciders and verdicts: never an id (per-pair collusion flags are a

@@ -1,8 +1,8 @@
 import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQueries, RecordLogCheckpoint, VerifyReadModels } from '@agora/contracts';
 import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
-import { ProjectionRunner, type EventSourcingLogger } from '@agora/eventsourcing';
+import { ProjectionRunner, type EventSourcingLogger, type ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { pageOf, proposalsProjection, type ProposalsModel } from '@agora/read-models';
+import { chamberSessionsTable, debatesTable, dialecticSessionsTable, pageOf, proposalsProjection, proposalsTable, votingSessionsTable, type ProposalsModel } from '@agora/read-models';
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { Registry } from 'prom-client';
@@ -116,7 +116,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify()]);
+      const run = Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
       verifying = run;
       try {
         const readModels = await run;
@@ -197,6 +197,20 @@ export async function startProjectionsService(context: ServiceContext, options: 
     await closeAll();
     throw error;
   }
+}
+
+/** The read models in tables (the services answer from them): each folded again from the log beside its live tables and compared, named `tables:<name>`. */
+async function verifyTables(context: ServiceContext): Promise<(ProjectionVerification & { differences: string[] })[]> {
+  const results: (ProjectionVerification & { differences: string[] })[] = [];
+  for (const table of [proposalsTable, votingSessionsTable, dialecticSessionsTable, chamberSessionsTable, debatesTable]) {
+    const part = await context.readSide.use(table);
+    try {
+      results.push({ ...(await part.runner.verify()), name: `tables:${table.name}` });
+    } finally {
+      await part.close();
+    }
+  }
+  return results;
 }
 
 /** Like Promise.all, but rejects only once every part has settled (so each part that did start is there to be closed). */

@@ -22,7 +22,7 @@ interface Figures {
 }
 
 /**
- * The tribunal's metrics (DESIGN.md decision 6): every value is computed at scrape time, in
+ * The tribunal's metrics (docs/decisions/0006-metrics-from-read-model-state.md): every value is computed at scrape time, in
  * `collect()`, from the read model, never bumped per delivered event, so a replay or a redelivery
  * cannot double anything and a restart rebuilds the same values from the log. Counters hold
  * all-time totals of the log (set by reset() + inc(n)); they only grow because the log only grows.

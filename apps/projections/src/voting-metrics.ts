@@ -16,7 +16,7 @@ export interface VotingMetricsOptions {
 }
 
 /**
- * The voting engine's metrics (DESIGN.md decision 6): every value is computed at scrape time, in
+ * The voting engine's metrics (docs/decisions/0006-metrics-from-read-model-state.md): every value is computed at scrape time, in
  * `collect()`, from the voting sessions read model, never bumped per delivered event, so a replay
  * or a redelivery cannot double anything and a restart rebuilds the same values from the log.
  * Counters hold all-time totals of the log (reset() + inc(n)); they only grow because a session's

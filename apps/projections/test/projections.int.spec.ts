@@ -77,7 +77,14 @@ describe('projections service (in-process transport, embedded store)', () => {
       [expect.any(String), true],
       ['chamber_figures', true],
       ['debates', true],
+      ['tables:proposals', true],
+      ['tables:voting_sessions', true],
+      ['tables:dialectic_sessions', true],
+      ['tables:chamber_sessions', true],
+      ['tables:debates', true],
     ]);
+    // The tables were folded again from the log, up to where they stood.
+    expect(report.readModels.find((r) => r.name === 'tables:proposals')!.events).toBeGreaterThan(0);
     expect(report.readModels[0]!.events).toBeGreaterThan(0);
   });
 

@@ -138,7 +138,8 @@ export async function startRegistryService(context: ServiceContext, options: Reg
     }).filter(([, v]) => v !== undefined),
   );
   const breakerPolicy = defineBreakerPolicy(policy);
-  const decider = Object.keys(policy).length > 0 ? createAgentDecider(breakerPolicy) : agentDecider;
+  // The bootstrap operators' ids are reserved to them (RegisterAgent, rules 4 on).
+  const decider = createAgentDecider(breakerPolicy, { bootstrapOperators: context.config.operators.map((o) => o.agentId) });
   // The breaker's policy is what the agent decider reads: recorded in the log, so the audit decides under it.
   const settings = await recordSettings(context, 'breaker', breakerPolicy);
   const decide = deciderHandler({ store: context.store, decider, streamOf: (p: { agentId: string }) => agentStreamId(p.agentId), locks });

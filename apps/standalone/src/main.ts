@@ -11,7 +11,7 @@ import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
-import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
+import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -60,6 +60,7 @@ AGORA_MAX_BODY_BYTES       largest command body the gateway accepts (default ${D
 ${READS_ENV_HELP}
 ${MCP_ENV_HELP}
 ${A2A_ENV_HELP}
+${METRICS_TOKEN_ENV_HELP}
 ${PROJECTIONS_ENV_HELP}
 ${REGISTRY_ENV_HELP}
 ${TRIBUNAL_POLICY_SETTING.help}
@@ -69,11 +70,13 @@ ${CHAMBER_ENV_HELP}`,
   // The projections serve the whole process's registry on METRICS_PORT (and the gateway on /metrics).
   metricsPort: DEFAULT_METRICS_PORTS.standalone,
   servesMetrics: true,
+  ports: () => ({ PORT: port(env) }),
   prepare: (config) => {
     port(env);
     maxBodyBytes(env);
     mcpSettingFromEnv(env);
     a2aSettingFromEnv(env);
+    metricsTokenFromEnv(env);
     readProjectionsSettings(env);
     registryOptionsFromEnv(env);
     policyFromEnv(env, TRIBUNAL_POLICY_SETTING);
@@ -102,6 +105,7 @@ ${CHAMBER_ENV_HELP}`,
         ]),
       async () => {
         const reads = readAccessFromEnv(env);
+        const metricsToken = metricsTokenFromEnv(env);
         const gateway = await startGateway({
           client: context.client,
           store: context.store,
@@ -111,6 +115,7 @@ ${CHAMBER_ENV_HELP}`,
           maxBodyBytes: maxBodyBytes(env),
           mcp: mcpSettingFromEnv(env),
           a2a: a2aSettingFromEnv(env),
+          ...(metricsToken ? { metricsToken } : {}),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
           reads: { ...reads, directory: context.directory },

@@ -115,7 +115,8 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-a2a-e2e-'));
     stands = await StandIns.start(panelScript({ blind: { openai: 'migrate online', anthropic: 'migrate online', google: 'migrate online' } }));
-    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: 'closed', ...stands.env });
+    // Rounds may be short, as docs/a2a.md starts Agora for its client (whose proposal asks for 5-second rounds).
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: 'closed', AGORA_TRIBUNAL_POLICY: JSON.stringify({ minRoundDeadlineMs: 1000 }), AGORA_A2A_PUSH_ALLOW: '127.0.0.1', ...stands.env });
     url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
     root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
     sdkClients.push(root);

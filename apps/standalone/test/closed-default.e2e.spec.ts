@@ -1,15 +1,28 @@
 /**
  * `npm start` with nothing set closes reads: the README's walkthrough as a process, with the CLI
- * in a second process. The gateway refuses a read without an identity, `agora` reads with the
+ * in a second process. The README's `npm run agora -- ...` lines of "Your first agent, step by step"
+ * run as printed, from a directory that holds the standalone's data/, and print what the README says
+ * they print. The gateway refuses a read without an identity, `agora` reads with the
  * operator key the first start wrote into the data directory, and an agent reads with its own
  * key through `agora token`, as curl would.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runToCompletion, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { agoraCommandLine, REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 
 const CLI = 'apps/cli/src/main.ts';
+
+/** The `npm run agora -- ...` lines of the README's section "Your first agent, step by step", in order. */
+function readmeWalkthrough(): string[] {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = /\n### Your first agent, step by step\n([\s\S]*?)\n### /.exec(readme)?.[1];
+  if (section === undefined) throw new Error('README.md has no section "Your first agent, step by step"');
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('npm run agora -- '))
+    .map((line) => line.replace(/\s+#.*$/, ''));
+}
 
 describe('npm start closes reads by default (e2e)', () => {
   let dir: string;
@@ -40,17 +53,26 @@ describe('npm start closes reads by default (e2e)', () => {
     expect((await fetch(`${url}/`)).status).toBe(200);
   });
 
-  it('the walkthrough: agora reads with the operator key of the data directory, an agent with its own through agora token', async () => {
-    const alice = join(dir, 'data', 'alice.key.json');
-    expect((await cli(['keys', 'new', '--agent', 'alice', '--out', alice])).code).toBe(0);
-    const registered = await cli(['agents', 'register', '--key', join(dir, 'data', 'operator.key.json'), '--agent-key', alice, '--id', 'alice', '--roles', 'executive']);
-    expect(registered.code).toBe(0);
-    const listed = await cli(['agents', 'list']);
-    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(listed.stdout).toMatch(/^alice\s+alice\s+executive/m);
-    const sent = await cli(['send', 'SubmitProposal', '{"proposalId":"p1","title":"Onboarding","body":"Add tutorial tooltips","problem":"Users drop off"}', '--key', alice]);
-    expect(sent.code).toBe(0);
+  it("the README's walkthrough as printed: alice registered, listed, her proposal sent, and the four events it names, for the operator and for alice", async () => {
+    const lines = readmeWalkthrough();
+    expect(lines.length).toBe(6);
+    const printed: { line: string; code: number | null; stdout: string; stderr: string }[] = [];
+    for (const line of lines) {
+      // As a reader runs it, from the directory that holds data/ (the repository's root for them).
+      const run = await runCommand('/bin/sh', ['-c', agoraCommandLine(line)], { cwd: dir, env: { AGORA_URL: url, AGORA_READS: '' }, timeoutMs: 60_000 });
+      expect({ line, code: run.code, stderr: run.stderr }).toEqual({ line, code: 0, stderr: line.includes('keys new') ? expect.stringMatching(/^wrote data\/alice\.key\.json/) : '' });
+      printed.push({ line, ...run });
+    }
+    expect(printed.find((p) => p.line.includes('agents list'))!.stdout).toMatch(/^alice\s+alice\s+executive/m);
+    // "alice registered, the proposal submitted, a review round requested, and the proposal escalated to a human"
+    const types = (p: { stdout: string }) => p.stdout.trim().split('\n').map((l) => l.split(' ')[2]);
+    const tails = printed.filter((p) => p.line.includes('events tail'));
+    expect(tails).toHaveLength(2); // the operator's, then alice's with her own key
+    for (const tail of tails) expect(types(tail)).toEqual(['AgentRegistered', 'ProposalSubmitted', 'ReviewRoundRequested', 'ProposalEscalated']);
+  }, 180_000);
 
+  it('agora reads with the operator key of the data directory, an agent with its own through agora token', async () => {
+    const alice = join(dir, 'data', 'alice.key.json');
     const token = await cli(['token', '--key', alice]);
     expect(token.code).toBe(0);
     const mine = await fetch(`${url}/v1/proposal/proposals/p1`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });

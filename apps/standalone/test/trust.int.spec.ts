@@ -359,7 +359,7 @@ describe.each(setups)('the trust boundary ($name)', ({ agora }) => {
   });
 
   describe('the authorization table: the relation rows, each by a sender with the role and without the relation', () => {
-    it('refuses another executive on a proposal, a non-party in a recovery, a non-tie-breaker, a non-auditor, an operator outside the operator tier, another executive cancelling a vote', async () => {
+    it('refuses another executive on a proposal, a non-party in a recovery, a non-tie-breaker, a non-auditor, an operator outside the operator tier, another executive cancelling a vote or reusing its request id, another operator taking the bootstrap operator\'s id', async () => {
       // Two distinct executives whose breakers never tripped (which ones were drawn as reviewers earlier varies).
       const proposer = await neverPaused('gus', 'hal', 'fay', 'eve');
       const other = await neverPaused(...['hal', 'fay', 'eve', 'dee'].filter((id) => id !== proposer));
@@ -395,6 +395,16 @@ describe.each(setups)('the trust boundary ($name)', ({ agora }) => {
       expect(await command(CreateVotingSession, proposer, { requestId, actionType: 'deploy_production', riskLevel: 'high' })).toMatchObject({ ok: true });
       const view = await query<VotingSessionView>(GetVotingSessionByRequest.subject, { requestId });
       await refusedWith(() => command(CancelVotingSession, other, { sessionId: view.sessionId, reason: 'mine' }), 'forbidden', notYours(other, 'CancelVotingSession', `voting_session-${view.sessionId}`));
+      // CreateVotingSession reusing a request id the sender may not read: refused as on any unreadable aggregate (no `events: []`, no revision: no oracle).
+      const reused = await writesNothing(() => command(CreateVotingSession, other, { requestId, actionType: 'deploy_production', riskLevel: 'high' }));
+      expect(reused).toEqual({ ok: false, error: { code: 'forbidden', message: notYours(other, 'CreateVotingSession', `voting_session-${view.sessionId}`), details: { commandType: 'CreateVotingSession' } } });
+      // Another operator registering the bootstrap operator's id (with its own key, which would win over the configured one): refused, nothing written.
+      expect(await command(RegisterAgent, 'root', { agentId: 'opal', publicKey: (keys['opal'] ??= generateKeyPair()).publicKey, displayName: 'opal', roles: ['operator'] })).toMatchObject({ ok: true });
+      await waitFor(() => context.registry.list().some((a) => a.agentId === 'opal'), 'the directory to know opal');
+      const shadow = await writesNothing(() => command(RegisterAgent, 'opal', { agentId: 'root', publicKey: keys['opal']!.publicKey, displayName: 'root', roles: ['operator'] }));
+      expect(shadow).toMatchObject({ ok: false, error: { code: 'invalid_command', message: expect.stringMatching(/agent id root is reserved for the bootstrap operator/) } });
+      // Its requesting agent's repeat is answered with the session it created, as before.
+      expect(await command(CreateVotingSession, proposer, { requestId, actionType: 'deploy_production', riskLevel: 'high' })).toMatchObject({ ok: true, result: { events: [] } });
       // CreateVotingSession naming another requesting agent: only an operator (or the dialectic service).
       await refusedWith(() => command(CreateVotingSession, other, { requestId: `trust-${randomUUID()}`, requestingAgent: proposer, actionType: 'deploy_production', riskLevel: 'high' }), 'forbidden', /may only put its own action requests to a vote/);
     }, 60_000);

@@ -25,10 +25,11 @@ import {
   type SessionEnrichment,
   type VotingSessionCommand,
 } from '@agora/domain-voting';
-import { type ProjectionRunner, type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
+import { type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import { createServiceMicroservice, onAgentCommands, onCommand, onQuery, type CommandHandler, type ServiceMicroservice } from '@agora/messaging';
-import { listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { deciderHandler, KeyedLock, runDeadlines, runReadModel, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
+import { getVotingSession, listVotingSessions, pageOf, pendingVotingSessions, readVotingConfig, votingSessionsTable } from '@agora/read-models';
+import type { SqlProjectionRunner } from '@agora/read-store';
+import { deciderHandler, KeyedLock, runDeadlines, startAll, startTogether, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 
 export interface VotingServiceOptions {
@@ -48,7 +49,7 @@ export const votingServiceCatalog = { commands: [...votingCommands], queries: [.
 export interface RunningVoting extends Running {
   service: ServiceMicroservice;
   /** The sessions read model (pending sessions). */
-  sessions: ProjectionRunner<VotingSessionsModel>;
+  sessions: SqlProjectionRunner;
   /** The durable timeouts. */
   deadlines: Scheduler;
 }
@@ -112,12 +113,12 @@ export async function startVotingService(context: ServiceContext, options: Votin
 
   // One session and the lists are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const sessionView = async (sessionId: string): Promise<VotingSessionView> => {
-    const session = sessions!.model.get(sessionId);
+    const session = await getVotingSession(context.readSide.db, sessionId);
     if (!session) throw new AgoraError('not_found', `voting session ${sessionId} does not exist`, { sessionId });
     return session;
   };
 
-  let sessions: ProjectionRunner<VotingSessionsModel> | undefined;
+  let sessions: SqlProjectionRunner | undefined;
   let deadlines: Scheduler | undefined;
   let service: ServiceMicroservice | undefined;
   // The read model and the deadlines catch up together, in one pass over the log; the service answers once they are up.
@@ -125,8 +126,8 @@ export async function startVotingService(context: ServiceContext, options: Votin
     () =>
       startTogether([
         async () => {
-          const part = await runReadModel(context, votingSessionsProjection, logger);
-          sessions = part.model;
+          const part = await context.readSide.use(votingSessionsTable, logger);
+          sessions = part.runner;
           return part;
         },
         async () => {
@@ -169,11 +170,11 @@ export async function startVotingService(context: ServiceContext, options: Votin
           onQuery(GetVotingSession, ({ sessionId }) => sessionView(sessionId)),
           onQuery(GetVotingSessionByRequest, ({ requestId }) => sessionView(sessionIdOfRequest(requestId))),
           onQuery(ListPendingVotingSessions, async (params) => {
-            const { items, nextCursor } = pendingVotingSessions(sessions!.model, params);
+            const { items, nextCursor } = await pendingVotingSessions(context.readSide.db, params);
             return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),
           onQuery(ListVotingSessions, async (params) => {
-            const { items, nextCursor } = listVotingSessions(sessions!.model, params);
+            const { items, nextCursor } = await listVotingSessions(context.readSide.db, params);
             return { sessions: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
           }),
           onQuery(ListValidators, async ({ minTrustScore, limit, cursor }) => {

@@ -49,8 +49,9 @@ describe.each(setups)('voting service ($name)', ({ agora, nats }) => {
   const vote = (sessionId: string, validator: string, decision: 'approve' | 'deny' | 'abstain', confidence = 0.9, key?: KeyPair) =>
     command(CastValidatorVote, validator, { sessionId, decision, reasoning: `${validator} says ${decision}`, confidence }, key);
   const create = (requestId: string, extra: Record<string, unknown> = {}, actor = 'deployer') => command(CreateVotingSession, actor, { requestId, actionType: 'deploy_production', riskLevel: 'high', ...extra });
-  const session = async (sessionId: string) => {
-    const reply = await send<VotingSessionView>(GetVotingSession.subject, { sessionId });
+  /** One session; given a position, once the read model holds it (read your writes). */
+  const session = async (sessionId: string, minPosition?: string) => {
+    const reply = await send<VotingSessionView>(GetVotingSession.subject, { sessionId, ...(minPosition === undefined ? {} : { minPosition }) });
     if (!reply.ok) throw new Error(JSON.stringify(reply.error));
     return reply.result;
   };
@@ -271,7 +272,8 @@ describe.each(setups)('voting service ($name)', ({ agora, nats }) => {
 
     // The live one expires while the service runs.
     await waitFor(async () => (await sessionEvents(live)).some((e) => e.type === 'VotingSessionExpired'), 'the live timeout', 10_000);
-    const expired = await session(live);
+    // The service's own command: read once the read model holds its event.
+    const expired = await session(live, (await sessionEvents(live)).find((e) => e.type === 'VotingSessionExpired')!.position);
     expect(expired).toMatchObject({
       status: 'expired',
       consensus: 'majority_approve',
@@ -291,7 +293,7 @@ describe.each(setups)('voting service ($name)', ({ agora, nats }) => {
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     await open();
     await waitFor(async () => (await sessionEvents(restarted)).some((e) => e.type === 'VotingSessionExpired'), 'the timeout after the restart', 10_000);
-    const concluded = await session(restarted);
+    const concluded = await session(restarted, (await sessionEvents(restarted)).find((e) => e.type === 'VotingSessionExpired')!.position);
     expect(concluded).toMatchObject({ status: 'expired', consensus: 'no_quorum', recommendation: { escalationReason: 'no_quorum' } });
     // Concluded when the expiry fired after the restart, not "as of" the due time.
     expect(Date.parse(concluded.concludedAt!)).toBeGreaterThan(Date.parse(deadlineAt));

@@ -1,5 +1,5 @@
 /**
- * Durable deadlines (DESIGN.md decision 5) as deciders declare them: which events set a deadline
+ * Durable deadlines (docs/decisions/0005-durable-time.md) as deciders declare them: which events set a deadline
  * (their `deadlineAt`), which cancel it, and under which key. The scheduler of libs/eventsourcing
  * reads them off the log with the function `deadlineRule` builds.
  */

@@ -33,8 +33,10 @@ export interface CommandContext {
  * 3: RegisterAgent refuses an agent id reserved for a process (reservedAgentId of @agora/contracts); before, any id.
  *    And the auditor role sends no command: before, it could send ReserveModelCall and RecordModelCallOutcome
  *    (their `rolesBefore` in @agora/contracts, which the audit's authorization check applies).
+ * 4: RegisterAgent refuses the id of a bootstrap operator (configured outside the log) to anyone but that
+ *    operator itself, so no other operator shadows it in the registry; before, any operator could.
  */
-export const RULES_VERSION = 3;
+export const RULES_VERSION = 4;
 
 /** The rules `context` is decided under: its own, or today's. */
 export const rulesOf = (context: Pick<CommandContext, 'rules'>): number => context.rules ?? RULES_VERSION;
@@ -46,7 +48,7 @@ export interface Command<T extends string = string, P = unknown> {
 }
 
 /**
- * One aggregate's rules as three pure functions (DESIGN.md decision 3).
+ * One aggregate's rules as three pure functions (docs/decisions/0003-deciders-are-plain-functions.md).
  * `decide` returns the events a command produces, `[]` when it is already satisfied
  * (idempotent), and throws a DomainError when it is refused.
  */

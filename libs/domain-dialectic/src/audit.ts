@@ -1,6 +1,6 @@
 /**
  * The audit of a recovery from its events alone (seed 001: "100 % transcript auditability";
- * DESIGN.md: auditors replay streams to rebuild and re-verify any decision). Replays the session
+ * docs/decisions/0004-every-command-is-signed.md: auditors replay streams to rebuild and re-verify any decision). Replays the session
  * and checks, at every step, what the decider claimed:
  * - each draw (reviewer, tie-breaker, auditor) is the seeded draw of its purpose, and the agent
  *   drawn is the one the recorded pool and draw give, never the paused agent or a party;

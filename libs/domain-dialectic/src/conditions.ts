@@ -1,7 +1,7 @@
 /**
  * Conditions are structured operations (`{operation, parameters}`), and the hard limits are a
- * policy over them (DESIGN.md: "safety limits written as regex over free text are easy to get
- * around"): an allow-list of operations with typed, bounded parameters, the seed's forbidden
+ * policy over them (safety limits written as regex over free text are easy to get
+ * around): an allow-list of operations with typed, bounded parameters, the seed's forbidden
  * operations, and the seed's ceiling on a risk threshold (0.90).
  */
 import { SET_RISK_THRESHOLD, type Condition, type HardLimitPolicy, type HardLimitViolation, type ParameterSpec } from '@agora/contracts';

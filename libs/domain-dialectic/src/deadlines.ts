@@ -1,5 +1,5 @@
 /**
- * The dialectic's deadlines as durable deadlines (DESIGN.md decision 5), read off the log by the
+ * The dialectic's deadlines as durable deadlines (docs/decisions/0005-durable-time.md), read off the log by the
  * scheduler of libs/eventsourcing. A session has one pending deadline at a time, under one key that
  * moves: every event that opens a phase records its `deadlineAt` (thesis, antithesis, each
  * synthesis round, signatures: each capped by the session limit; tie-break; quorum), and an

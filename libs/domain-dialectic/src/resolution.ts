@@ -1,6 +1,6 @@
 /**
- * The signed resolution (seed 001, "Both agents sign resolution"; DESIGN.md: "sign a canonical
- * payload that names the signer and the session"). The payload names the session, the paused
+ * The signed resolution (seed 001, "Both agents sign resolution"; a signature over the wrong message forges
+ * every attestation: sign a canonical payload that names the signer and the session). The payload names the session, the paused
  * agent, its reviewer, the pause, the root cause, the conditions (canonical order) and who decided
  * it; the bytes signed are a domain tag distinct from the command envelope's `agora.command.v1`,
  * then the canonical JSON of `{resolution, signer}`. So a resolution signature can never pass for a

@@ -83,7 +83,8 @@ function active(state: AgentState, agentId: string): Agent {
  * agent that has none of its own). Health and risk change only through ReportHealth (the breaker
  * rules of @agora/domain-dialectic); the breaker reopens only through ResumeAgent.
  */
-export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLICY): Decider<AgentCommand, AgentEvent, AgentState> {
+export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLICY, options: { bootstrapOperators?: readonly string[] } = {}): Decider<AgentCommand, AgentEvent, AgentState> {
+  const bootstrap = new Set(options.bootstrapOperators ?? []);
   return {
     initialState: () => ({ status: 'unregistered' }),
 
@@ -123,6 +124,10 @@ export function createAgentDecider(policy: BreakerPolicy = DEFAULT_BREAKER_POLIC
           // An agent named after a process's NATS user (or a service actor's inbox) could read that process's replies (rules 3 on: an older log keeps its registrations).
           const reserved = rulesOf(command.context) >= 3 ? reservedAgentId(p.agentId) : undefined;
           if (reserved !== undefined) throw new DomainError('invalid_command', reserved, { agentId: p.agentId });
+          // A registry entry under a bootstrap operator's id would win over its configured key (rules 4 on): only that operator registers it.
+          if (rulesOf(command.context) >= 4 && bootstrap.has(p.agentId) && command.context.actor !== p.agentId) {
+            throw new DomainError('invalid_command', `agent id ${p.agentId} is reserved for the bootstrap operator (configured outside the log): only ${p.agentId} itself may register it`, { agentId: p.agentId });
+          }
           if (state.status !== 'unregistered') {
             const same = state.publicKey === p.publicKey && state.displayName === p.displayName && sameSet(state.roles, p.roles);
             if (same) return [];

@@ -34,6 +34,16 @@ describe('agent decider', () => {
   it('registered a reserved id under rules before 3, so that an older log audits as it was decided', () => {
     spec([]).when({ ...register({ agentId: 'gateway' }), context: { ...context, rules: 2 } } as AgentCommand).then([{ ...registered, data: { ...registered.data, agentId: 'gateway' } } as AgentEvent]);
   });
+  it("refuses the bootstrap operator's id to any other operator (rules 4 on), not to that operator itself, and registered it under rules 3", () => {
+    const guarded = DeciderSpecification.for(createAgentDecider(undefined, { bootstrapOperators: ['root'] }));
+    const byOther = { ...register({ agentId: 'root', roles: ['operator'] }), context: { ...context, actor: 'opal' } } as AgentCommand;
+    const rootRegistered = { ...registered, data: { ...registered.data, agentId: 'root', roles: ['operator'] } } as AgentEvent;
+    guarded([]).when(byOther).thenRefuses('invalid_command', /agent id root is reserved for the bootstrap operator .*only root itself may register it/);
+    guarded([]).when(register({ agentId: 'root', roles: ['operator'] })).then([rootRegistered]);
+    guarded([]).when({ ...byOther, context: { ...byOther.context, rules: 3 } } as AgentCommand).then([rootRegistered]);
+    // A decider that knows no bootstrap operator reserves nothing more.
+    spec([]).when(byOther).then([rootRegistered]);
+  });
   it('accepts ids that only resemble a reserved one', () => {
     for (const agentId of ['gateway2', 'my-registry', 'service_bot', 'auditor_1']) spec([]).when(register({ agentId })).then([{ ...registered, data: { ...registered.data, agentId } } as AgentEvent]);
   });

@@ -1,5 +1,5 @@
 /**
- * The review time-box as durable deadlines (DESIGN.md decision 5), read off the log by the
+ * The review time-box as durable deadlines (docs/decisions/0005-durable-time.md), read off the log by the
  * scheduler of libs/eventsourcing: ReviewRoundOpened sets the deadline of its round,
  * ReviewRoundClosed (whatever closed it: all reviews in, the expiry itself, a revision, a
  * withdrawal) cancels it. When a deadline is due, the tribunal service issues

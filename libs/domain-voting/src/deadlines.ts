@@ -1,5 +1,5 @@
 /**
- * The voting timeout as a durable deadline (DESIGN.md decision 5), read off the log by the
+ * The voting timeout as a durable deadline (docs/decisions/0005-durable-time.md), read off the log by the
  * scheduler: VotingSessionCreated sets the deadline of its session at `deadlineAt`;
  * VotingSessionDecided, VotingSessionExpired and VotingSessionCancelled (whatever ended the voting)
  * cancel it. When it is due, the voting service issues `ExpireVotingSession {sessionId}` (from

@@ -84,8 +84,13 @@ function refuseClosedToVotes(s: VotingSession, toDo: string): void {
 function create(command: CommandOf<'CreateVotingSession'>, state: VotingSessionState): VotingSessionEvent[] {
   const { payload: p, context } = command;
   requireRole(context, ['executive', 'operator', 'service'], 'create a voting session');
-  // One session per request: the first one stands, whatever this request says.
-  if (state.status !== 'none') return [];
+  // One session per request: the first one stands, whatever this request says. Its requesting
+  // agent (or an operator, or the service) is answered with it; anyone else is refused, so that a
+  // request id says nothing of a session the sender may not read (the gate conceals it as any refusal).
+  if (state.status !== 'none') {
+    if (state.requestingAgent === context.actor || context.actorRoles.includes('operator') || context.actorRoles.includes('service')) return [];
+    throw new DomainError('illegal_state', `voting session ${state.sessionId} exists already: a new request needs a request id of its own`, { sessionId: state.sessionId });
+  }
   const requestingAgent = p.requestingAgent ?? context.actor;
   if (requestingAgent !== context.actor && !context.actorRoles.includes('operator') && !context.actorRoles.includes('service')) {
     throw new DomainError('forbidden', `${context.actor} may only put its own action requests to a vote; only an operator (or the dialectic service, for a quorum) may name another requesting agent (${requestingAgent})`, {

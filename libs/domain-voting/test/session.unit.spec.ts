@@ -44,9 +44,10 @@ describe('session creation', () => {
     expect(VotingSessionRecord.parse(s)).toEqual(s);
   });
 
-  it('keeps one session per request id: a second create returns the first, whatever it asks', () => {
+  it('keeps one session per request id: a second create by its requesting agent or an operator returns the first, whatever it asks; anyone else is refused', () => {
     spec(created()).when(create()).thenNothing();
-    spec(created()).when(create({ payload: { actionType: 'delete_database', riskLevel: 'critical' } }, ctx('other_exec'))).thenNothing();
+    spec(created()).when(create({ payload: { actionType: 'delete_database', riskLevel: 'critical' } })).thenNothing();
+    spec(created()).when(create({ payload: { actionType: 'delete_database', riskLevel: 'critical' } }, ctx('other_exec'))).thenRefuses('illegal_state', /exists already/);
     expect(stateOf(play(created(), create({ payload: { riskLevel: 'low' } }))).riskLevel).toBe('high');
   });
 

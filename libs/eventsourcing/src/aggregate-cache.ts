@@ -42,7 +42,7 @@ export interface AggregateCacheOptions {
  *
  * One cache per decider (`handleCommand` refuses another decider's cache): a state is only
  * meaningful to the `evolve` that folded it. Deciders must not mutate the state they are given
- * (DESIGN.md decision 3: pure functions); the cache hands the same object to every command.
+ * (docs/decisions/0003-deciders-are-plain-functions.md: pure functions); the cache hands the same object to every command.
  */
 export class AggregateCache<C extends Command, E extends DomainEvent, S> {
   readonly maxStreams: number;

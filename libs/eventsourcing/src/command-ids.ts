@@ -1,4 +1,4 @@
-// One commandId, one command (DESIGN.md decision 4: "a repeated commandId returns the first result
+// One commandId, one command (docs/decisions/0004-every-command-is-signed.md: "a repeated commandId returns the first result
 // and appends nothing"), across every stream and type, every replica and every restart.
 //
 // The index lives in the event store itself, so it holds wherever the log does: with a command's

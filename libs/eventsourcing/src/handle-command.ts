@@ -49,7 +49,7 @@ export interface HandleCommandOptions<C extends Command, E extends DomainEvent, 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
 /**
- * The command-handling kit of DESIGN.md decision 3: load the stream, fold, decide, append with the
+ * The command-handling kit of docs/decisions/0003-deciders-are-plain-functions.md: load the stream, fold, decide, append with the
  * expected revision, retry on conflict.
  *
  * - One commandId is one command across every stream and type (command-ids.ts): a command

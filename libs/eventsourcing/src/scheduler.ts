@@ -67,7 +67,7 @@ interface Deadline extends PendingDeadline {
 }
 
 /**
- * Durable deadlines (DESIGN.md decision 5). Every deadline is written in an event; the scheduler
+ * Durable deadlines (docs/decisions/0005-durable-time.md). Every deadline is written in an event; the scheduler
  * rebuilds the pending set from the log at start (the whole log, or the events after its saved
  * snapshot when it has a snapshot store), so a restart loses no timer, and fires each
  * deadline when due, in due order, one at a time. A deadline already past at start fires right

@@ -1,6 +1,6 @@
 /**
  * `agora mcp-proxy`: an MCP server in front of another MCP server (the upstream), whose risky tool
- * calls wait for an Agora decision (DESIGN.md decision 14). `tools/list` passes through; a
+ * calls wait for an Agora decision (docs/decisions/0014-a-governed-tool-call-is-a-decision.md). `tools/list` passes through; a
  * `tools/call` is looked up in the policy (@agora/sdk's tool-policy.ts): unmatched or `allow` passes
  * through, `deny` is refused at once, `vote` puts the call to a voting session of validators (seed
  * 002) and is forwarded only after the session's final decision is approve; `tribunal` submits it as a

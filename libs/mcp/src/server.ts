@@ -1,6 +1,6 @@
 /**
  * Agora as an MCP server, a thin layer over @agora/sdk. Its tools are generated from the
- * contracts' catalogue: one per command an agent may send (input: the command's payload schema,
+ * contracts' catalogue: one per command the agent's roles may send (createAgoraMcpServer's `roles`; input: the command's payload schema,
  * output: CommandResult) and one per query (input: its params and an optional minPosition, output:
  * its result schema), named in snake_case after the command or query (`submit_proposal`,
  * `get_proposal`), which gives seed 001's names (`submit_thesis`, `submit_antithesis`,
@@ -9,7 +9,7 @@
  * cancellation. Resources are the things an agent follows (a proposal, a voting session, a
  * recovery, a debate), with update notifications. The SDK client signs; the model never sees a key.
  */
-import { commands, CommandResult, isServiceOnly, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ErrorBody } from '@agora/contracts';
+import { authorizeSender, commands, CommandResult, isServiceOnly, queryAccess, readerOf, DEBATE_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type CommandDefinition, type ErrorBody } from '@agora/contracts';
 import { namedQueries, viewIfFound, waitOnLog, type Agora, type AgoraEvent, type CommandName, type QueryName, type WaitOptions } from '@agora/sdk';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -47,6 +47,23 @@ export interface AgoraMcpOptions {
   version?: string;
   /** Command tools need a client with a key; without one (e.g. the gateway's /mcp) only queries, waits and resources are offered. */
   commands?: boolean;
+  /**
+   * The roles of the agent the server signs for: only the commands those roles may send (the contracts'
+   * authorization table, as the command gate applies it) and the queries they may read at all (the visibility
+   * table) are offered. Absent: every command an agent may send, and every query.
+   */
+  roles?: readonly string[];
+}
+
+/** Whether a reader with these roles may read anything of the query (what it reads of it is the visibility table's to say at each call). */
+export function queryOfferedTo(definition: { service: string; name: string }, agentId: string, roles: readonly string[] | undefined): boolean {
+  return roles === undefined || queryAccess(readerOf(agentId, roles), `${definition.service}.${definition.name}`).read !== 'none';
+}
+
+/** Whether an agent with these roles may send the command at all (its relation to the aggregate is the decider's to check). */
+export function offeredTo(definition: CommandDefinition, agentId: string, roles: readonly string[] | undefined): boolean {
+  if (isServiceOnly(definition) || NOT_FOR_MODELS.has(definition.type)) return false;
+  return roles === undefined || authorizeSender(definition, { actor: agentId, roles }).allowed;
 }
 
 /** An MCP server over an SDK client (one per MCP session). `close()` ends its resource subscriptions too. */
@@ -63,8 +80,7 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
 
   if (options.commands !== false && agora.agentId !== undefined) {
     for (const definition of commands) {
-      if (isServiceOnly(definition)) continue;
-      if (NOT_FOR_MODELS.has(definition.type)) continue;
+      if (!offeredTo(definition, agora.agentId, options.roles)) continue;
       if (definition.type === 'SignResolution') {
         registerSignResolution(server, agora, definition.summary);
         continue;
@@ -91,6 +107,7 @@ export function createAgoraMcpServer(agora: Agora, options: AgoraMcpOptions = {}
   }
 
   for (const [name, definition] of namedQueries()) {
+    if (agora.agentId !== undefined && !queryOfferedTo(definition, agora.agentId, options.roles)) continue;
     const params = definition.params as z.ZodObject;
     server.registerTool(
       toolName(name),

@@ -69,15 +69,26 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     await agora?.stop();
   });
 
-  it('lists a tool per agent command and per query, from the contracts, with the seed\'s names', async () => {
+  it("lists a tool per command the agent's roles may send and per query they may read, from the contracts, with the seed's names", async () => {
     const seldon = await mcpFor('seldon');
     const tools = (await seldon.listTools()).tools;
     const names = tools.map((t) => t.name);
-    for (const name of ['submit_proposal', 'submit_review', 'cast_validator_vote', 'request_dialectic_review', 'submit_thesis', 'submit_antithesis', 'submit_synthesis', 'get_dialectic_session', 'sign_resolution', 'wait_for_verdict', 'get_proposal']) {
+    for (const name of ['submit_proposal', 'create_voting_session', 'request_dialectic_review', 'submit_thesis', 'submit_antithesis', 'submit_synthesis', 'get_dialectic_session', 'sign_resolution', 'wait_for_verdict', 'get_proposal']) {
       expect(names).toContain(name);
     }
-    // Service-only commands are not offered to an agent.
-    expect(names).not.toContain('open_recovery');
+    // An executive is offered no reviewer's, validator's or operator's command (the command gate would refuse them), and no service-only one.
+    for (const name of ['submit_review', 'cast_validator_vote', 'disable_agent', 'decide_escalation', 'set_model_budget', 'verify_read_models', 'open_recovery']) {
+      expect(names).not.toContain(name);
+    }
+    // Each role its own: a reviewer reviews, a validator votes, an operator decides escalations.
+    const offered = async (agentId: string) => (await (await mcpFor(agentId)).listTools()).tools.map((t) => t.name);
+    expect(await offered('harbinger')).toEqual(expect.arrayContaining(['submit_review', 'withdraw_objection', 'get_proposal']));
+    expect(await offered('harbinger')).not.toContain('submit_proposal');
+    expect(await offered('aegis')).toEqual(expect.arrayContaining(['cast_validator_vote']));
+    expect(await offered('ops')).toEqual(expect.arrayContaining(['decide_escalation', 'disable_agent', 'set_model_budget', 'verify_read_models', 'list_collusion_flags']));
+    // Queries likewise: none the visibility table gives an executive nothing of.
+    expect(names).not.toContain('list_collusion_flags');
+    expect(names).not.toContain('list_chamber_sessions');
     const submit = tools.find((t) => t.name === 'submit_proposal')!;
     expect(submit.inputSchema.required).toEqual(expect.arrayContaining(['proposalId', 'title', 'body', 'problem']));
     expect(submit.outputSchema?.properties).toHaveProperty('position');
@@ -129,8 +140,13 @@ describe('agora mcp: an MCP client against a running Agora (e2e)', () => {
     const read = await seldon.readResource({ uri: 'agora://proposals/mcp-round' });
     expect(JSON.parse((read.contents[0] as { text: string }).text).status).toBe('approved');
 
-    const selfServe = await call(harbinger, 'submit_proposal', { proposalId: 'not-mine', title: 'x', body: 'x', problem: 'x' });
-    expect((selfServe.content[0] as { text: string }).text).toMatch(/^forbidden: /);
+    // A reviewer has no submit_proposal tool: a call of it never reaches Agora.
+    const selfServe = await call(harbinger, 'submit_proposal', { proposalId: 'not-mine', title: 'x', body: 'x', problem: 'x' }).then(
+      (result) => `${String(result.isError)} ${(result.content[0] as { text: string }).text}`,
+      (error: unknown) => `thrown ${String(error)}`,
+    );
+    expect(selfServe).toMatch(/submit_proposal not found/);
+    expect(await seldon.callTool({ name: 'get_proposal', arguments: { proposalId: 'not-mine' } })).toMatchObject({ isError: true });
     await Promise.all(loops.splice(0).map((l) => l.stop()));
   }, 120_000);
 

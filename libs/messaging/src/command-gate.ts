@@ -88,7 +88,7 @@ export function checkPausedAgent(actor: string, paused: PausedAgent, commandType
 }
 
 /**
- * The checks every incoming command passes before any handler runs (DESIGN.md decision 4), in
+ * The checks every incoming command passes before any handler runs (docs/decisions/0004-every-command-is-signed.md), in
  * this order, each with its own code: schema (`invalid_command`), signature present
  * (`unsigned_command`), issuedAt within the window (`stale_command`), actor known
  * (`unknown_actor`) and active (`actor_disabled`), signature valid under the actor's current key

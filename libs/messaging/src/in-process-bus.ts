@@ -39,7 +39,7 @@ export function subjectMatches(pattern: readonly string[], subject: readonly str
 }
 
 /**
- * An in-memory stand-in for a NATS server, for standalone mode (DESIGN.md decision 7), with the
+ * An in-memory stand-in for a NATS server, for standalone mode (docs/decisions/0007-one-process-or-many.md), with the
  * semantics services rely on: subjects with wildcards, queue groups (one member per group gets
  * each message), request/reply with a timeout and an immediate "no responders", a payload limit.
  * Bodies are bytes, copied on delivery and delivered asynchronously, as if they had crossed a

@@ -66,6 +66,27 @@ export interface SqlColumn<T> {
   of(record: T): SqlValue;
 }
 
+/** A text column (compared byte by byte: see ReadDatabase.text). */
+export function textColumn<T>(name: string, of: (record: T) => string | null): SqlColumn<T> {
+  return { name, type: 'text', of };
+}
+
+/** A whole-number column; a boolean is stored as 1 or 0. */
+export function integerColumn<T>(name: string, of: (record: T) => number | boolean): SqlColumn<T> {
+  return { name, type: 'integer', of: (record) => Number(of(record)) };
+}
+
+/** A child table of the agents a view names (its participants, those it awaits), one row each: for a filter by agent (`hasAgent`). */
+export function agentsTable<V>(table: string, agents: (view: V) => readonly (string | null)[]): SqlChildTable<V, unknown> {
+  return childTable<V, { agent: string }>({
+    table,
+    columns: [textColumn('agent', (row) => row.agent)],
+    key: ['agent'],
+    indexes: [['agent']],
+    rows: (view) => [...new Set(agents(view).filter((a): a is string => a !== null))].map((agent) => ({ agent })),
+  });
+}
+
 /** A child table of a view's rows, typed by its own rows where it is written. */
 export function childTable<V, C>(child: SqlChildTable<V, C>): SqlChildTable<V, unknown> {
   return child as unknown as SqlChildTable<V, unknown>;
@@ -84,8 +105,6 @@ export interface SqlChildTable<V, C> {
 }
 
 export interface SqlAggregateViewsSpec<V, S extends { status: string }, E extends DomainEvent> extends Omit<AggregateViewsSpec<S, E>, 'snapshotVersion'> {
-  /** The table's name without the version (`proposals`). */
-  table: string;
   /** Bump it when the view, its columns or `evolve` change: the tables of the new version are filled from the log. */
   version: number;
   /** Columns besides `id`, `stream_revision` and `doc` (the view as JSON), for filters and order. */
@@ -119,7 +138,8 @@ function indexStatements(table: string, indexes: readonly (readonly string[])[])
  */
 export function sqlAggregateViews<V extends { streamRevision: number }, S extends { status: string }, E extends DomainEvent>(spec: SqlAggregateViewsSpec<V, S, E>): SqlAggregateViews<V> {
   const prefix = `${spec.category}-`;
-  const table = versioned(spec.table, spec.version);
+  // The table is named after the read model, with its version (`proposals_v1`).
+  const table = versioned(spec.name, spec.version);
   const children = spec.children ?? [];
   const childTable = (name: string) => versioned(name, spec.version);
   const upsert = `INSERT INTO ${table} (id, stream_revision, doc${spec.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, 2, 3, ...spec.columns.map((_, i) => i + 4)].map((n) => `$${n}`).join(', ')}) ON CONFLICT (id) DO UPDATE SET stream_revision = excluded.stream_revision, doc = excluded.doc${spec.columns.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;

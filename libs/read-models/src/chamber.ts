@@ -2,8 +2,9 @@ import { CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, type ChamberSessionS
 import { chamberStreamId, evolveChamber, evolveChamberRecord, evolveLedger, initialChamberState, type BudgetEvent, type ChamberEvent, type ChamberRecord, type ChamberSessionState, type MonthLedger } from '@agora/domain-chamber';
 import type { Projection } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
-import { aggregateViews, readEvents } from './aggregate-views.js';
-import { pageOf, type Page } from './paging.js';
+import type { SqlExecutor } from '@agora/read-store';
+import { aggregateViews, integerColumn, readEvents, sqlAggregateViews, textColumn } from './aggregate-views.js';
+import { equals, sqlPage, type Page, type SqlCondition } from './paging.js';
 
 export type ChamberSessionRecord = ChamberSessionState & { streamRevision: number };
 export type ChamberSessionsModel = Map<string, ChamberSessionRecord>;
@@ -41,10 +42,46 @@ export function chamberSessionSummary(s: ChamberSessionState): ChamberSessionSum
   };
 }
 
+
+/**
+ * Every chamber session's state, one row each in `chamber_sessions_v<version>` (folded with the
+ * decider's own `evolveChamber`): what ListChamberSessions reads, and where the chamber finds the
+ * calls a stopped process left pending.
+ */
+export const chamberSessionsTable = sqlAggregateViews<ChamberSessionRecord, ChamberSessionState, ChamberEvent>({
+  name: 'chamber_sessions',
+  version: 1,
+  category: CHAMBER_SESSION_CATEGORY,
+  initial: initialChamberState(),
+  evolve: evolveChamber,
+  columns: [
+    textColumn('status', (s) => s.status),
+    textColumn('updated_at', (s) => s.updatedAt ?? s.proposal?.proposedAt ?? ''),
+    integerColumn('proposed', (s) => s.proposal !== null && s.proposal !== undefined),
+    integerColumn('pending_calls', (s) => s.calls.filter((c) => c.status === 'pending').length),
+  ],
+  indexes: [
+    ['updated_at DESC', 'id'],
+    ['status', 'updated_at DESC', 'id'],
+    ['pending_calls'],
+  ],
+});
+
 /** Sessions, most recently updated first, then by id: one page. */
-export function listChamberSessions(model: ChamberSessionsModel, filter: { status?: ChamberStatus } & PageRequest = {}): Page<ChamberSessionSummary> {
-  const matching = [...model.values()].filter((s) => s.proposal && (filter.status === undefined || s.status === filter.status)).map(chamberSessionSummary);
-  return pageOf(matching, { key: (s) => [s.updatedAt, s.sessionId], directions: ['desc', 'asc'] }, filter, (s) => s);
+export function listChamberSessions(db: SqlExecutor, filter: { status?: ChamberStatus } & PageRequest = {}): Promise<Page<ChamberSessionSummary>> {
+  const where: SqlCondition[] = [equals('proposed', 1)];
+  if (filter.status !== undefined) where.push(equals('status', filter.status));
+  return sqlPage<{ doc: string; id: string; updated_at: string }, ChamberSessionSummary>(
+    db,
+    { from: `SELECT doc, id, updated_at FROM ${chamberSessionsTable.table}`, where, order: [{ column: 'updated_at', direction: 'desc' }, { column: 'id', direction: 'asc' }], key: (r) => [r.updated_at, r.id] },
+    filter,
+    (r) => chamberSessionSummary(JSON.parse(r.doc) as ChamberSessionState),
+  );
+}
+
+/** The sessions with a model call pending (in flight, or left so by a stopped process). */
+export async function chamberSessionsWithPendingCalls(db: SqlExecutor): Promise<ChamberSessionRecord[]> {
+  return (await db.all<{ doc: string }>(`SELECT doc FROM ${chamberSessionsTable.table} WHERE pending_calls > 0 ORDER BY id`)).map((r) => JSON.parse(r.doc) as ChamberSessionRecord);
 }
 
 /** One session read straight from its stream: where it stands and its whole transcript, every event verbatim in log order. */

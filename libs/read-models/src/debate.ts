@@ -1,7 +1,8 @@
 import { DEBATE_CATEGORY, type DebateSummary, type DebateView, type PageRequest } from '@agora/contracts';
 import { evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
-import { aggregateViews } from './aggregate-views.js';
-import { pageOf, type Page } from './paging.js';
+import type { SqlExecutor } from '@agora/read-store';
+import { agentsTable, aggregateViews, sqlAggregateViews, textColumn } from './aggregate-views.js';
+import { equals, hasAgent, sqlPage, type Page, type SqlCondition } from './paging.js';
 
 /** Every debate with its threads and transcript, by debate id. */
 export type DebatesModel = Map<string, DebateView>;
@@ -27,8 +28,44 @@ export function debateSummary(d: DebateView): DebateSummary {
   };
 }
 
+/**
+ * Every debate with its threads and transcript, one row each in `debates_v<version>` (folded with the
+ * debate decider's own `evolveDebate`), its participants in a child table: what GetDebate and
+ * ListDebates read.
+ */
+export const debatesTable = sqlAggregateViews<DebateView, DebateState, DebateEvent>({
+  name: 'debates',
+  version: 1,
+  category: DEBATE_CATEGORY,
+  initial: { status: 'unopened' },
+  evolve: evolveDebate,
+  columns: [
+    textColumn('status', (d) => d.status),
+    textColumn('opened_at', (d) => d.openedAt),
+  ],
+  indexes: [
+    ['opened_at DESC', 'id'],
+    ['status', 'opened_at DESC', 'id'],
+  ],
+  children: [
+    agentsTable<DebateView>('debate_participants', (d) => d.participants.map((p) => p.agentId)),
+  ],
+});
+
+/** One debate with its threads and transcript (GetDebate), or undefined. */
+export function getDebate(db: SqlExecutor, debateId: string): Promise<DebateView | undefined> {
+  return debatesTable.get(db, debateId);
+}
+
 /** Debates matching the filter, most recently opened first, then by id: one page. */
-export function listDebates(model: DebatesModel, filter: { status?: 'open' | 'complete'; participant?: string } & PageRequest = {}): Page<DebateSummary> {
-  const matching = [...model.values()].filter((d) => (filter.status === undefined || d.status === filter.status) && (filter.participant === undefined || d.participants.some((p) => p.agentId === filter.participant)));
-  return pageOf(matching, { key: (d) => [d.openedAt, d.debateId], directions: ['desc', 'asc'] }, filter, debateSummary);
+export function listDebates(db: SqlExecutor, filter: { status?: 'open' | 'complete'; participant?: string } & PageRequest = {}): Promise<Page<DebateSummary>> {
+  const where: SqlCondition[] = [];
+  if (filter.status !== undefined) where.push(equals('status', filter.status));
+  if (filter.participant !== undefined) where.push(hasAgent(debatesTable.childTable('debate_participants'), filter.participant));
+  return sqlPage<{ doc: string; id: string; opened_at: string }, DebateSummary>(
+    db,
+    { from: `SELECT doc, id, opened_at FROM ${debatesTable.table}`, where, order: [{ column: 'opened_at', direction: 'desc' }, { column: 'id', direction: 'asc' }], key: (r) => [r.opened_at, r.id] },
+    filter,
+    (r) => debateSummary(JSON.parse(r.doc) as DebateView),
+  );
 }

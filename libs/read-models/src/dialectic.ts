@@ -1,8 +1,9 @@
 import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus, type PageRequest } from '@agora/contracts';
 import { dialecticStreamId, evolveSession, type DialecticEvent, type DialecticSessionState } from '@agora/domain-dialectic';
 import type { EventStore } from '@agora/eventstore';
-import { aggregateViews, readAggregateView } from './aggregate-views.js';
-import { pageOf, type Page } from './paging.js';
+import type { SqlExecutor } from '@agora/read-store';
+import { agentsTable, aggregateViews, readAggregateView, sqlAggregateViews, textColumn } from './aggregate-views.js';
+import { equals, hasAgent, sqlPage, type Page, type SqlCondition } from './paging.js';
 
 /** Every recovery session with its whole transcript, by session id. */
 export type DialecticSessionsModel = Map<string, DialecticSessionView>;
@@ -48,19 +49,60 @@ export interface DialecticSessionFilter {
   status?: DialecticStatus;
 }
 
+/** The paused agent, its reviewer, the tie-breakers and the auditor. */
 const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId, s.reviewer, ...s.escalations.map((e) => e.tieBreaker), s.audit?.auditor ?? null];
 
+
+/**
+ * Every recovery session with its whole transcript, one row each in `dialectic_sessions_v<version>`
+ * (folded with the session decider's own `evolveSession`), with its participants and the agents it
+ * awaits in child tables: what GetDialecticSession and ListDialecticSessions read.
+ */
+export const dialecticSessionsTable = sqlAggregateViews<DialecticSessionView, DialecticSessionState, DialecticEvent>({
+  name: 'dialectic_sessions',
+  version: 1,
+  category: DIALECTIC_SESSION_CATEGORY,
+  initial: { status: 'unopened' },
+  evolve: evolveSession,
+  columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt)],
+  indexes: [
+    ['updated_at DESC', 'id'],
+    ['agent_id', 'updated_at DESC', 'id'],
+    ['status', 'updated_at DESC', 'id'],
+  ],
+  children: [
+    agentsTable<DialecticSessionView>('dialectic_participants', participants),
+    agentsTable<DialecticSessionView>('dialectic_awaiting', (s) => s.awaiting),
+  ],
+});
+
+/** One session with its whole transcript (GetDialecticSession), or undefined. */
+export function getDialecticSession(db: SqlExecutor, sessionId: string): Promise<DialecticSessionView | undefined> {
+  return dialecticSessionsTable.get(db, sessionId);
+}
+
 /** Sessions matching the filter, most recently updated first, then by id: one page. */
-export function listDialecticSessions(model: DialecticSessionsModel, filter: DialecticSessionFilter & PageRequest = {}): Page<DialecticSessionSummary> {
-  const out: DialecticSessionView[] = [];
-  for (const s of model.values()) {
-    if (filter.agentId !== undefined && s.agentId !== filter.agentId) continue;
-    if (filter.participant !== undefined && !participants(s).includes(filter.participant)) continue;
-    if (filter.awaiting !== undefined && !s.awaiting.includes(filter.awaiting)) continue;
-    if (filter.status !== undefined && s.status !== filter.status) continue;
-    out.push(s);
-  }
-  return pageOf(out, { key: (s) => [s.updatedAt, s.sessionId], directions: ['desc', 'asc'] }, filter, dialecticSessionSummary);
+export function listDialecticSessions(db: SqlExecutor, filter: DialecticSessionFilter & PageRequest = {}): Promise<Page<DialecticSessionSummary>> {
+  const where: SqlCondition[] = [];
+  if (filter.agentId !== undefined) where.push(equals('agent_id', filter.agentId));
+  if (filter.status !== undefined) where.push(equals('status', filter.status));
+  if (filter.participant !== undefined) where.push(hasAgent(dialecticSessionsTable.childTable('dialectic_participants'), filter.participant));
+  if (filter.awaiting !== undefined) where.push(hasAgent(dialecticSessionsTable.childTable('dialectic_awaiting'), filter.awaiting));
+  return sqlPage<{ doc: string; id: string; updated_at: string }, DialecticSessionSummary>(
+    db,
+    { from: `SELECT doc, id, updated_at FROM ${dialecticSessionsTable.table}`, where, order: [{ column: 'updated_at', direction: 'desc' }, { column: 'id', direction: 'asc' }], key: (r) => [r.updated_at, r.id] },
+    filter,
+    (r) => dialecticSessionSummary(JSON.parse(r.doc) as DialecticSessionView),
+  );
+}
+
+/**
+ * Every session's record, read from the table: what a recovery's draw of candidates weighs (each
+ * reviewer's track record, collusion between pairs). It reads every row, once per draw: the cost of
+ * a draw grows with the sessions held, not the memory of the process.
+ */
+export async function dialecticRecords(db: SqlExecutor): Promise<DialecticSessionView[]> {
+  return (await db.all<{ doc: string }>(`SELECT doc FROM ${dialecticSessionsTable.table}`)).map((r) => JSON.parse(r.doc) as DialecticSessionView);
 }
 
 /**

@@ -74,12 +74,15 @@ function pageFrom<T, V>(best: readonly { key: SortKey; item: T }[], limit: numbe
   return page.length < best.length ? { items: page, nextCursor: encodeCursor(best[page.length - 1]!.key) } : { items: page };
 }
 
+/** A condition of a list query; it binds its values with `bind(value)`, which returns the parameter's name (`$3`). */
+export type SqlCondition = (bind: (value: SqlValue) => string) => string;
+
 /** A list query on a read model's table: the rows of `from` that meet `where`, in `order`. */
 export interface SqlPageQuery<R extends SqlRow> {
   /** What to select and from where: `SELECT doc, updated_at, id FROM proposals_v1`. */
   from: string;
-  /** Conditions, ANDed; each binds its values with `bind(value)`, which returns the parameter's name (`$3`). */
-  where?: ((bind: (value: SqlValue) => string) => string)[];
+  /** Conditions, ANDed. */
+  where?: SqlCondition[];
   /** The sort columns with their directions; the last ones make a row's place unique (an id). */
   order: readonly { column: string; direction: 'asc' | 'desc' }[];
   /** The row's sort key, the values of the `order` columns: what the cursor holds. */
@@ -146,4 +149,14 @@ function decodeCursor(cursor: string, length: number): SortKey {
     throw new AgoraError('invalid_command', 'the cursor is not one of this list: pass the nextCursor of the previous page verbatim, or none for the first page', { cursor });
   }
   return key as SortKey;
+}
+
+/** A `where` condition of a list query: `column` equals `value`. */
+export function equals(column: string, value: SqlValue): SqlCondition {
+  return (bind) => `${column} = ${bind(value)}`;
+}
+
+/** A `where` condition of a list query: the row's `id` has `agent` in the child table `table` (see agentsTable). */
+export function hasAgent(table: string, agent: string): SqlCondition {
+  return (bind) => `id IN (SELECT parent_id FROM ${table} WHERE agent = ${bind(agent)})`;
 }

@@ -1,9 +1,9 @@
 import type { PageRequest, ProposalView, ReviewAssignmentView } from '@agora/contracts';
 import { evolveProposal, latestRound, proposalStreamId, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
 import type { EventStore } from '@agora/eventstore';
-import type { SqlExecutor, SqlRow } from '@agora/read-store';
-import { aggregateViews, readAggregateView, sqlAggregateViews, childTable } from './aggregate-views.js';
-import { sqlPage, type Page, type SqlPageQuery } from './paging.js';
+import type { SqlExecutor } from '@agora/read-store';
+import { aggregateViews, readAggregateView, sqlAggregateViews, childTable, integerColumn, textColumn } from './aggregate-views.js';
+import { equals, sqlPage, type Page, type SqlCondition } from './paging.js';
 
 /** Every proposal with its whole review history, by proposal id. */
 export type ProposalsModel = Map<string, ProposalView>;
@@ -59,7 +59,6 @@ function assignmentRows(p: ProposalView): AssignmentRow[] {
   return out;
 }
 
-const text = <T,>(name: string, of: (record: T) => string | null) => ({ name, type: 'text' as const, of });
 
 /**
  * Every proposal with its whole review history, one row each in `proposals_v<version>` (folded with
@@ -68,12 +67,11 @@ const text = <T,>(name: string, of: (record: T) => string | null) => ({ name, ty
  */
 export const proposalsTable = sqlAggregateViews<ProposalView, ProposalState, ProposalEvent>({
   name: 'proposals',
-  table: 'proposals',
   version: 1,
   category: 'proposal',
   initial: { status: 'unsubmitted' },
   evolve: evolveProposal,
-  columns: [text('status', (p) => p.status), text('proposer', (p) => p.proposer), text('proposal_class', (p) => p.proposalClass), text('updated_at', (p) => p.updatedAt)],
+  columns: [textColumn('status', (p) => p.status), textColumn('proposer', (p) => p.proposer), textColumn('proposal_class', (p) => p.proposalClass), textColumn('updated_at', (p) => p.updatedAt)],
   indexes: [
     ['updated_at DESC', 'id'],
     ['status', 'updated_at DESC', 'id'],
@@ -84,12 +82,12 @@ export const proposalsTable = sqlAggregateViews<ProposalView, ProposalState, Pro
     childTable<ProposalView, AssignmentRow>({
       table: 'proposal_assignments',
       columns: [
-        text<AssignmentRow>('reviewer', (a) => a.reviewer),
-        { name: 'round', type: 'integer', of: (a: AssignmentRow) => a.round },
-        text<AssignmentRow>('constitution', (a) => a.constitution),
-        text<AssignmentRow>('deadline_at', (a) => a.deadlineAt),
-        text<AssignmentRow>('state', (a) => a.state),
-        text<AssignmentRow>('item', ({ reviewer: _, ...a }) => JSON.stringify(a)),
+        textColumn<AssignmentRow>('reviewer', (a) => a.reviewer),
+        integerColumn<AssignmentRow>('round', (a) => a.round),
+        textColumn<AssignmentRow>('constitution', (a) => a.constitution),
+        textColumn<AssignmentRow>('deadline_at', (a) => a.deadlineAt),
+        textColumn<AssignmentRow>('state', (a) => a.state),
+        textColumn<AssignmentRow>('item', ({ reviewer: _, ...a }) => JSON.stringify(a)),
       ],
       key: ['round', 'constitution', 'reviewer'],
       indexes: [
@@ -108,10 +106,10 @@ export function getProposal(db: SqlExecutor, proposalId: string): Promise<Propos
 
 /** Proposals matching the filter, most recently updated first, then by id (ListProposals): one page. */
 export function listProposals(db: SqlExecutor, filter: ProposalFilter & PageRequest = {}): Promise<Page<ReturnType<typeof proposalSummary>>> {
-  const where: NonNullable<SqlPageQuery<SqlRow>['where']> = [];
-  if (filter.status !== undefined) where.push((bind) => `status = ${bind(filter.status!)}`);
-  if (filter.proposer !== undefined) where.push((bind) => `proposer = ${bind(filter.proposer!)}`);
-  if (filter.proposalClass !== undefined) where.push((bind) => `proposal_class = ${bind(filter.proposalClass!)}`);
+  const where: SqlCondition[] = [];
+  if (filter.status !== undefined) where.push(equals('status', filter.status));
+  if (filter.proposer !== undefined) where.push(equals('proposer', filter.proposer));
+  if (filter.proposalClass !== undefined) where.push(equals('proposal_class', filter.proposalClass));
   return sqlPage<{ doc: string; updated_at: string; id: string }, ReturnType<typeof proposalSummary>>(
     db,
     { from: `SELECT doc, updated_at, id FROM ${proposalsTable.table}`, where, order: [{ column: 'updated_at', direction: 'desc' }, { column: 'id', direction: 'asc' }], key: (r) => [r.updated_at, r.id] },
@@ -130,8 +128,8 @@ export function readProposal(store: EventStore, proposalId: string): Promise<Pro
 
 /** A reviewer's assignments, latest deadline first (then by proposal, round and constitution): the open ones it has not answered (`pending`), or all of them; one page. */
 export function assignmentsOf(db: SqlExecutor, reviewer: string, include: 'pending' | 'all', request: PageRequest = {}): Promise<Page<ReviewAssignmentView>> {
-  const where: NonNullable<SqlPageQuery<SqlRow>['where']> = [(bind) => `reviewer = ${bind(reviewer)}`];
-  if (include === 'pending') where.push((bind) => `state = ${bind('pending')}`);
+  const where: SqlCondition[] = [equals('reviewer', reviewer)];
+  if (include === 'pending') where.push(equals('state', 'pending'));
   return sqlPage<{ item: string; deadline_at: string; parent_id: string; round: number; constitution: string }, ReviewAssignmentView>(
     db,
     {

@@ -38,12 +38,28 @@ export interface ReadDatabase extends SqlExecutor {
   readonly text: string;
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
+   * A transaction that changes tables (CREATE, DROP), one at a time among every process sharing the
+   * database: PostgreSQL's `CREATE TABLE IF NOT EXISTS` run by two replicas at once can fail on its
+   * catalog's unique index, so on PostgreSQL it first takes a lock of the transaction.
+   */
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs `work`'s queries on one snapshot of the database: whatever commits meanwhile, they all see the same state (read only). */
+  snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T>;
+  /**
    * Takes `name`'s lock if no other holder has it, without waiting: on PostgreSQL an advisory lock of
    * the session, so one replica of every deployment sharing the database holds it, and it is free
    * again when that replica's connection ends; on SQLite a lock of this process (one process writes a
    * data directory). Undefined when another holds it.
    */
   tryLock(name: string): Promise<HeldLock | undefined>;
+  /**
+   * Tells `listener` the name a writer `notify`-ed, once its transaction commits, in every process
+   * sharing the database (PostgreSQL's LISTEN; undefined where a process is alone on its database,
+   * SQLite). A follower learns so at once that the tables moved, without polling for it.
+   */
+  listen?(listener: (name: string) => void): Promise<{ close(): Promise<void> }>;
+  /** Inside `tx`: tells the listeners `name` once the transaction commits (nothing where there is no `listen`). */
+  notify(tx: SqlExecutor, name: string): Promise<void>;
   /** Where it is, for the start-up log (no password). */
   describe(): string;
   close(): Promise<void>;
@@ -52,9 +68,9 @@ export interface ReadDatabase extends SqlExecutor {
 /** Where the read side's database is: the AGORA_READ_DB setting, parsed. */
 export type ReadDatabaseConfig = { engine: 'postgres'; url: string } | { engine: 'sqlite'; file: string };
 
-export const READ_DB_HELP = `AGORA_READ_DB              where the read models live: postgres://user@host:5432/db (deployments: every
-                           replica shares it), or sqlite:<file> (default sqlite:<AGORA_DATA_DIR>/read-models.sqlite,
-                           for one process)`;
+export const READ_DB_HELP = `AGORA_READ_DB              where the read models live: postgres://user@host:5432/db for deployments
+                           (every replica shares it), or sqlite:<file> for one process (default
+                           sqlite:<AGORA_DATA_DIR>/read-models.sqlite)`;
 
 /** AGORA_READ_DB as a config: `postgres://...` or `postgresql://...`, or `sqlite:<file>`; unset: SQLite in the data directory. */
 export function parseReadDatabaseConfig(value: string | undefined, defaultFile: string): ReadDatabaseConfig {

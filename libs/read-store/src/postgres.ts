@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { withoutPassword, type HeldLock, type ReadDatabase, type SqlExecutor, type SqlRow, type SqlValue } from './database.js';
 
+/** The channel of NOTIFY on which writers say which read model moved. */
+const CHANNEL = 'agora_read_models';
+
 /** Agora's namespace of advisory locks (the first key); the second is the lock name's hash. */
 const LOCK_NAMESPACE = 0x4147_4f52; // "AGOR"
 
@@ -78,6 +81,29 @@ export class PostgresReadDatabase implements ReadDatabase {
     return next;
   }
 
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction(async (tx) => {
+      await tx.all('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, 'schema']);
+      return work(tx);
+    });
+  }
+
+  async snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await work({ all: async <R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]) => (await client.query<R>(sql, params as SqlValue[] | undefined)).rows });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async tryLock(name: string): Promise<HeldLock | undefined> {
     const client = await this.pool.connect();
     try {
@@ -95,10 +121,45 @@ export class PostgresReadDatabase implements ReadDatabase {
       release: async () => {
         if (!held) return;
         held = false;
-        // Closing the session frees its advisory locks, whatever state the connection is in.
-        client.release(true);
+        // Unlocked at once (the server frees a closed session's locks only once it notices the close); a connection that fails to is closed.
+        try {
+          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_NAMESPACE, name]);
+          client.release();
+        } catch (error) {
+          client.release(error as Error);
+        }
       },
     };
+  }
+
+  /** One connection of its own, LISTENing; notifications from this process's writers come too. Reconnects after a drop (followers poll meanwhile). */
+  async listen(listener: (name: string) => void): Promise<{ close(): Promise<void> }> {
+    let client: pg.Client | undefined;
+    let closed = false;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: this.url, application_name: 'agora-listen' });
+      next.on('notification', (message) => {
+        if (message.channel === CHANNEL && message.payload) listener(message.payload);
+      });
+      next.on('error', () => {
+        if (!closed) setTimeout(() => void connect().catch(() => undefined), 1_000).unref();
+      });
+      await next.connect();
+      await next.query(`LISTEN ${CHANNEL}`);
+      if (closed) await next.end();
+      else client = next;
+    };
+    await connect();
+    return {
+      close: async () => {
+        closed = true;
+        await client?.end().catch(() => undefined);
+      },
+    };
+  }
+
+  async notify(tx: SqlExecutor, name: string): Promise<void> {
+    await tx.all('SELECT pg_notify($1, $2)', [CHANNEL, name]);
   }
 
   describe(): string {

@@ -1,6 +1,10 @@
-import { logHolds, streamFilter, type EventSourcingLogger, type LogMark, type ReadModelPositions } from '@agora/eventsourcing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { logHolds, streamFilter, type EventSourcingLogger, type LogMark, type ProjectionVerification, type ReadModelPositions } from '@agora/eventsourcing';
 import { backoffDelay, sleep, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
-import type { HeldLock, ReadDatabase, SqlExecutor } from './database.js';
+import type { HeldLock, ReadDatabase, SqlExecutor, SqlRow } from './database.js';
+import { SqliteReadDatabase } from './sqlite.js';
 
 /**
  * A read model kept in tables. The runner hands it the log's events of its categories in order, in
@@ -44,7 +48,7 @@ export interface SqlProjectionRunnerOptions {
   positions?: ReadModelPositions;
   /** Events of a batch at most (default 500): the subscription waits while that many are not written yet. */
   maxBatch?: number;
-  /** How often a runner that does not write (another replica holds the lock) reads how far the model has got (default 100 ms). */
+  /** How often a runner that does not write (another replica holds the lock) reads how far the model has got (default 1 s where the database tells it when the writer commits, else 100 ms). */
   pollMs?: number;
   /** How often it tries to take the lock over (default 2 s). */
   lockRetryMs?: number;
@@ -84,7 +88,10 @@ export class SqlProjectionRunner {
   /** How far the model has got as the database says (a follower's view). */
   private recorded: Position | undefined;
   private followTimer: NodeJS.Timeout | undefined;
+  private stopListening: (() => Promise<void>) | undefined;
   private stopped = false;
+  /** Set once the history that existed at start is written: from then on each event is written as it comes. */
+  private live = false;
   /** Events handed to the runner since it started writing (applied or skipped), for progress lines. */
   private taken = 0;
   private untrack: (() => void) | undefined;
@@ -141,6 +148,7 @@ export class SqlProjectionRunner {
     this.stopped = true;
     clearTimeout(this.followTimer);
     clearTimeout(this.flushTimer);
+    await this.stopListening?.();
     await this.subscription?.stop();
     if (this.lock) await this.flush();
     await this.lock?.release();
@@ -178,6 +186,7 @@ export class SqlProjectionRunner {
     ticker.unref();
     subscription.caughtUp.then(
       async () => {
+        this.live = true;
         await this.flush();
         clearInterval(ticker);
         if (reported) progress(`[read model ${this.name}] caught up: ${this.taken} events in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -192,7 +201,7 @@ export class SqlProjectionRunner {
 
   /** Creates the tables, or empties them when they are of another version or of another log; the row as it then stands. */
   private async prepareTables(): Promise<PositionRow | undefined> {
-    await this.db.transaction(async (tx) => {
+    await this.db.migrate(async (tx) => {
       await tx.run(positionsSchema(this.db));
       for (const statement of this.projection.schema(this.db)) await tx.run(statement);
     });
@@ -202,7 +211,7 @@ export class SqlProjectionRunner {
     else if (row?.position && !(await logHolds(this.store, { position: row.position, previous: row.previous, eventId: row.event_id ?? '' }))) reason = `the log does not hold the event its tables end at (${row.position}): another log, or one cut short`;
     if (reason || !row) {
       if (reason) this.logger.warn(`[read model ${this.name}] ${reason}; emptied, filling again from the log`);
-      await this.db.transaction(async (tx) => {
+      await this.db.migrate(async (tx) => {
         for (const table of this.projection.tables) await tx.run(`DROP TABLE IF EXISTS ${table}`);
         for (const statement of this.projection.schema(this.db)) await tx.run(statement);
         await tx.run(`DELETE FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
@@ -225,7 +234,10 @@ export class SqlProjectionRunner {
     this.seen = { position: event.position, previous, eventId: event.id };
     if (this.accepts(event.streamId)) {
       this.buffer.push({ event, previous });
-      this.scheduleFlush(0);
+      // Live, an event is written as soon as it comes (a reader that saw it in the log finds it in the
+      // tables a moment later); catching up, events gather into batches while a write is under way.
+      if (this.live) void this.flush();
+      else this.scheduleFlush(0);
       if (this.buffer.length >= this.maxBatch) return this.flush();
     } else {
       // Waits for read your writes look at `position`, which moved.
@@ -269,7 +281,8 @@ export class SqlProjectionRunner {
       } catch (error) {
         this.buffer.unshift(...batch);
         this.inFlight = 0;
-        if (this.stopped && !this.lock) return;
+        // Stopping gives up after one failed write: what is not written is read again from the log at the next start.
+        if (this.stopped) return void this.logger.warn(`[read model ${this.name}] writing ${batch.length} events up to ${mark.position} failed while stopping; the next start reads them again from the log`, error);
         this.logger.warn(`[read model ${this.name}] writing ${batch.length} events up to ${mark.position} failed (attempt ${attempt}); retrying`, error);
         await sleep(backoffDelay(attempt, this.options.retry));
       }
@@ -286,19 +299,76 @@ export class SqlProjectionRunner {
       const events = batch.map((b) => b.event).filter((e) => !recorded || this.store.comparePositions(e.position, recorded) > 0);
       if (events.length > 0) await this.projection.apply(tx, events);
       await tx.run(`UPDATE ${POSITIONS_TABLE} SET position = $2, previous = $3, event_id = $4, events = events + $5, updated_at = $6 WHERE name = $1`, [this.name, mark.position, mark.previous, mark.eventId, events.length, new Date().toISOString()]);
+      // Followers in other processes hear of it once this commits (read your writes without polling).
+      await this.db.notify(tx, this.name);
     });
+  }
+
+  /**
+   * Folds the log again from the beginning, into a database of its own (SQLite in a temporary
+   * directory), up to the position the live tables hold, and compares every table row by row with
+   * the live ones as they stood at that position (read on one snapshot). A difference means the fold
+   * depends on something besides the events, or an event was lost or applied twice. Writes nothing
+   * to the live tables; costs a fold of the log.
+   */
+  async verify(): Promise<ProjectionVerification & { differences: string[] }> {
+    const live = await this.db.snapshot(async (reader) => {
+      const [row] = await reader.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.name]);
+      return { position: row?.position ?? null, tables: await tablesOf(reader, this.projection.tables) };
+    });
+    const dir = mkdtempSync(join(tmpdir(), `agora-verify-${this.name}-`));
+    const scratch = new SqliteReadDatabase(join(dir, 'rebuilt.sqlite'));
+    let events = 0;
+    try {
+      await scratch.transaction(async (tx) => {
+        for (const statement of this.projection.schema(scratch)) await tx.run(statement);
+      });
+      if (live.position !== null) {
+        let batch: RecordedEvent[] = [];
+        const write = async () => {
+          const events = batch;
+          batch = [];
+          if (events.length > 0) await scratch.transaction((tx) => this.projection.apply(tx, events));
+        };
+        for await (const event of this.store.readAll()) {
+          events++;
+          if (this.accepts(event.streamId)) batch.push(event);
+          if (batch.length >= this.maxBatch) await write();
+          if (event.position === live.position) break;
+        }
+        await write();
+      }
+      const rebuilt = await tablesOf(scratch, this.projection.tables);
+      const differences = this.projection.tables.flatMap((table) => differencesOf(table, live.tables[table]!, rebuilt[table]!));
+      return { name: this.name, position: live.position, events, equal: differences.length === 0, differences };
+    } finally {
+      await scratch.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /** Another replica writes: follow the position it records, and take the lock over when it is free. */
   private async startFollowing(): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    await this.db.migrate(async (tx) => {
       await tx.run(positionsSchema(this.db));
       for (const statement of this.projection.schema(this.db)) await tx.run(statement);
     });
     const head = await this.store.headPosition();
     let lastLockTry = Date.now();
-    const follow = async () => {
+    // Told when the writer commits (PostgreSQL), the follower reads the position at once; it polls besides, slower, for a missed notification and for the lock.
+    const listening = await this.db.listen?.((name) => {
+      if (name !== this.name || this.stopped) return;
+      clearTimeout(this.followTimer);
+      void follow();
+    });
+    this.stopListening = listening ? () => listening.close() : undefined;
+    let following = false;
+    let again = false;
+    const follow = async (): Promise<void> => {
       if (this.stopped) return;
+      // A notification while a read is under way reads again right after it.
+      if (following) return void (again = true);
+      following = true;
       try {
         const row = await this.readRow();
         if (row?.version === this.projection.version && row.position !== this.recorded) {
@@ -312,6 +382,8 @@ export class SqlProjectionRunner {
           if (lock) {
             if (this.stopped) return void (await lock.release());
             this.lock = lock;
+            await this.stopListening?.();
+            this.stopListening = undefined;
             this.logger.warn(`[read model ${this.name}] took over writing (the replica that wrote it let its lock go)`);
             await this.startWriting();
             return;
@@ -319,11 +391,35 @@ export class SqlProjectionRunner {
         }
       } catch (error) {
         this.logger.warn(`[read model ${this.name}] reading how far it has got failed; retrying`, error);
+      } finally {
+        following = false;
       }
-      if (!this.stopped) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? 100);
+      if (again && !this.lock) {
+        again = false;
+        return follow();
+      }
+      clearTimeout(this.followTimer);
+      if (!this.stopped && !this.lock) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? (listening ? 1_000 : 100));
     };
     await follow();
   }
+}
+
+/** Every row of each table, as JSON text, sorted: a form two databases' tables compare in. */
+async function tablesOf(reader: Pick<SqlExecutor, 'all'>, tables: readonly string[]): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of tables) out[table] = (await reader.all<SqlRow>(`SELECT * FROM ${table}`)).map((row) => JSON.stringify(Object.fromEntries(Object.entries(row).sort(([a], [b]) => (a < b ? -1 : 1))))).sort();
+  return out;
+}
+
+/** What differs between a table as it is and as rebuilt (at most a few lines of each). */
+function differencesOf(table: string, live: readonly string[], rebuilt: readonly string[]): string[] {
+  const inRebuilt = new Set(rebuilt);
+  const inLive = new Set(live);
+  const onlyLive = live.filter((row) => !inRebuilt.has(row));
+  const onlyRebuilt = rebuilt.filter((row) => !inLive.has(row));
+  const cut = (row: string) => (row.length > 300 ? `${row.slice(0, 300)}...` : row);
+  return [...onlyLive.slice(0, 3).map((row) => `${table}: live only: ${cut(row)}`), ...onlyRebuilt.slice(0, 3).map((row) => `${table}: rebuilt only: ${cut(row)}`), ...(onlyLive.length + onlyRebuilt.length > 6 ? [`${table}: ${onlyLive.length} rows only live, ${onlyRebuilt.length} only rebuilt`] : [])];
 }
 
 /** Starts a runner and resolves with it once caught up. */

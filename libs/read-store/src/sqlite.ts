@@ -53,6 +53,7 @@ export class SqliteReadDatabase implements ReadDatabase {
   /** One transaction at a time: the next waits for this one. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly locks = new Set<string>();
+  private snapshots: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   constructor(readonly file: string) {
@@ -98,6 +99,29 @@ export class SqliteReadDatabase implements ReadDatabase {
     return next;
   }
 
+  /** A transaction: BEGIN IMMEDIATE already takes the file's one writer lock. */
+  migrate<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction(work);
+  }
+
+  /** On the reading connection, in a transaction of its own: SQLite's write-ahead log keeps its snapshot until it ends. One snapshot at a time. */
+  snapshot<T>(work: (reader: Pick<SqlExecutor, 'all'>) => Promise<T>): Promise<T> {
+    const next = this.snapshots.then(async () => {
+      const reader = new Database(this.file, { readonly: true });
+      try {
+        const reads = new Statements(reader);
+        reader.exec('BEGIN');
+        // The snapshot starts at the first read.
+        reads.all('SELECT 1 AS one');
+        return await work({ all: async <R extends SqlRow = SqlRow>(sql: string, params?: readonly SqlValue[]) => reads.all<R>(sql, params) });
+      } finally {
+        reader.close();
+      }
+    });
+    this.snapshots = next.catch(() => undefined);
+    return next;
+  }
+
   async tryLock(name: string): Promise<HeldLock | undefined> {
     if (this.locks.has(name)) return undefined;
     this.locks.add(name);
@@ -109,6 +133,9 @@ export class SqliteReadDatabase implements ReadDatabase {
       },
     };
   }
+
+  /** A process alone on its file has no one to tell. */
+  async notify(): Promise<void> {}
 
   describe(): string {
     return `SQLite ${this.file}`;

@@ -211,6 +211,19 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
       }
     });
 
+    it('verify folds the log again beside the live tables and finds a row that differs', async () => {
+      await place(store, 'a', [1, 2]);
+      await place(store, 'b', [5]);
+      const runner = new SqlProjectionRunner(db, store, ordersProjection(), { logger: { warn: () => undefined } });
+      await runner.start();
+      expect(await runner.verify()).toEqual({ name: 'orders', position: await store.headPosition(), events: 3, equal: true, differences: [] });
+      await db.run('UPDATE orders_v1 SET total = 999 WHERE id = $1', ['order-b']);
+      const tampered = await runner.verify();
+      expect(tampered.equal).toBe(false);
+      expect(tampered.differences).toEqual(['orders_v1: live only: {"events":1,"id":"order-b","total":999}', 'orders_v1: rebuilt only: {"events":1,"id":"order-b","total":5}']);
+      await runner.stop();
+    });
+
     if (_engine === 'postgres') {
       it('replicas sharing the database: one writes, the other follows its position and takes over when it stops', async () => {
         await place(store, 'a', [1]);
@@ -232,6 +245,27 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
         await positions.waitFor(next.position);
         expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 7, events: 3 }]);
         await follower.stop();
+      });
+
+      it('a follower hears of each commit from the writer (LISTEN/NOTIFY), with no polling', async () => {
+        await place(store, 'a', [1]);
+        const quiet = { warn: () => undefined };
+        const writer = new SqlProjectionRunner(db, store, ordersProjection(), { logger: quiet });
+        await writer.start();
+        const positions = new ReadModelPositions(store, 5_000);
+        const followerDb = await open();
+        // Polling once a minute: only a notification can tell it in time.
+        const follower = new SqlProjectionRunner(followerDb, store, ordersProjection(), { logger: quiet, positions, pollMs: 60_000, lockRetryMs: 60_000 });
+        await follower.start();
+        for (let i = 0; i < 3; i++) {
+          const { position } = await store.append('order-a', [{ type: 'Placed', data: { amount: 1 } }], i);
+          const started = Date.now();
+          await positions.waitFor(position);
+          expect(Date.now() - started).toBeLessThan(2_000);
+        }
+        expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 4, events: 4 }]);
+        await follower.stop();
+        await writer.stop();
       });
     }
   });

@@ -214,7 +214,7 @@ export interface BootstrapAgent {
 }
 
 /**
- * Agora's services as senders (`service:<name>`, DESIGN.md decision 8): the key in force now in the
+ * Agora's services as senders (`service:<name>`, docs/decisions/0008-services-sign-what-they-do.md): the key in force now in the
  * keyring (AGORA_SERVICE_PUBLIC_KEYS, or the keys of the services this process runs) and the role
  * `service`. Which commands a service may send is the authorization table's (a command's `issuers`).
  * A service the keyring does not name is unknown.

@@ -24,7 +24,7 @@ export interface DeadlinesSpec {
 export const LATE_DEADLINE_LOG_MS = 5_000;
 
 /**
- * Durable deadlines of a service (DESIGN.md decision 5): the pending set is rebuilt from the log at
+ * Durable deadlines of a service (docs/decisions/0005-durable-time.md): the pending set is rebuilt from the log at
  * start, and each due deadline fires its expiry command with a command id derived from the
  * deadline, so a restart (or a second replica around a lease takeover) that fires it again appends
  * nothing more. With replicas (context.leases), only the holder of the lease `deadlines.<name>`

@@ -27,7 +27,7 @@ export interface DeciderHandlerOptions<C extends Command, E extends DomainEvent,
   cache?: AggregateCache<C, E, S> | AggregateCacheOptions | false;
 }
 
-/** The metadata a verified command leaves on every event it appends (DESIGN.md decision 4): enough to re-verify its signature offline. */
+/** The metadata a verified command leaves on every event it appends (docs/decisions/0004-every-command-is-signed.md): enough to re-verify its signature offline. */
 export function metadataOf(command: VerifiedCommand): CommandMetadata {
   const { envelope } = command;
   return {
@@ -43,7 +43,7 @@ export function metadataOf(command: VerifiedCommand): CommandMetadata {
 }
 
 /**
- * A dispatcher handler that decides a verified command with a decider (DESIGN.md decision 3):
+ * A dispatcher handler that decides a verified command with a decider (docs/decisions/0003-deciders-are-plain-functions.md):
  * load the stream, fold, decide, append at the expected revision, retry on conflict. Commands on
  * one stream run one at a time in this process (`locks`), and the folded state of recently used
  * streams is kept (`cache`), so the usual command is one append and no read. The decider sees

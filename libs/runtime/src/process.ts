@@ -29,6 +29,8 @@ export interface ProcessSpec {
   metricsPort?: number;
   /** The process's parts serve `context.metrics.registry` on `config.metrics` themselves (the projections, with /verify). */
   servesMetrics?: boolean;
+  /** The settings of the ports the process's parts listen on (`{ PORT: 8080 }`; METRICS_PORT is known already), named when one is in use. */
+  ports?(): Record<string, number>;
   /** Called once the config is read (before the store opens), e.g. to create a missing operator key. */
   prepare?(config: RuntimeConfig): RuntimeConfig;
   start(context: ServiceContext): Promise<Running>;
@@ -106,7 +108,7 @@ export async function runProcess(spec: ProcessSpec, argv: readonly string[] = pr
   } catch (error) {
     await context?.close();
     await tracing?.shutdown();
-    const line = describeStartupFailure(error);
+    const line = describeStartupFailure(error, { ...spec.ports?.(), ...(config.metrics === undefined ? {} : { METRICS_PORT: config.metrics.port }) });
     if (line === undefined) throw error;
     process.stderr.write(`${spec.name}: ${line}\n`);
     process.exit(2);

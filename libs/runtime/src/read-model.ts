@@ -1,22 +1,7 @@
-import { runProjection, type EventSourcingLogger, type Projection, type ProjectionRunner, type ReadModelPositions } from '@agora/eventsourcing';
+import type { EventSourcingLogger, ReadModelPositions } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { runSqlProjection, type ReadDatabase, type SqlProjection, type SqlProjectionRunner } from '@agora/read-store';
-import type { ServiceContext } from './context.js';
 import type { Running } from './process.js';
-
-/**
- * A service's read model as a part of its process (for `startAll` / `startTogether`, like
- * `runReactor` and `runDeadlines`): restored from the process's snapshots, its position shared for
- * read-your-writes, caught up (in the process's shared pass when started together with the rest).
- */
-export async function runReadModel<M>(
-  context: Pick<ServiceContext, 'store' | 'snapshots' | 'readModels'>,
-  projection: Projection<M>,
-  logger?: EventSourcingLogger,
-): Promise<Running & { model: ProjectionRunner<M> }> {
-  const model = await runProjection(context.store, projection, { ...(logger ? { logger } : {}), snapshots: context.snapshots, positions: context.readModels });
-  return { model, close: () => model.stop() };
-}
 
 /**
  * The read models a process keeps in the read side's database, each kept once however many of the

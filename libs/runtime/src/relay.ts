@@ -20,8 +20,8 @@ export interface EventRelayOptions {
 export const RELAY_FLUSH_EVERY = 1_000;
 
 /**
- * Relays committed events from the store to `agora.evt.<category>.<EventType>` (DESIGN.md
- * decision 2): in order, at least once, checkpointed. A restart resumes after the last saved
+ * Relays committed events from the store to `agora.evt.<category>.<EventType>` (docs/decisions/
+ * 0002-nats-commands-and-notifications.md): in order, at least once, checkpointed. A restart resumes after the last saved
  * checkpoint: it neither skips an event (the checkpoint only moves after the publish reached the
  * server) nor floods listeners with the whole history (only the events since the last save, at
  * most a second's worth, go out again; listeners dedupe on `Agora-Event-Id`).

@@ -22,14 +22,18 @@ export class StartupFailure extends Error {
 /** A data directory another process holds (the embedded store's lock). */
 const LOCKED = /in use by process|could not lock/;
 
-/** One line for a failure an operator can fix, or undefined for a failure that deserves its stack trace (a bug). */
-export function describeStartupFailure(error: unknown): string | undefined {
+/**
+ * One line for a failure an operator can fix, or undefined for a failure that deserves its stack trace (a bug).
+ * `ports` names the setting behind each port the process listens on (`{ PORT: 8080, METRICS_PORT: 9464 }`), so
+ * that a port in use names the one to change.
+ */
+export function describeStartupFailure(error: unknown, ports: Readonly<Record<string, number | undefined>> = {}): string | undefined {
   if (error instanceof StartupFailure) return error.message;
   if (!(error instanceof Error)) return undefined;
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
     const { address, port } = error as Error & { address?: string; port?: number };
-    return `port ${port ?? '?'}${address ? ` on ${address}` : ''} is already in use (choose another with the port setting, see --help)`;
+    return `port ${port ?? '?'}${address ? ` on ${address}` : ''} is already in use (another process listens there): ${portAdvice(port, ports)}`;
   }
   if (code === 'EACCES' && 'port' in error) return `not allowed to listen on port ${String((error as { port?: number }).port)} (choose a port above 1023)`;
   if (error instanceof StoreUnavailable && LOCKED.test(error.message)) return `${error.message}: another process holds this data directory (stop it, or give this one its own AGORA_DATA_DIR)`;
@@ -38,6 +42,15 @@ export function describeStartupFailure(error: unknown): string | undefined {
   if (isAuthError(error)) return `NATS refused the credentials: ${oneLine(error.message)}`;
   if (isUnreachable(error)) return `NATS is unreachable: ${oneLine(error.message)}`;
   return undefined;
+}
+
+/** Which setting moves a port in use: the one behind it when known, else every port setting of the process. */
+function portAdvice(port: number | undefined, ports: Readonly<Record<string, number | undefined>>): string {
+  const settings = Object.keys(ports);
+  const behind = settings.find((name) => port !== undefined && port !== 0 && ports[name] === port);
+  if (behind !== undefined) return `set ${behind} to another port (0: any free port), see --help`;
+  const names = settings.length > 0 ? settings : ['PORT', 'METRICS_PORT'];
+  return `set ${names.join(' or ')} to another port (0: any free port), see --help`;
 }
 
 /** A server list for a log line, without credentials. */

@@ -189,16 +189,32 @@ describe('process start-up (e2e)', () => {
     }
   }, 90_000);
 
-  it('a port in use: one line naming the port, exit code 2', async () => {
+  /** A port some other process holds, for as long as `use` runs. */
+  const whileTaken = async (use: (port: number) => Promise<void>) => {
     const blocker: Server = createServer();
     const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
     try {
-      const dir = await tempDir();
-      const run = await runToCompletion(GATEWAY, [], { NATS_URL: nats.url, EVENT_STORE: `embedded:${join(dir, 'events')}`, AGORA_DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
-      expect(run.code).toBe(2);
-      expectOneLine(run.stderr, new RegExp(`^agora-gateway: port ${port} on 127\\.0\\.0\\.1 is already in use`));
+      await use(port);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
+  };
+
+  it('a port in use: one line naming the port and the setting that moves it (PORT), exit code 2', async () => {
+    await whileTaken(async (port) => {
+      const dir = await tempDir();
+      const run = await runToCompletion(GATEWAY, [], { NATS_URL: nats.url, EVENT_STORE: `embedded:${join(dir, 'events')}`, AGORA_DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
+      expect(run.code).toBe(2);
+      expectOneLine(run.stderr, new RegExp(`^agora-gateway: port ${port} on 127\\.0\\.0\\.1 is already in use \\(another process listens there\\): set PORT to another port \\(0: any free port\\), see --help$`));
+    });
   }, 60_000);
+
+  it("npm start's /metrics port in use: the line names METRICS_PORT", async () => {
+    await whileTaken(async (port) => {
+      const dir = await tempDir();
+      const run = await runToCompletion('apps/standalone/src/main.ts', [], { AGORA_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: String(port), METRICS_HOST: '127.0.0.1' }, 60_000);
+      expect(run.code).toBe(2);
+      expectOneLine(run.stderr, new RegExp(`^agora: port ${port} on 127\\.0\\.0\\.1 is already in use \\(another process listens there\\): set METRICS_PORT to another port`));
+    });
+  }, 90_000);
 });

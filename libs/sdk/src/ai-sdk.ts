@@ -1,6 +1,6 @@
 /**
  * Governed tool calls for the Vercel AI SDK (`ai`, version 7): an AI SDK agent's risky tool calls go
- * to an Agora vote (DESIGN.md decision 14), on the same path as `agora mcp-proxy` (governed.ts: the
+ * to an Agora vote (docs/decisions/0014-a-governed-tool-call-is-a-decision.md), on the same path as `agora mcp-proxy` (governed.ts: the
  * policy, the voting session bound to the call's digest, the one-time release, the result's digest).
  *
  *   const governed = governedTools(agora, { writeFile, readFile }, policy);

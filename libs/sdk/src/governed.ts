@@ -1,5 +1,5 @@
 /**
- * Governed tool calls (DESIGN.md decision 14): the one place where an agent's tool call that the
+ * Governed tool calls (docs/decisions/0014-a-governed-tool-call-is-a-decision.md): the one place where an agent's tool call that the
  * policy (tool-policy.ts) matches becomes an Agora decision. `agora mcp-proxy` (@agora/mcp) and the
  * adapters for the Vercel AI SDK (ai-sdk.ts), the OpenAI Agents SDK (openai-agents.ts) and LangGraph
  * (langgraph.ts) are all built on it; each only turns a decision into its own world's answer (an MCP

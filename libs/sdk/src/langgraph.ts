@@ -1,6 +1,6 @@
 /**
  * Governed tool calls for LangGraph (`@langchain/langgraph` 1.7): a graph's risky tool calls go to an
- * Agora decision (DESIGN.md decision 14), on the same path as `agora mcp-proxy` and the other adapters
+ * Agora decision (docs/decisions/0014-a-governed-tool-call-is-a-decision.md), on the same path as `agora mcp-proxy` and the other adapters
  * (governed.ts: the policy, the session bound to the call's digest, the one-time release, the
  * result's digest), and the graph stops while they wait, so that it can resume after a restart.
  *

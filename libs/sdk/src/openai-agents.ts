@@ -1,6 +1,6 @@
 /**
  * Governed tool calls for the OpenAI Agents SDK (`@openai/agents`, 0.20): an agent's risky tool calls
- * go to an Agora decision (DESIGN.md decision 14), on the same path as `agora mcp-proxy` and the AI SDK
+ * go to an Agora decision (docs/decisions/0014-a-governed-tool-call-is-a-decision.md), on the same path as `agora mcp-proxy` and the AI SDK
  * adapter (governed.ts: the policy, the session bound to the call's digest, the one-time release, the
  * result's digest).
  *

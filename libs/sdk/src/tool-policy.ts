@@ -19,7 +19,7 @@
  * proposal reviewed by the reviewers as any proposal; the call runs once it is approved), `deny`
  * (refused without asking), `allow` (passes through).
  *
- * Arguments are matched structurally, never by a regex over text (DESIGN.md pitfalls): a pattern is
+ * Arguments are matched structurally, never by a regex over text (a regex over text is easy to get around): a pattern is
  * - a JSON scalar: equal to the value;
  * - an object of keys: the value is an object and each key's pattern matches the value's key
  *   (keys the pattern does not name are ignored);

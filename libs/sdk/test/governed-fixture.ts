@@ -12,8 +12,8 @@ import { dirname, join } from 'node:path';
 import type { VotingSessionView } from '@agora/contracts';
 import { generateKeyPair } from '@agora/identity';
 import { REPO_ROOT, runCommand, runToCompletion, startAgoraProcess, waitFor, workspaceExample, type AgoraProcess } from '@agora/testing';
-import { Agora, onVoteRequested, toolCallDigest, type RoleLoop, type ToolPolicy } from '../src/index.js';
-import { DOCUMENTED_URL, FILE_SAVER, frameworkDocExample } from './doc-examples.js';
+import { Agora, onVoteRequested, toolCallDigest, type RoleLoop } from '../src/index.js';
+import { DOCUMENTED_KEYS, DOCUMENTED_URL, FILE_SAVER, frameworkDocExample, sdkDocFile } from './doc-examples.js';
 
 export const VALIDATORS = ['vega', 'rigel', 'deneb'];
 
@@ -36,12 +36,13 @@ export interface GovernedFixture {
   /** The session once the read model shows `done` of it. */
   sessionOnce(server: string, tool: string, args: Record<string, unknown>, done: (s: VotingSessionView) => boolean): Promise<VotingSessionView>;
   /**
-   * Runs docs/sdk.md's example of `section` as written, as the deployer, from its own directory (which is returned):
-   * the SDK from the workspace, this Agora's gateway, `workspace.policy.json` holding `policy`, the deployer's key
-   * file, and `model` (TypeScript that defines the stand-in model) in place of the example's `declare const model` line;
-   * `env` is added to its environment.
+   * Runs docs/sdk.md's example of `section` as written, as the deployer, from its own directory (which is returned),
+   * set up as the page's "Before the examples" says: the SDK from the workspace, this Agora's gateway and the
+   * deployer's key file in place of the clone's, the page's `workspace.policy.json`, the checkpointer copied from
+   * examples/sdk, and `model` (TypeScript that defines the stand-in model) in place of the example's
+   * `declare const model` line; `env` is added to its environment.
    */
-  runDocExample(section: string, policy: ToolPolicy, model: string, env?: Record<string, string>): Promise<{ cwd: string; code: number | null; stdout: string; stderr: string }>;
+  runDocExample(section: string, model: string, env?: Record<string, string>): Promise<{ cwd: string; code: number | null; stdout: string; stderr: string }>;
   /** Stops Agora and runs `agora audit` over its data directory: its exit code, the events it found fault with, its report. */
   audit(): Promise<{ code: number | null; findings: string[]; stdout: string }>;
   stop(): Promise<void>;
@@ -137,16 +138,17 @@ export async function startGovernedFixture(name: string): Promise<GovernedFixtur
         return { written: path, bytes: content.length };
       },
       sessionFor,
-      async runDocExample(section, policy, model, env = {}) {
+      async runDocExample(section, model, env = {}) {
         const cwd = join(dir, `example-${section.replace(/\W+/g, '-').toLowerCase()}`);
         mkdirSync(cwd);
         symlinkSync(join(REPO_ROOT, 'node_modules'), join(cwd, 'node_modules'));
-        copyFileSync(keyFile('deployer'), join(cwd, 'deployer.key.json'));
         copyFileSync(FILE_SAVER, join(cwd, 'file-saver.ts'));
-        writeFileSync(join(cwd, 'workspace.policy.json'), JSON.stringify(policy));
+        writeFileSync(join(cwd, 'workspace.policy.json'), JSON.stringify(sdkDocFile('workspace.policy.json')));
         const example = frameworkDocExample(section);
         if (!/^declare const model\b.*$/m.test(example)) throw new Error(`docs/sdk.md's ${section} example declares no model`);
-        writeFileSync(join(cwd, 'example.ts'), workspaceExample(example).replace(/^declare const model\b.*$/m, model).replaceAll(DOCUMENTED_URL, url));
+        if (!example.includes(`${DOCUMENTED_KEYS}/deployer.key.json`)) throw new Error(`docs/sdk.md's ${section} example does not sign with the demo's deployer key`);
+        const pointed = example.replaceAll(`${DOCUMENTED_KEYS}/deployer.key.json`, keyFile('deployer')).replaceAll(DOCUMENTED_URL, url);
+        writeFileSync(join(cwd, 'example.ts'), workspaceExample(pointed).replace(/^declare const model\b.*$/m, model));
         const run = await runCommand(process.execPath, ['--conditions=agora-source', '--import', join(REPO_ROOT, 'tools', 'ts-run', 'register.mjs'), 'example.ts'], { cwd, env, timeoutMs: 60_000 });
         return { cwd, ...run };
       },

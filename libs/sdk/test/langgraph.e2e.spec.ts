@@ -17,8 +17,11 @@ import { END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheck
 import { toolsCondition } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
 import { ToolPolicy, governedToolNode, resultDigest, runGovernedGraph } from '../src/index.js';
-import { FileSaver } from './examples/file-saver.js';
+import { FILE_SAVER } from './doc-examples.js';
 import { useGovernedFixture, type GovernedFixture } from './governed-fixture.js';
+
+/** The checkpointer docs/sdk.md's example copies from examples/sdk (outside every package: loaded by its path, as the example loads its copy). */
+const { FileSaver } = (await import(FILE_SAVER)) as { FileSaver: new (file: string) => BaseCheckpointSaver };
 
 const POLICY = ToolPolicy.parse({
   server: 'workspace',
@@ -137,7 +140,7 @@ describe('governedToolNode: a LangGraph graph whose tool calls Agora decides (e2
       "import { fakeModel as stand } from '@langchain/core/testing';",
       `const model = stand().respondWithTools([{ name: 'write_file', args: ${JSON.stringify(args)}, id: 'call-1' }]).respond(new Answer('the plan is written'));`,
     ].join('\n');
-    const run = await f.runDocExample('LangGraph', POLICY, model);
+    const run = await f.runDocExample('LangGraph', model);
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(run.stdout.trim()).toBe('the plan is written');
     expect(readFileSync(join(run.cwd, 'plan.md'), 'utf8')).toBe('step 1: measure');

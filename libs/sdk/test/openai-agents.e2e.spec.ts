@@ -126,7 +126,7 @@ describe('governedAgentTools: an OpenAI Agents SDK run whose tool calls Agora de
       `const model = new ScriptedModel([modelResponder(() => [functionCall('write_file', ${JSON.stringify(args)}, { callId: 'call-1' })]), modelResponder(() => [assistantMessage('the plan is written')])]);`,
     ].join('\n');
     // The Agents SDK exports its traces to OpenAI unless told not to: nothing leaves the machine.
-    const run = await f.runDocExample('OpenAI Agents SDK', POLICY, model, { OPENAI_AGENTS_DISABLE_TRACING: '1' });
+    const run = await f.runDocExample('OpenAI Agents SDK', model, { OPENAI_AGENTS_DISABLE_TRACING: '1' });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(run.stdout.trim()).toBe('the plan is written');
     expect(readFileSync(join(run.cwd, 'plan.md'), 'utf8')).toBe('step 1: measure');

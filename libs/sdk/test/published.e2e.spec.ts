@@ -1,21 +1,24 @@
 /**
  * @agora/sdk as a user gets it: `npm run sdk:pack` builds the package (one ESM bundle, its
- * declarations, public npm dependencies only) and `npm pack`s it; the tarball is installed with npm
+ * declarations, public npm dependencies only) and `npm pack`s it as `npm run release:pack` does (its
+ * SHA-256 recorded in SHA256SUMS beside it); the tarball is installed with npm
  * into a fresh project outside the repository, where no workspace package can be found. There the
  * example program (published/example.ts) is type-checked strictly against the installed .d.ts
  * (skipLibCheck off: a missing declaration or an @agora/* import left in one fails it) and run with
  * Node against a running Agora (the standalone process): key files, a command, a query, a wait.
  * The README's SDK example and docs/sdk.md's are type-checked there too, and run as a reader of the
- * README runs them: after the tribunal demo, against the same Agora, from the directory that holds data/.
+ * README runs them: after the tribunal demo, against the same Agora, in the reader's own project, the
+ * README's example naming the demo's keys where the clone keeps them.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { generateKeyPair } from '@agora/identity';
-import { REPO_ROOT, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { REPO_ROOT, agoraCommandLine, docsExample, runCommand, sourceArgs, startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { Agora } from '../src/index.js';
-import { DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample } from './doc-examples.js';
+import { DOCUMENTED_KEYS, DOCUMENTED_URL, FILE_SAVER, PUBLISHED, frameworkDocExample, sdkDocFile } from './doc-examples.js';
 
 const VALIDATORS = ['aegis', 'ledger', 'pilot', 'sage', 'tally'];
 const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
@@ -63,10 +66,14 @@ function sdkDocSnippet(): string {
   return `import { Agora } from '${PUBLISHED}';\n\nconst alice = await Agora.connect({ url: '${DOCUMENTED_URL}', signer: { keyFile: 'data/alice.key.json' } });\n${snippet}await alice.close();\nexport {};\n`;
 }
 
-/** A compiled example with the documented gateway replaced by the test's. */
-function pointedAt(file: string, url: string): string {
-  const text = readFileSync(file, 'utf8');
+/** A compiled example with the documented gateway (and, where it names them, the clone's demo keys) replaced by the test's. */
+function pointedAt(file: string, url: string, keys?: string): string {
+  let text = readFileSync(file, 'utf8');
   if (!text.includes(DOCUMENTED_URL)) throw new Error(`${file} does not name ${DOCUMENTED_URL}`);
+  if (keys !== undefined) {
+    if (!text.includes(DOCUMENTED_KEYS)) throw new Error(`${file} does not name ${DOCUMENTED_KEYS}`);
+    text = text.replaceAll(DOCUMENTED_KEYS, keys);
+  }
   const run = file.replace(/\.js$/, '.run.js');
   writeFileSync(run, text.replaceAll(DOCUMENTED_URL, url));
   return run;
@@ -84,6 +91,9 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-sdk-published-'));
     const packed = succeeded('npm run sdk:pack', await runCommand(process.execPath, ['tools/sdk-pack.mjs', '--pack', join(dir, 'tarball')], { timeoutMs: 240_000 }));
     const tarball = packed.trim().split('\n').pop()!;
+    // Packed as npm run release:pack packs it: its SHA-256 recorded beside it, as sha256sum -c reads it.
+    const digest = createHash('sha256').update(readFileSync(tarball)).digest('hex');
+    expect(readFileSync(join(dir, 'tarball', 'SHA256SUMS'), 'utf8')).toBe(`${digest}  ${basename(tarball)}\n`);
     project = join(dir, 'project');
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
@@ -91,8 +101,11 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts', 'readme.ts', 'sdk-doc.ts'] }));
     // The framework examples import the frameworks whole (`@openai/agents` brings `openai`'s declarations), and
     // docs/a2a.md's client the A2A SDK: checked against the SDK's declarations (which the strict project above
-    // checks, reading no framework's) without checking every library again.
-    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts', 'a2a-doc.ts'] }));
+    // checks, reading no framework's) without checking every library again, with the tsconfig.json docs/sdk.md
+    // gives for them (its validators.ts beside them).
+    const documented = (sdkDocFile('tsconfig.json') as { compilerOptions: Record<string, unknown> }).compilerOptions;
+    writeFileSync(join(project, 'tsconfig.frameworks.json'), JSON.stringify({ compilerOptions: { ...documented, outDir: 'out-frameworks' }, files: ['openai-agents-doc.ts', 'langgraph-doc.ts', 'a2a-doc.ts', 'validators-doc.ts'] }));
+    writeFileSync(join(project, 'validators-doc.ts'), `${frameworkDocExample('Before the examples')}export {};\n`);
     // The example program is the workspace's (it imports @agora/sdk there); a user imports the published name.
     writeFileSync(join(project, 'example.ts'), readFileSync(join(REPO_ROOT, 'libs', 'sdk', 'test', 'published', 'example.ts'), 'utf8').replaceAll("from '@agora/sdk'", `from '${PUBLISHED}'`));
     writeFileSync(join(project, 'readme.ts'), readmeSnippet());
@@ -137,7 +150,7 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(tsc.code).toBe(0);
   }, 300_000);
 
-  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples, and docs/a2a.md's client, against the installed package and frameworks", async () => {
+  it("type-checks docs/sdk.md's OpenAI Agents SDK and LangGraph examples and its validators, and docs/a2a.md's client, against the installed package and frameworks, with the page's tsconfig.json", async () => {
     const tsc = await runCommand(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(project, 'tsconfig.frameworks.json')], { cwd: project, timeoutMs: 240_000 });
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('');
     expect(tsc.code).toBe(0);
@@ -166,19 +179,33 @@ describe('@agora/sdk packed and installed from its tarball (e2e)', () => {
     expect(session.votes.map((v) => v.validator).every((v) => VALIDATORS.includes(v))).toBe(true);
   }, 300_000);
 
-  it("runs the README's example after the tribunal demo, and docs/sdk.md's for an executive, from the directory that holds data/", async () => {
+  it("runs the README's example after the tribunal demo, in the user's project naming the clone's demo keys, and docs/sdk.md's for an executive", async () => {
     expect(url).toBeDefined();
-    // The README's order: the tribunal demo registers the reviewers and keeps their keys under data/demo-keys.
-    const data = join(project, 'data');
+    // The README's order: the tribunal demo registers the reviewers and keeps their keys under the clone's data/demo-keys.
+    const data = join(dir, 'clone-data');
     const demo = await runCommand(process.execPath, [...sourceArgs('tools/demo/src/main.ts'), 'tribunal', '--url', url, '--key', join(dir, 'data', 'operator.key.json'), '--data', data, '--metrics', `${url}/metrics`], { timeoutMs: 240_000 });
     succeeded('the tribunal demo', demo);
-    const readme = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'readme.js'), url)], { cwd: project, timeoutMs: 120_000 });
+    const readme = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'readme.js'), url, join(data, 'demo-keys'))], { cwd: project, timeoutMs: 120_000 });
     expect(succeeded("the README's example", readme).trim()).toMatch(/^tooltips-\d+: approved$/);
 
     const alice = generateKeyPair();
-    writeFileSync(join(data, 'alice.key.json'), JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
+    // docs/sdk.md's example reads data/alice.key.json, in the project it runs from.
+    await mkdir(join(project, 'data'), { recursive: true });
+    writeFileSync(join(project, 'data', 'alice.key.json'), JSON.stringify({ agentId: 'alice', ...alice }), { mode: 0o600 });
     await root!.send('RegisterAgent', { agentId: 'alice', publicKey: alice.publicKey, displayName: 'alice', roles: ['executive'], constitutions: [], specializations: [], trustScore: 500 });
     const doc = await runCommand(process.execPath, [pointedAt(join(project, 'out', 'sdk-doc.js'), url)], { cwd: project, timeoutMs: 60_000 });
     expect(succeeded("docs/sdk.md's example", doc).trim()).toMatch(/^(review|escalated|approved)$/);
   }, 400_000);
+
+  it("runs docs/a2a.md's steps after the tribunal demo, then its client, which ends with the tribunal's verdict by itself", async () => {
+    expect(url).toBeDefined();
+    // Its agora lines as printed, from the directory that holds Agora's data/ (the clone's root, for a reader).
+    const section = /\n## A client\n([\s\S]*?)\n## /.exec(readFileSync(join(REPO_ROOT, 'docs', 'a2a.md'), 'utf8'))![1]!;
+    const lines = section.split('\n').filter((line) => line.startsWith('npm run agora -- '));
+    expect(lines.map((line) => line.split(' ').slice(4, 6).join(' '))).toEqual(['keys new', 'agents register']);
+    for (const line of lines) succeeded(line, await runCommand('/bin/sh', ['-c', agoraCommandLine(line)], { cwd: dir, env: { AGORA_URL: url }, timeoutMs: 60_000 }));
+    // The client, compiled from the page (the reader's Node runs the .mts as it is), with envoy's key; the reviewers are silent now.
+    const client = await runCommand(process.execPath, [join(project, 'out-frameworks', 'a2a-doc.js')], { cwd: project, env: { AGORA_URL: url, AGORA_KEY_FILE: join(dir, 'data', 'envoy.key.json') }, timeoutMs: 60_000 });
+    expect(succeeded("docs/a2a.md's client", client)).toMatch(/^TASK_STATE_COMPLETED The tribunal's verdict: approved$/m);
+  }, 120_000);
 });

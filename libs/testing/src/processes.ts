@@ -25,6 +25,18 @@ export function workspaceExample(source: string): string {
 }
 
 /**
+ * A docs line `npm run agora -- <args>` as a shell command (for `/bin/sh -c`) that runs the same CLI from
+ * any directory, as the line runs from the repository's root: its sources, or its build under npm test
+ * (sourceArgs). The arguments stay as written, so the shell reads their quotes as a reader's shell would.
+ */
+export function agoraCommandLine(line: string): string {
+  const prefix = 'npm run agora -- ';
+  if (!line.startsWith(prefix)) throw new Error(`not an agora line: ${line}`);
+  const node = [process.execPath, ...sourceArgs('apps/cli/src/main.ts').map((arg) => (arg.startsWith('-') ? arg : resolve(REPO_ROOT, arg)))];
+  return `${node.map((arg) => `'${arg}'`).join(' ')} ${line.slice(prefix.length)}`;
+}
+
+/**
  * The built entry point of an app (`apps/<app>/dist/main.js`), for a test of what a user runs after
  * `npm run build` (npm test builds before its stages). A test never builds it itself: it fails saying so.
  */

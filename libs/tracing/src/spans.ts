@@ -1,5 +1,5 @@
 /**
- * Spans and trace context through the OpenTelemetry API only (DESIGN.md decision 15). Until a
+ * Spans and trace context through the OpenTelemetry API only (docs/decisions/0015-traces-follow-causes.md). Until a
  * process turns tracing on (startTracing, or useTracerProvider in a test) every function here
  * returns at once: no span object, no context switch, no header. The SDK is never loaded then.
  */

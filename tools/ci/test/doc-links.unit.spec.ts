@@ -1,5 +1,5 @@
 /**
- * Every relative link in README.md and docs/**\/*.md resolves: the file (or folder) it names exists,
+ * Every relative link in README.md, CHANGELOG.md, CONTRIBUTING.md, SECURITY.md and docs/**\/*.md resolves: the file (or folder) it names exists,
  * and an `#anchor` names a heading of the target, slugged as GitHub does (lower case, punctuation
  * dropped, spaces to hyphens, `-1`, `-2` ... for repeated headings). Links in code are not links.
  */
@@ -87,7 +87,7 @@ function brokenLinks(file: string): string[] {
 }
 
 describe('documentation links', () => {
-  const files = [join(REPO_ROOT, 'README.md'), ...markdownFiles(join(REPO_ROOT, 'docs'))];
+  const files = [...['README.md', 'CHANGELOG.md', 'CONTRIBUTING.md', 'SECURITY.md'].map((name) => join(REPO_ROOT, name)), ...markdownFiles(join(REPO_ROOT, 'docs'))];
 
   it('slugs headings as GitHub does', () => {
     expect(slug('Tamper evidence and `agora audit`')).toBe('tamper-evidence-and-agora-audit');

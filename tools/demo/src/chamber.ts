@@ -89,7 +89,8 @@ export async function chamberDemo(say: Say, options: { dataDir?: string }): Prom
     const forged = await fleet.send('pipeline', 'ApproveChamberSession', { sessionId });
     say(`  the pipeline agent tries to approve its own session: ${forged.ok ? 'accepted?!' : `refused (${forged.error.code})`}`);
     await fleet.must('root', 'ApproveChamberSession', { sessionId, note: 'go' });
-    say('  the operator approves with the operator key\n');
+    say('  the operator approves with the operator key');
+    say('  (the models see each other\'s answers under letters, shuffled per phase: a letter names one model in the\n   cross-examination and maybe another in the arbiter\'s phase; the model behind each is printed beside it)\n');
     let shown = 0;
     const final = await until(
       'the session to conclude',

@@ -60,5 +60,8 @@ describe('the demos in README order on one system (e2e)', () => {
     expect(out).toMatch(/outcome: consensus/);
     expect(readdirSync(tmp).filter((name) => name.startsWith('agora-chamber-demo-'))).toEqual([]);
     expect(out).not.toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/v1\/chamber|--url http:\/\/127\.0\.0\.1:\d+/);
+    // Letters are shuffled per phase, and the output says which phase a letter belongs to.
+    expect(out).toContain('under letters, shuffled per phase');
+    expect(out).toMatch(/rests on \(the arbiter's labels, shuffled anew\): [A-Z] \(/);
   }, 300_000);
 });

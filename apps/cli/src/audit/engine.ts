@@ -112,7 +112,7 @@ export class LogAuditor {
 
   constructor(private readonly options: AuditOptions = {}) {
     if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
-    this.rules = new AuditRules(options.policies);
+    this.rules = new AuditRules(options.policies, (options.trusted ?? []).map((t) => t.agentId));
     const settings = options.resume?.settings ?? options.settings;
     if (settings) this.rules.resume(settings);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
@@ -544,7 +544,13 @@ export class LogAuditor {
     const known = this.agents.get(agent.agentId);
     const retired = known ? (known.publicKey === agent.publicKey ? known.retired : [...known.retired, known.publicKey]) : [];
     this.agents.set(agent.agentId, { publicKey: agent.publicKey, retired, roles: agent.roles ?? [], status: agent.status });
-    void event;
+    // A registry entry under a bootstrap operator's id, with another key, put there by someone else: the
+    // registry's word wins over the configured key, which then signs nothing (the operator is locked out).
+    const bootstrap = this.trusted.get(agent.agentId);
+    const actor = String(event.metadata['actor'] ?? '');
+    if (bootstrap !== undefined && (event.type === 'AgentRegistered' || event.type === 'AgentKeyRotated') && agent.publicKey !== bootstrap.publicKey && actor !== agent.agentId) {
+      this.report('authorization', event, `${actor} put a registry entry under the bootstrap operator's id ${agent.agentId} with another key than the configured one: it shadows the bootstrap operator, whose configured key no longer signs`);
+    }
   }
 }
 

@@ -47,9 +47,9 @@ interface DeciderPolicies {
 }
 
 /** Category → rules, under these policies. A category without rules is reported (no decider to decide it again). */
-function rulesUnder(policies: DeciderPolicies): Map<string, AggregateRules> {
+function rulesUnder(policies: DeciderPolicies, bootstrapOperators: readonly string[]): Map<string, AggregateRules> {
   const rules: [string, AggregateRules][] = [
-    ['agent', { protocol: 'registry', decider: createAgentDecider(policies.breaker) as unknown as AnyDecider }],
+    ['agent', { protocol: 'registry', decider: createAgentDecider(policies.breaker, { bootstrapOperators }) as unknown as AnyDecider }],
     [MODEL_CALLS_CATEGORY, { protocol: 'model_calls', decider: modelLedgerDecider as unknown as AnyDecider }],
     ['proposal', { protocol: 'tribunal', decider: createProposalDecider(policies.tribunal) as unknown as AnyDecider }],
     ['voting_session', { protocol: 'voting', decider: votingSessionDecider as unknown as AnyDecider }],
@@ -73,8 +73,12 @@ export class AuditRules {
   private rules: Map<string, AggregateRules>;
   private settings: SettingsInForce = NO_SETTINGS;
 
-  constructor(private readonly given: AuditPolicies = {}) {
-    this.rules = rulesUnder(this.policies());
+  constructor(
+    private readonly given: AuditPolicies = {},
+    /** The bootstrap operators the auditor trusts: their ids are reserved to them (RegisterAgent, rules 4 on). */
+    private readonly bootstrapOperators: readonly string[] = [],
+  ) {
+    this.rules = rulesUnder(this.policies(), bootstrapOperators);
   }
 
   get(category: string): AggregateRules | undefined {
@@ -89,7 +93,7 @@ export class AuditRules {
   /** Continues from settings kept at a position (a resumed audit). Throws when a recorded value no longer parses. */
   resume(inForce: SettingsInForce): void {
     this.settings = inForce;
-    this.rules = rulesUnder(this.policies());
+    this.rules = rulesUnder(this.policies(), this.bootstrapOperators);
   }
 
   /**
@@ -102,7 +106,7 @@ export class AuditRules {
     const before = this.settings;
     this.settings = next;
     try {
-      this.rules = rulesUnder(this.policies());
+      this.rules = rulesUnder(this.policies(), this.bootstrapOperators);
     } catch (error) {
       this.settings = before;
       throw error;

@@ -55,12 +55,13 @@ export function describeEntry(entry: Entry, view: ChamberSessionView, full = fal
       return `${head} (${v.stage}): score ${v.score} ${v.divergent ? '>' : '<='} threshold ${v.threshold}: ${v.divergent ? 'divergent' : 'not divergent'}; majority ${v.majority ? `"${v.majority.position}" (${v.majority.count} of ${v.majority.of})` : 'none'}`;
     }
     case 'ChamberPositionChanged':
-      return `${head}: panelist ${String(d['panelist'])} (label ${String(d['label'])}) "${String(d['from'])}" → "${String(d['to'])}"${d['towardLabel'] ? ` toward ${String(d['towardLabel'])}` : ''}${d['towardBlindMajority'] ? ' (toward the blind majority)' : ''}`;
+      return `${head}: panelist ${String(d['panelist'])} (label ${String(d['label'])} in the cross-examination) "${String(d['from'])}" → "${String(d['to'])}"${d['towardLabel'] ? ` toward ${String(d['towardLabel'])}` : ''}${d['towardBlindMajority'] ? ' (toward the blind majority)' : ''}`;
     case 'ChamberSessionConcluded': {
       const lines = [`${head}: ${String(d['outcome']).toUpperCase()}: ${String(d['reason'])}`];
       if (d['synthesis']) lines.push(`  synthesis: ${clip(d['synthesis'])}`);
       const rests = d['restsOn'] as { label: string; model: string }[];
-      if (rests.length) lines.push(`  rests on: ${rests.map((r) => `${r.label} (${r.model})`).join(', ')}`);
+      // The arbiter's labels are shuffled anew: a letter here may name another model than in the cross-examination.
+      if (rests.length) lines.push(`  rests on (the arbiter's labels, shuffled anew): ${rests.map((r) => `${r.label} (${r.model})`).join(', ')}`);
       const arbiter = d['arbiter'] as { model: string; fallback: boolean } | null;
       if (arbiter) lines.push(`  arbiter: ${arbiter.model}${arbiter.fallback ? ' (fallback)' : ''}; own provider's answer among those it rests on: ${d['ownProviderWin'] === null ? 'n/a' : d['ownProviderWin'] ? 'yes' : 'no'}`);
       const majority = d['blindMajority'] as { position: string; count: number; of: number } | null;

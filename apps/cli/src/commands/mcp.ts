@@ -47,8 +47,9 @@ export const mcp: CommandSpec = {
   brief: "serve Agora to an MCP client over stdio, signing with an agent's key file",
   summary: "Serve Agora as an MCP server over stdio (for an agent's local MCP configuration), signing every command with the agent's key file.",
   usage: '--key <key file> [--agent <agentId>] [--url <url> | --nats <url>]',
-  description: `Tools: one per command an agent may send and one per query (generated from the contracts, in snake_case:
-submit_proposal, submit_review, cast_validator_vote, submit_thesis, get_dialectic_session, ...), the waiting tools
+  description: `Tools: one per command the agent's roles may send and one per query they may read (its roles read from
+the registry at start; the contracts' authorization and visibility tables decide), generated from the contracts, in snake_case
+(submit_proposal, submit_review, cast_validator_vote, submit_thesis, get_dialectic_session, ...), the waiting tools
 wait_for_verdict, wait_for_decision and wait_for_resolution, and request_dialectic_review. Resources:
 agora://proposals/{id}, agora://voting-sessions/{id}, agora://dialectic-sessions/{id}, agora://debates/{id}, with
 update notifications. The key stays in this process: the model sees tools, never the key. Nothing but MCP is
@@ -59,8 +60,15 @@ written on stdout; diagnostics go to stderr.`,
   async run(args, io) {
     const { createAgoraMcpServer } = await import('@agora/mcp');
     const agora = await connectAgent(args, io, 'mcp');
-    const server = createAgoraMcpServer(agora);
-    io.stderr(`agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind})\n`);
+    // The command tools offered are those the agent's roles may send, read from the registry once, at start.
+    const self = agora.agentId === undefined ? undefined : await agora.tryQuery('GetAgent', { agentId: agora.agentId });
+    const roles = self?.ok ? self.result.roles : undefined;
+    const server = createAgoraMcpServer(agora, roles === undefined ? {} : { roles });
+    io.stderr(
+      roles === undefined
+        ? `agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind}); its roles could not be read (${self?.ok === false ? self.error.code : 'no agent'}): offering every command an agent may send\n`
+        : `agora mcp: serving ${agora.agentId} over stdio (${agora.transport.kind}), with the commands of its roles (${roles.join(', ') || 'none'})\n`,
+    );
     await serveStdio(server.server, io);
     await agora.close();
     return EXIT.ok;

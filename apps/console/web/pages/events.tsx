@@ -70,8 +70,8 @@ function Row(props: { entry: LoggedEvent }) {
       </td>
       <th scope="row" data-label="Event">
         <span class="strong">{event.type}</span>
-        <div class="small muted mono">
-          {event.streamId} #{event.revision}
+        <div class="small muted mono" title="The stream and the event's revision in it, then its position in the whole log">
+          {event.streamId}@{event.revision} · position {event.position}
         </div>
         {gist(event.data) ? <div class="small">{gist(event.data)}</div> : null}
       </th>
@@ -103,12 +103,16 @@ function Events(props: PageProps) {
   const actors = useMemo(() => options(all.map((e) => e.event.metadata?.['actor']).filter((a): a is string => typeof a === 'string')), [all.length]);
   const matching = all.filter((e) => (!category || e.category === category) && (!type || e.event.type === type) && (!actor || e.event.metadata?.['actor'] === actor));
   const shown = matching.slice(-SHOWN).reverse();
+  const last = all.at(-1);
   const counts = { verified: 0, unsigned: 0, failed: 0, unknown_key: 0 };
   for (const e of matching) if (e.mark) counts[e.mark.state]++;
   return (
     <>
       <p class="lede">
-        {log.received} events received{log.status === 'live' ? ', live' : ` (${log.status})`}. Signatures are checked here, in your browser: {counts.verified} verified, {counts.unsigned} unsigned, {counts.failed} failed{counts.unknown_key ? `, ${counts.unknown_key} under a key it does not know` : ''}.
+        {log.received} events received{last ? `, up to log position ${last.event.position}` : ''}{log.status === 'live' ? ', live' : ` (${log.status})`}. Signatures are checked here, in your browser: {counts.verified} verified, {counts.unsigned} unsigned, {counts.failed} failed{counts.unknown_key ? `, ${counts.unknown_key} under a key it does not know` : ''}.
+      </p>
+      <p class="small muted" data-testid="positions-note">
+        A position is where the event store keeps an event in the whole log, not a count of events: the embedded store numbers each commit&apos;s own record too, so positions run ahead of the number of events. <span class="mono">stream@n</span> is the event&apos;s revision in its stream.
       </p>
       <form class="filters" aria-label="Filter events" onSubmit={(e) => e.preventDefault()}>
         <label>

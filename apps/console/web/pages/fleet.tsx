@@ -4,6 +4,17 @@ import { usePagedQuery } from '../lib/api';
 import type { ConsolePage, PageProps } from '../page';
 import { Badge, Empty, ErrorNote, Loading, Meter, Section, ShowMore, Time } from '../ui';
 
+/**
+ * Health and risk are those of the agent's last health report. An agent resumed after a recovery and not
+ * reported on since still shows the figures that paused it: they say so instead of reading as current.
+ */
+function staleSinceResume(agent: AgentView): string | undefined {
+  const resume = agent.breaker.lastResume;
+  if (agent.breaker.state === 'open' || !resume) return undefined;
+  const reported = agent.breaker.lastReportAt;
+  return reported === null || reported <= resume.resumedAt ? 'the report that paused it: none since its resume' : undefined;
+}
+
 function StatusCell(props: { agent: AgentView }) {
   const { agent } = props;
   if (agent.status === 'disabled') return <Badge tone="bad">disabled</Badge>;
@@ -12,6 +23,14 @@ function StatusCell(props: { agent: AgentView }) {
       <span class="stack">
         <Badge tone="bad">paused</Badge>
         {agent.breaker.sessionId ? <a href={`/dialectic/${encodeURIComponent(agent.breaker.sessionId)}`}>recovery</a> : null}
+      </span>
+    );
+  if (staleSinceResume(agent))
+    return (
+      <span class="stack">
+        <Badge tone="good">active</Badge>
+        <span class="small muted">resumed, no report since</span>
+        {agent.breaker.lastResume ? <a href={`/dialectic/${encodeURIComponent(agent.breaker.lastResume.sessionId)}`}>recovery</a> : null}
       </span>
     );
   return <Badge tone="good">active</Badge>;
@@ -70,10 +89,10 @@ function Fleet(props: PageProps) {
                       <Meter value={a.trustScore} max={1000} label={`trust of ${a.agentId}`} />
                     </td>
                     <td data-label="Health">
-                      <Meter value={a.health} label={`health of ${a.agentId}`} />
+                      <Meter value={a.health} label={`health of ${a.agentId}`} stale={staleSinceResume(a)} />
                     </td>
                     <td data-label="Risk">
-                      <Meter value={a.risk} invert label={`risk of ${a.agentId}`} />
+                      <Meter value={a.risk} invert label={`risk of ${a.agentId}`} stale={staleSinceResume(a)} />
                     </td>
                     <td data-label="Status">
                       <StatusCell agent={a} />

@@ -25,9 +25,16 @@ export function challengeBand(rate: number | null): { label: string; tone: Tone 
   }
 }
 
+/** Fewer proposals reviewed in the window than this, and a challenge rate says little (a demo's four): the band says so rather than raise an alarm. */
+export const TOO_FEW_TO_JUDGE = 20;
+
 function StatsTiles(props: { stats: TribunalStats; underCovered: string | undefined }) {
   const { stats } = props;
-  const band = challengeBand(stats.challengeRate);
+  const reviewed = stats.proposals.reviewed;
+  const band =
+    reviewed > 0 && reviewed < TOO_FEW_TO_JUDGE
+      ? { label: `${reviewed} reviewed: too few to judge (healthy is 20–40 % over ${TOO_FEW_TO_JUDGE} or more)`, tone: 'muted' as Tone }
+      : challengeBand(stats.challengeRate);
   return (
     <div class="tiles" aria-label="Tribunal figures">
       <Tile wide label={`challenge rate over ${stats.window.days} days`} value={percent(stats.challengeRate)}>

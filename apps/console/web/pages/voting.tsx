@@ -9,8 +9,9 @@ import { AgentName, Badge, Empty, ErrorNote, Facts, Loading, Meter, percent, Sec
 
 const LIVE = ['voting_session', 'voting_config'];
 
-function hitl(s: { awaitingOperator: boolean }, view?: VotingSessionView) {
-  if (s.awaitingOperator) return <Badge tone="bad">waiting for a human</Badge>;
+/** A session whose votes are in but whose recommendation needs a person is not decided yet: it says so in place of its status. */
+function hitl(s: { awaitingOperator: boolean; status: string }, view?: VotingSessionView) {
+  if (s.awaitingOperator) return <Badge tone="bad">{s.status === 'expired' ? 'expired: ' : 'votes in: '}waiting for a human</Badge>;
   if (view?.resolution) return <Badge tone="good">decided by {view.resolution.operator}</Badge>;
   return null;
 }
@@ -25,7 +26,7 @@ function SessionList(props: { sessions: VotingSessionSummary[]; selected: string
               {s.actionType} <span class="muted small">for {s.requestingAgent}</span>
             </span>
             <span class="pick-meta">
-              <Status value={s.status} /> <Badge tone={s.critical || s.riskLevel === 'critical' ? 'bad' : s.riskLevel === 'high' ? 'warn' : 'muted'}>{s.riskLevel} risk</Badge>
+              {s.awaitingOperator ? null : <Status value={s.status} />} <Badge tone={s.critical || s.riskLevel === 'critical' ? 'bad' : s.riskLevel === 'high' ? 'warn' : 'muted'}>{s.riskLevel} risk</Badge>
               <span class="muted small">
                 {s.votesReceived}/{s.validators.length} votes
               </span>
@@ -51,7 +52,7 @@ function SessionDetail(props: { sessionId: string }) {
           {s.actionType} <span class="muted small">for {s.requestingAgent}</span>
         </h2>
         <span class="chips">
-          <Status value={s.status} />
+          {s.awaitingOperator ? null : <Status value={s.status} />}
           {hitl(s, s)}
         </span>
       </div>

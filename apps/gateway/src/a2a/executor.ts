@@ -12,13 +12,20 @@ import type { CommandResult, ErrorCode, Reader, Reply } from '@agora/contracts';
 import { waitOnLog, type Agora } from '@agora/sdk';
 import type { LoggerService } from '@nestjs/common';
 import type { CommandSender } from '../commands.js';
+import type { Credential, EndReason } from '../credentials.js';
 import { GatewayError } from '../http-reply.js';
+import { loggable } from './loggable.js';
 import { agentMessage, commandsIn, dataPart, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { scopeOf } from './task-store.js';
 import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
 
 /** The caller of an A2A request: the agent its read token proves (reads closed), or nobody in particular (reads open). */
 export class A2ACaller implements User {
-  constructor(readonly reader: Reader | undefined) {}
+  constructor(
+    readonly reader: Reader | undefined,
+    /** What the caller's read stands on (reads closed): a task's pushes stop when it no longer holds. */
+    readonly credential?: Credential,
+  ) {}
 
   get isAuthenticated(): boolean {
     return this.reader !== undefined;
@@ -49,6 +56,13 @@ interface Run {
   /** The SDK client the task reads with, as its caller. */
   agora: Agora;
   done: Promise<void>;
+  /** The caller's share of the tasks (scopeOf), and the command that started the task. */
+  callerKey: string;
+  commandId: string;
+  /** Why the caller lost its right to the task (disabled, its key or roles changed), once it has. */
+  revoked: EndReason | undefined;
+  /** The task as it started (what a duplicate joins until the store has it). */
+  started: Task;
 }
 
 export interface ExecutorOptions {
@@ -57,6 +71,17 @@ export interface ExecutorOptions {
   readerClient(reader: Reader | undefined): Agora;
   /** Tasks following the log at once; past that a new task is refused (default 1,000). */
   maxTasks?: number;
+  /** Tasks one caller follows at once; past that its new task is refused, others' are not (default 100). */
+  tasksPerCaller?: number;
+  /**
+   * Watches the caller's credential for as long as its task is followed: `end` is called when the
+   * registry disables the agent or changes its key or roles (CredentialWatch.bind). Returns the unbinding.
+   */
+  watch?(credential: Credential, end: (reason: EndReason) => void): () => void;
+  /** The caller lost its right to the task: its pushes stop at once (PushConfigs.revoke, PushQueue.drop). */
+  revoke?(taskId: string, context: ServerCallContext): Promise<void>;
+  /** A task as the store holds it (a duplicate command joins it). */
+  current?(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
   /** The longest a task follows its aggregate (default 24 hours); it then fails and says so. */
   followMs?: number;
   /** Called when a task is final and its bus may be let go. */
@@ -68,6 +93,10 @@ const DEFAULT_FOLLOW_MS = 24 * 60 * 60_000;
 
 export class AgoraAgentExecutor implements AgentExecutor {
   private readonly runs = new Map<string, Run>();
+  /** Tasks starting (their command sent, not yet followed), by caller and command id: a duplicate waits for the task it joins. */
+  private readonly starting = new Map<string, Promise<string | undefined>>();
+  /** Slots taken by tasks starting, by caller. */
+  private readonly reserved = new Map<string, number>();
   /** tasks/cancel's metadata, handed over by the request handler (AgoraRequestHandler). */
   private readonly cancellations = new Map<string, { metadata: Record<string, unknown> | undefined; context: ServerCallContext }>();
 
@@ -102,11 +131,75 @@ export class AgoraAgentExecutor implements AgentExecutor {
       history: [message],
       metadata: { agora: { skill: skill.id, ...metadata } },
     });
-    const refused = this.checkActor(caller, envelope) ?? (this.runs.size >= (this.options.maxTasks ?? 1_000) ? { code: 'too_many_sessions' as const, message: `this gateway follows ${this.runs.size} A2A tasks already: try again later` } : undefined);
-    const reply: Reply<CommandResult> = refused ? { ok: false, error: refused } : await this.send(envelope);
+    const callerKey = scopeOf(request.context);
+    const commandId = String(envelope['commandId']);
+    const startKey = `${callerKey}\u0000${commandId}`;
+    // The same command again (resent, or sent many times at once) joins the task it started.
+    // No await before `starting` is set, unless there is a task to join: requests sent at once see each other.
+    const pending = this.starting.get(startKey);
+    const joined = (pending === undefined ? undefined : await pending) ?? this.runFor(callerKey, (run) => run.commandId === commandId);
+    if (joined !== undefined && (await this.join(joined, request, bus))) return;
+    const refused = this.checkActor(caller, envelope) ?? this.checkSlots(callerKey);
+    if (refused) {
+      bus.publish(AgentEvent.task(task(refusalState(refused.code), `Agora refused ${String(envelope['type'])}: ${refused.code}: ${refused.message}`, { error: refused })));
+      return;
+    }
+    let started!: (taskId: string | undefined) => void;
+    this.starting.set(startKey, new Promise((resolve) => (started = resolve)));
+    this.reserved.set(callerKey, (this.reserved.get(callerKey) ?? 0) + 1);
+    let followingAs: string | undefined;
+    try {
+      followingAs = await this.start(request, bus, { skill, envelope, caller, callerKey, commandId, task });
+    } finally {
+      const left = (this.reserved.get(callerKey) ?? 1) - 1;
+      if (left === 0) this.reserved.delete(callerKey);
+      else this.reserved.set(callerKey, left);
+      this.starting.delete(startKey);
+      started(followingAs);
+    }
+  }
+
+  /** The task a caller's run follows that matches, if any. */
+  private runFor(callerKey: string, matches: (run: Run) => boolean): string | undefined {
+    for (const [taskId, run] of this.runs) if (run.callerKey === callerKey && matches(run)) return taskId;
+    return undefined;
+  }
+
+  /** Answers a request with the task it joins (the same command's, or the same aggregate's): no second follower, no second slot. */
+  private async join(taskId: string, request: RequestContext, bus: ExecutionEventBus): Promise<boolean> {
+    // The store has the task once its first event is recorded; until then, the task as it started.
+    const current = (await this.options.current?.(taskId, request.context)) ?? this.runs.get(taskId)?.started;
+    if (current === undefined || !this.runs.has(taskId)) return false;
+    bus.publish(AgentEvent.task({ ...current, metadata: { ...current.metadata, agora: { ...(current.metadata?.['agora'] as Record<string, unknown> | undefined), joined: true } } }));
+    // This request's own bus carries nothing more: the joined task goes on on its own.
+    bus.finished();
+    this.options.settled(request.taskId, bus);
+    return true;
+  }
+
+  /** `too_many_sessions` when the caller follows its share of tasks, or the gateway all it may. */
+  private checkSlots(callerKey: string): { code: ErrorCode; message: string } | undefined {
+    let mine = this.reserved.get(callerKey) ?? 0;
+    for (const run of this.runs.values()) if (run.callerKey === callerKey) mine++;
+    let all = 0;
+    for (const count of this.reserved.values()) all += count;
+    all += this.runs.size;
+    const perCaller = this.options.tasksPerCaller ?? 100;
+    if (mine >= perCaller) return { code: 'too_many_sessions', message: `this caller follows ${mine} A2A tasks already, its most (${perCaller}): wait for one to end` };
+    if (all >= (this.options.maxTasks ?? 1_000)) return { code: 'too_many_sessions', message: `this gateway follows ${all} A2A tasks already: try again later` };
+    return undefined;
+  }
+
+  /** Sends a task's start command and follows its aggregate; the task id it follows as, if it does. */
+  private async start(
+    request: RequestContext,
+    bus: ExecutionEventBus,
+    { skill, envelope, caller, callerKey, commandId, task }: { skill: AgoraSkill; envelope: Record<string, unknown>; caller: A2ACaller; callerKey: string; commandId: string; task: (state: SkillStatus['state'], text: string, metadata: Record<string, unknown>) => Task },
+  ): Promise<string | undefined> {
+    const reply = await this.send(envelope);
     if (!reply.ok) {
       bus.publish(AgentEvent.task(task(refusalState(reply.error.code), `Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`, { error: reply.error })));
-      return;
+      return undefined;
     }
     const agora = this.options.readerClient(caller.reader);
     const followed = await skill.followed(agora, { actor: String(envelope['actor']), payload: (envelope['payload'] ?? {}) as Record<string, unknown> }, reply.result.events).catch((error: unknown) => ({ reason: error instanceof Error ? error.message : String(error) }));
@@ -114,18 +207,38 @@ export class AgoraAgentExecutor implements AgentExecutor {
     if ('reason' in followed) {
       await agora.close();
       bus.publish(AgentEvent.task(task('rejected', followed.reason, { command })));
-      return;
+      return undefined;
     }
-    bus.publish(AgentEvent.task(task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId })));
+    // A command already decided (a repeat) whose aggregate a task of the caller follows joins that task.
+    const same = this.runFor(callerKey, (run) => run.followed.streamId === followed.streamId);
+    if (same !== undefined && (await this.join(same, request, bus))) {
+      await agora.close();
+      return same;
+    }
+    const started = task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId });
+    bus.publish(AgentEvent.task(started));
     const stop = new AbortController();
-    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve() };
-    this.runs.set(request.taskId, newRun);
-    newRun.done = this.follow(request.taskId, newRun, reply.result.position).finally(() => {
-      this.runs.delete(request.taskId);
+    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve(), callerKey, commandId, revoked: undefined, started };
+    const taskId = request.taskId;
+    this.runs.set(taskId, newRun);
+    // Pushes stop, and the task with them, when the caller loses its right (as its streams end); not at its token's expiry.
+    const credential = caller.credential;
+    const unwatch =
+      credential === undefined || this.options.watch === undefined
+        ? undefined
+        : this.options.watch({ agentId: credential.agentId, roles: credential.roles, publicKey: credential.publicKey, expiresAt: Date.now() + Math.min(this.options.followMs ?? DEFAULT_FOLLOW_MS, 2 ** 31 - 1) }, (reason) => {
+            if (reason === 'token_expired' || reason === 'session_ended') return;
+            newRun.revoked = reason;
+            void this.options.revoke?.(taskId, request.context).finally(() => stop.abort());
+          });
+    newRun.done = this.follow(taskId, newRun, reply.result.position).finally(() => {
+      unwatch?.();
+      this.runs.delete(taskId);
       void agora.close();
       bus.finished();
-      this.options.settled(request.taskId, bus);
+      this.options.settled(taskId, bus);
     });
+    return taskId;
   }
 
   /** A later message of a task: the caller's own turn on the same aggregate. */
@@ -161,7 +274,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
       const view = await run.skill.read(run.agora, run.followed.id);
       if (view !== undefined && this.publishView(taskId, run, view)) run.stop.abort();
     } catch (error) {
-      this.options.logger.warn(`A2A task ${taskId}: reading ${run.followed.streamId} again failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.logger.warn(`A2A task ${taskId}: reading ${loggable(run.followed.streamId)} again failed: ${loggable(error instanceof Error ? error.message : String(error))}`);
     }
   }
 
@@ -217,9 +330,13 @@ export class AgoraAgentExecutor implements AgentExecutor {
         { ...(after === undefined ? {} : { after }), signal: run.stop.signal, timeoutMs: this.options.followMs ?? DEFAULT_FOLLOW_MS },
       );
     } catch (error) {
+      if (run.revoked !== undefined) {
+        bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES.failed, message: agentMessage(ids, [textPart(`The caller lost its right to this task (${run.revoked}): it is no longer followed and pushes nothing more`)]), timestamp: new Date().toISOString() }, metadata: undefined }));
+        return;
+      }
       if (run.stop.signal.aborted) return;
       const text = error instanceof Error ? error.message : String(error);
-      this.options.logger.warn(`A2A task ${taskId} stopped following ${followed.streamId}: ${text}`);
+      this.options.logger.warn(`A2A task ${taskId} stopped following ${loggable(followed.streamId)}: ${loggable(text)}`);
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run.contextId, status: { state: TASK_STATES.failed, message: agentMessage(ids, [textPart(`Stopped following ${followed.streamId}: ${text}; the aggregate goes on in Agora (query it)`), dataPart({ streamId: followed.streamId })]), timestamp: new Date().toISOString() }, metadata: undefined }));
     }
   }

@@ -3,25 +3,46 @@
  * (tasks/pushNotificationConfig/set, or the configuration of message/send), with the protocol's
  * authentication (`Authorization: <scheme> <credentials>` of the config's AuthenticationInfo, or
  * its token as X-A2A-Notification-Token), in the body shape of the protocol version the webhook was
- * registered over. Never in Agora's way: a bounded queue, one delivery at a time per webhook in
- * order, retried with exponential back-off; when the queue is full the oldest waiting update is
- * dropped and said in the log.
+ * registered over. Never in Agora's way, nor in another caller's: each caller has a bounded queue
+ * of its own and a bounded number of deliveries under way, one delivery at a time per webhook in
+ * order, retried with exponential back-off; when a caller's queue is full its own oldest waiting
+ * update is dropped and said in the log. Webhooks are where PushTargets allows (push-target.ts), a
+ * task has a bounded number of them and a caller too (PushConfigs), and a task whose caller lost
+ * its right (disabled, its key or roles changed) pushes nothing more (`revoke`).
  */
-import type { StreamResponse, Task } from '@a2a-js/sdk';
+import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
-import { V1PushNotificationSerializer, type PushNotificationSerializer, type PushNotificationSender, type PushNotificationStore, type ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  InMemoryPushNotificationStore,
+  V1PushNotificationSerializer,
+  type PushNotificationSerializer,
+  type PushNotificationSender,
+  type PushNotificationStore,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server';
+import type { ErrorCode } from '@agora/contracts';
 import { backoffDelay, sleep } from '@agora/eventstore';
 import type { LoggerService } from '@nestjs/common';
+import { loggable } from './loggable.js';
+import { PushTargetRefused, PushTargets } from './push-target.js';
+import { scopeOf } from './task-store.js';
 
 export interface PushOptions {
-  /** Updates waiting to be delivered, all webhooks together (default 1,000). */
+  /** Updates waiting to be delivered, one caller's (default 100): past that its own oldest is dropped. */
+  maxQueuedPerCaller?: number;
+  /** Updates waiting in all (default 1,000): past that the oldest of the caller holding the most is dropped. */
   maxQueued?: number;
+  /** Deliveries under way at once for one caller (default 4). */
+  deliveriesPerCaller?: number;
   /** Attempts per update and webhook (default 5). */
   attempts?: number;
   /** First retry after this long, doubling up to 30 s (default 500 ms). */
   initialDelayMs?: number;
   /** Timeout of one POST (default 5 s). */
   timeoutMs?: number;
+  /** Where webhooks may be (default: https on public addresses only). */
+  targets?: PushTargets;
   logger: Pick<LoggerService, 'warn'>;
 }
 
@@ -30,9 +51,13 @@ interface Delivery {
   headers: Record<string, string>;
   body: string;
   taskId: string;
+  caller: string;
 }
 
 const SERIALIZERS: Record<string, PushNotificationSerializer> = { '1.0': new V1PushNotificationSerializer(), '0.3': new V03PushNotificationSerializer() };
+
+/** A refusal of a JSON-RPC request, with Agora's error code first in its message and in its metadata. */
+export const a2aRefusal = (code: ErrorCode, message: string) => new RequestMalformedError({ message: `${code}: ${message}`, metadata: { code } });
 
 /** The update's task id (a status or artifact update, or the task itself). */
 function taskIdOf(response: StreamResponse): string {
@@ -41,84 +66,202 @@ function taskIdOf(response: StreamResponse): string {
   return payload?.value.taskId ?? '';
 }
 
+/**
+ * The push configurations of tasks (the SDK's in-memory store), bounded per task and per caller,
+ * each webhook checked where it goes before it is kept; a revoked task takes none.
+ */
+export class PushConfigs implements PushNotificationStore {
+  private readonly store = new InMemoryPushNotificationStore();
+  /** Caller, then task id, then config ids: what the bounds count. */
+  private readonly held = new Map<string, Map<string, Set<string>>>();
+  private readonly revoked = new Set<string>();
+
+  constructor(
+    private readonly targets: PushTargets,
+    private readonly bounds: { perTask: number; perCaller: number },
+  ) {}
+
+  async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
+    if (this.revoked.has(taskId)) throw a2aRefusal('forbidden', `task ${taskId} pushes nothing more: its caller's credential changed`);
+    try {
+      await this.targets.check(config.url);
+    } catch (error) {
+      if (error instanceof PushTargetRefused) throw a2aRefusal('forbidden', error.message);
+      throw error;
+    }
+    const caller = scopeOf(context);
+    const tasks = this.held.get(caller) ?? new Map<string, Set<string>>();
+    const ids = tasks.get(taskId) ?? new Set<string>();
+    if (!config.id || !ids.has(config.id)) {
+      if (ids.size >= this.bounds.perTask) throw a2aRefusal('too_many_sessions', `task ${taskId} has ${ids.size} push configurations, the most a task may have: delete one first`);
+      let total = 0;
+      for (const set of tasks.values()) total += set.size;
+      if (total >= this.bounds.perCaller) throw a2aRefusal('too_many_sessions', `this caller has ${total} push configurations, the most one caller may have: delete one first`);
+    }
+    await this.store.save(taskId, context, config);
+    ids.add(config.id);
+    tasks.set(taskId, ids);
+    this.held.set(caller, tasks);
+  }
+
+  load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
+    return this.store.load(taskId, context);
+  }
+
+  loadWithMetadata(taskId: string, context: ServerCallContext) {
+    return this.store.loadWithMetadata(taskId, context);
+  }
+
+  async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
+    await this.store.delete(taskId, context, configId);
+    const tasks = this.held.get(scopeOf(context));
+    const ids = tasks?.get(taskId);
+    ids?.delete(configId ?? taskId);
+    if (ids?.size === 0) tasks!.delete(taskId);
+    if (tasks?.size === 0) this.held.delete(scopeOf(context));
+  }
+
+  /** Forgets a task's configurations, and takes no more for it. */
+  async revoke(taskId: string, context: ServerCallContext): Promise<void> {
+    this.revoked.add(taskId);
+    for (const config of await this.store.load(taskId, context)) await this.delete(taskId, context, config.id);
+  }
+
+  /** Forgets the task (ended and forgotten): its configurations go, and its id is no longer remembered as revoked. */
+  async forget(taskId: string, context: ServerCallContext): Promise<void> {
+    for (const config of await this.store.load(taskId, context)) await this.delete(taskId, context, config.id);
+    this.revoked.delete(taskId);
+  }
+
+  isRevoked(taskId: string): boolean {
+    return this.revoked.has(taskId);
+  }
+}
+
 export class PushQueue implements PushNotificationSender {
-  private readonly queue: Delivery[] = [];
+  /** Waiting deliveries by caller, oldest first. */
+  private readonly queues = new Map<string, Delivery[]>();
+  /** Webhooks (by caller) with a delivery under way. */
   private readonly busy = new Set<string>();
+  /** Deliveries under way by caller. */
+  private readonly running = new Map<string, number>();
   private readonly stopping = new AbortController();
-  private running = 0;
+  private readonly targets: PushTargets;
   /** Deliveries made (2xx), for the tests and the log. */
   delivered = 0;
 
   constructor(
-    private readonly store: PushNotificationStore,
+    private readonly store: PushNotificationStore & { isRevoked?(taskId: string): boolean },
     private readonly options: PushOptions,
-  ) {}
+  ) {
+    this.targets = options.targets ?? new PushTargets();
+  }
 
   /** Queues the update for every webhook of its task; returns at once. */
   async send(response: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(response);
-    if (taskId === '' || this.stopping.signal.aborted) return;
+    if (taskId === '' || this.stopping.signal.aborted || this.store.isRevoked?.(taskId)) return;
+    const caller = scopeOf(context);
     const configs = this.store.loadWithMetadata ? await this.store.loadWithMetadata(taskId, context) : (await this.store.load(taskId, context)).map((config) => ({ config, wireVersion: '1.0' }));
     for (const { config, wireVersion } of configs) {
       const { body, contentType } = (SERIALIZERS[wireVersion] ?? SERIALIZERS['1.0']!).serialize(response, task);
       const headers: Record<string, string> = { 'content-type': contentType };
       if (config.authentication?.scheme && config.authentication.credentials) headers['authorization'] = `${config.authentication.scheme} ${config.authentication.credentials}`;
       else if (config.token) headers['x-a2a-notification-token'] = config.token;
-      if (this.queue.length >= (this.options.maxQueued ?? 1_000)) {
-        const dropped = this.queue.shift()!;
-        this.options.logger.warn(`A2A push queue full: an update of task ${dropped.taskId} to ${dropped.url} was dropped`);
-      }
-      this.queue.push({ url: config.url, headers, body, taskId });
+      this.enqueue({ url: config.url, headers, body, taskId, caller });
     }
     this.pump();
   }
 
-  /** Starts a delivery for every webhook not busy (updates to one webhook go in order). */
+  /** Drops what waits for a task (its caller lost its right): nothing more of it is delivered. */
+  drop(taskId: string): void {
+    for (const [caller, queue] of this.queues) {
+      const kept = queue.filter((d) => d.taskId !== taskId);
+      if (kept.length === 0) this.queues.delete(caller);
+      else this.queues.set(caller, kept);
+    }
+  }
+
+  private enqueue(delivery: Delivery): void {
+    let queue = this.queues.get(delivery.caller);
+    if (queue === undefined) this.queues.set(delivery.caller, (queue = []));
+    if (queue.length >= (this.options.maxQueuedPerCaller ?? 100)) this.dropOldest(queue, 'the caller\'s own');
+    else if (this.waiting >= (this.options.maxQueued ?? 1_000)) {
+      // All queues together are full: the caller holding the most gives up its oldest.
+      const largest = [...this.queues.values()].reduce((a, b) => (b.length > a.length ? b : a));
+      this.dropOldest(largest, 'all callers\'');
+    }
+    queue.push(delivery);
+  }
+
+  private dropOldest(queue: Delivery[], why: string): void {
+    const dropped = queue.shift();
+    if (dropped) this.options.logger.warn(`A2A push queue full (${why}): an update of task ${dropped.taskId} to ${loggable(dropped.url)} was dropped`);
+  }
+
+  private get waiting(): number {
+    let count = 0;
+    for (const queue of this.queues.values()) count += queue.length;
+    return count;
+  }
+
+  /** Starts a delivery for every webhook not busy (updates to one webhook go in order), each caller within its own share. */
   private pump(): void {
-    for (let i = 0; i < this.queue.length; ) {
-      const delivery = this.queue[i]!;
-      if (this.busy.has(delivery.url)) {
-        i++;
-        continue;
+    for (const [caller, queue] of this.queues) {
+      for (let i = 0; i < queue.length && (this.running.get(caller) ?? 0) < (this.options.deliveriesPerCaller ?? 4); ) {
+        const delivery = queue[i]!;
+        const key = `${caller}\u0000${delivery.url}`;
+        if (this.busy.has(key)) {
+          i++;
+          continue;
+        }
+        queue.splice(i, 1);
+        this.busy.add(key);
+        this.running.set(caller, (this.running.get(caller) ?? 0) + 1);
+        void this.deliver(delivery).finally(() => {
+          this.busy.delete(key);
+          const left = (this.running.get(caller) ?? 1) - 1;
+          if (left === 0) this.running.delete(caller);
+          else this.running.set(caller, left);
+          this.pump();
+        });
       }
-      this.queue.splice(i, 1);
-      this.busy.add(delivery.url);
-      this.running++;
-      void this.deliver(delivery).finally(() => {
-        this.busy.delete(delivery.url);
-        this.running--;
-        this.pump();
-      });
+      if (queue.length === 0) this.queues.delete(caller);
     }
   }
 
   private async deliver(delivery: Delivery): Promise<void> {
     const attempts = this.options.attempts ?? 5;
     let failure = '';
-    for (let attempt = 1; attempt <= attempts && !this.stopping.signal.aborted; attempt++) {
+    let made = 0;
+    const url = new URL(delivery.url);
+    for (let attempt = 1; attempt <= attempts && !this.stopping.signal.aborted && !this.store.isRevoked?.(delivery.taskId); attempt++) {
+      made = attempt;
       try {
-        const response = await fetch(delivery.url, { method: 'POST', headers: delivery.headers, body: delivery.body, signal: AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs ?? 5_000), this.stopping.signal]) });
-        await response.body?.cancel();
-        if (response.ok) {
+        const status = await this.targets.post(url, delivery.headers, delivery.body, AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs ?? 5_000), this.stopping.signal]));
+        if (status >= 200 && status < 300) {
           this.delivered++;
           return;
         }
-        failure = `HTTP ${response.status}`;
+        failure = `HTTP ${status}`;
       } catch (error) {
         failure = error instanceof Error ? error.message : String(error);
+        if (error instanceof PushTargetRefused) break;
       }
       if (attempt < attempts) await sleep(backoffDelay(attempt, { initialDelayMs: this.options.initialDelayMs ?? 500, maxDelayMs: 30_000 }), this.stopping.signal).catch(() => undefined);
     }
-    if (!this.stopping.signal.aborted) this.options.logger.warn(`A2A push to ${delivery.url} for task ${delivery.taskId} given up after ${attempts} attempts: ${failure}`);
+    if (!this.stopping.signal.aborted) this.options.logger.warn(`A2A push to ${loggable(delivery.url)} for task ${loggable(delivery.taskId)} given up after ${made} attempts: ${loggable(failure)}`);
   }
 
   /** Stops delivering: what waits is dropped, a delivery under way is aborted. */
   close(): void {
     this.stopping.abort();
-    this.queue.length = 0;
+    this.queues.clear();
   }
 
   get pending(): number {
-    return this.queue.length + this.running;
+    let running = 0;
+    for (const count of this.running.values()) running += count;
+    return this.waiting + running;
   }
 }

@@ -6,12 +6,11 @@
  * /mcp and the HTTP API do; the caller's commands ride signed in the messages (executor.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, type CancelTaskRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, type CancelTaskRequest, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import {
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
-  InMemoryPushNotificationStore,
   ResultManager,
   type AgentExecutionEvent,
   type ExecutionEventBus,
@@ -20,8 +19,10 @@ import {
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Reader } from '@agora/contracts';
 import { jsonRpcError } from '@agora/mcp';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '@agora/messaging';
 import { Agora, MessagingTransport } from '@agora/sdk';
 import { Logger } from '@nestjs/common';
+import { readBody } from '../body.js';
 import { CommandSender } from '../commands.js';
 import { challengeUnauthenticated, GatewayError } from '../http-reply.js';
 import { markRoute } from '../metrics.js';
@@ -30,23 +31,30 @@ import type { StreamParties } from '../read-visibility.js';
 import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
-import { PushQueue } from './push.js';
+import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
+import { PushTargets } from './push-target.js';
+import { loggable } from './loggable.js';
+import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
 import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
+export type { A2aSetting };
+
+/** How deep a JSON-RPC request may nest: a command's own bound (the services') and the A2A message around it. */
+export const A2A_MAX_JSON_DEPTH = MAX_JSON_DEPTH + 16;
+
+/** The task ids a message may refer to (referenceTaskIds): how many, and what an id looks like. */
+const MAX_REFERENCE_TASK_IDS = 16;
+const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A message's own ids (the client's choice): no control characters, bounded. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const MESSAGE_ID = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]{1,256}$/;
+
+/** The JSON-RPC methods that answer with a stream (1.0 and 0.3). */
+const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 /** Where the Agent Card is (the A2A well-known path). */
 export const A2A_CARD_PATH = `/${AGENT_CARD_PATH}`;
-
-/** /a2a's settings (AGORA_A2A_URL). */
-export interface A2aSetting {
-  /** The public base URL the Agent Card names (the gateway as its callers reach it). Default: the URL the gateway listens on. */
-  url?: string;
-  /** Tasks following the log at once (default 1,000). */
-  maxTasks?: number;
-  /** Ended tasks kept readable (tasks/get, tasks/list) before the oldest is forgotten (default 1,000). */
-  maxFinishedTasks?: number;
-}
 
 const CALLER = Symbol('agora.a2a.caller');
 
@@ -83,6 +91,16 @@ class AgoraRequestHandler extends DefaultRequestHandler {
     return this.cardOf?.() ?? super.getAgentCard();
   }
 
+  override sendMessage(params: SendMessageRequest, context: ServerCallContext) {
+    checkReferences(params);
+    return super.sendMessage(params, context);
+  }
+
+  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
+    checkReferences(params);
+    return super.sendMessageStream(params, context);
+  }
+
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.executor?.cancellationOf(params.id, params.metadata, context);
     try {
@@ -92,6 +110,28 @@ class AgoraRequestHandler extends DefaultRequestHandler {
       this.executor?.cancellationOf(params.id, undefined, undefined);
     }
   }
+}
+
+/**
+ * A message's referenceTaskIds are task ids as the gateway makes them, and few: the request
+ * handler looks each up and logs the ones it does not find, so an id is never free text.
+ */
+function checkReferences(params: SendMessageRequest): void {
+  const message = params.message;
+  // The request handler writes these in its log lines too (a task or message it cannot place).
+  for (const [name, value] of [['messageId', message?.messageId], ['taskId', message?.taskId], ['contextId', message?.contextId]] as const) {
+    if (value !== undefined && value !== '' && !MESSAGE_ID.test(value)) throw a2aRefusal('invalid_command', `${name} is an id: 1 to 256 characters, no control characters`);
+  }
+  const ids = message?.referenceTaskIds ?? [];
+  if (ids.length > MAX_REFERENCE_TASK_IDS) throw a2aRefusal('invalid_command', `a message refers to at most ${MAX_REFERENCE_TASK_IDS} tasks (referenceTaskIds has ${ids.length})`);
+  if (ids.some((id) => !TASK_ID.test(id))) throw a2aRefusal('invalid_command', 'referenceTaskIds are task ids: 1 to 128 letters, digits, ".", "_", ":" or "-"');
+}
+
+/** The task an executor's event is about. */
+function taskIdOfEvent(event: AgentExecutionEvent): string | undefined {
+  if (event.kind === 'task') return event.data.id;
+  if (event.kind === 'statusUpdate' || event.kind === 'artifactUpdate') return event.data.taskId;
+  return undefined;
 }
 
 /** The StreamResponse of an executor's event (what a push notification carries). */
@@ -108,16 +148,35 @@ function responseOf(event: AgentExecutionEvent): StreamResponse | undefined {
   }
 }
 
+/** The members of an object that are set (an unset bound keeps its default). */
+const definedOf = <T extends object>(value: T): Partial<T> => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string) {
   const logger = new Logger('agora:a2a');
   const bus = new MessagingTransport(options.client);
-  const pushStore = new InMemoryPushNotificationStore();
-  const taskStore = new BoundedTaskStore(pushStore, setting.maxFinishedTasks);
-  const push = new PushQueue(pushStore, { logger });
+  const bounds = { ...DEFAULT_A2A_BOUNDS, ...definedOf(setting) };
+  const targets = new PushTargets(setting.pushAllowHosts);
+  const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller });
+  const taskStore = new BoundedTaskStore(pushStore, { maxFinished: bounds.maxFinishedTasks, perCaller: bounds.finishedTasksPerCaller, historyMessages: bounds.historyMessages, historyBytes: bounds.historyBytes });
+  const push = new PushQueue(pushStore, { logger, targets });
   const buses = new FollowedBuses();
   const readerClient = (reader: Reader | undefined) =>
     Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
-  const executor = new AgoraAgentExecutor({ commands: new CommandSender(options), readerClient, maxTasks: setting.maxTasks ?? 1_000, logger, settled: (taskId) => buses.cleanupByTaskId(taskId) });
+  const credentials = options.reads.credentials;
+  const executor = new AgoraAgentExecutor({
+    commands: new CommandSender(options),
+    readerClient,
+    maxTasks: bounds.maxTasks,
+    tasksPerCaller: bounds.tasksPerCaller,
+    logger,
+    settled: (taskId) => buses.cleanupByTaskId(taskId),
+    ...(credentials ? { watch: (credential, end) => credentials.bind(credential, end) } : {}),
+    async revoke(taskId, context) {
+      await pushStore.revoke(taskId, context);
+      push.drop(taskId);
+    },
+    current: (taskId, context) => taskStore.load(taskId, context),
+  });
   buses.executor = executor;
   // The recorder: every event of a task is kept in the task store and pushed to its webhooks once,
   // whoever is listening (a blocking send stops listening at input-required; the follower goes on).
@@ -130,9 +189,10 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
         .then(async () => {
           await recorder.processEvent(event);
           const response = responseOf(event);
-          if (response) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
+          // A request that joined another task (a duplicate command) carries that task once: it is not pushed again.
+          if (response && taskIdOfEvent(event) === taskId) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
         })
-        .catch((error: unknown) => logger.warn(`A2A task ${taskId}: recording an update failed: ${error instanceof Error ? error.message : String(error)}`));
+        .catch((error: unknown) => logger.warn(`A2A task ${loggable(taskId)}: recording an update failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
     });
   };
   let baseUrl = setting.url ?? '';
@@ -160,7 +220,7 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
     void (async () => {
       try {
         const read = await options.reads.read(req);
-        (req as unknown as Record<symbol, A2ACaller>)[CALLER] = new A2ACaller(read?.reader);
+        (req as unknown as Record<symbol, A2ACaller>)[CALLER] = new A2ACaller(read?.reader, read?.credential);
         if (read !== undefined && options.reads.credentials) {
           const unbind = options.reads.credentials.bind(read.credential, () => res.end());
           res.once('close', unbind);
@@ -175,9 +235,41 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
     })();
   };
 
+  /**
+   * The request's body, read here with the gateway's size limit and nesting bound (the SDK's own
+   * parser would take any depth, and its converters then overflow the stack): a JSON-RPC error of
+   * its own for each. A stream is not opened on a read token already past its expiry.
+   */
+  const body: Middleware = (req, res, next) => {
+    if (req.method !== 'POST') return next();
+    void (async () => {
+      let text: string;
+      try {
+        text = (await readBody(req, options.maxBodyBytes)).toString('utf8');
+      } catch (error) {
+        if (!(error instanceof GatewayError)) return next(error);
+        return jsonRpcError(res, error.status, -32600, `${error.code}: ${error.message}`, { code: error.code });
+      }
+      if (jsonDepthExceeds(text, A2A_MAX_JSON_DEPTH)) return jsonRpcError(res, 400, -32600, `invalid_command: the request nests deeper than ${A2A_MAX_JSON_DEPTH} levels of arrays and objects`, { code: 'invalid_command', maxDepth: A2A_MAX_JSON_DEPTH });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        return jsonRpcError(res, 400, -32700, `invalid_command: the body is not JSON: ${error instanceof Error ? error.message : String(error)}`, { code: 'invalid_command' });
+      }
+      const method = (parsed as { method?: unknown } | null)?.method;
+      const credential = (req as unknown as Record<symbol, A2ACaller | undefined>)[CALLER]?.credential;
+      if (typeof method === 'string' && STREAMING_METHODS.has(method) && credential !== undefined && options.reads.pastExpiry(credential)) {
+        return jsonRpcError(res, 401, -32001, 'token_expired: the read token has expired: a stream is opened with a token still good (a fresh one: agora token)', { code: 'token_expired' });
+      }
+      (req as unknown as { body: unknown }).body = parsed;
+      next();
+    })();
+  };
+
   return {
     card: [varyByVersion, legacyCard as Middleware, cardRoute as Middleware],
-    rpc: [authenticate, rpc as Middleware],
+    rpc: [authenticate, body, rpc as Middleware],
     /** The URL the gateway listens on: the card names it unless AGORA_A2A_URL gave another. */
     listening(url: string) {
       if (setting.url === undefined) baseUrl = url;

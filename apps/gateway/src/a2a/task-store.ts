@@ -1,31 +1,77 @@
 /**
  * The A2A tasks the gateway remembers, bounded. A task that has ended (completed, canceled,
- * rejected, failed) stays readable by its caller (tasks/get, tasks/list) until `maxFinished` tasks
- * have ended after it; then it is forgotten, with its push-notification configurations. Tasks still
- * followed are bounded by the executor (`maxTasks`), so the memory held is bounded whatever a
- * caller sends. Tasks are scoped by tenant and caller as in the SDK's own in-memory store, whose
- * filtering and paging `list` reuses on the caller's tasks.
+ * rejected, failed) stays readable by its caller (tasks/get, tasks/list) until its caller has
+ * ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
+ * gives up its oldest): one caller's tasks never push out another's. A forgotten task's
+ * push-notification configurations go with it. A task's history keeps its latest messages, at
+ * most `historyMessages` of them and `historyBytes` of JSON. Tasks still followed are bounded by
+ * the executor (`maxTasks`, `tasksPerCaller`), so the memory held is bounded whatever a caller
+ * sends. Tasks are scoped by tenant and caller as in the SDK's own in-memory store, whose filtering
+ * and paging `list` reuses on the caller's tasks.
  */
-import { TaskState, type ListTasksRequest, type ListTasksResponse, type Task } from '@a2a-js/sdk';
-import { InMemoryTaskStore, type PushNotificationStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { TaskState, type ListTasksRequest, type Message, type ListTasksResponse, type Task } from '@a2a-js/sdk';
+import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { DEFAULT_A2A_BOUNDS } from './settings.js';
 
 const ENDED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_FAILED]);
 
 /** The default number of ended tasks kept readable. */
-export const DEFAULT_MAX_FINISHED_TASKS = 1_000;
+export const DEFAULT_MAX_FINISHED_TASKS = DEFAULT_A2A_BOUNDS.maxFinishedTasks;
 
-const scopeOf = (context: ServerCallContext): string => `${context.tenant ?? ''}\u0000${context.user?.userName || 'unknown'}`;
+/** A caller's share of /a2a: tenant and agent (with reads open, everyone is one caller), as the SDK's stores scope tasks. */
+export const scopeOf = (context: ServerCallContext): string => `${context.tenant ?? ''}\u0000${context.user?.userName || 'unknown'}`;
+
+export interface TaskStoreBounds {
+  /** Ended tasks kept in all (default 1,000). */
+  maxFinished?: number;
+  /** Ended tasks one caller keeps (default 100). */
+  perCaller?: number;
+  /** Messages of a task's history (default 50). */
+  historyMessages?: number;
+  /** JSON bytes of a task's history (default 256 KiB). */
+  historyBytes?: number;
+}
+
+/** What forgets a task's push configurations (PushConfigs). */
+export interface ForgetsPushes {
+  forget(taskId: string, context: ServerCallContext): Promise<void>;
+}
+
+interface EndedTask {
+  taskId: string;
+  context: ServerCallContext;
+}
+
+/** The latest messages of a history within the bounds (the oldest go first). */
+export function boundedHistory(history: readonly Message[], maxMessages: number, maxBytes: number): Message[] {
+  const kept = history.slice(-maxMessages);
+  const sizes = kept.map((m) => Buffer.byteLength(JSON.stringify(m)));
+  let total = sizes.reduce((a, b) => a + b, 0);
+  let first = 0;
+  while (total > maxBytes && first < kept.length) total -= sizes[first++]!;
+  return kept.slice(first);
+}
 
 export class BoundedTaskStore implements TaskStore {
   /** Scope, then task id. */
   private readonly scopes = new Map<string, Map<string, Task>>();
-  /** Ended tasks, oldest first: the key is scope and id, the value what forgetting one needs. */
-  private readonly ended = new Map<string, { scope: string; taskId: string; context: ServerCallContext }>();
+  /** Ended tasks by scope, oldest first (by task id). */
+  private readonly ended = new Map<string, Map<string, EndedTask>>();
+  private endedCount = 0;
+  private readonly bounds: Required<TaskStoreBounds>;
 
   constructor(
-    private readonly pushConfigs: PushNotificationStore,
-    private readonly maxFinished = DEFAULT_MAX_FINISHED_TASKS,
-  ) {}
+    private readonly pushConfigs: ForgetsPushes,
+    bounds: TaskStoreBounds | number = {},
+  ) {
+    const given = typeof bounds === 'number' ? { maxFinished: bounds } : bounds;
+    this.bounds = {
+      maxFinished: given.maxFinished ?? DEFAULT_A2A_BOUNDS.maxFinishedTasks,
+      perCaller: given.perCaller ?? DEFAULT_A2A_BOUNDS.finishedTasksPerCaller,
+      historyMessages: given.historyMessages ?? DEFAULT_A2A_BOUNDS.historyMessages,
+      historyBytes: given.historyBytes ?? DEFAULT_A2A_BOUNDS.historyBytes,
+    };
+  }
 
   /** How many tasks are held (followed and ended). */
   get size(): number {
@@ -38,14 +84,21 @@ export class BoundedTaskStore implements TaskStore {
     const scope = scopeOf(context);
     let tasks = this.scopes.get(scope);
     if (tasks === undefined) this.scopes.set(scope, (tasks = new Map()));
-    tasks.set(task.id, structuredClone(task));
-    const key = `${scope}\u0000${task.id}`;
-    this.ended.delete(key);
-    if (task.status !== undefined && ENDED.has(task.status.state)) this.ended.set(key, { scope, taskId: task.id, context });
-    while (this.ended.size > this.maxFinished) {
-      const [oldestKey, oldest] = this.ended.entries().next().value as [string, { scope: string; taskId: string; context: ServerCallContext }];
-      this.ended.delete(oldestKey);
-      await this.forget(oldest.scope, oldest.taskId, oldest.context);
+    const kept = structuredClone(task);
+    kept.history = boundedHistory(kept.history ?? [], this.bounds.historyMessages, this.bounds.historyBytes);
+    tasks.set(task.id, kept);
+    let ended = this.ended.get(scope);
+    if (ended?.delete(task.id)) this.endedCount--;
+    if (task.status !== undefined && ENDED.has(task.status.state)) {
+      if (ended === undefined) this.ended.set(scope, (ended = new Map()));
+      ended.set(task.id, { taskId: task.id, context });
+      this.endedCount++;
+    }
+    // The caller's own share first; then, past the bound of all, the caller holding the most gives up its oldest.
+    while (ended !== undefined && ended.size > this.bounds.perCaller) await this.forgetOldest(scope);
+    while (this.endedCount > this.bounds.maxFinished) {
+      const [largest] = [...this.ended.entries()].reduce((a, b) => (b[1].size > a[1].size ? b : a));
+      await this.forgetOldest(largest);
     }
   }
 
@@ -60,10 +113,16 @@ export class BoundedTaskStore implements TaskStore {
     return view.list(params, context);
   }
 
-  private async forget(scope: string, taskId: string, context: ServerCallContext): Promise<void> {
+  private async forgetOldest(scope: string): Promise<void> {
+    const ended = this.ended.get(scope);
+    const oldest = ended?.values().next().value;
+    if (ended === undefined || oldest === undefined) return;
+    ended.delete(oldest.taskId);
+    this.endedCount--;
+    if (ended.size === 0) this.ended.delete(scope);
     const tasks = this.scopes.get(scope);
-    tasks?.delete(taskId);
+    tasks?.delete(oldest.taskId);
     if (tasks?.size === 0) this.scopes.delete(scope);
-    for (const config of await this.pushConfigs.load(taskId, context)) await this.pushConfigs.delete(taskId, context, config.id);
+    await this.pushConfigs.forget(oldest.taskId, oldest.context);
   }
 }

@@ -36,7 +36,7 @@ export const ParameterValue = z.union([z.string().max(500), z.number(), z.boolea
 
 /**
  * A condition of a recovery: a structured operation, never free text, so the hard limits are a
- * policy over data (DESIGN.md: regex over text is easy to get around). `set_risk_threshold
+ * policy over data (a regex over text is easy to get around). `set_risk_threshold
  * {threshold}` is the one the circuit breaker applies itself when the agent resumes.
  */
 export const Condition = z

@@ -156,7 +156,7 @@ export const Recommendation = z.object({
 export type Recommendation = z.infer<typeof Recommendation>;
 
 // ---------------------------------------------------------------------------------------------
-// Governed tool calls (an MCP proxy's call put to a vote, DESIGN.md decision 14)
+// Governed tool calls (an MCP proxy's call put to a vote, docs/decisions/0014-a-governed-tool-call-is-a-decision.md)
 // ---------------------------------------------------------------------------------------------
 
 export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'sha256, 64 lowercase hex digits');

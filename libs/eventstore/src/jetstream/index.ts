@@ -79,7 +79,7 @@ function resolveOptions(options: JetStreamEventStoreOptions) {
 /**
  * Opens the `jetstream` event store: connects (or uses `connection`), creates or updates the
  * JetStream stream, and returns the store. One JetStream message per commit on
- * `<subjectPrefix>.<streamId>`; see DESIGN.md decision 1.
+ * `<subjectPrefix>.<streamId>`; see docs/decisions/0001-one-event-store-port.md.
  */
 export async function openJetStreamEventStore(options: JetStreamEventStoreOptions = {}): Promise<EventStore> {
   const config = resolveOptions(options);
