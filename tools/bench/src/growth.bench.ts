@@ -237,11 +237,16 @@ function startStandalone(env: Record<string, string>): Promise<Running> {
   });
 }
 
-/** Milliseconds from the process's spawn until `check` first holds (polled every 50 ms). */
+/** Milliseconds from the process's spawn until `check` first holds (polled every 50 ms); a line every 30 s while it waits. */
 async function sinceSpawn(proc: Running, what: string, check: () => Promise<boolean>): Promise<number> {
+  let said = performance.now();
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`the standalone process exited with code ${proc.child.exitCode} waiting for ${what}:\n${proc.output()}`);
-    if (performance.now() - proc.spawned > TIMEOUT_MS) throw new Error(`no ${what} within ${TIMEOUT_MS / 1000} s:\n${proc.output()}`);
+    if (performance.now() - proc.spawned > TIMEOUT_MS) throw new Error(`no ${what} within ${TIMEOUT_MS / 1000} s (--timeout):\n${proc.output()}`);
+    if (performance.now() - said >= 30_000) {
+      said = performance.now();
+      console.log(`  ... waiting for ${what}: ${fmtS(said - proc.spawned)} since spawn, RSS now / peak ${fmtMb(memoryOf(proc.child.pid!))}`);
+    }
     try {
       if (await check()) return performance.now() - proc.spawned;
     } catch {
