@@ -1,5 +1,5 @@
 /**
- * A log as the running system writes it, for the benchmarks that read one (`bench:audit`): every
+ * A log as the running system writes it, for the benchmarks that read one (`bench:audit`, `bench:growth`): every
  * service in one process (in-process transport, embedded store), and a fleet that sends signed
  * commands through their command gates until the log holds the events asked for. Each lane plays,
  * over and over with fresh ids, what the demos play once:
@@ -54,6 +54,10 @@ export interface ProtocolLogOptions {
   lanes?: number;
   /** Called now and then with the events written so far. */
   onProgress?: (events: number) => void;
+  /** Health reports of the fleet in each round of a lane (default 20, most of a real log's commands; fewer: more aggregates for the same events). */
+  healthReports?: number;
+  /** The bootstrap operator's (`root`) key pair, for a caller that signs more commands on the log later (default: a fresh one). */
+  operator?: KeyPair;
 }
 
 export interface ProtocolLog {
@@ -85,7 +89,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
 
 /** Writes the log into an embedded store at `directory` and closes everything. */
 export async function writeProtocolLog(options: ProtocolLogOptions): Promise<ProtocolLog> {
-  const keys = new Map<string, KeyPair>();
+  const keys = new Map<string, KeyPair>(options.operator ? [['root', options.operator]] : []);
   const keyOf = (agentId: string) => {
     let key = keys.get(agentId);
     if (!key) keys.set(agentId, (key = generateKeyPair()));
@@ -138,9 +142,10 @@ export async function writeProtocolLog(options: ProtocolLogOptions): Promise<Pro
         const id = `${laneId}-${n}`;
         const k = round++;
         // The fleet: each lane's share of health reports and one profile update.
+        const reports = options.healthReports ?? 20;
         await Promise.all(
-          Array.from({ length: 20 }, (_, i) => {
-            const agentId = fleet[(k * 20 + i) % fleet.length]!;
+          Array.from({ length: reports }, (_, i) => {
+            const agentId = fleet[(k * reports + i) % fleet.length]!;
             return ok('ReportHealth', agentId, { agentId, health: 0.9, risk: 0.1 + ((k + i) % 7) / 100, tags: [], metrics: { tokens: 1000 + i } });
           }),
         );

@@ -25,6 +25,7 @@ import { eventByType, SCHEMA_VERSION_FIELD } from '@agora/contracts';
 import { openEmbeddedEventStore, openJetStreamEventStore, type EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
 import { describeNatsServer, freePort, resolveNatsServer } from '@agora/testing';
+import { memoryOf, stopChild } from './child.js';
 import { positiveIntOption } from './options.js';
 
 const HELP = `Usage: npm run bench:startup -- [options]
@@ -95,18 +96,6 @@ async function startNats(storeDir: string): Promise<{ url: string; stop(): Promi
     child.once('exit', (code) => fail(new Error(`nats-server exited with code ${code}:\n${log}`)));
   });
   return { url: `nats://127.0.0.1:${port}`, stop: () => stopChild(child, 'SIGTERM', 30_000) };
-}
-
-function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      done();
-    });
-    child.kill(signal);
-  });
 }
 
 /**
@@ -220,12 +209,6 @@ interface StartResult {
 function cpuMsOf(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function memoryOf(pid: number): { rssMb: number; peakMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
 }
 
 /** Starts the standalone process on `log` with `dataDir`, waits for /health and an agent query, samples memory, stops it (it saves its state). */

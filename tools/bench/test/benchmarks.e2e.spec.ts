@@ -68,6 +68,26 @@ describe('the benchmarks, small', () => {
     await bench('mcp', ['--count', '40'], [/^\| UpdateAgent \(command\) \| MCP tool call, stdio /m, /^UpdateAgent \(command\): an MCP tool call takes \d/m, /log check: 120 AgentUpdated for 120 UpdateAgent sent \(0 refused\): one event per command/]);
   }, 100_000);
 
+  it('bench:growth', async () => {
+    // Tiny logs (written by the services into the run's own cache), SQLite only: the shape of the report, not its figures.
+    const cells = (cell: string) => `${cell} +\\| ${cell} +\\|`;
+    await bench('growth', ['--events', '2000,4000', '--engine', 'sqlite', '--commands', '100', '--queries', '50', '--cache', join(dir, 'growth')], [
+      /^\| measure +\| [\d,]+ events +\| [\d,]+ events +\| target +\| met +\|$/m,
+      new RegExp(`^\\| RSS now / peak: new replica +\\| ${cells('\\d+ / \\d+ MB')}`, 'm'),
+      new RegExp(`^\\| peak RSS, the largest of the three processes +\\| ${cells('\\d+ MB')} < 400 MB; largest size <= 1\\.2x smallest +\\| (met|NOT met) +\\|$`, 'm'),
+      new RegExp(`^\\| event loop p99 / max \\(while commands and queries run\\) +\\| ${cells('[\\d.]+ ms / [\\d.]+ ms')} p99 < 50 ms +\\| (met|NOT met) +\\|$`, 'm'),
+      new RegExp(`^\\| commands/s \\(100 signed, SDK over HTTP, 32 in flight\\) +\\| ${cells('[\\d,]+')} largest size >= 0\\.9x smallest`, 'm'),
+      // Every command is answered: a failure is a fault of the process, not a figure, at these sizes.
+      /^\| commands failed +\| 0 +\| 0 +\| 0 +\| met +\|$/m,
+      new RegExp(`^\\| restart: a first answered query +\\| ${cells('[\\d.]+ s')} < 3 s +\\| (met|NOT met) +\\|$`, 'm'),
+      new RegExp(`^\\| new replica: a first answered query +\\| ${cells('[\\d.]+ s')} < 5 s +\\| (met|NOT met) +\\|$`, 'm'),
+      new RegExp(`^\\| a page of the proposals list \\(20\\) p50 / p99 +\\| ${cells('[\\d.]+ ms / [\\d.]+ ms')} p99 < 20 ms`, 'm'),
+      new RegExp(`^\\| one proposal p50 / p99 +\\| ${cells('[\\d.]+ ms / [\\d.]+ ms')} p99 < 20 ms`, 'm'),
+      new RegExp(`^\\| rebuild \\(less the empty start\\) / raw replay +\\| ${cells('[\\d.]+x')} >= 0\\.3x +\\| (met|NOT met) +\\|$`, 'm'),
+      /^targets met: \d of 9/m,
+    ], 120_000);
+  }, 130_000);
+
   it('bench:audit', async () => {
     await bench('audit', ['--events', '600', '--agents', '10', '--workers', '0,1'], [/^\| raw replay .*\d/m, /^\| agora audit, 0 worker threads .*\d/m, /^\| agora audit, 1 worker thread .*\d/m]);
   }, 100_000);
