@@ -90,8 +90,6 @@ export class SqlProjectionRunner {
   private followTimer: NodeJS.Timeout | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private stopped = false;
-  /** Set once the history that existed at start is written: from then on each event is written as it comes. */
-  private live = false;
   /** Events handed to the runner since it started writing (applied or skipped), for progress lines. */
   private taken = 0;
   private untrack: (() => void) | undefined;
@@ -195,7 +193,6 @@ export class SqlProjectionRunner {
     ticker.unref();
     subscription.caughtUp.then(
       async () => {
-        this.live = true;
         await this.flush();
         clearInterval(ticker);
         if (reported) progress(`[read model ${this.name}] caught up: ${this.taken} events in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -242,11 +239,11 @@ export class SqlProjectionRunner {
     this.seen = { position: event.position, previous, eventId: event.id };
     if (this.accepts(event.streamId)) {
       this.buffer.push({ event, previous });
-      // Live, an event is written as soon as it comes (a reader that saw it in the log finds it in the
-      // tables a moment later); catching up, events gather into batches while a write is under way.
-      if (this.live) void this.flush();
-      else this.scheduleFlush(0);
-      if (this.buffer.length >= this.maxBatch) return this.flush();
+      // Written once the events taken in the same turn are (a store hands over a commit's events
+      // together, so a batch never ends inside a commit), while a write is under way they gather.
+      this.scheduleFlush(0);
+      // A full batch makes the log wait, and is cut at its last commit's start (the rest of that commit may be on its way).
+      if (this.buffer.length >= this.maxBatch) return this.flush(true);
     } else {
       // Waits for read your writes look at `position`, which moved.
       this.options.positions?.advanced();
@@ -263,18 +260,28 @@ export class SqlProjectionRunner {
     }, delayMs);
   }
 
-  /** Writes what was taken in and not written yet (one write at a time); resolves once it is written. */
-  private flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.buffer.length > 0 || this.seen !== this.written ? this.flush() : undefined));
+  /**
+   * Writes what was taken in and not written yet (one write at a time); resolves once it is written.
+   * `partial`: the last commit taken in may not be whole yet (the log waits mid-commit): its events stay for the next write.
+   */
+  private flush(partial = false): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.buffer.length > 0 || this.seen !== this.written ? this.flush(partial) : undefined));
     if (this.buffer.length === 0 && this.seen === this.written) return Promise.resolve();
-    this.flushing = this.writeUntilDone().finally(() => (this.flushing = undefined));
+    this.flushing = this.writeUntilDone(partial).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
   /** Writes the buffer, retrying a failed write (the events stay taken in) until it is written or the runner loses its lock. */
-  private async writeUntilDone(): Promise<void> {
+  private async writeUntilDone(partial: boolean): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const batch = this.buffer.splice(0, this.maxBatch);
+      // Never a batch that ends inside a commit: up to maxBatch events and the rest of the last
+      // commit's taken in (a commit larger than a batch is written whole); when more of that commit
+      // may be on its way (`partial`), it waits for the next write.
+      let size = Math.min(this.maxBatch, this.buffer.length);
+      while (size < this.buffer.length && sameCommit(this.buffer[size - 1]!.event, this.buffer[size]!.event)) size++;
+      const batch = this.buffer.splice(0, size);
+      if (partial && this.buffer.length === 0) this.buffer.unshift(...batch.splice(lastCommitStart(batch)));
+      if (batch.length === 0) return;
       // The whole buffer: up to the last event seen (those after the batch's last were skipped); else up to the batch's last.
       const last = batch.at(-1);
       const mark: LogMark = this.buffer.length === 0 || !last ? this.seen! : { position: last.event.position, previous: last.previous, eventId: last.event.id };
@@ -411,6 +418,27 @@ export class SqlProjectionRunner {
     };
     await follow();
   }
+}
+
+/** The commit an event belongs to: a command's events on one stream (events that name no command are each their own). */
+function commitOf(event: RecordedEvent): string | undefined {
+  const commandId = event.metadata['commandId'];
+  return typeof commandId === 'string' ? `${event.streamId}\n${commandId}` : undefined;
+}
+
+/** Whether two events are of one commit (see commitOf). */
+function sameCommit(a: RecordedEvent, b: RecordedEvent): boolean {
+  const commit = commitOf(a);
+  return commit !== undefined && commit === commitOf(b);
+}
+
+/** Where the batch's last commit starts (its length when its last event names no command). */
+function lastCommitStart(batch: readonly { event: RecordedEvent }[]): number {
+  let start = batch.length;
+  if (start === 0 || commitOf(batch[start - 1]!.event) === undefined) return start;
+  start--;
+  while (start > 0 && sameCommit(batch[start - 1]!.event, batch[start]!.event)) start--;
+  return start;
 }
 
 /** Every row of each table, as JSON text, sorted: a form two databases' tables compare in. */
