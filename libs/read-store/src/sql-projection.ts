@@ -281,7 +281,8 @@ export class SqlProjectionRunner {
       while (size < this.buffer.length && sameCommit(this.buffer[size - 1]!.event, this.buffer[size]!.event)) size++;
       const batch = this.buffer.splice(0, size);
       if (partial && this.buffer.length === 0) this.buffer.unshift(...batch.splice(lastCommitStart(batch)));
-      if (batch.length === 0) return;
+      // Only part of a commit taken in so far: written with the rest of it. (No event at all: the position moved over skipped events, and is written.)
+      if (batch.length === 0 && this.buffer.length > 0) return;
       // The whole buffer: up to the last event seen (those after the batch's last were skipped); else up to the batch's last.
       const last = batch.at(-1);
       const mark: LogMark = this.buffer.length === 0 || !last ? this.seen! : { position: last.event.position, previous: last.previous, eventId: last.event.id };

@@ -273,6 +273,11 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
         await positions.waitFor(position);
         expect(await orders(followerDb)).toEqual([{ id: 'order-a', total: 3, events: 2 }]);
 
+        // Events of other categories move the recorded position too: a follower's read-your-writes wait on one is answered.
+        const other = await store.append('other-x', [{ type: 'Noise', data: {} }], 'no_stream');
+        await positions.waitFor(other.position);
+        expect(follower.position).toBe(other.position);
+
         await writer.stop();
         await waitFor(() => follower.writing, 'the follower to take the lock over', 5_000);
         const next = await store.append('order-a', [{ type: 'Placed', data: { amount: 4 } }], 1);
