@@ -68,7 +68,8 @@ describe('A2A push notifications (int)', () => {
     queues.push(push);
     await push.send(update('t1', TaskState.TASK_STATE_WORKING), context);
     await push.send(update('t1', TaskState.TASK_STATE_COMPLETED), context);
-    await until('both updates delivered', () => received.length === 2);
+    // Delivered once the queue has the webhook's answer, a moment after the webhook took the body.
+    await until('both updates delivered', () => received.length === 2 && push.delivered === 2);
     expect(received).toEqual([
       { authorization: 'Bearer hook-secret', state: 'TASK_STATE_WORKING' },
       { authorization: 'Bearer hook-secret', state: 'TASK_STATE_COMPLETED' },
