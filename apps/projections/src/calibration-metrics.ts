@@ -1,14 +1,15 @@
-import { GetReviewerCalibration, type ProposalRecord, type VotingSessionRecord } from '@agora/contracts';
-import { outcomeCounts, reviewerCalibration } from '@agora/domain-tribunal';
+import { GetReviewerCalibration, type VotingSessionRecord } from '@agora/contracts';
+import { calibrationFromSums, outcomeCountsFromSums } from '@agora/domain-tribunal';
 import { validatorAgreement } from '@agora/domain-voting';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { pageOf } from '@agora/read-models';
+import { pageOf, proposalsTable } from '@agora/read-models';
+import type { SqlExecutor } from '@agora/read-store';
 import { Gauge, type Registry } from 'prom-client';
 import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
 export interface CalibrationMetricsOptions {
-  /** The proposal records as of now (the live proposals read model). */
-  proposals: () => Iterable<ProposalRecord>;
+  /** The read side's database, with the proposals read model's sums (proposalsTable). */
+  db: Pick<SqlExecutor, 'all'>;
   /** The voting session records as of now (the live voting sessions read model). */
   votingSessions: () => Iterable<VotingSessionRecord>;
 }
@@ -16,8 +17,9 @@ export interface CalibrationMetricsOptions {
 /**
  * The calibration figures (docs/metrics.md, "Calibration"): how each reviewer's verdicts, under each
  * constitution, compare with the reported outcomes of the proposals, and how each validator's votes
- * compare with its sessions' final decisions. Computed at scrape time from the proposals and voting
- * sessions read models (docs/decisions/0006-metrics-from-read-model-state.md), once per scrape.
+ * compare with its sessions' final decisions. Read at scrape time from the proposals read model's
+ * sums (one row per reviewer, constitution and count) and the voting sessions read model
+ * (docs/decisions/0006-metrics-from-read-model-state.md), once per scrape.
  *
  * Labels: `reviewer` and `validator` are agent ids, `constitution` a constitution. They are the one
  * exception to "no id as a label", and a bounded one: one series per reviewer and constitution it
@@ -29,9 +31,9 @@ export interface CalibrationMetricsOptions {
  */
 export function registerCalibrationMetrics(registry: Registry, options: CalibrationMetricsOptions): void {
   const registers = [registry];
-  const figures = oncePerScrape(() => {
-    const proposals = [...options.proposals()];
-    return { reviewers: reviewerCalibration(proposals), outcomes: outcomeCounts(proposals), validators: validatorAgreement([...options.votingSessions()]) };
+  const figures = oncePerScrape(async () => {
+    const sums = await proposalsTable.sums(options.db);
+    return { reviewers: calibrationFromSums(sums), outcomes: outcomeCountsFromSums(sums), validators: validatorAgreement([...options.votingSessions()]) };
   });
 
   new Gauge({
@@ -39,9 +41,10 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
     help: 'Reviews by reviewer, constitution and verdict: approve and object (explicit, every round), deemed (approved by silence at a deadline)',
     labelNames: ['reviewer', 'constitution', 'verdict'] as const,
     registers,
-    collect() {
+    async collect() {
+      const { reviewers } = await figures();
       this.reset();
-      for (const r of figures().reviewers) {
+      for (const r of reviewers) {
         this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'approve' }, r.approvals);
         this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'object' }, r.objections);
         this.set({ reviewer: r.reviewer, constitution: r.constitution, verdict: 'deemed' }, r.deemedApprovals);
@@ -53,9 +56,10 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
     help: 'Objections by reviewer, constitution and fate: upheld_by_revision (a revision answered it), else by the reported outcome of its proposal: upheld_by_outcome (failed), not_upheld (worked), pending (none yet). The four sum to the objections raised',
     labelNames: ['reviewer', 'constitution', 'fate'] as const,
     registers,
-    collect() {
+    async collect() {
+      const { reviewers } = await figures();
       this.reset();
-      for (const r of figures().reviewers) {
+      for (const r of reviewers) {
         const labels = { reviewer: r.reviewer, constitution: r.constitution };
         this.set({ ...labels, fate: 'upheld_by_revision' }, r.upheldByRevision);
         this.set({ ...labels, fate: 'upheld_by_outcome' }, r.upheldByOutcome);
@@ -69,9 +73,10 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
     help: "Proposals with a reported outcome, by reviewer, constitution, the reviewer's final explicit verdict on it (approve, object) and the outcome (worked, failed): verdict=\"approve\",outcome=\"failed\" counts approvals of proposals that failed",
     labelNames: ['reviewer', 'constitution', 'verdict', 'outcome'] as const,
     registers,
-    collect() {
+    async collect() {
+      const { reviewers } = await figures();
       this.reset();
-      for (const r of figures().reviewers) {
+      for (const r of reviewers) {
         const labels = { reviewer: r.reviewer, constitution: r.constitution };
         this.set({ ...labels, verdict: 'approve', outcome: 'worked' }, r.approvalsWorked);
         this.set({ ...labels, verdict: 'approve', outcome: 'failed' }, r.approvalsFailed);
@@ -84,8 +89,8 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
     name: 'agora_tribunal_executed_proposals',
     help: 'Proposals whose execution is recorded (RecordExecution), with or without a reported outcome',
     registers,
-    collect() {
-      this.set(figures().outcomes.executed);
+    async collect() {
+      this.set((await figures()).outcomes.executed);
     },
   });
   totalsCounters(registry, figures)('agora_tribunal_outcomes_total', 'Outcome reports of executed proposals (OutcomeReported), by outcome (worked, failed); a report is final', ['outcome'] as const, (c, { outcomes }) => {
@@ -97,9 +102,10 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
     help: "Votes by validator and agreement with the session's final decision (the operator's when a human decided): agreed, disagreed, abstained (abstain votes), undecided (approve or deny on a session with no final decision yet)",
     labelNames: ['validator', 'agreement'] as const,
     registers,
-    collect() {
+    async collect() {
+      const { validators } = await figures();
       this.reset();
-      for (const v of figures().validators) {
+      for (const v of validators) {
         this.set({ validator: v.validator, agreement: 'agreed' }, v.agreed);
         this.set({ validator: v.validator, agreement: 'disagreed' }, v.disagreed);
         this.set({ validator: v.validator, agreement: 'abstained' }, v.abstain);
@@ -109,11 +115,11 @@ export function registerCalibrationMetrics(registry: Registry, options: Calibrat
   });
 }
 
-/** The handler of `agora.qry.tribunal.calibration`, over the live proposals read model. */
-export function calibrationQuery(proposals: () => Iterable<ProposalRecord>): [string, QueryHandler] {
+/** The handler of `agora.qry.tribunal.calibration`, over the proposals read model's sums (a row per reviewer and constitution: as many as the fleet has, whatever the log's length). */
+export function calibrationQuery(db: Pick<SqlExecutor, 'all'>): [string, QueryHandler] {
   return onQuery(GetReviewerCalibration, async ({ reviewer, constitution, limit, cursor }) => {
-    const records = [...proposals()];
-    const { items, nextCursor } = pageOf(reviewerCalibration(records, { reviewer, constitution }), { key: (r) => [r.reviewer, r.constitution], directions: ['asc', 'asc'] }, { limit, cursor }, (r) => r);
-    return { outcomes: outcomeCounts(records), reviewers: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+    const sums = await proposalsTable.sums(db);
+    const { items, nextCursor } = pageOf(calibrationFromSums(sums, { reviewer, constitution }), { key: (r) => [r.reviewer, r.constitution], directions: ['asc', 'asc'] }, { limit, cursor }, (r) => r);
+    return { outcomes: outcomeCountsFromSums(sums), reviewers: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
   });
 }

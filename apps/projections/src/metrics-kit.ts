@@ -6,6 +6,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
  * before any later scrape.
  */
 export function oncePerScrape<T>(compute: () => T): () => T {
+  // A promise is kept as it is: every metric of the scrape awaits the same one.
   let cached: { value: T } | undefined;
   return () => {
     if (!cached) {
@@ -21,16 +22,17 @@ export function oncePerScrape<T>(compute: () => T): () => T {
  * total) from figures computed from a read model: never bumped per delivered event, so a replay or a
  * redelivery cannot double them and a restart rebuilds the same values.
  */
-export function totalsCounters<T>(registry: Registry, totals: () => T) {
+export function totalsCounters<T>(registry: Registry, totals: () => T | Promise<T>) {
   return <L extends string>(name: string, help: string, labelNames: readonly L[], set: (counter: Counter<L>, totals: T) => void): Counter<L> =>
     new Counter<L>({
       name,
       help,
       labelNames,
       registers: [registry],
-      collect() {
+      async collect() {
+        const value = await totals();
         this.reset();
-        set(this, totals());
+        set(this, value);
       },
     });
 }
@@ -53,4 +55,45 @@ export function scrapedHistograms(registry: Registry) {
         for (const v of values()) this.observe(v);
       },
     });
+}
+
+/** A histogram's observations as counts: how many observations fell in each bucket (by its upper bound, Infinity for the last), and their sum. */
+export interface CountedObservations {
+  buckets: ReadonlyMap<number, number>;
+  sum: number;
+}
+
+/**
+ * A label-less histogram whose buckets are read at scrape time from counts kept in a read model's
+ * sums (`observationsOf`), not from one observation per value: its cost does not grow with the
+ * number of observations. Served in the exposition format of prom-client's Histogram.
+ */
+export function countedHistogram(registry: Registry, name: string, help: string, buckets: readonly number[], observations: () => Promise<CountedObservations>): void {
+  registry.registerMetric({
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    async get() {
+      const { buckets: counts, sum } = await observations();
+      let cumulative = 0;
+      const values = buckets.map((le) => {
+        cumulative += counts.get(le) ?? 0;
+        return { labels: { le }, value: cumulative, metricName: `${name}_bucket` };
+      });
+      const count = cumulative + (counts.get(Infinity) ?? 0);
+      return {
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [...values, { labels: { le: '+Inf' }, value: count, metricName: `${name}_bucket` }, { labels: {}, value: sum, metricName: `${name}_sum` }, { labels: {}, value: count, metricName: `${name}_count` }],
+      };
+    },
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
+}
+
+/** The bucket an observation falls in: the first upper bound at or above it, Infinity past the last. */
+export function bucketOf(buckets: readonly number[], value: number): number {
+  return buckets.find((le) => value <= le) ?? Infinity;
 }

@@ -1,8 +1,9 @@
 import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQueries, RecordLogCheckpoint, VerifyReadModels } from '@agora/contracts';
-import { constitutionalCoverage, DEFAULT_STATS_WINDOW_DAYS, tribunalStats } from '@agora/domain-tribunal';
-import { ProjectionRunner, type EventSourcingLogger, type ProjectionVerification } from '@agora/eventsourcing';
+import { DEFAULT_STATS_WINDOW_DAYS, statsWindow, tribunalStatsFromSums, tribunalTotalsFromSums } from '@agora/domain-tribunal';
+import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { chamberSessionsTable, debatesTable, dialecticSessionsTable, pageOf, proposalsProjection, proposalsTable, votingSessionsTable, type ProposalsModel } from '@agora/read-models';
+import { chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
+import type { SqlProjectionRunner } from '@agora/read-store';
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { Registry } from 'prom-client';
@@ -45,7 +46,8 @@ export interface ProjectionsServiceOptions {
 export interface RunningProjections extends Running {
   /** `http://<host>:<port>/metrics` as bound (0.0.0.0 and :: shown as the loopback address). */
   metricsUrl: string;
-  runner: ProjectionRunner<ProposalsModel>;
+  /** The proposals read model's writer (or follower) in the read side's database: the tribunal's figures are its sums. */
+  proposals: SqlProjectionRunner;
   /** The voting sessions read model, its queries and metrics. */
   voting: VotingProjections;
   /** The debates read model and its metrics. */
@@ -68,13 +70,14 @@ function checkedWindowDays(value: number): number {
 }
 
 /**
- * The projections service: keeps the proposals read model in memory (folded from the whole log at
- * start, then live; see ProjectionRunner) and publishes what it says about the tribunal's health:
+ * The projections service: reads the tribunal's figures from the proposals read model in the read
+ * side's database (its sums and timed sums, written with the proposals; see sqlAggregateViews) and
+ * publishes what they say about the tribunal's health:
  * - over the transport, the `stats` and `coverage` queries of the tribunal contracts
  *   (`agora.qry.tribunal.stats`, `agora.qry.tribunal.coverage`), queue group `projections`;
  * - over HTTP, `/metrics` for Prometheus (the process's registry, `context.metrics`: default process
  *   metrics, the platform's, and the read-model figures computed at scrape time), `/health` and `/verify`.
- * Figures come from the pure functions of @agora/domain-tribunal over the live model and the real clock.
+ * Figures come from the pure functions of @agora/domain-tribunal over those sums and the real clock.
  */
 export async function startProjectionsService(context: ServiceContext, options: ProjectionsServiceOptions = {}): Promise<RunningProjections> {
   const windowDays = checkedWindowDays(options.windowDays ?? DEFAULT_STATS_WINDOW_DAYS);
@@ -83,8 +86,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
   if (!Number.isSafeInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) throw new RangeError(`metricsPort must be a port number (0 to 65535), got ${String(metricsPort)}`);
 
   const logger = options.logger === false ? silent : new Logger('agora:projections');
-  const runner = new ProjectionRunner(context.store, proposalsProjection, { logger, snapshots: context.snapshots, positions: context.readModels });
-  const records = () => runner.model.values();
+  const db = context.readSide.db;
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) await close().catch((error: unknown) => console.error('closing the projections service failed', error));
@@ -93,8 +95,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
   try {
     // Started together, so they catch up in one shared pass over the log (sharingCatchUp).
     const started = <T,>(part: Promise<T>, close: (value: T) => Promise<void>) => part.then((value) => (closers.push(() => close(value)), value));
-    const [, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
-      started(runner.start(), () => runner.stop()),
+    const [proposals, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
+      started(context.readSide.use(proposalsTable, logger), (p) => p.close()),
       started(startVotingProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
       started(startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels), (p) => p.close()),
       started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
@@ -116,7 +118,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([runner.verify(), voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
+      const run = Promise.all([voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
       verifying = run;
       try {
         const readModels = await run;
@@ -135,13 +137,15 @@ export async function startProjectionsService(context: ServiceContext, options: 
       catalog: projectionsCatalog,
       commands: new Map([onCommand(VerifyReadModels, () => verifyReadModels())]),
       queries: new Map([
-        onQuery(GetTribunalStats, async ({ windowDays: days }) => tribunalStats([...records()], new Date(), days ?? windowDays)),
+        onQuery(GetTribunalStats, async ({ windowDays: days }) => {
+          const window = statsWindow(new Date(), days ?? windowDays);
+          return tribunalStatsFromSums(await proposalsTable.windowSums(db, Date.parse(window.from), Date.parse(window.to)), window);
+        }),
         onQuery(ListUnderCoveredProposals, async ({ below, limit, cursor }) => {
-          const order = { key: (c: { proposalId: string; constitutionalCoverage: number }) => [c.constitutionalCoverage, c.proposalId], directions: ['asc', 'asc'] as const };
-          const { items, nextCursor } = pageOf(constitutionalCoverage([...records()], below), order, { limit, cursor }, (c) => c);
+          const { items, nextCursor } = await underCoveredProposals(db, below, { limit, cursor });
           return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
         }),
-        calibrationQuery(records),
+        calibrationQuery(db),
         ...voting.queries,
         ...dialectic.queries,
         ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
@@ -153,9 +157,9 @@ export async function startProjectionsService(context: ServiceContext, options: 
     // The read-model figures join the process's registry (one /metrics per process), and leave it on close.
     const registry = options.registry ?? context.metrics.registry;
     const unregister = registerRemovably(registry, (r) => {
-      registerTribunalMetrics(r, { records, windowDays });
+      registerTribunalMetrics(r, { db, windowDays });
       registerVotingMetrics(r, { records: voting.records });
-      registerCalibrationMetrics(r, { proposals: records, votingSessions: voting.records });
+      registerCalibrationMetrics(r, { db, votingSessions: voting.records });
       registerDialecticMetrics(r, { records: dialectic.records, windowDays });
       registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
       registerDebateMetrics(r, { records: debate.records });
@@ -167,10 +171,18 @@ export async function startProjectionsService(context: ServiceContext, options: 
       port: metricsPort,
       host: metricsHost,
       routes: {
-        '/health': async () => ({
-          status: 200,
-          body: { status: 'ok', service: PROJECTIONS_SERVICE, readModels: { proposals: runner.model.size, votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size }, position: runner.position ?? null },
-        }),
+        '/health': async () => {
+          const proposalsByStatus = tribunalTotalsFromSums(await proposalsTable.sums(db)).proposalsByStatus;
+          return {
+            status: 200,
+            body: {
+              status: 'ok',
+              service: PROJECTIONS_SERVICE,
+              readModels: { proposals: Object.values(proposalsByStatus).reduce((a, b) => a + b, 0), votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
+              position: proposals.runner.position ?? null,
+            },
+          };
+        },
       },
     });
     closers.push(() => server.close());
@@ -178,7 +190,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
 
     return {
       metricsUrl,
-      runner,
+      proposals: proposals.runner,
       voting,
       dialectic,
       chamber,

@@ -3,3 +3,4 @@ export * from './specification.js';
 export * from './guards.js';
 export * from './deadlines.js';
 export * from './unions.js';
+export * from './sums.js';

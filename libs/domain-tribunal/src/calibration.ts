@@ -14,6 +14,7 @@
  * approvals (silence) are counted, never compared with outcomes.
  */
 import type { OutcomeCounts, ProposalRecord, ReviewerCalibration } from '@agora/contracts';
+import { addSum, sumOf, sumsOf, sumsUnder, type Sums } from '@agora/decider';
 
 /** Which fate an objection had: one of the four, so they sum to the objections raised. */
 export type ObjectionFate = 'upheld_by_revision' | 'upheld_by_outcome' | 'not_upheld' | 'pending';
@@ -50,46 +51,57 @@ export interface CalibrationFilter {
   constitution?: string | undefined;
 }
 
-/** Per reviewer and constitution, sorted by reviewer then constitution; only the pairs matching the filter. */
-export function reviewerCalibration(records: Iterable<ProposalRecord>, filter: CalibrationFilter = {}): ReviewerCalibration[] {
+/** The counting fields of a ReviewerCalibration (every field but its keys and the rate derived from them). */
+type CalibrationCount = Exclude<keyof ReviewerCalibration, 'reviewer' | 'constitution' | 'upheldRate'>;
+
+/**
+ * What one proposal adds to the calibration (`calibrationFromSums`): per reviewer and constitution,
+ * its reviews and objections with their fates, and the final verdicts compared with its reported
+ * outcome; and whether it was executed and how it turned out (`outcomeCountsFromSums`).
+ */
+export function proposalCalibrationSums(p: ProposalRecord): Sums {
+  const sums: Sums = new Map();
+  const count = (reviewer: string, constitution: string, field: CalibrationCount) => addSum(sums, 1, 'calibration', reviewer, constitution, field);
+  // The final explicit verdict of each reviewer and constitution: rounds and their reviews are in log order.
+  const finalVerdict = new Map<string, { reviewer: string; constitution: string; verdict: 'approve' | 'object' }>();
+  for (const round of p.rounds) {
+    for (const review of round.reviews) {
+      if (review.deemed) {
+        count(review.reviewer, review.constitution, 'deemedApprovals');
+        continue;
+      }
+      if (review.verdict === 'approve') count(review.reviewer, review.constitution, 'approvals');
+      finalVerdict.set(`${review.reviewer}\u0000${review.constitution}`, { reviewer: review.reviewer, constitution: review.constitution, verdict: review.verdict });
+    }
+  }
+  for (const o of p.objections) {
+    count(o.reviewer, o.constitution, 'objections');
+    count(o.reviewer, o.constitution, FATE_FIELD[objectionFate(p, o)]);
+    if (o.status === 'withdrawn') count(o.reviewer, o.constitution, 'withdrawn');
+    if (o.status === 'overridden') count(o.reviewer, o.constitution, 'overridden');
+  }
+  if (p.execution) addSum(sums, 1, 'executed');
+  const outcome = p.outcome?.outcome;
+  if (outcome !== undefined) {
+    addSum(sums, 1, 'outcome', outcome);
+    for (const { reviewer, constitution, verdict } of finalVerdict.values()) {
+      if (verdict === 'approve') count(reviewer, constitution, outcome === 'worked' ? 'approvalsWorked' : 'approvalsFailed');
+      else count(reviewer, constitution, outcome === 'worked' ? 'objectionsWorked' : 'objectionsFailed');
+    }
+  }
+  return sums;
+}
+
+/** The calibration rows of the sums of proposalCalibrationSums: per reviewer and constitution, sorted by reviewer then constitution; only the pairs matching the filter. */
+export function calibrationFromSums(sums: ReadonlyMap<string, number>, filter: CalibrationFilter = {}): ReviewerCalibration[] {
   const rows = new Map<string, ReviewerCalibration>();
-  const row = (reviewer: string, constitution: string): ReviewerCalibration | undefined => {
-    if ((filter.reviewer !== undefined && reviewer !== filter.reviewer) || (filter.constitution !== undefined && constitution !== filter.constitution)) return undefined;
+  for (const [[reviewer, constitution, field], value] of sumsUnder(sums, 'calibration')) {
+    if (typeof reviewer !== 'string' || typeof constitution !== 'string') continue;
+    if ((filter.reviewer !== undefined && reviewer !== filter.reviewer) || (filter.constitution !== undefined && constitution !== filter.constitution)) continue;
     const key = `${reviewer}\u0000${constitution}`;
     let r = rows.get(key);
     if (!r) rows.set(key, (r = empty(reviewer, constitution)));
-    return r;
-  };
-  for (const p of records) {
-    // The final explicit verdict of each reviewer and constitution: rounds and their reviews are in log order.
-    const finalVerdict = new Map<string, { reviewer: string; constitution: string; verdict: 'approve' | 'object' }>();
-    for (const round of p.rounds) {
-      for (const review of round.reviews) {
-        const r = row(review.reviewer, review.constitution);
-        if (!r) continue;
-        if (review.deemed) {
-          r.deemedApprovals++;
-          continue;
-        }
-        if (review.verdict === 'approve') r.approvals++;
-        finalVerdict.set(`${review.reviewer}\u0000${review.constitution}`, { reviewer: review.reviewer, constitution: review.constitution, verdict: review.verdict });
-      }
-    }
-    for (const o of p.objections) {
-      const r = row(o.reviewer, o.constitution);
-      if (!r) continue;
-      r.objections++;
-      r[FATE_FIELD[objectionFate(p, o)]]++;
-      if (o.status === 'withdrawn') r.withdrawn++;
-      if (o.status === 'overridden') r.overridden++;
-    }
-    const outcome = p.outcome?.outcome;
-    if (outcome === undefined) continue;
-    for (const { reviewer, constitution, verdict } of finalVerdict.values()) {
-      const r = row(reviewer, constitution)!;
-      if (verdict === 'approve') r[outcome === 'worked' ? 'approvalsWorked' : 'approvalsFailed']++;
-      else r[outcome === 'worked' ? 'objectionsWorked' : 'objectionsFailed']++;
-    }
+    r[field as CalibrationCount] += value;
   }
   return [...rows.values()]
     .map((r) => {
@@ -99,12 +111,17 @@ export function reviewerCalibration(records: Iterable<ProposalRecord>, filter: C
     .sort((a, b) => (a.reviewer < b.reviewer ? -1 : a.reviewer > b.reviewer ? 1 : a.constitution < b.constitution ? -1 : a.constitution > b.constitution ? 1 : 0));
 }
 
+/** Per reviewer and constitution, sorted by reviewer then constitution; only the pairs matching the filter. */
+export function reviewerCalibration(records: Iterable<ProposalRecord>, filter: CalibrationFilter = {}): ReviewerCalibration[] {
+  return calibrationFromSums(sumsOf(records, proposalCalibrationSums), filter);
+}
+
+/** Executed proposals, and of those the ones reported worked and failed, from the sums of proposalCalibrationSums. */
+export function outcomeCountsFromSums(sums: ReadonlyMap<string, number>): OutcomeCounts {
+  return { executed: sumOf(sums, 'executed'), worked: sumOf(sums, 'outcome', 'worked'), failed: sumOf(sums, 'outcome', 'failed') };
+}
+
 /** Executed proposals, and of those the ones reported worked and failed. */
 export function outcomeCounts(records: Iterable<ProposalRecord>): OutcomeCounts {
-  const counts = { executed: 0, worked: 0, failed: 0 };
-  for (const p of records) {
-    if (p.execution) counts.executed++;
-    if (p.outcome) counts[p.outcome.outcome]++;
-  }
-  return counts;
+  return outcomeCountsFromSums(sumsOf(records, proposalCalibrationSums));
 }

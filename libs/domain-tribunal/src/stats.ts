@@ -16,6 +16,7 @@
  *   decided (see `decidedAt`).
  */
 import { positiveInt, type ProposalRecord, type ProposalStatus, type TribunalStats } from '@agora/contracts';
+import { addSum, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
@@ -98,66 +99,66 @@ export function approvingConstitutionsInLastRound(p: ProposalRecord): number {
  *   null when none was.
  */
 export function tribunalStats(records: readonly ProposalRecord[], now: string | Date, windowDays = DEFAULT_STATS_WINDOW_DAYS): TribunalStats {
+  const window = statsWindow(now, windowDays);
+  return tribunalStatsFromSums(windowSums(records, proposalTimedSums, Date.parse(window.from), Date.parse(window.to)), window);
+}
+
+/** The window of `windowDays` days up to `now`, both ends included. */
+export function statsWindow(now: string | Date, windowDays = DEFAULT_STATS_WINDOW_DAYS): TribunalStats['window'] {
   positiveInt(windowDays, 'windowDays');
   const to = instant(now);
   const from = to - windowDays * DAY_MS;
-  const inWindow = (t: string | null | undefined): boolean => {
-    if (!t) return false;
-    const x = ms(t);
-    return x >= from && x <= to;
-  };
+  return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), days: windowDays };
+}
 
-  const submitted = records.filter((p) => inWindow(p.submittedAt));
-  const reviewed = submitted.filter((p) => p.rounds.length > 0);
-  const challenged = reviewed.filter((p) => p.objections.length > 0);
-
-  const outcomes = { review: 0, escalated: 0, approved: 0, approvedByOperator: 0, rejected: 0, withdrawn: 0 };
-  for (const p of submitted) {
-    outcomes[p.status satisfies ProposalStatus]++;
-    if (approvedByOperator(p)) outcomes.approvedByOperator++;
+/**
+ * What one proposal adds to the windowed figures, each at the instant it is timed by (the top of
+ * this file): summed over the instants in a window, they are `tribunalStats` (tribunalStatsFromSums).
+ */
+export function proposalTimedSums(p: ProposalRecord): TimedSum[] {
+  const timed = new TimedSums();
+  timed.add(p.submittedAt, 1, 'submitted');
+  if (p.rounds.length > 0) {
+    timed.add(p.submittedAt, 1, 'reviewed');
+    if (p.objections.length > 0) timed.add(p.submittedAt, 1, 'challenged');
   }
-
-  let deemedApprovals = 0;
-  let deadlocksEscalated = 0;
-  let coverageEscalations = 0;
-  let proceededDespiteObjections = 0;
-  let reviewedWithFewerThanMinConstitutions = 0;
-  const operatorDecisions = { approve: 0, reject: 0, send_back: 0 };
-  let approvedInWindow = 0;
-  let roundsOfApproved = 0;
-
-  for (const p of records) {
-    for (const round of p.rounds) for (const review of round.reviews) if (review.deemed && inWindow(review.at)) deemedApprovals++;
-    for (const e of p.escalations) {
-      if (inWindow(e.escalatedAt)) {
-        if (e.reason === 'deadlock') deadlocksEscalated++;
-        else coverageEscalations++;
-      }
-      if (e.decision !== null && inWindow(e.decidedAt)) operatorDecisions[e.decision]++;
-    }
-    if (p.execution?.despiteObjections && inWindow(p.execution.recordedAt)) proceededDespiteObjections++;
-    const decided = decidedAt(p);
-    if (decided !== null && inWindow(decided)) {
-      if (approvingConstitutionsInLastRound(p) < p.rules.minConstitutions) reviewedWithFewerThanMinConstitutions++;
-      if (p.status === 'approved') {
-        approvedInWindow++;
-        roundsOfApproved += p.rounds.length;
-      }
-    }
+  timed.add(p.submittedAt, 1, 'outcome', p.status);
+  if (approvedByOperator(p)) timed.add(p.submittedAt, 1, 'outcome', 'approvedByOperator');
+  for (const round of p.rounds) for (const review of round.reviews) if (review.deemed) timed.add(review.at, 1, 'deemed');
+  for (const e of p.escalations) {
+    timed.add(e.escalatedAt, 1, 'escalated', e.reason === 'deadlock' ? 'deadlock' : 'coverage');
+    if (e.decision !== null) timed.add(e.decidedAt, 1, 'operator', e.decision);
   }
+  if (p.execution?.despiteObjections) timed.add(p.execution.recordedAt, 1, 'proceeded');
+  const decided = decidedAt(p);
+  if (approvingConstitutionsInLastRound(p) < p.rules.minConstitutions) timed.add(decided, 1, 'fewer_than_min');
+  if (p.status === 'approved') {
+    timed.add(decided, 1, 'approved');
+    timed.add(decided, p.rounds.length, 'approved_rounds');
+  }
+  return timed.items;
+}
 
+/** The TribunalStats of the sums of proposalTimedSums over a window. */
+export function tribunalStatsFromSums(sums: ReadonlyMap<string, number>, window: TribunalStats['window']): TribunalStats {
+  const submitted = sumOf(sums, 'submitted');
+  const reviewed = sumOf(sums, 'reviewed');
+  const challenged = sumOf(sums, 'challenged');
+  const approved = sumOf(sums, 'approved');
+  const outcome = (status: string) => sumOf(sums, 'outcome', status);
+  const operator = (decision: string) => sumOf(sums, 'operator', decision);
   return {
-    window: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), days: windowDays },
-    proposals: { submitted: submitted.length, reviewed: reviewed.length, challenged: challenged.length },
-    challengeRate: reviewed.length === 0 ? null : challenged.length / reviewed.length,
-    reviewedWithFewerThanMinConstitutions,
-    deemedApprovals,
-    deadlocksEscalated,
-    coverageEscalations,
-    proceededDespiteObjections,
-    outcomes,
-    operatorDecisions,
-    meanRoundsToApproval: approvedInWindow === 0 ? null : roundsOfApproved / approvedInWindow,
+    window,
+    proposals: { submitted, reviewed, challenged },
+    challengeRate: reviewed === 0 ? null : challenged / reviewed,
+    reviewedWithFewerThanMinConstitutions: sumOf(sums, 'fewer_than_min'),
+    deemedApprovals: sumOf(sums, 'deemed'),
+    deadlocksEscalated: sumOf(sums, 'escalated', 'deadlock'),
+    coverageEscalations: sumOf(sums, 'escalated', 'coverage'),
+    proceededDespiteObjections: sumOf(sums, 'proceeded'),
+    outcomes: { review: outcome('review'), escalated: outcome('escalated'), approved: outcome('approved'), approvedByOperator: outcome('approvedByOperator'), rejected: outcome('rejected'), withdrawn: outcome('withdrawn') },
+    operatorDecisions: { approve: operator('approve'), reject: operator('reject'), send_back: operator('send_back') },
+    meanRoundsToApproval: approved === 0 ? null : sumOf(sums, 'approved_rounds') / approved,
   };
 }
 
@@ -221,8 +222,53 @@ export interface TribunalTotals {
   proceededDespiteObjections: number;
   /** Objections open now on proposals still undecided (under review or escalated): a rejected or withdrawn proposal's open objections block nothing. */
   openObjections: number;
-  /** Rounds opened for each proposal in a final status (approved, rejected, withdrawn), in record order. */
-  resolutionRounds: number[];
+  /** Proposals in a final status (approved, rejected, withdrawn), by the number of rounds opened for them, fewest rounds first. */
+  resolutionRounds: { rounds: number; proposals: number }[];
+  /** Proposals measured by `constitutionalCoverage` with fewer than DEFAULT_COVERAGE_BELOW constitutions. */
+  underCovered: number;
+}
+
+/**
+ * What one proposal adds to the all-time totals (`tribunalTotalsFromSums`): its status, how it was
+ * decided, its rounds if it is resolved, its deemed reviews, escalations and operator decisions, its
+ * open objections while undecided, and its coverage once a round has closed.
+ */
+export function proposalTotalSums(p: ProposalRecord): Sums {
+  const sums: Sums = new Map();
+  addSum(sums, 1, 'status', p.status);
+  if (p.status === 'approved') addSum(sums, 1, 'decision', approvedByOperator(p) ? 'approvedByOperator' : 'approvedByTribunal');
+  else if (p.status === 'rejected' || p.status === 'withdrawn') addSum(sums, 1, 'decision', p.status);
+  if (p.status === 'approved' || p.status === 'rejected' || p.status === 'withdrawn') addSum(sums, 1, 'resolution_rounds', p.rounds.length);
+  for (const round of p.rounds) for (const review of round.reviews) if (review.deemed) addSum(sums, 1, 'deemed');
+  for (const e of p.escalations) {
+    addSum(sums, 1, 'escalated', e.reason === 'deadlock' ? 'deadlock' : 'coverage');
+    if (e.decision !== null) addSum(sums, 1, 'operator', e.decision);
+  }
+  if (p.execution?.despiteObjections) addSum(sums, 1, 'proceeded');
+  if (p.status === 'review' || p.status === 'escalated') addSum(sums, p.objections.filter((o) => o.status === 'open').length, 'open_objections');
+  if (p.rounds.some((r) => r.status === 'closed')) addSum(sums, 1, 'coverage', reviewedConstitutions(p).length);
+  return sums;
+}
+
+/** The TribunalTotals of the sums of proposalTotalSums. */
+export function tribunalTotalsFromSums(sums: ReadonlyMap<string, number>): TribunalTotals {
+  const status = (s: ProposalStatus) => sumOf(sums, 'status', s);
+  const decision = (d: string) => sumOf(sums, 'decision', d);
+  const operator = (d: string) => sumOf(sums, 'operator', d);
+  return {
+    proposalsByStatus: { review: status('review'), escalated: status('escalated'), approved: status('approved'), rejected: status('rejected'), withdrawn: status('withdrawn') },
+    decisions: { approvedByTribunal: decision('approvedByTribunal'), approvedByOperator: decision('approvedByOperator'), rejected: decision('rejected'), withdrawn: decision('withdrawn') },
+    deemedApprovals: sumOf(sums, 'deemed'),
+    deadlocksEscalated: sumOf(sums, 'escalated', 'deadlock'),
+    coverageEscalations: sumOf(sums, 'escalated', 'coverage'),
+    operatorDecisions: { approve: operator('approve'), reject: operator('reject'), send_back: operator('send_back') },
+    proceededDespiteObjections: sumOf(sums, 'proceeded'),
+    openObjections: sumOf(sums, 'open_objections'),
+    resolutionRounds: sumsUnder(sums, 'resolution_rounds')
+      .map(([[rounds], proposals]) => ({ rounds: Number(rounds), proposals }))
+      .sort((a, b) => a.rounds - b.rounds),
+    underCovered: sumsUnder(sums, 'coverage').reduce((n, [[covered], proposals]) => (Number(covered) < DEFAULT_COVERAGE_BELOW ? n + proposals : n), 0),
+  };
 }
 
 /**
@@ -231,30 +277,5 @@ export interface TribunalTotals {
  * same values from the log instead of starting again from zero.
  */
 export function tribunalTotals(records: readonly ProposalRecord[]): TribunalTotals {
-  const totals: TribunalTotals = {
-    proposalsByStatus: { review: 0, escalated: 0, approved: 0, rejected: 0, withdrawn: 0 },
-    decisions: { approvedByTribunal: 0, approvedByOperator: 0, rejected: 0, withdrawn: 0 },
-    deemedApprovals: 0,
-    deadlocksEscalated: 0,
-    coverageEscalations: 0,
-    operatorDecisions: { approve: 0, reject: 0, send_back: 0 },
-    proceededDespiteObjections: 0,
-    openObjections: 0,
-    resolutionRounds: [],
-  };
-  for (const p of records) {
-    totals.proposalsByStatus[p.status]++;
-    if (p.status === 'approved') totals.decisions[approvedByOperator(p) ? 'approvedByOperator' : 'approvedByTribunal']++;
-    else if (p.status === 'rejected' || p.status === 'withdrawn') totals.decisions[p.status]++;
-    if (p.status === 'approved' || p.status === 'rejected' || p.status === 'withdrawn') totals.resolutionRounds.push(p.rounds.length);
-    for (const round of p.rounds) for (const review of round.reviews) if (review.deemed) totals.deemedApprovals++;
-    for (const e of p.escalations) {
-      if (e.reason === 'deadlock') totals.deadlocksEscalated++;
-      else totals.coverageEscalations++;
-      if (e.decision !== null) totals.operatorDecisions[e.decision]++;
-    }
-    if (p.execution?.despiteObjections) totals.proceededDespiteObjections++;
-    if (p.status === 'review' || p.status === 'escalated') for (const o of p.objections) if (o.status === 'open') totals.openObjections++;
-  }
-  return totals;
+  return tribunalTotalsFromSums(sumsOf(records, proposalTotalSums));
 }

@@ -306,7 +306,12 @@ describe('tribunalTotals (all time, for the counters)', () => {
       // the escalated proposal's r3-risk; overridden ones are resolved, and the rejected p4's r3-risk blocks nothing any more
       openObjections: 1,
       // p1, p2, p3, p4 (rejected), overridden
-      resolutionRounds: [1, 2, 1, 3, 3],
+      resolutionRounds: [
+        { rounds: 1, proposals: 2 },
+        { rounds: 2, proposals: 1 },
+        { rounds: 3, proposals: 2 },
+      ],
+      underCovered: constitutionalCoverage(records).length,
     });
     // over a window that holds everything, the windowed figures agree with the totals
     const stats = tribunalStats(records, at(10_000));

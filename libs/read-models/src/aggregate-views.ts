@@ -1,6 +1,7 @@
 import type { DomainEvent } from '@agora/decider';
 import { mapSnapshotCodec, type Projection } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { addSums, type Sums, type TimedSum } from '@agora/decider';
 import type { SqlExecutor, SqlProjection, SqlValue } from '@agora/read-store';
 
 export interface AggregateViewsSpec<S extends { status: string }, E extends DomainEvent> {
@@ -71,9 +72,16 @@ export function textColumn<T>(name: string, of: (record: T) => string | null): S
   return { name, type: 'text', of };
 }
 
-/** A whole-number column; a boolean is stored as 1 or 0. */
-export function integerColumn<T>(name: string, of: (record: T) => number | boolean): SqlColumn<T> {
-  return { name, type: 'integer', of: (record) => Number(of(record)) };
+/** A whole-number column; a boolean is stored as 1 or 0, null as NULL. */
+export function integerColumn<T>(name: string, of: (record: T) => number | boolean | null): SqlColumn<T> {
+  return {
+    name,
+    type: 'integer',
+    of: (record) => {
+      const value = of(record);
+      return value === null ? null : Number(value);
+    },
+  };
 }
 
 /** A child table of the agents a view names (its participants, those it awaits), one row each: for a filter by agent (`hasAgent`). */
@@ -112,6 +120,10 @@ export interface SqlAggregateViewsSpec<V, S extends { status: string }, E extend
   indexes: readonly (readonly string[])[];
   /** Child tables (see `childTable`). */
   children?: readonly SqlChildTable<V, unknown>[];
+  /** What a view adds to the model's all-time figures (see Sums in @agora/decider): kept in `<name>_sums_v<version>`, moved by each update's difference. */
+  sums?(view: V): ReadonlyMap<string, number>;
+  /** What a view adds to figures over a window, at their instants: rows of `<name>_timed_v<version>`, summed over a window by `windowSums`. */
+  timed?(view: V): readonly TimedSum[];
 }
 
 /** A read model of every aggregate of a category in a table, and the ways to read it. */
@@ -122,6 +134,10 @@ export interface SqlAggregateViews<V> extends SqlProjection {
   childTable(name: string): string;
   /** One view by id, or undefined. */
   get(db: SqlExecutor, id: string): Promise<V | undefined>;
+  /** The all-time figures: the sums of every view's `sums` (empty without `sums`). */
+  sums(db: Pick<SqlExecutor, 'all'>): Promise<Sums>;
+  /** The sums of every view's `timed` contributions at instants from `from` to `to` (both included, milliseconds since the epoch). */
+  windowSums(db: Pick<SqlExecutor, 'all'>, from: number, to: number): Promise<Sums>;
 }
 
 const versioned = (table: string, version: number) => `${table}_v${version}`;
@@ -140,8 +156,11 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
   const prefix = `${spec.category}-`;
   // The table is named after the read model, with its version (`proposals_v1`).
   const table = versioned(spec.name, spec.version);
-  const children = spec.children ?? [];
   const childTable = (name: string) => versioned(name, spec.version);
+  const sumsTable = versioned(`${spec.name}_sums`, spec.version);
+  const timed = spec.timed;
+  const children = [...(spec.children ?? []), ...(timed ? [timedTable(`${spec.name}_timed`, timed)] : [])];
+  const sumsOfView = spec.sums ?? (() => new Map<string, number>());
   const upsert = `INSERT INTO ${table} (id, stream_revision, doc${spec.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, 2, 3, ...spec.columns.map((_, i) => i + 4)].map((n) => `$${n}`).join(', ')}) ON CONFLICT (id) DO UPDATE SET stream_revision = excluded.stream_revision, doc = excluded.doc${spec.columns.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;
   const get = async (db: SqlExecutor, id: string): Promise<V | undefined> => {
     const [row] = await db.all<{ doc: string }>(`SELECT doc FROM ${table} WHERE id = $1`, [id]);
@@ -153,10 +172,12 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
     categories: [spec.category],
     table,
     childTable,
-    tables: [...children.map((c) => childTable(c.table)), table],
+    tables: [...children.map((c) => childTable(c.table)), ...(spec.sums ? [sumsTable] : []), table],
     schema(db) {
-      const type = (c: { type: 'text' | 'integer' }) => (c.type === 'text' ? db.text : 'INTEGER');
+      // BIGINT: instants in milliseconds and sums pass 32 bits (an INTEGER of SQLite is 64 bits already).
+      const type = (c: { type: 'text' | 'integer' }) => (c.type === 'text' ? db.text : 'BIGINT');
       return [
+        ...(spec.sums ? [`CREATE TABLE IF NOT EXISTS ${sumsTable} (figure ${db.text} PRIMARY KEY, value BIGINT NOT NULL)`] : []),
         `CREATE TABLE IF NOT EXISTS ${table} (id ${db.text} PRIMARY KEY, stream_revision INTEGER NOT NULL, doc TEXT NOT NULL${spec.columns.map((c) => `, ${c.name} ${type(c)}`).join('')})`,
         ...indexStatements(table, spec.indexes),
         ...children.flatMap((child) => [
@@ -166,16 +187,28 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
       ];
     },
     async apply(tx, events) {
-      const touched = new Map<string, { state: S; revision: number }>();
+      // Each aggregate the batch touches: its view before the batch (if any) and its state after.
+      const touched = new Map<string, { before: V | undefined; state: S; revision: number }>();
       for (const event of events) {
         const id = event.streamId.slice(prefix.length);
-        const current = touched.get(id)?.state ?? ((await get(tx, id)) as unknown as S | undefined) ?? spec.initial;
-        touched.set(id, { state: spec.evolve(current, { type: event.type, data: event.data } as E), revision: event.revision });
+        let entry = touched.get(id);
+        if (!entry) {
+          const before = await get(tx, id);
+          entry = { before, state: (before as unknown as S | undefined) ?? spec.initial, revision: 0 };
+          touched.set(id, entry);
+        }
+        entry.state = spec.evolve(entry.state, { type: event.type, data: event.data } as E);
+        entry.revision = event.revision;
       }
-      for (const [id, { state, revision }] of touched) {
+      const delta: Sums = new Map();
+      for (const [id, { before, state, revision }] of touched) {
         // Past the initial state, the decider's state is the view's record (the contracts define both).
         if (state.status === spec.initial.status) continue;
         const view = { ...state, streamRevision: revision } as unknown as V;
+        if (spec.sums) {
+          addSums(delta, sumsOfView(view));
+          if (before) addSums(delta, sumsOfView(before), -1);
+        }
         await tx.run(upsert, [id, revision, JSON.stringify(view), ...spec.columns.map((c) => c.of(view))]);
         for (const child of children) {
           const name = childTable(child.table);
@@ -184,7 +217,42 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
           for (const row of child.rows(view)) await tx.run(insert, [id, ...child.columns.map((c) => c.of(row))]);
         }
       }
+      // The figures move by the difference; a sum back at 0 leaves no row (as in a table filled in one pass).
+      for (const [figure, change] of delta) {
+        await tx.run(`INSERT INTO ${sumsTable} (figure, value) VALUES ($1, $2) ON CONFLICT (figure) DO UPDATE SET value = ${sumsTable}.value + excluded.value`, [figure, change]);
+        await tx.run(`DELETE FROM ${sumsTable} WHERE figure = $1 AND value = 0`, [figure]);
+      }
     },
     get,
+    async sums(db) {
+      if (!spec.sums) return new Map();
+      const rows = await db.all<{ figure: string; value: number }>(`SELECT figure, value FROM ${sumsTable}`);
+      return new Map(rows.map((r) => [r.figure, Number(r.value)]));
+    },
+    async windowSums(db, from, to) {
+      if (!timed) return new Map();
+      const rows = await db.all<{ figure: string; total: number | string }>(`SELECT figure, SUM(value) AS total FROM ${childTable(`${spec.name}_timed`)} WHERE at >= $1 AND at <= $2 GROUP BY figure`, [from, to]);
+      return new Map(rows.map((r) => [r.figure, Number(r.total)]));
+    },
   };
+}
+
+/** The child table of a view's timed contributions, one row per figure and instant (two at the same instant add up). */
+function timedTable<V>(table: string, timed: (view: V) => readonly TimedSum[]): SqlChildTable<V, unknown> {
+  return childTable<V, TimedSum>({
+    table,
+    columns: [textColumn<TimedSum>('figure', (t) => t.key), integerColumn<TimedSum>('at', (t) => t.at), integerColumn<TimedSum>('value', (t) => t.value)],
+    key: ['figure', 'at'],
+    // Covering: a window's sums read the index alone.
+    indexes: [['at', 'figure', 'value']],
+    rows(view) {
+      const merged = new Map<string, TimedSum>();
+      for (const t of timed(view)) {
+        const key = `${t.key}@${t.at}`;
+        const seen = merged.get(key);
+        merged.set(key, seen ? { ...seen, value: seen.value + t.value } : t);
+      }
+      return [...merged.values()];
+    },
+  });
 }

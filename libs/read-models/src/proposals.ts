@@ -1,5 +1,18 @@
 import type { PageRequest, ProposalView, ReviewAssignmentView } from '@agora/contracts';
-import { evolveProposal, latestRound, proposalStreamId, openObjections, type ProposalEvent, type ProposalState } from '@agora/domain-tribunal';
+import { addSums } from '@agora/decider';
+import {
+  evolveProposal,
+  latestRound,
+  proposalCalibrationSums,
+  proposalStreamId,
+  proposalTimedSums,
+  proposalTotalSums,
+  openObjections,
+  reviewedConstitutions,
+  type ProposalCoverage,
+  type ProposalEvent,
+  type ProposalState,
+} from '@agora/domain-tribunal';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { aggregateViews, readAggregateView, sqlAggregateViews, childTable, integerColumn, textColumn } from './aggregate-views.js';
@@ -60,19 +73,35 @@ function assignmentRows(p: ProposalView): AssignmentRow[] {
 }
 
 
+/** The distinct constitutions that reviewed a proposal explicitly, once a round of it has closed (what constitutionalCoverage measures); null before. */
+const coverageOf = (p: ProposalView): number | null => (p.rounds.some((r) => r.status === 'closed') ? reviewedConstitutions(p).length : null);
+
 /**
  * Every proposal with its whole review history, one row each in `proposals_v<version>` (folded with
  * the proposal decider's own `evolveProposal`), and each reviewer's assignments in
- * `proposal_assignments_v<version>`: what GetProposal, ListProposals and ListAssignments read.
+ * `proposal_assignments_v<version>`: what GetProposal, ListProposals and ListAssignments read. The
+ * tribunal's figures live beside them: the all-time totals and the calibration as sums
+ * (`proposals_sums_v<version>`), the windowed figures as timed sums (`proposals_timed_v<version>`),
+ * each proposal's coverage as a column.
  */
 export const proposalsTable = sqlAggregateViews<ProposalView, ProposalState, ProposalEvent>({
   name: 'proposals',
-  version: 1,
+  // 2: the figures (sums, timed sums, coverage).
+  version: 2,
   category: 'proposal',
   initial: { status: 'unsubmitted' },
   evolve: evolveProposal,
-  columns: [textColumn('status', (p) => p.status), textColumn('proposer', (p) => p.proposer), textColumn('proposal_class', (p) => p.proposalClass), textColumn('updated_at', (p) => p.updatedAt)],
+  columns: [
+    textColumn('status', (p) => p.status),
+    textColumn('proposer', (p) => p.proposer),
+    textColumn('proposal_class', (p) => p.proposalClass),
+    textColumn('updated_at', (p) => p.updatedAt),
+    integerColumn('coverage', coverageOf),
+  ],
+  sums: (p) => addSums(proposalTotalSums(p), proposalCalibrationSums(p)),
+  timed: proposalTimedSums,
   indexes: [
+    ['coverage', 'id'],
     ['updated_at DESC', 'id'],
     ['status', 'updated_at DESC', 'id'],
     ['proposer', 'updated_at DESC', 'id'],
@@ -145,5 +174,23 @@ export function assignmentsOf(db: SqlExecutor, reviewer: string, include: 'pendi
     },
     request,
     (r) => JSON.parse(r.item) as ReviewAssignmentView,
+  );
+}
+
+/** The proposals whose coverage (see constitutionalCoverage) is below `below`, fewest constitutions first, then by id: one page. */
+export function underCoveredProposals(db: SqlExecutor, below: number, request: PageRequest = {}): Promise<Page<ProposalCoverage>> {
+  return sqlPage<{ coverage: number; id: string }, ProposalCoverage>(
+    db,
+    {
+      from: `SELECT coverage, id FROM ${proposalsTable.table}`,
+      where: [(bind) => `coverage IS NOT NULL AND coverage < ${bind(below)}`],
+      order: [
+        { column: 'coverage', direction: 'asc' },
+        { column: 'id', direction: 'asc' },
+      ],
+      key: (r) => [Number(r.coverage), r.id],
+    },
+    request,
+    (r) => ({ proposalId: r.id, constitutionalCoverage: Number(r.coverage) }),
   );
 }
