@@ -1,24 +1,22 @@
-import { GetReviewerCalibration, type VotingSessionRecord } from '@agora/contracts';
+import { GetReviewerCalibration } from '@agora/contracts';
 import { calibrationFromSums, outcomeCountsFromSums } from '@agora/domain-tribunal';
-import { validatorAgreement } from '@agora/domain-voting';
+import { validatorAgreementFromSums } from '@agora/domain-voting';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { pageOf, proposalsTable } from '@agora/read-models';
+import { pageOf, proposalsTable, votingSessionsTable } from '@agora/read-models';
 import type { SqlExecutor } from '@agora/read-store';
 import { Gauge, type Registry } from 'prom-client';
 import { oncePerScrape, totalsCounters } from './metrics-kit.js';
 
 export interface CalibrationMetricsOptions {
-  /** The read side's database, with the proposals read model's sums (proposalsTable). */
+  /** The read side's database, with the sums of the proposals and voting sessions read models (proposalsTable, votingSessionsTable). */
   db: Pick<SqlExecutor, 'all'>;
-  /** The voting session records as of now (the live voting sessions read model). */
-  votingSessions: () => Iterable<VotingSessionRecord>;
 }
 
 /**
  * The calibration figures (docs/metrics.md, "Calibration"): how each reviewer's verdicts, under each
  * constitution, compare with the reported outcomes of the proposals, and how each validator's votes
  * compare with its sessions' final decisions. Read at scrape time from the proposals read model's
- * sums (one row per reviewer, constitution and count) and the voting sessions read model
+ * sums (one row per reviewer, constitution and count) and the voting sessions read model's
  * (docs/decisions/0006-metrics-from-read-model-state.md), once per scrape.
  *
  * Labels: `reviewer` and `validator` are agent ids, `constitution` a constitution. They are the one
@@ -32,8 +30,8 @@ export interface CalibrationMetricsOptions {
 export function registerCalibrationMetrics(registry: Registry, options: CalibrationMetricsOptions): void {
   const registers = [registry];
   const figures = oncePerScrape(async () => {
-    const sums = await proposalsTable.sums(options.db);
-    return { reviewers: calibrationFromSums(sums), outcomes: outcomeCountsFromSums(sums), validators: validatorAgreement([...options.votingSessions()]) };
+    const [sums, voting] = await Promise.all([proposalsTable.sums(options.db), votingSessionsTable.sums(options.db)]);
+    return { reviewers: calibrationFromSums(sums), outcomes: outcomeCountsFromSums(sums), validators: validatorAgreementFromSums(voting) };
   });
 
   new Gauge({

@@ -1,5 +1,6 @@
 import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQueries, RecordLogCheckpoint, VerifyReadModels } from '@agora/contracts';
 import { DEFAULT_STATS_WINDOW_DAYS, statsWindow, tribunalStatsFromSums, tribunalTotalsFromSums } from '@agora/domain-tribunal';
+import { votingTotalsFromSums } from '@agora/domain-voting';
 import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
@@ -12,7 +13,7 @@ import { DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics, startChamberProject
 import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoints.js';
 import { registerDialecticMetrics, startDialecticProjections, type DialecticProjections } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
-import { registerVotingMetrics, startVotingProjections, type VotingProjections } from './voting-metrics.js';
+import { registerVotingMetrics, votingQueries } from './voting-metrics.js';
 import { registerDebateMetrics, startDebateProjections, type DebateProjections } from './debate-metrics.js';
 
 export const DEFAULT_METRICS_PORT = DEFAULT_METRICS_PORTS.projections;
@@ -48,8 +49,8 @@ export interface RunningProjections extends Running {
   metricsUrl: string;
   /** The proposals read model's writer (or follower) in the read side's database: the tribunal's figures are its sums. */
   proposals: SqlProjectionRunner;
-  /** The voting sessions read model, its queries and metrics. */
-  voting: VotingProjections;
+  /** The voting sessions read model's writer (or follower): the voting figures are its sums. */
+  voting: SqlProjectionRunner;
   /** The debates read model and its metrics. */
   debate: DebateProjections;
   /** The recovery sessions read model, its queries and metrics. */
@@ -97,7 +98,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const started = <T,>(part: Promise<T>, close: (value: T) => Promise<void>) => part.then((value) => (closers.push(() => close(value)), value));
     const [proposals, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
       started(context.readSide.use(proposalsTable, logger), (p) => p.close()),
-      started(startVotingProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(context.readSide.use(votingSessionsTable, logger), (p) => p.close()),
       started(startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels), (p) => p.close()),
       started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
       started(startDebateProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
@@ -118,7 +119,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([voting.runner.verify(), dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
+      const run = Promise.all([dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
       verifying = run;
       try {
         const readModels = await run;
@@ -146,7 +147,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
           return { proposals: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
         }),
         calibrationQuery(db),
-        ...voting.queries,
+        ...votingQueries(db),
         ...dialectic.queries,
         ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
       ]),
@@ -158,8 +159,8 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const registry = options.registry ?? context.metrics.registry;
     const unregister = registerRemovably(registry, (r) => {
       registerTribunalMetrics(r, { db, windowDays });
-      registerVotingMetrics(r, { records: voting.records });
-      registerCalibrationMetrics(r, { db, votingSessions: voting.records });
+      registerVotingMetrics(r, { db });
+      registerCalibrationMetrics(r, { db });
       registerDialecticMetrics(r, { records: dialectic.records, windowDays });
       registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
       registerDebateMetrics(r, { records: debate.records });
@@ -172,13 +173,14 @@ export async function startProjectionsService(context: ServiceContext, options: 
       host: metricsHost,
       routes: {
         '/health': async () => {
-          const proposalsByStatus = tribunalTotalsFromSums(await proposalsTable.sums(db)).proposalsByStatus;
+          const count = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
+          const [proposalSums, votingSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db)]);
           return {
             status: 200,
             body: {
               status: 'ok',
               service: PROJECTIONS_SERVICE,
-              readModels: { proposals: Object.values(proposalsByStatus).reduce((a, b) => a + b, 0), votingSessions: voting.runner.model.size, dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
+              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
               position: proposals.runner.position ?? null,
             },
           };
@@ -191,7 +193,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     return {
       metricsUrl,
       proposals: proposals.runner,
-      voting,
+      voting: voting.runner,
       dialectic,
       chamber,
       debate,

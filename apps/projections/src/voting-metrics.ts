@@ -1,23 +1,22 @@
-import { CONSENSUS_TYPES, GetValidatorAgreement, GetVotingStats, type VotingSessionRecord } from '@agora/contracts';
-import { validatorAgreement, votingStats, votingTotals } from '@agora/domain-voting';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
-import type { EventStore } from '@agora/eventstore';
+import { CONSENSUS_TYPES, GetValidatorAgreement, GetVotingStats } from '@agora/contracts';
+import { TIME_TO_DECISION_BUCKETS, validatorAgreementFromSums, votingStatsFromSums, votingTotalsFromSums } from '@agora/domain-voting';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { pageOf, votingSessionsProjection, type VotingSessionsModel } from '@agora/read-models';
-import { Gauge, Histogram, type Registry } from 'prom-client';
-import { oncePerScrape, totalsCounters } from './metrics-kit.js';
+import { pageOf, votingSessionsTable } from '@agora/read-models';
+import type { SqlExecutor } from '@agora/read-store';
+import { Gauge, type Registry } from 'prom-client';
+import { countedHistogram, oncePerScrape, totalsCounters } from './metrics-kit.js';
 
-/** Buckets of `agora_voting_time_to_decision_seconds`: the seed's default timeout is 5 minutes (300 s). */
-export const TIME_TO_DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 180, 300, 600, 1800, 3600];
+/** Buckets of `agora_voting_time_to_decision_seconds` (the voting figures count sessions by them). */
+export { TIME_TO_DECISION_BUCKETS };
 
 export interface VotingMetricsOptions {
-  /** The session records as of now (the live read model). */
-  records: () => Iterable<VotingSessionRecord>;
+  /** The read side's database, with the voting sessions read model's sums (votingSessionsTable). */
+  db: Pick<SqlExecutor, 'all'>;
 }
 
 /**
- * The voting engine's metrics (docs/decisions/0006-metrics-from-read-model-state.md): every value is computed at scrape time, in
- * `collect()`, from the voting sessions read model, never bumped per delivered event, so a replay
+ * The voting engine's metrics (docs/decisions/0006-metrics-from-read-model-state.md): every value is read at scrape time, in
+ * `collect()`, from the voting sessions read model's sums (kept with the sessions), never bumped per delivered event, so a replay
  * or a redelivery cannot double anything and a restart rebuilds the same values from the log.
  * Counters hold all-time totals of the log (reset() + inc(n)); they only grow because a session's
  * conclusion, an operator decision and a vote are final. Labels are statuses, consensus types,
@@ -38,44 +37,43 @@ export interface VotingMetricsOptions {
 export function registerVotingMetrics(registry: Registry, options: VotingMetricsOptions): void {
   const registers = [registry];
   // Computed once per scrape (as the tribunal metrics do).
-  const totals = oncePerScrape(() => votingTotals([...options.records()]));
+  const totals = oncePerScrape(async () => votingTotalsFromSums(await votingSessionsTable.sums(options.db)));
 
   new Gauge({
     name: 'agora_voting_sessions',
     help: 'Voting sessions by current status: pending (no vote yet), voting, decided, expired, cancelled',
     labelNames: ['status'] as const,
     registers,
-    collect() {
-      for (const [status, n] of Object.entries(totals().sessionsByStatus)) this.set({ status }, n);
+    async collect() {
+      for (const [status, n] of Object.entries((await totals()).sessionsByStatus)) this.set({ status }, n);
     },
   });
   new Gauge({
     name: 'agora_voting_sessions_awaiting_operator',
     help: 'Decided or expired voting sessions whose recommendation requires a human (HITL) and that no operator has decided yet',
     registers,
-    collect() {
-      this.set(totals().awaitingOperator);
+    async collect() {
+      this.set((await totals()).awaitingOperator);
     },
   });
   new Gauge({
     name: 'agora_voting_escalation_ratio',
     help: 'Share of the concluded (decided or expired) voting sessions whose recommendation required a human (HITL rate), all time; NaN when none concluded',
     registers,
-    collect() {
-      this.set(totals().escalationRate);
+    async collect() {
+      this.set((await totals()).escalationRate);
     },
   });
-  new Histogram({
-    name: 'agora_voting_time_to_decision_seconds',
-    help: 'Seconds from the creation of a voting session to its decision (every validator voted, or no quorum at creation) or its expiry, over every concluded session',
-    buckets: TIME_TO_DECISION_BUCKETS,
-    registers,
-    collect() {
-      this.reset();
-      this.zero({}); // reset() leaves an unlabelled histogram with no series at all: keep it present, at 0
-      for (const seconds of totals().timeToDecisionSeconds) this.observe(seconds);
+  countedHistogram(
+    registry,
+    'agora_voting_time_to_decision_seconds',
+    'Seconds from the creation of a voting session to its decision (every validator voted, or no quorum at creation) or its expiry, over every concluded session',
+    TIME_TO_DECISION_BUCKETS,
+    async () => {
+      const { buckets, sumSeconds } = (await totals()).timeToDecision;
+      return { buckets, sum: sumSeconds };
     },
-  });
+  );
   const counter = totalsCounters(registry, totals);
   counter(
     'agora_voting_concluded_sessions_total',
@@ -96,30 +94,13 @@ export function registerVotingMetrics(registry: Registry, options: VotingMetrics
   });
 }
 
-/** The voting part of the projections service: its read model, its queries and its metrics. */
-export interface VotingProjections {
-  runner: ProjectionRunner<VotingSessionsModel>;
-  records(): Iterable<VotingSessionRecord>;
-  /** Handlers of `agora.qry.voting.sessions.stats` and `agora.qry.voting.validators.agreement`. */
-  queries: [string, QueryHandler][];
-  close(): Promise<void>;
-}
-
-/** Starts the voting sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startVotingProjections(store: EventStore, logger: EventSourcingLogger, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<VotingProjections> {
-  const runner = new ProjectionRunner(store, votingSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
-  await runner.start();
-  const records = () => runner.model.values();
-  return {
-    runner,
-    records,
-    queries: [
-      onQuery(GetVotingStats, async () => votingStats([...records()])),
-      onQuery(GetValidatorAgreement, async ({ validator, limit, cursor }) => {
-        const { items, nextCursor } = pageOf(validatorAgreement([...records()], validator), { key: (a) => [a.validator], directions: ['asc'] }, { limit, cursor }, (a) => a);
-        return { validators: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
-      }),
-    ],
-    close: () => runner.stop(),
-  };
+/** Handlers of `agora.qry.voting.sessions.stats` and `agora.qry.voting.validators.agreement`, over the voting sessions read model's sums (a row per validator and count: as many as the fleet has, whatever the log's length). */
+export function votingQueries(db: Pick<SqlExecutor, 'all'>): [string, QueryHandler][] {
+  return [
+    onQuery(GetVotingStats, async () => votingStatsFromSums(await votingSessionsTable.sums(db))),
+    onQuery(GetValidatorAgreement, async ({ validator, limit, cursor }) => {
+      const { items, nextCursor } = pageOf(validatorAgreementFromSums(await votingSessionsTable.sums(db), validator), { key: (a) => [a.validator], directions: ['asc'] }, { limit, cursor }, (a) => a);
+      return { validators: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+    }),
+  ];
 }

@@ -54,7 +54,15 @@ describe('statistics', () => {
     expect(totals.operatorDecisions).toEqual({ approve: 0, deny: 1 });
     expect(totals.votes).toEqual({ approve: 8, deny: 3, abstain: 1 });
     expect(totals.escalationRate).toBe(0.75);
-    expect(totals.timeToDecisionSeconds).toEqual([14, 14, 300, 0]);
+    // 14 s, 14 s, 300 s (the timeout) and 0 s (no quorum at creation)
+    expect(totals.timeToDecision).toEqual({
+      buckets: new Map([
+        [15, 2],
+        [300, 1],
+        [1, 1],
+      ]),
+      sumSeconds: 328,
+    });
     expect(votingTotals([]).escalationRate).toBeNaN();
   });
 

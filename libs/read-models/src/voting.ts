@@ -1,5 +1,5 @@
 import type { PageRequest, VotingSessionStatus, VotingSessionSummary, VotingSessionView } from '@agora/contracts';
-import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
+import { evolveVotingSession, isOpenForVotes, votingConfigDecider, votingSessionSums, votingConfigStreamId, votingSessionStreamId, type VotingConfig, type VotingConfigEvent, type VotingSessionEvent, type VotingSessionState } from '@agora/domain-voting';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { aggregateViews, childTable, integerColumn, readAggregateView, readEvents, sqlAggregateViews, textColumn } from './aggregate-views.js';
@@ -65,10 +65,12 @@ interface ValidatorRow {
  */
 export const votingSessionsTable = sqlAggregateViews<VotingSessionView, VotingSessionState, VotingSessionEvent>({
   name: 'voting_sessions',
-  version: 1,
+  // 2: the voting figures as sums (votingSessionSums).
+  version: 2,
   category: 'voting_session',
   initial: { status: 'none' },
   evolve: evolveVotingSession,
+  sums: votingSessionSums,
   columns: [textColumn('status', (s) => s.status), textColumn('requesting_agent', (s) => s.requestingAgent), integerColumn('open_for_votes', (s) => isOpenForVotes(s.status)), integerColumn('awaiting_operator', (s) => s.awaitingOperator), textColumn('created_at', (s) => s.createdAt), textColumn('updated_at', (s) => s.updatedAt)],
   indexes: [
     ['updated_at DESC', 'id'],
