@@ -1,25 +1,30 @@
-import { GetDialecticStats, ListCollusionFlags, type DialecticSessionRecord, type DialecticStats } from '@agora/contracts';
-import { collusionFlags, DAY_MS, dialecticStats, dialecticTotals, verifyResolutionSignature } from '@agora/domain-dialectic';
-import { ProjectionRunner, type EventSourcingLogger, type SnapshotStore, type ReadModelPositions } from '@agora/eventsourcing';
-import type { EventStore } from '@agora/eventstore';
+import { GetDialecticStats, ListCollusionFlags, type DialecticStats } from '@agora/contracts';
+import { collusionFlagsFromSums, dialecticStatsFromSums, dialecticTotalsFromSums, dialecticWindow, TIME_TO_RESOLUTION_BUCKETS } from '@agora/domain-dialectic';
 import { onQuery, type QueryHandler } from '@agora/messaging';
-import { dialecticSessionsProjection, pageOf, type DialecticSessionsModel } from '@agora/read-models';
-import { Gauge, Histogram, type Registry } from 'prom-client';
-import { oncePerScrape, totalsCounters } from './metrics-kit.js';
+import { dialecticSessionsTable, pageOf } from '@agora/read-models';
+import type { SqlExecutor } from '@agora/read-store';
+import { Gauge, type Registry } from 'prom-client';
+import { countedHistogram, oncePerScrape, totalsCounters } from './metrics-kit.js';
 
-/** Buckets of `agora_dialectic_time_to_resolution_seconds`: the seed's target is 5 minutes (300 s); a whole dialectic may take 6 h. */
-export const TIME_TO_RESOLUTION_BUCKETS = [30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
+/** Buckets of `agora_dialectic_time_to_resolution_seconds` (the dialectic's figures count sessions by them). */
+export { TIME_TO_RESOLUTION_BUCKETS };
+
+/** The dialectic's stats over the `windowDays` days up to `now`, from the recovery sessions read model's timed sums. */
+export async function dialecticStatsAt(db: Pick<SqlExecutor, 'all'>, now: Date, windowDays: number): Promise<DialecticStats> {
+  const window = dialecticWindow(now, windowDays);
+  return dialecticStatsFromSums(await dialecticSessionsTable.windowSums(db, Date.parse(window.from), Date.parse(window.to)), window);
+}
 
 export interface DialecticMetricsOptions {
-  /** The session records as of now (the live read model). */
-  records: () => Iterable<DialecticSessionRecord>;
+  /** The read side's database, with the recovery sessions read model's sums (dialecticSessionsTable). */
+  db: Pick<SqlExecutor, 'all'>;
   /** Window of the seed's success-metric gauges, in days. */
   windowDays: number;
 }
 
 /**
- * The dialectic's metrics (docs/decisions/0006-metrics-from-read-model-state.md), computed at scrape time from the recovery
- * sessions read model, never bumped per delivered event. Counters hold all-time totals of the log
+ * The dialectic's metrics (docs/decisions/0006-metrics-from-read-model-state.md), read at scrape time from the recovery
+ * sessions read model's sums and timed sums, never bumped per delivered event. Counters hold all-time totals of the log
  * (reset() + inc(n)); the seed's success metrics are gauges over the sessions opened in the window.
  * Labels are statuses, tiers, deciders and verdicts: never an id (per-pair collusion flags are a
  * query, `agora.qry.dialectic.collusion`).
@@ -44,21 +49,20 @@ export interface DialecticMetricsOptions {
  */
 export function registerDialecticMetrics(registry: Registry, options: DialecticMetricsOptions): void {
   const registers = [registry];
-  const verified = new Map<string, { resolvedAt: string; ok: boolean }>();
-  const figures = oncePerScrape(() => {
-    const records = [...options.records()];
-    return { totals: dialecticTotals(records), stats: dialecticStats(records, new Date(), options.windowDays), verifiable: verifiableResolutions(records, verified) };
+  const figures = oncePerScrape(async () => {
+    const [sums, stats] = await Promise.all([dialecticSessionsTable.sums(options.db), dialecticStatsAt(options.db, new Date(), options.windowDays)]);
+    return { totals: dialecticTotalsFromSums(sums), stats };
   });
-  const totals = () => figures().totals;
-  const stats = () => figures().stats;
+  const totals = async () => (await figures()).totals;
+  const stats = async () => (await figures()).stats;
 
   new Gauge({
     name: 'agora_dialectic_sessions',
     help: 'Recovery sessions by current status (awaiting_thesis, awaiting_antithesis, synthesis, awaiting_signatures, tie_break, quorum, awaiting_operator, resolved, stayed_paused)',
     labelNames: ['status'] as const,
     registers,
-    collect() {
-      for (const [status, n] of Object.entries(totals().sessionsByStatus)) this.set({ status }, n);
+    async collect() {
+      for (const [status, n] of Object.entries((await totals()).sessionsByStatus)) this.set({ status }, n);
     },
   });
   const ratio = (name: string, help: string, value: (s: DialecticStats) => number | null) =>
@@ -66,8 +70,8 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
       name,
       help,
       registers,
-      collect() {
-        this.set(value(stats()) ?? Number.NaN);
+      async collect() {
+        this.set(value(await stats()) ?? Number.NaN);
       },
     });
   ratio('agora_dialectic_resolved_within_target_ratio', `Share of the recovery sessions opened in the last ${options.windowDays} days resolved within 5 minutes of the pause (the seed wants 0.9); NaN when none`, (s) => s.resolvedWithinTargetRate);
@@ -80,20 +84,20 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
     help: `Recovery sessions opened in the last ${options.windowDays} days (stage="opened"); of those, resolved (stage="resolved") and resolved within 5 minutes of the pause (stage="resolved_within_target"): the terms of the windowed ratios`,
     labelNames: ['stage'] as const,
     registers,
-    collect() {
-      const s = stats();
+    async collect() {
+      const s = await stats();
       this.set({ stage: 'opened' }, s.sessions);
       this.set({ stage: 'resolved' }, s.resolved);
       this.set({ stage: 'resolved_within_target' }, s.resolvedWithinTarget);
     },
   });
-  const verifiable = () => figures().verifiable;
+  const verifiable = async () => (await totals()).resolutions;
   new Gauge({
     name: 'agora_dialectic_verifiable_resolutions_ratio',
     help: 'Share of the resolved recoveries whose resolution verifies from the record alone (every signature verifies the canonical payload, and a dialectic, tie-break or operator resolution is signed; a quorum resolution names its voting session), all time; the seed wants 1; NaN when none resolved',
     registers,
-    collect() {
-      const { resolved, unverifiable } = verifiable();
+    async collect() {
+      const { resolved, unverifiable } = await verifiable();
       this.set(resolved === 0 ? Number.NaN : (resolved - unverifiable) / resolved);
     },
   });
@@ -101,20 +105,13 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
     name: 'agora_dialectic_unverifiable_resolutions',
     help: 'Resolved recoveries whose resolution does not verify from the record alone (a signature that does not verify, or none where one is due), all time; the seed wants 0',
     registers,
-    collect() {
-      this.set(verifiable().unverifiable);
+    async collect() {
+      this.set((await verifiable()).unverifiable);
     },
   });
-  new Histogram({
-    name: 'agora_dialectic_time_to_resolution_seconds',
-    help: 'Seconds from the pause of an agent to the resolution of its recovery, over every resolved session',
-    buckets: TIME_TO_RESOLUTION_BUCKETS,
-    registers,
-    collect() {
-      this.reset();
-      this.zero({});
-      for (const seconds of totals().resolutionSeconds) this.observe(seconds);
-    },
+  countedHistogram(registry, 'agora_dialectic_time_to_resolution_seconds', 'Seconds from the pause of an agent to the resolution of its recovery, over every resolved session', TIME_TO_RESOLUTION_BUCKETS, async () => {
+    const { buckets, sumSeconds } = (await totals()).timeToResolution;
+    return { buckets, sum: sumSeconds };
   });
   const counter = totalsCounters(registry, totals);
   counter('agora_dialectic_resolved_sessions_total', 'Recoveries resolved (the agent resumed), by who settled them: dialectic, tie_break, quorum, operator', ['decided_by'] as const, (c, t) => {
@@ -131,58 +128,15 @@ export function registerDialecticMetrics(registry: Registry, options: DialecticM
   });
 }
 
-/**
- * Whether a resolved session's resolution verifies from its record alone: every signature verifies
- * the canonical payload (verifyResolutionSignature); a resolution settled by the parties, a
- * tie-breaker or an operator carries at least one signature; one settled by a quorum names the
- * voting session whose signed votes decided it. Verdicts are kept by session (a resolution is
- * final), so each signature is checked once, not at every scrape.
- */
-export function verifiableResolutions(records: readonly DialecticSessionRecord[], cache = new Map<string, { resolvedAt: string; ok: boolean }>()): { resolved: number; unverifiable: number } {
-  let resolved = 0;
-  let unverifiable = 0;
-  for (const record of records) {
-    const resolution = record.resolved;
-    if (!resolution) continue;
-    resolved += 1;
-    let verdict = cache.get(record.sessionId);
-    if (verdict?.resolvedAt !== resolution.resolvedAt) {
-      const decidedBy = resolution.resolution.decidedBy;
-      const signed = resolution.signatures.every((signature) => verifyResolutionSignature(resolution.resolution, signature));
-      const vouched = decidedBy === 'quorum' ? record.escalations.some((e) => e.tier === 'quorum' && e.votingSessionId !== null && e.quorumResult?.approved === true) : resolution.signatures.length > 0;
-      verdict = { resolvedAt: resolution.resolvedAt, ok: signed && vouched };
-      cache.set(record.sessionId, verdict);
-    }
-    if (!verdict.ok) unverifiable += 1;
-  }
-  return { resolved, unverifiable };
-}
-
-/** The dialectic part of the projections service: its read model, its queries and its metrics. */
-export interface DialecticProjections {
-  runner: ProjectionRunner<DialecticSessionsModel>;
-  records(): Iterable<DialecticSessionRecord>;
-  /** Handlers of `agora.qry.dialectic.stats` and `agora.qry.dialectic.collusion`. */
-  queries: [string, QueryHandler][];
-  close(): Promise<void>;
-}
-
-/** Starts the recovery sessions read model (folded from the whole log, then live) and resolves once it has caught up. */
-export async function startDialecticProjections(store: EventStore, logger: EventSourcingLogger, windowDays: number, snapshots?: SnapshotStore, positions?: ReadModelPositions): Promise<DialecticProjections> {
-  const runner = new ProjectionRunner(store, dialecticSessionsProjection, { logger, ...(snapshots ? { snapshots } : {}), ...(positions ? { positions } : {}) });
-  await runner.start();
-  const records = () => runner.model.values();
-  return {
-    runner,
-    records,
-    queries: [
-      onQuery(GetDialecticStats, async ({ windowDays: days }) => dialecticStats([...records()], new Date(), days ?? windowDays)),
-      onQuery(ListCollusionFlags, async ({ windowDays: days, limit, cursor }) => {
-        const flags = collusionFlags([...records()], new Date(), { windowMs: (days ?? windowDays) * DAY_MS });
-        const { items, nextCursor } = pageOf(flags, { key: (f) => f.agents, directions: ['asc', 'asc'] }, { limit, cursor }, (f) => f);
-        return { flags: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
-      }),
-    ],
-    close: () => runner.stop(),
-  };
+/** Handlers of `agora.qry.dialectic.stats` and `agora.qry.dialectic.collusion`, over the recovery sessions read model's timed sums (what a window holds, summed over an index on time). */
+export function dialecticQueries(db: Pick<SqlExecutor, 'all'>, windowDays: number): [string, QueryHandler][] {
+  return [
+    onQuery(GetDialecticStats, async ({ windowDays: days }) => dialecticStatsAt(db, new Date(), days ?? windowDays)),
+    onQuery(ListCollusionFlags, async ({ windowDays: days, limit, cursor }) => {
+      const window = dialecticWindow(new Date(), days ?? windowDays);
+      const flags = collusionFlagsFromSums(await dialecticSessionsTable.windowSums(db, Date.parse(window.from), Date.parse(window.to)));
+      const { items, nextCursor } = pageOf(flags, { key: (f) => f.agents, directions: ['asc', 'asc'] }, { limit, cursor }, (f) => f);
+      return { flags: items, ...(nextCursor === undefined ? {} : { nextCursor }) };
+    }),
+  ];
 }

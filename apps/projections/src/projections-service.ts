@@ -1,6 +1,7 @@
 import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQueries, RecordLogCheckpoint, VerifyReadModels } from '@agora/contracts';
 import { DEFAULT_STATS_WINDOW_DAYS, statsWindow, tribunalStatsFromSums, tribunalTotalsFromSums } from '@agora/domain-tribunal';
 import { votingTotalsFromSums } from '@agora/domain-voting';
+import { dialecticTotalsFromSums } from '@agora/domain-dialectic';
 import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
@@ -11,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { calibrationQuery, registerCalibrationMetrics } from './calibration-metrics.js';
 import { DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics, startChamberProjections, type ChamberProjections } from './chamber-metrics.js';
 import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoints.js';
-import { registerDialecticMetrics, startDialecticProjections, type DialecticProjections } from './dialectic-metrics.js';
+import { dialecticQueries, registerDialecticMetrics } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
 import { registerVotingMetrics, votingQueries } from './voting-metrics.js';
 import { registerDebateMetrics, startDebateProjections, type DebateProjections } from './debate-metrics.js';
@@ -53,8 +54,8 @@ export interface RunningProjections extends Running {
   voting: SqlProjectionRunner;
   /** The debates read model and its metrics. */
   debate: DebateProjections;
-  /** The recovery sessions read model, its queries and metrics. */
-  dialectic: DialecticProjections;
+  /** The recovery sessions read model's writer (or follower): the dialectic's figures are its sums. */
+  dialectic: SqlProjectionRunner;
   /** The chamber figures read model and metrics. */
   chamber: ChamberProjections;
   service: ServiceMicroservice;
@@ -99,7 +100,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     const [proposals, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
       started(context.readSide.use(proposalsTable, logger), (p) => p.close()),
       started(context.readSide.use(votingSessionsTable, logger), (p) => p.close()),
-      started(startDialecticProjections(context.store, logger, windowDays, context.snapshots, context.readModels), (p) => p.close()),
+      started(context.readSide.use(dialecticSessionsTable, logger), (p) => p.close()),
       started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
       started(startDebateProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
       started(
@@ -119,7 +120,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([dialectic.runner.verify(), chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
+      const run = Promise.all([chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
       verifying = run;
       try {
         const readModels = await run;
@@ -148,7 +149,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
         }),
         calibrationQuery(db),
         ...votingQueries(db),
-        ...dialectic.queries,
+        ...dialecticQueries(db, windowDays),
         ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
@@ -161,7 +162,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       registerTribunalMetrics(r, { db, windowDays });
       registerVotingMetrics(r, { db });
       registerCalibrationMetrics(r, { db });
-      registerDialecticMetrics(r, { records: dialectic.records, windowDays });
+      registerDialecticMetrics(r, { db, windowDays });
       registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
       registerDebateMetrics(r, { records: debate.records });
     });
@@ -174,13 +175,13 @@ export async function startProjectionsService(context: ServiceContext, options: 
       routes: {
         '/health': async () => {
           const count = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
-          const [proposalSums, votingSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db)]);
+          const [proposalSums, votingSums, dialecticSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db), dialecticSessionsTable.sums(db)]);
           return {
             status: 200,
             body: {
               status: 'ok',
               service: PROJECTIONS_SERVICE,
-              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: dialectic.runner.model.size, chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
+              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: count(dialecticTotalsFromSums(dialecticSums).sessionsByStatus), chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
               position: proposals.runner.position ?? null,
             },
           };
@@ -194,7 +195,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       metricsUrl,
       proposals: proposals.runner,
       voting: voting.runner,
-      dialectic,
+      dialectic: dialectic.runner,
       chamber,
       debate,
       service,

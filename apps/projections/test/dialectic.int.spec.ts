@@ -6,14 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DialecticStats, GetDialecticStats, ListCollusionFlags, type Condition, type RecoveryCandidate } from '@agora/contracts';
-import { dialecticDecider, dialecticStreamId, signResolution, type DialecticCommand, type DialecticSession } from '@agora/domain-dialectic';
+import { dialecticDecider, dialecticStreamId, dialecticTotals, signResolution, type DialecticCommand, type DialecticSession } from '@agora/domain-dialectic';
 import { handleCommand, ProjectionRunner } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
-import { dialecticSessionsProjection } from '@agora/read-models';
+import { dialecticSessionsProjection, dialecticSessionsTable } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
-import { verifiableResolutions } from '../src/dialectic-metrics.js';
 import type { RunningProjections } from '../src/projections-service.js';
 import { parseExposition, valueOf } from './support/exposition.js';
 import { startProjectionsOver, type ProjectionsOver } from './support/service.js';
@@ -86,7 +85,8 @@ describe('projections service: dialectic statistics and metrics', () => {
 
   it("answers the seed's success metrics and the collusion flags as queries", async () => {
     const rebuilt = await ProjectionRunner.rebuild(context.store, dialecticSessionsProjection);
-    await waitFor(() => isDeepStrictEqual(running.dialectic.runner.model, rebuilt), 'the live dialectic model');
+    const inTable = async () => new Map(await Promise.all([...rebuilt.keys()].map(async (id) => [id, await dialecticSessionsTable.get(context.readSide.db, id)] as const)));
+    await waitFor(async () => isDeepStrictEqual(await inTable(), rebuilt), 'the recovery sessions table');
     const stats = await request<DialecticStats>(GetDialecticStats.subject, {});
     if (!stats.ok) throw new Error(JSON.stringify(stats.error));
     expect(DialecticStats.parse(stats.result)).toEqual(stats.result);
@@ -143,8 +143,9 @@ describe('projections service: dialectic statistics and metrics', () => {
     expect(dialectic(again)).toEqual(dialectic(m));
   });
 
-  it('counts a resolution whose signature does not verify, or that lacks one, as unverifiable', () => {
-    const ada = [...running.dialectic.records()].find((r) => r.sessionId === 'ada-p1')!;
+  it('counts a resolution whose signature does not verify, or that lacks one, as unverifiable', async () => {
+    const ada = (await dialecticSessionsTable.get(context.readSide.db, 'ada-p1'))!;
+    const verifiableResolutions = (records: (typeof ada)[]) => dialecticTotals(records).resolutions;
     expect(verifiableResolutions([ada])).toEqual({ resolved: 1, unverifiable: 0 });
     const [first, second] = ada.resolved!.signatures;
     const forged = { ...ada, resolved: { ...ada.resolved!, signatures: [first!, { ...second!, signature: first!.signature }] } };

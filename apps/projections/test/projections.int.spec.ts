@@ -74,7 +74,6 @@ describe('projections service (in-process transport, embedded store)', () => {
     const report = (verify as { result: { ok: boolean; readModels: { name: string; equal: boolean; events: number }[] } }).result;
     expect(report.ok).toBe(true);
     expect(report.readModels.map((r) => [r.name, r.equal])).toEqual([
-      ['dialectic_sessions', true],
       ['chamber_figures', true],
       ['debates', true],
       ['tables:proposals', true],

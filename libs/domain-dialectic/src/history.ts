@@ -5,6 +5,7 @@
  * the candidates of a draw), the stats query and a test compute the same figures.
  */
 import type { CollusionFlag, DialecticSessionRecord, RecoveryCandidate } from '@agora/contracts';
+import { sumsUnder, TimedSums, windowSums, type TimedSum } from '@agora/decider';
 
 /**
  * What the history of recoveries weighs (track records, collusion, who reviewed whom and when): the
@@ -94,28 +95,41 @@ export const DEFAULT_COLLUSION_WINDOW_MS = 30 * DAY_MS;
 export const DEFAULT_COLLUSION_MIN_REVIEWS = 3;
 
 /**
+ * What one session adds to the collusion figures, at the instant it was opened: the pair of agents
+ * its review joins (in id order), and which of the two reviewed the other. Nothing for a session
+ * without a reviewer or reviewed by the agent itself.
+ */
+export function reviewPairTimedSums(r: Pick<SessionHistory, 'agentId' | 'reviewer' | 'openedAt'>): TimedSum[] {
+  if (r.reviewer === null || r.reviewer === r.agentId) return [];
+  const [first, second] = r.reviewer < r.agentId ? [r.reviewer, r.agentId] : [r.agentId, r.reviewer];
+  return new TimedSums().add(r.openedAt, 1, 'review_pair', first, second, r.reviewer === first ? 'first_to_second' : 'second_to_first').items;
+}
+
+/** The pairs flagged by the sums of reviewPairTimedSums over a window: both directions, at least `minReviews` reviews together; in id order. */
+export function collusionFlagsFromSums(sums: ReadonlyMap<string, number>, minReviews = DEFAULT_COLLUSION_MIN_REVIEWS): CollusionFlag[] {
+  const pairs = new Map<string, CollusionFlag>();
+  for (const [[first, second, direction], n] of sumsUnder(sums, 'review_pair')) {
+    const agents = [String(first), String(second)] as [string, string];
+    const key = agents.join('\n');
+    const flag = pairs.get(key) ?? { agents, reviews: 0, firstToSecond: 0, secondToFirst: 0 };
+    flag.reviews += n;
+    if (direction === 'first_to_second') flag.firstToSecond += n;
+    else flag.secondToFirst += n;
+    pairs.set(key, flag);
+  }
+  return [...pairs.values()]
+    .filter((f) => f.firstToSecond > 0 && f.secondToFirst > 0 && f.reviews >= minReviews)
+    .sort((a, b) => (a.agents.join('\n') < b.agents.join('\n') ? -1 : 1));
+}
+
+/**
  * Pairs of agents that review each other repeatedly: A reviewed B and B reviewed A (both
  * directions), at least `minReviews` times together, in sessions opened in the window. In id order.
  */
 export function collusionFlags(records: readonly SessionHistory[], now: string | Date, options: CollusionOptions = {}): CollusionFlag[] {
   const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
   const from = to - (options.windowMs ?? DEFAULT_COLLUSION_WINDOW_MS);
-  const minReviews = options.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS;
-  const pairs = new Map<string, CollusionFlag>();
-  for (const r of records) {
-    const opened = Date.parse(r.openedAt);
-    if (r.reviewer === null || r.reviewer === r.agentId || opened < from || opened > to) continue;
-    const [first, second] = r.reviewer < r.agentId ? [r.reviewer, r.agentId] : [r.agentId, r.reviewer];
-    const key = `${first}\n${second}`;
-    const flag = pairs.get(key) ?? { agents: [first, second] as [string, string], reviews: 0, firstToSecond: 0, secondToFirst: 0 };
-    flag.reviews++;
-    if (r.reviewer === first) flag.firstToSecond++;
-    else flag.secondToFirst++;
-    pairs.set(key, flag);
-  }
-  return [...pairs.values()]
-    .filter((f) => f.firstToSecond > 0 && f.secondToFirst > 0 && f.reviews >= minReviews)
-    .sort((a, b) => (a.agents.join('\n') < b.agents.join('\n') ? -1 : 1));
+  return collusionFlagsFromSums(windowSums(records, reviewPairTimedSums, from, to), options.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS);
 }
 
 /** What the registry says of an agent that may be drawn (an AgentView with its breaker fits). */

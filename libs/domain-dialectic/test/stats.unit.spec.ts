@@ -65,7 +65,16 @@ describe('dialecticTotals', () => {
       timeouts: 0,
       relapses: 0,
       audits: { sound: 0, unsound: 0 },
-      resolutionSeconds: [230, HOUR],
+      // 230 s and an hour
+      timeToResolution: {
+        buckets: new Map([
+          [300, 1],
+          [HOUR, 1],
+        ]),
+        sumSeconds: 230 + HOUR,
+      },
+      // both resolutions are signed and verify
+      resolutions: { resolved: 2, unverifiable: 0 },
     });
   });
 });

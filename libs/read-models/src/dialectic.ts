@@ -1,5 +1,5 @@
 import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus, type PageRequest } from '@agora/contracts';
-import { dialecticStreamId, evolveSession, sessionHistory, type DialecticEvent, type DialecticSessionState, type SessionHistory } from '@agora/domain-dialectic';
+import { dialecticStreamId, dialecticSessionSums, dialecticTimedSums, evolveSession, sessionHistory, type DialecticEvent, type DialecticSessionState, type SessionHistory } from '@agora/domain-dialectic';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { agentsTable, aggregateViews, readAggregateView, sqlAggregateViews, textColumn } from './aggregate-views.js';
@@ -60,10 +60,13 @@ const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId,
  */
 export const dialecticSessionsTable = sqlAggregateViews<DialecticSessionView, DialecticSessionState, DialecticEvent>({
   name: 'dialectic_sessions',
-  version: 2,
+  version: 3,
   category: DIALECTIC_SESSION_CATEGORY,
   initial: { status: 'unopened' },
   evolve: evolveSession,
+  // 3: the dialectic's figures as sums and timed sums (dialecticSessionSums, dialecticTimedSums).
+  sums: dialecticSessionSums,
+  timed: (s) => dialecticTimedSums(s),
   // 2: the session's history beside its record (what a draw of candidates weighs, without the transcript).
   columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt), textColumn('history', (s) => JSON.stringify(sessionHistory(s)))],
   indexes: [
