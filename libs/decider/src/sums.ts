@@ -94,3 +94,18 @@ export function windowSums<T>(records: Iterable<T>, timed: (record: T) => readon
   for (const record of records) for (const { key, at, value } of timed(record)) if (at >= from && at <= to) sums.set(key, (sums.get(key) ?? 0) + value);
   return sums;
 }
+
+/** A window of whole days up to an instant, both ends included, as figures over a window report it. */
+export interface DaysWindow {
+  from: string;
+  to: string;
+  days: number;
+}
+
+/** The window of `days` days up to `now` (an ISO time or a Date). */
+export function daysWindow(now: string | Date, days: number): DaysWindow {
+  if (!Number.isSafeInteger(days) || days < 1) throw new RangeError(`windowDays must be a positive whole number, got ${String(days)}`);
+  const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
+  if (!Number.isFinite(to)) throw new RangeError(`now ${String(now)} is not a valid time`);
+  return { from: new Date(to - days * 86_400_000).toISOString(), to: new Date(to).toISOString(), days };
+}

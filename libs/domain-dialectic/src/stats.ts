@@ -10,22 +10,15 @@
  * Window: the sessions opened in the `windowDays` days up to `now` (both ends included).
  */
 import { positiveInt, type DialecticSessionRecord, type DialecticStats, type DialecticStatus } from '@agora/contracts';
-import { addSum, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
+import { addSum, daysWindow, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
 import { collusionFlagsFromSums, reviewPairTimedSums } from './history.js';
 import { verifyResolutionSignature } from './resolution.js';
-import { DAY_MS } from './selection.js';
 
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
 /** The seed: "90 % circuit breakers resolved within 5 min". */
 export const DEFAULT_RESOLUTION_TARGET_MS = 5 * 60_000;
 
 const STATUSES: readonly DialecticStatus[] = ['awaiting_thesis', 'awaiting_antithesis', 'synthesis', 'awaiting_signatures', 'tie_break', 'quorum', 'awaiting_operator', 'resolved', 'stayed_paused'];
-
-function instant(now: string | Date): number {
-  const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
-  if (!Number.isFinite(t)) throw new RangeError(`now ${String(now)} is not a valid time`);
-  return t;
-}
 
 /** Milliseconds from the pause to the resolution; null when not resolved. */
 export const timeToResolutionMs = (r: DialecticSessionRecord): number | null => (r.resolved ? Date.parse(r.resolved.resolvedAt) - Date.parse(r.pausedAt) : null);
@@ -75,9 +68,7 @@ export function dialecticStats(records: readonly DialecticSessionRecord[], now: 
 /** The window of `windowDays` days up to `now`, both ends included. */
 export function dialecticWindow(now: string | Date, windowDays = DEFAULT_STATS_WINDOW_DAYS): DialecticStats['window'] {
   positiveInt(windowDays, 'windowDays');
-  const to = instant(now);
-  const from = to - windowDays * DAY_MS;
-  return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), days: windowDays };
+  return daysWindow(now, windowDays);
 }
 
 /** The DialecticStats of the sums of dialecticTimedSums (made with the same `targetMs`) over a window. */

@@ -16,7 +16,7 @@
  *   decided (see `decidedAt`).
  */
 import { positiveInt, type ProposalRecord, type ProposalStatus, type TribunalStats } from '@agora/contracts';
-import { addSum, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
+import { addSum, daysWindow, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
@@ -43,12 +43,6 @@ export function healthBand(challengeRate: number | null): HealthBand {
 }
 
 const ms = (t: string): number => Date.parse(t);
-
-function instant(now: string | Date): number {
-  const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
-  if (!Number.isFinite(t)) throw new RangeError(`now ${String(now)} is not a valid time`);
-  return t;
-}
 
 const latest = (times: readonly (string | null | undefined)[]): string | null => {
   let best: string | null = null;
@@ -106,9 +100,7 @@ export function tribunalStats(records: readonly ProposalRecord[], now: string | 
 /** The window of `windowDays` days up to `now`, both ends included. */
 export function statsWindow(now: string | Date, windowDays = DEFAULT_STATS_WINDOW_DAYS): TribunalStats['window'] {
   positiveInt(windowDays, 'windowDays');
-  const to = instant(now);
-  const from = to - windowDays * DAY_MS;
-  return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), days: windowDays };
+  return daysWindow(now, windowDays);
 }
 
 /**
