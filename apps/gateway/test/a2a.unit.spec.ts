@@ -93,7 +93,8 @@ describe('a message carries its command in a data part', () => {
     expect(draftCommand({ type: 'CastValidatorVote' }, 'envoy', undefined).reason).toMatch(/^"CastValidatorVote" starts no skill/);
     expect(draftCommand({ type: 'SubmitProposal', payload: { title: 7 } }, 'envoy', undefined).reason).toMatch(/^The fields do not make a SubmitProposal: payload.title: /);
     const tribunal = skill('tribunal-review');
-    expect(draftCommand({ type: 'CreateVotingSession', payload: {} }, 'envoy', tribunal)).toMatchObject({ skill: tribunal, reason: 'this task is a tribunal-review task: it starts with SubmitProposal' });
+    expect(draftCommand({ type: 'CreateVotingSession', payload: {} }, 'envoy', tribunal)).toMatchObject({ skill: tribunal, command: undefined, reason: 'this task is a tribunal-review task: it starts with SubmitProposal' });
+    expect(draftCommand({ type: 'ReviseProposal', payload: { proposalId: 'p1' } }, 'envoy', tribunal)).toMatchObject({ skill: tribunal, command: undefined, reason: 'this task is a tribunal-review task: it starts with SubmitProposal' });
     expect(draftCommand({ skill: 'validator-vote', payload: { actionType: 'x', riskLevel: 'high', summary: 's' } }, undefined, undefined).reason).toMatch(/^Name the agent that signs/);
     expect(draftStatus(draftCommand(undefined, 'envoy', undefined), 't1').text).toMatch(/Then sign the start command of a skill with the agent's own key \(the signing text agora.command.v1/);
   });

@@ -44,8 +44,11 @@ export function draftCommand(fields: Record<string, unknown> | undefined, caller
     const why = type === undefined ? 'The message names no skill' : `${JSON.stringify(type).slice(0, 80)} starts no skill`;
     return { skill, command: undefined, reason: `${why}: send {"command": {"type": ..., "payload": {...}}} with one of ${startTypes()} (the Agent Card's skills' examples), or such a command signed` };
   }
-  if (within !== undefined && skill !== within) return { skill: within, command: undefined, reason: `this task is a ${within.id} task: it starts with ${within.starts.join(' or ')}` };
-  const commandType = type !== undefined && skill.starts.includes(type) ? type : skill.starts[0]!;
+  if ((within !== undefined && skill !== within) || (type !== undefined && !skill.starts.includes(type))) {
+    const its = within ?? skill;
+    return { skill: its, command: undefined, reason: `this task is a ${its.id} task: it starts with ${its.starts.join(' or ')}` };
+  }
+  const commandType = type ?? skill.starts[0]!;
   const actor = caller ?? (typeof fields?.['actor'] === 'string' ? fields['actor'] : undefined);
   const given = isObject(fields?.['payload']) ? fields['payload'] : {};
   const payload = { ...skill.fills(actor ?? ''), ...given };
