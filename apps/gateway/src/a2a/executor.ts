@@ -4,6 +4,8 @@
  * task then follows the aggregate on the log, read as the caller, until it is final. A later
  * message of the task may carry the caller's own turn (a revision, a thesis); tasks/cancel carries
  * the caller's signed cancellation. Every command in the log is the caller's, under its signature.
+ * A message without a signed command opens a task in input-required with the command drafted from
+ * its fields (draft.ts); the signed command in a later message of that task starts it.
  */
 import { TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
