@@ -388,6 +388,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(sent.result).toMatchObject({ kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'data', data: { sessionId: 'a2a-legacy', finalDecision: 'approve' } }] }] });
     const got = await rpc('tasks/get', { id: sent.result!['id'] });
     expect(got.result).toMatchObject({ kind: 'task', id: sent.result!['id'], status: { state: 'completed' } });
+    // The card's example as it is, from a 0.3 client: a task waiting for its signature, the draft in a data part of 0.3.
+    const example = JSON.stringify({ command: { type: 'CreateVotingSession', payload: { actionType: 'deploy_staging', riskLevel: 'high', summary: 'Roll out 4.3' } } });
+    const drafted = await rpc('message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: example }] } });
+    expect(drafted.result).toMatchObject({ kind: 'task', status: { state: 'input-required', message: { parts: [{ kind: 'text' }, { kind: 'data', data: { command: { type: 'CreateVotingSession', actor: 'envoy' }, signing: { version: 'agora.command.v1' } } }] } } });
   }, 60_000);
 
   it("refuses a command that is not the caller's own, and a report that trips no breaker, each with Agora's reason", async () => {
