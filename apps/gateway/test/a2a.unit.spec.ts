@@ -8,6 +8,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Role, type Message } from '@a2a-js/sdk';
 import type { ChamberSessionView, DialecticSessionView, ProposalView, VotingSessionView } from '@agora/contracts';
+import { CommandEnvelope } from '@agora/contracts';
+import { createSignedCommand, generateKeyPair } from '@agora/identity';
+import { agentCard } from '../src/a2a/card.js';
+import { draftCommand, draftStatus, SIGNED_COMMAND_EXTENSION } from '../src/a2a/draft.js';
 import { commandsIn, dataPart, textPart } from '../src/a2a/parts.js';
 import { AGORA_SKILLS, skillStartedBy, type AgoraSkill } from '../src/a2a/skills.js';
 import { a2aSettingFromEnv } from '../src/options.js';
@@ -57,11 +61,42 @@ describe('the gateway\'s modules', () => {
 describe('a message carries its command in a data part', () => {
   const message = (parts: Message['parts']): Message => ({ messageId: 'm', contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] });
 
-  it('as {command: <envelope>} or as the envelope itself; text parts are read by nobody', () => {
+  it('as {command: <envelope>} or as the envelope itself, in a data part or in a text part that is such a JSON object', () => {
     const envelope = { type: 'SubmitProposal', actor: 'envoy' };
     expect(commandsIn(message([textPart('please'), dataPart({ command: envelope })]))).toEqual([envelope]);
     expect(commandsIn(message([dataPart(envelope)]))).toEqual([envelope]);
-    expect(commandsIn(message([textPart('{"type":"SubmitProposal"}'), dataPart([1, 2])]))).toEqual([]);
+    expect(commandsIn(message([textPart(JSON.stringify({ command: envelope }))]))).toEqual([envelope]);
+    expect(commandsIn(message([textPart('{"type": not json'), textPart('[1]'), dataPart([1, 2])]))).toEqual([]);
+  });
+
+  it("drafts each skill's start command from the Agent Card's example as it is: the caller as actor, a fresh id, a payload its contract takes", () => {
+    const card = agentCard({ url: 'http://agora.test', version: '1', readsClosed: true, documentationUrl: 'http://agora.test/docs' });
+    expect(card.capabilities?.extensions).toEqual([expect.objectContaining({ uri: SIGNED_COMMAND_EXTENSION, required: false, description: expect.stringMatching(/signed by the caller/) })]);
+    for (const cardSkill of card.skills) {
+      const [fields] = commandsIn(message([textPart(cardSkill.examples[0]!)]));
+      const draft = draftCommand(fields, 'envoy', undefined);
+      expect({ skill: draft.skill?.id, reason: draft.reason }).toEqual({ skill: cardSkill.id, reason: undefined });
+      expect(draft.command).toEqual({ commandId: expect.stringMatching(/^[0-9a-f-]{36}$/), type: skill(cardSkill.id).starts[0], actor: 'envoy', issuedAt: expect.any(String), payload: expect.objectContaining((fields!['payload'] as object)) });
+      // Signed as it is, it passes the command gate's schema: the envelope's own fields and the payload's contract.
+      const signed = createSignedCommand({ ...(draft.command as { type: string; actor: string; payload: Record<string, unknown>; commandId: string; issuedAt: string }), secretKey: generateKeyPair().secretKey });
+      expect(CommandEnvelope.safeParse(signed).success).toBe(true);
+      expect(draftStatus(draft, 't1').data).toMatchObject({ command: draft.command, signing: { version: 'agora.command.v1' } });
+    }
+    // Two drafts of one example name two aggregates (the example can be sent again).
+    const twice = [0, 1].map(() => draftCommand({ type: 'SubmitProposal', payload: { title: 't', body: 'b', problem: 'p' } }, 'envoy', undefined).command!['payload'] as { proposalId: string });
+    expect(twice[0]!.proposalId).not.toBe(twice[1]!.proposalId);
+    expect((draftCommand({ type: 'ReportHealth', payload: { health: 0.3, risk: 0.7 } }, 'nova', undefined).command!['payload'] as { agentId: string }).agentId).toBe('nova');
+  });
+
+  it('says why when the fields make no command: no skill named, a payload its contract refuses, a start command of another skill in the task, no actor with reads open', () => {
+    expect(draftCommand(undefined, 'envoy', undefined)).toMatchObject({ skill: undefined, command: undefined, reason: expect.stringMatching(/^The message names no skill: send \{"command"/) });
+    expect(draftCommand({ type: 'CastValidatorVote' }, 'envoy', undefined).reason).toMatch(/^"CastValidatorVote" starts no skill/);
+    expect(draftCommand({ type: 'SubmitProposal', payload: { title: 7 } }, 'envoy', undefined).reason).toMatch(/^The fields do not make a SubmitProposal: payload.title: /);
+    const tribunal = skill('tribunal-review');
+    expect(draftCommand({ type: 'CreateVotingSession', payload: {} }, 'envoy', tribunal)).toMatchObject({ skill: tribunal, command: undefined, reason: 'this task is a tribunal-review task: it starts with SubmitProposal' });
+    expect(draftCommand({ type: 'ReviseProposal', payload: { proposalId: 'p1' } }, 'envoy', tribunal)).toMatchObject({ skill: tribunal, command: undefined, reason: 'this task is a tribunal-review task: it starts with SubmitProposal' });
+    expect(draftCommand({ skill: 'validator-vote', payload: { actionType: 'x', riskLevel: 'high', summary: 's' } }, undefined, undefined).reason).toMatch(/^Name the agent that signs/);
+    expect(draftStatus(draftCommand(undefined, 'envoy', undefined), 't1').text).toMatch(/Then sign the start command of a skill with the agent's own key \(the signing text agora.command.v1/);
   });
 
   it('names the skill its command starts', () => {

@@ -20,7 +20,7 @@ import { panelScript } from '@agora/chamber';
 import type { Role as AgoraRole } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { StandIns } from '@agora/providers';
-import { Agora, onDialecticTurn, onReviewRequested, onVoteRequested, type RoleLoop } from '@agora/sdk';
+import { Agora, onDialecticTurn, onReviewRequested, onVoteRequested, signCommand, type RoleLoop } from '@agora/sdk';
 import { REPO_ROOT, docsExample, runToCompletion, startAgoraProcess, workspaceExample, type AgoraProcess } from '@agora/testing';
 
 const CAST: Record<string, { roles: AgoraRole[]; constitutions?: string[]; trustScore?: number; specializations?: string[] }> = {
@@ -52,6 +52,78 @@ const dataPart = (data: unknown): Part => ({ content: { $case: 'data', value: da
 const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined });
 const textOf = (task: Task) => (task.status?.message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(' ');
 const dataOf = (task: Task) => (task.artifacts[0]?.parts[0]?.content as { value: Record<string, unknown> } | undefined)?.value;
+
+/** A task event as a stream or a webhook carries it: its kind, task and state. */
+interface LifecycleEvent {
+  kind: 'task' | 'statusUpdate' | 'artifactUpdate' | 'message';
+  taskId: string;
+  state: string | undefined;
+}
+const eventOf = (update: StreamResponse): LifecycleEvent => {
+  const payload = update.payload!;
+  if (payload.$case === 'task') return { kind: 'task', taskId: payload.value.id, state: stateOf(payload.value) };
+  if (payload.$case === 'statusUpdate') return { kind: 'statusUpdate', taskId: payload.value.taskId, state: stateOf(payload.value) };
+  if (payload.$case === 'artifactUpdate') return { kind: 'artifactUpdate', taskId: payload.value.taskId, state: undefined };
+  return { kind: 'message', taskId: payload.value.taskId, state: undefined };
+};
+/** A push body of A2A 1.0 (a StreamResponse in JSON) as a task event. */
+const pushedEventOf = (body: Record<string, { id?: string; taskId?: string; status?: { state: string } }>): LifecycleEvent => {
+  const kind = (['task', 'statusUpdate', 'artifactUpdate', 'message'] as const).find((k) => body[k] !== undefined)!;
+  const value = body[kind]!;
+  const state = value.status?.state.replace(/^TASK_STATE_/, '').toLowerCase().replace('_', '-');
+  return { kind, taskId: kind === 'task' ? value.id! : value.taskId!, state };
+};
+const TERMINAL = new Set(['completed', 'canceled', 'rejected', 'failed']);
+/**
+ * What is wrong with a task's events as A2A has them: the Task first, then updates of that task
+ * only, never a bare message, nothing after a terminal state, and (a stream) nothing after
+ * input-required either: a stream ends there. Pushes go on past input-required (`interrupted`).
+ */
+function checkLifecycle(events: LifecycleEvent[], options: { interrupted?: boolean } = {}): { problems: string[]; taskId: string; last: string | undefined } {
+  const problems: string[] = [];
+  const taskId = events[0]?.taskId ?? '';
+  if (events[0]?.kind !== 'task') problems.push(`the first event is ${events[0]?.kind ?? 'missing'}, not the Task`);
+  let last: string | undefined;
+  /** The state the last status update announced: a stream ends on a terminal one or on input-required. */
+  let announced: string | undefined;
+  events.forEach((event, i) => {
+    if (event.kind === 'message') problems.push(`event ${i} is a bare message`);
+    if (event.taskId !== taskId) problems.push(`event ${i} is of task ${event.taskId}`);
+    if (last !== undefined && TERMINAL.has(last)) problems.push(`event ${i} (${event.kind} ${event.state ?? ''}) comes after ${last}`);
+    else if (!options.interrupted && announced === 'input-required') problems.push(`event ${i} (${event.kind} ${event.state ?? ''}) comes after input-required: the stream should have ended`);
+    if (event.kind === 'task' && i > 0 && event.state === 'submitted') problems.push(`event ${i} goes back to submitted`);
+    if (event.state !== undefined) last = event.state;
+    if (event.kind === 'statusUpdate') announced = event.state;
+  });
+  if (last !== undefined && !TERMINAL.has(last) && last !== 'input-required') problems.push(`it ends ${last}: neither terminal nor input-required`);
+  return { problems, taskId, last };
+}
+
+/** A webhook that keeps every push by task, with the token it came with. */
+async function lifecycleHook() {
+  const got: { token: string | undefined; event: LifecycleEvent }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      got.push({ token: req.headers['x-a2a-notification-token'] as string | undefined, event: pushedEventOf(JSON.parse(body) as never) });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  hooks.push(server);
+  const of = (taskId: string) => got.filter((g) => g.event.taskId === taskId);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/lifecycle`,
+    tokens: (taskId: string) => [...new Set(of(taskId).map((g) => g.token))],
+    async until(taskId: string, done: (events: LifecycleEvent[]) => boolean): Promise<LifecycleEvent[]> {
+      const deadline = Date.now() + 20_000;
+      while (!done(of(taskId).map((g) => g.event)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      return of(taskId).map((g) => g.event);
+    },
+  };
+}
+const hooks: Server[] = [];
 
 describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)', () => {
   let dir: string;
@@ -112,6 +184,33 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     if (state !== undefined && states[states.length - 1] !== state) states.push(state);
   };
 
+  /**
+   * nova, a model-free client, plays its recovery in the task: each of its turns is a signed command
+   * in a message of the same task, sent while the task is input-required on its turn.
+   */
+  const playRecovery = async (client: Client, nova: Agora, opened: Task, states: string[]) => {
+    let task = opened;
+    const sessionId = (task.metadata?.['agora'] as { streamId: string }).streamId.replace(/^dialectic_session-/, '');
+    const turns: string[] = [];
+    while (stateOf(task) === 'input-required' && turns.length < 6) {
+      const session = await nova.query('GetDialecticSession', { sessionId });
+      const command =
+        session.status === 'awaiting_thesis'
+          ? signed('nova', 'SubmitThesis', { sessionId, rootCause: 'An outside complexity spike', proposedConditions: [threshold(0.5), cascade], reasoning: 'External, not internal' })
+          : session.status === 'synthesis'
+            ? signed('nova', 'SubmitSynthesis', { sessionId, round: session.round + 1, rootCause: 'External complexity spike', proposedConditions: [threshold(0.48), cascade], reasoning: "I accept the reviewer's threshold", agrees: true })
+            : session.status === 'awaiting_signatures' && session.proposed
+              ? signed('nova', 'SignResolution', nova.signResolution(sessionId, session.proposed.payload as Parameters<Agora['signResolution']>[1]))
+              : undefined;
+      if (command === undefined) break;
+      turns.push(command.type);
+      states.push(`(${command.type})`);
+      task = (await client.sendMessage(sendRequest(message(command, { taskId: task.id, contextId: task.contextId })))) as Task;
+      if (states[states.length - 1] !== stateOf(task)) states.push(stateOf(task));
+    }
+    return { task, turns, sessionId };
+  };
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agora-a2a-e2e-'));
     stands = await StandIns.start(panelScript({ blind: { openai: 'migrate online', anthropic: 'migrate online', google: 'migrate online' } }));
@@ -161,6 +260,7 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     await agora?.stop();
     await stands?.close();
     webhook?.close();
+    for (const hook of hooks) hook.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
@@ -168,7 +268,7 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     const client = await a2aClient('envoy');
     const card = await client.getAgentCard();
     expect(card.skills.map((s) => s.id)).toEqual(['tribunal-review', 'validator-vote', 'chamber-consultation', 'dialectic-recovery']);
-    for (const skill of card.skills) expect(JSON.parse(skill.examples[0]!)).toMatchObject({ data: { command: { type: expect.any(String), payload: expect.any(Object) } } });
+    for (const skill of card.skills) expect(JSON.parse(skill.examples[0]!)).toEqual({ command: { type: expect.any(String), payload: expect.any(Object) } });
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(card.securitySchemes['agoraReadToken']?.scheme).toMatchObject({ $case: 'httpAuthSecurityScheme', value: { scheme: 'Bearer' } });
     expect(card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`)).toEqual([`JSONRPC 1.0 ${url}/a2a`, `JSONRPC 0.3 ${url}/a2a`]);
@@ -191,7 +291,7 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     }
     const final = await client.getTask({ tenant: '', id: task!.id, historyLength: 0 });
     expect(stateOf(final)).toBe('completed');
-    expect(states[0]).toBe('working');
+    expect(states.slice(0, 2)).toEqual(['submitted', 'working']);
     expect(states[states.length - 1]).toBe('completed');
     expect(dataOf(final)).toMatchObject({ proposalId: 'a2a-onboarding', proposer: 'envoy', status: 'approved' });
     expect((dataOf(final)!['rounds'] as { reviews: unknown[] }[])[0]!.reviews).toHaveLength(4);
@@ -266,25 +366,8 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     const states: string[] = (seen['dialectic-recovery'] = []);
     let task = (await client.sendMessage(sendRequest(message(signed('nova', 'ReportHealth', { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }))))) as Task;
     states.push(stateOf(task));
-    const sessionId = (task.metadata?.['agora'] as { streamId: string }).streamId.replace(/^dialectic_session-/, '');
-    const turns: string[] = [];
-    // nova is a model-free client: each of its turns is a signed command in a message of the same task.
-    while (stateOf(task) === 'input-required' && turns.length < 6) {
-      const session = await nova.query('GetDialecticSession', { sessionId });
-      const command =
-        session.status === 'awaiting_thesis'
-          ? signed('nova', 'SubmitThesis', { sessionId, rootCause: 'An outside complexity spike', proposedConditions: [threshold(0.5), cascade], reasoning: 'External, not internal' })
-          : session.status === 'synthesis'
-            ? signed('nova', 'SubmitSynthesis', { sessionId, round: session.round + 1, rootCause: 'External complexity spike', proposedConditions: [threshold(0.48), cascade], reasoning: "I accept the reviewer's threshold", agrees: true })
-            : session.status === 'awaiting_signatures' && session.proposed
-              ? signed('nova', 'SignResolution', nova.signResolution(sessionId, session.proposed.payload as Parameters<Agora['signResolution']>[1]))
-              : undefined;
-      if (command === undefined) break;
-      turns.push(command.type);
-      states.push(`(${command.type})`);
-      task = (await client.sendMessage(sendRequest(message(command, { taskId: task.id, contextId: task.contextId })))) as Task;
-      if (states[states.length - 1] !== stateOf(task)) states.push(stateOf(task));
-    }
+    const { task: played, turns, sessionId } = await playRecovery(client, nova, task, states);
+    task = played;
     const final = await followToEnd(client, task.id, states);
     expect({ state: stateOf(final), text: textOf(final), turns }).toMatchObject({ state: 'completed', text: expect.stringMatching(/^Resolved/), turns: expect.arrayContaining(['SubmitThesis', 'SignResolution']) });
     expect(dataOf(final)).toMatchObject({ agentId: 'nova', status: 'resolved' });
@@ -305,6 +388,10 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     expect(sent.result).toMatchObject({ kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'data', data: { sessionId: 'a2a-legacy', finalDecision: 'approve' } }] }] });
     const got = await rpc('tasks/get', { id: sent.result!['id'] });
     expect(got.result).toMatchObject({ kind: 'task', id: sent.result!['id'], status: { state: 'completed' } });
+    // The card's example as it is, from a 0.3 client: a task waiting for its signature, the draft in a data part of 0.3.
+    const example = JSON.stringify({ command: { type: 'CreateVotingSession', payload: { actionType: 'deploy_staging', riskLevel: 'high', summary: 'Roll out 4.3' } } });
+    const drafted = await rpc('message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: example }] } });
+    expect(drafted.result).toMatchObject({ kind: 'task', status: { state: 'input-required', message: { parts: [{ kind: 'text' }, { kind: 'data', data: { command: { type: 'CreateVotingSession', actor: 'envoy' }, signing: { version: 'agora.command.v1' } } }] } } });
   }, 60_000);
 
   it("refuses a command that is not the caller's own, and a report that trips no breaker, each with Agora's reason", async () => {
@@ -331,6 +418,79 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
       rmSync(file, { force: true });
     }
   }, 60_000);
+
+  it("a generic client drives each skill's card example as it is: a Task, streamed and pushed, in input-required with the drafted command; signed and sent in the same task, it goes on to its end", async () => {
+    // The generic client: the official client only, told nothing of Agora but the card.
+    const generic = await a2aClient('envoy');
+    const card = await generic.getAgentCard();
+    const extension = card.capabilities?.extensions.find((e) => e.uri === 'urn:agora:a2a:signed-command:v1');
+    expect(extension).toMatchObject({ required: false, description: expect.stringMatching(/signed by the caller/) });
+    const hook = await lifecycleHook();
+    const asText = (text: string, extra: Partial<Message> = {}): Message => ({ ...message(undefined, extra), parts: [textPart(text)] });
+    for (const skill of card.skills) {
+      // The recovery is asked for by the agent at risk itself: nova (its earlier recovery resolved, the report trips its breaker again).
+      const who = skill.id === 'dialectic-recovery' ? 'nova' : 'envoy';
+      const client = who === 'envoy' ? generic : await a2aClient(who);
+      const states: string[] = (seen[`${skill.id} (the card's example, then signed)`] = []);
+      const opened: StreamResponse[] = [];
+      for await (const update of client.sendMessageStream(sendRequest(asText(skill.examples[0]!), { acceptedOutputModes: [], historyLength: undefined, returnImmediately: false, taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: hook.url, token: `token-${skill.id}`, authentication: undefined } }))) {
+        opened.push(update);
+        note(update, states);
+      }
+      const lifecycle = checkLifecycle(opened.map(eventOf));
+      expect({ skill: skill.id, problems: lifecycle.problems, last: lifecycle.last }).toEqual({ skill: skill.id, problems: [], last: 'input-required' });
+      const taskId = lifecycle.taskId;
+      const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+      expect(stateOf(task)).toBe('input-required');
+      const asked = (task.status?.message?.parts ?? []).find((p) => p.content?.$case === 'data')?.content?.value as { command: { type: string; actor: string; commandId: string; issuedAt: string; payload: Record<string, unknown> }; signing: { version: string } };
+      expect(asked).toMatchObject({ command: { actor: who, commandId: expect.any(String), issuedAt: expect.any(String), payload: expect.any(Object) }, signing: { version: 'agora.command.v1' } });
+      expect(textOf(task)).toMatch(/^Sign to start: sign this /);
+      // A resubscription to it gives the Task and ends (it waits for the caller).
+      const again: StreamResponse[] = [];
+      for await (const update of client.resubscribeTask({ tenant: '', id: taskId })) again.push(update);
+      expect(again.map((u) => u.payload?.$case)).toEqual(['task']);
+
+      // The signing client: signs the drafted envelope as it is (the SDK's signCommand) and sends it in the same task.
+      const { type, payload, commandId, issuedAt } = asked.command;
+      const command = signCommand({ type: type as 'SubmitProposal', payload: payload as never, commandId, issuedAt, signer: { keyFile: keyFile(who) } });
+      const streamed: StreamResponse[] = [];
+      for await (const update of client.sendMessageStream(sendRequest(message(command, { taskId, contextId: task.contextId })))) {
+        streamed.push(update);
+        note(update, states);
+      }
+      const going = checkLifecycle(streamed.map(eventOf));
+      expect({ skill: skill.id, problems: going.problems, taskId: going.taskId }).toEqual({ skill: skill.id, problems: [], taskId });
+      expect(['completed', 'input-required']).toContain(going.last);
+      let current = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+      if (skill.id === 'chamber-consultation') {
+        expect(stateOf(current)).toBe('input-required');
+        await root.send('ApproveChamberSession', { sessionId: String(payload['sessionId']) });
+      }
+      if (skill.id === 'dialectic-recovery') {
+        const nova = await Agora.connect({ url, signer: { keyFile: keyFile('nova') } });
+        sdkClients.push(nova);
+        current = (await playRecovery(client, nova, current, states)).task;
+      }
+      const final = await followToEnd(client, taskId, states);
+      expect({ skill: skill.id, state: stateOf(final) }).toEqual({ skill: skill.id, state: 'completed' });
+      // The webhook got the task's whole lifecycle, in order: the Task first, its end last.
+      const pushed = await hook.until(taskId, (events) => ['completed', 'failed', 'canceled', 'rejected'].includes(events[events.length - 1]?.state ?? ''));
+      expect({ skill: skill.id, ...checkLifecycle(pushed, { interrupted: true }) }).toEqual({ skill: skill.id, problems: [], taskId, last: 'completed' });
+      expect(pushed.map((e) => e.state)).toEqual(expect.arrayContaining(['submitted', 'input-required', 'working', 'completed']));
+      expect(hook.tokens(taskId)).toEqual([`token-${skill.id}`]);
+    }
+
+    // Such a task is cancelled by tasks/cancel alone (nothing was sent to Agora), and the webhook hears it.
+    const example = card.skills.find((s) => s.id === 'validator-vote')!.examples[0]!;
+    const waiting = (await generic.sendMessage(sendRequest(asText(example), { acceptedOutputModes: [], historyLength: undefined, returnImmediately: false, taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: hook.url, token: 'token-cancel', authentication: undefined } }))) as Task;
+    expect(stateOf(waiting)).toBe('input-required');
+    expect(stateOf(await generic.cancelTask({ tenant: '', id: waiting.id, metadata: undefined }))).toBe('canceled');
+    const pushed = await hook.until(waiting.id, (events) => events.some((e) => e.state === 'canceled'));
+    expect({ ...checkLifecycle(pushed, { interrupted: true }), states: pushed.map((e) => e.state) }).toEqual({ problems: [], taskId: waiting.id, last: 'canceled', states: ['submitted', 'input-required', 'canceled'] });
+    // A message whose fields make no command is a task too, in input-required with the reason.
+    const vague = (await generic.sendMessage(sendRequest(asText('Please review my plan')))) as Task;
+    expect({ state: stateOf(vague), text: textOf(vague) }).toEqual({ state: 'input-required', text: expect.stringMatching(/^The message names no skill/) });
+  }, 180_000);
 
   it('leaves a log that agora audit verifies', async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop()));

@@ -210,6 +210,16 @@ describe('A2A tasks (attacks)', () => {
     expect((await getTask('bob', bobs.id))?.id).toBe(bobs.id);
   });
 
+  it("one caller's unsigned messages are tasks waiting for a signature, kept within its own share: another's waiting task stays", async () => {
+    const bobs = taskOf(await rpc('bob', 'SendMessage', { message: message([{ text: JSON.stringify({ command: { type: 'CreateVotingSession', payload: { actionType: 'rotate_keys', riskLevel: 'high' } } }) }]) }));
+    expect({ state: bobs.status.state, text: textOf(bobs) }).toEqual({ state: 'TASK_STATE_INPUT_REQUIRED', text: expect.stringMatching(/^Sign to start: sign this CreateVotingSession as bob/) });
+    const first = taskOf(await rpc('mal', 'SendMessage', { message: message([{ text: 'garbage-first' }]) }));
+    for (let i = 0; i < BOUNDS.maxFinishedTasks + 5; i++) expect(taskOf(await rpc('mal', 'SendMessage', { message: message([{ text: `garbage-${i}` }]) })).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    // mal's oldest went (its own share), bob's is still there.
+    expect(await getTask('mal', first.id)).toBeUndefined();
+    expect((await getTask('bob', bobs.id))?.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+  });
+
   it("a task's history stays bounded in messages and bytes", async () => {
     const task = taskOf(await sendCommand('bob', vote('bob', 'history-1')));
     const filler = 'x'.repeat(40 * 1024);

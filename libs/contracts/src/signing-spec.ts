@@ -202,7 +202,11 @@ holds no agent's key and signs nothing for a caller: a skill's command rides in 
 message, \`{"command": <the signed envelope>}\` (or the envelope itself), signed by the caller exactly as
 above, and goes to its service unchanged, which verifies it under the actor's registered key. An
 envelope whose \`actor\` is not the token's \`sub\` is refused before it is sent (\`forbidden\`), so one
-agent's token never carries another's command. A later turn of the same task (a revision, a recovery's
+agent's token never carries another's command. A message without a signed command opens a task in
+\`input-required\` whose status carries, in a data part, the unsigned envelope Agora drafted from the
+message's fields (\`command\`: the caller as \`actor\`, a fresh \`commandId\`, \`issuedAt\`) and the
+signing text's version (\`signing.version\`, \`agora.command.v1\`): the caller signs exactly that
+envelope, as above, and sends it in a later message of the same task. A later turn of the same task (a revision, a recovery's
 thesis, synthesis or \`SignResolution\`) is a signed command in a later message of the task, and a
 cancellation is the signed cancelling command in \`tasks/cancel\`'s \`metadata.command\`. Every
 command an A2A caller causes is therefore in the log under its own signature, re-verified by

@@ -16,9 +16,13 @@ export interface SigningKey {
   secretKey: string;
 }
 
-/** The envelope's own ids: `commandId` (default a random UUID; a repeat is answered with the first reply and writes nothing), `correlationId`, `causationId`. */
+/**
+ * The envelope's own ids: `commandId` (default a random UUID; a repeat is answered with the first reply and writes nothing), `correlationId`, `causationId`;
+ * and `issuedAt` (default now; Agora takes it within 5 minutes of its clock), so an envelope drafted elsewhere (an A2A task's, docs/a2a.md) is signed as it is.
+ */
 export interface EnvelopeOptions {
   commandId?: string;
+  issuedAt?: string;
   correlationId?: string;
   causationId?: string;
 }
@@ -40,6 +44,7 @@ export function signedEnvelope(key: SigningKey, type: string, payload: Record<st
     payload,
     secretKey: key.secretKey,
     ...(options.commandId === undefined ? {} : { commandId: options.commandId }),
+    ...(options.issuedAt === undefined ? {} : { issuedAt: options.issuedAt }),
     ...(options.correlationId === undefined ? {} : { correlationId: options.correlationId }),
     ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
   });

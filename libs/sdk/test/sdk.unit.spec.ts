@@ -88,6 +88,13 @@ describe('signing for other clients: signCommand and readToken', () => {
     expect(verifyCommandSignature(envelope, generateKeyPair().publicKey)).toBe(false);
   });
 
+  it('signs an envelope drafted elsewhere as it is: its commandId and issuedAt kept', () => {
+    const drafted = { commandId: 'c-drafted', type: 'SubmitProposal' as const, actor: 'envoy', issuedAt: '2026-12-07T10:00:00.000Z', payload: { proposalId: 'p-drafted', title: 'T', body: 'B', problem: 'P' } };
+    const envelope = signCommand({ ...drafted, signer: { keyFile } });
+    expect(envelope).toEqual({ ...drafted, signature: expect.any(String) });
+    expect(verifyCommandSignature(envelope, key.publicKey)).toBe(true);
+  });
+
   it('refuses an unknown command type and a signer without a usable key', () => {
     expect(() => signCommand({ type: 'LaunchMissiles' as CommandName, payload: {} as never, signer: { keyFile } })).toThrow('unknown command type "LaunchMissiles"');
     expect(() => readToken({ keyFile: join(dir, 'missing.key.json') })).toThrow(/ENOENT/);

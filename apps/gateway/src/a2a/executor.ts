@@ -4,8 +4,10 @@
  * task then follows the aggregate on the log, read as the caller, until it is final. A later
  * message of the task may carry the caller's own turn (a revision, a thesis); tasks/cancel carries
  * the caller's signed cancellation. Every command in the log is the caller's, under its signature.
+ * A message without a signed command opens a task in input-required with the command drafted from
+ * its fields (draft.ts); the signed command in a later message of that task starts it.
  */
-import type { Message, Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type User } from '@a2a-js/sdk/server';
 import type { CommandResult, ErrorCode, Reader, Reply } from '@agora/contracts';
@@ -15,7 +17,8 @@ import type { CommandSender } from '../commands.js';
 import type { Credential, EndReason } from '../credentials.js';
 import { GatewayError } from '../http-reply.js';
 import { loggable } from './loggable.js';
-import { agentMessage, commandsIn, dataPart, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { awaitsSignature, draftCommand, draftStatus } from './draft.js';
+import { agentMessage, commandsIn, dataPart, isSigned, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
 import { scopeOf } from './task-store.js';
 import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
 
@@ -37,6 +40,12 @@ export class A2ACaller implements User {
 }
 
 const callerOf = (context: ServerCallContext): A2ACaller => (context.user instanceof A2ACaller ? context.user : new A2ACaller(undefined));
+
+/** Publishes a task as it opens, in the state given (AgoraAgentExecutor.opening). */
+type Opening = (state: SkillStatus['state'], text: string, metadata: Record<string, unknown>, parts?: Part[]) => Task;
+
+/** The skill a task was opened for (metadata.agora.skill). */
+const skillOfTask = (task: Task): AgoraSkill | undefined => AGORA_SKILLS.find((s) => s.id === (task.metadata?.['agora'] as { skill?: unknown } | undefined)?.skill);
 
 /** One task following its aggregate. */
 interface Run {
@@ -84,8 +93,8 @@ export interface ExecutorOptions {
   current?(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
   /** The longest a task follows its aggregate (default 24 hours); it then fails and says so. */
   followMs?: number;
-  /** Called when a task is final and its bus may be let go. */
-  settled(taskId: string, bus: ExecutionEventBus): void;
+  /** Called when a task's bus has ended and may be let go (buses are kept per caller: the request's context says whose). */
+  settled(taskId: string, bus: ExecutionEventBus, context: ServerCallContext): void;
   logger: Pick<LoggerService, 'warn'>;
 }
 
@@ -115,22 +124,23 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const caller = callerOf(request.context);
     const message = request.userMessage;
     const run = this.runs.get(request.taskId);
-    if (request.task !== undefined) return this.turn(request.task, run, caller, message, bus);
-    const [envelope] = commandsIn(message);
-    const ids = { contextId: request.contextId };
+    const current = request.task;
+    if (current !== undefined && (run !== undefined || !awaitsSignature(current))) return this.turn(current, run, caller, message, bus);
+    // A new task, or one waiting for its signed start command: the message's signed command starts it; anything else is drafted.
+    const within = current === undefined ? undefined : skillOfTask(current);
+    const commands = commandsIn(message);
+    const envelope = commands.find(isSigned);
     const skill = envelope === undefined ? undefined : skillStartedBy(String(envelope['type']));
-    if (envelope === undefined || skill === undefined) {
-      bus.publish(AgentEvent.message(agentMessage(ids, [textPart(`Send a signed Agora command as a data part: ${AGORA_SKILLS.map((s) => `${s.starts.join('/')} (${s.id})`).join(', ')}; see the Agent Card's skills for examples and docs/a2a.md for signing.`)])));
+    const opening = this.opening(request, bus, skill ?? within);
+    if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within)) {
+      const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within);
+      const { text, data } = draftStatus(draft, request.taskId);
+      opening('input-required', text, { ...(draft.skill === undefined ? {} : { skill: draft.skill.id }), awaiting: 'signature', ...(draft.command === undefined ? {} : { command: draft.command }) }, [dataPart(data)]);
+      // Nothing follows the log for it: its bus ends here; a later message of the task opens another.
+      bus.finished();
+      this.options.settled(request.taskId, bus, request.context);
       return;
     }
-    const task = (state: SkillStatus['state'], text: string, metadata: Record<string, unknown>): Task => ({
-      id: request.taskId,
-      contextId: request.contextId,
-      status: { state: TASK_STATES[state], message: agentMessage({ taskId: request.taskId, contextId: request.contextId }, [textPart(text)]), timestamp: new Date().toISOString() },
-      artifacts: [],
-      history: [message],
-      metadata: { agora: { skill: skill.id, ...metadata } },
-    });
     const callerKey = scopeOf(request.context);
     const commandId = String(envelope['commandId']);
     const startKey = `${callerKey}\u0000${commandId}`;
@@ -141,7 +151,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
     if (joined !== undefined && (await this.join(joined, request, bus))) return;
     const refused = this.checkActor(caller, envelope) ?? this.checkSlots(callerKey);
     if (refused) {
-      bus.publish(AgentEvent.task(task(refusalState(refused.code), `Agora refused ${String(envelope['type'])}: ${refused.code}: ${refused.message}`, { error: refused })));
+      opening(refusalState(refused.code), `Agora refused ${String(envelope['type'])}: ${refused.code}: ${refused.message}`, { error: refused });
       return;
     }
     let started!: (taskId: string | undefined) => void;
@@ -149,7 +159,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
     this.reserved.set(callerKey, (this.reserved.get(callerKey) ?? 0) + 1);
     let followingAs: string | undefined;
     try {
-      followingAs = await this.start(request, bus, { skill, envelope, caller, callerKey, commandId, task });
+      followingAs = await this.start(request, bus, { skill, envelope, caller, callerKey, commandId, opening });
     } finally {
       const left = (this.reserved.get(callerKey) ?? 1) - 1;
       if (left === 0) this.reserved.delete(callerKey);
@@ -157,6 +167,29 @@ export class AgoraAgentExecutor implements AgentExecutor {
       this.starting.delete(startKey);
       started(followingAs);
     }
+  }
+
+  /**
+   * Publishes a task as it opens: the Task first (submitted, or as it stood when a later message
+   * starts it), then the status it is in, so a stream sees the Task, then its updates in order.
+   * Returns the task as it then stands.
+   */
+  private opening(request: RequestContext, bus: ExecutionEventBus, skill: AgoraSkill | undefined): Opening {
+    const ids = { taskId: request.taskId, contextId: request.contextId };
+    return (state, text, metadata, parts = []) => {
+      const task: Task = {
+        id: request.taskId,
+        contextId: request.contextId,
+        status: { state: request.task?.status?.state ?? TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        artifacts: [],
+        history: request.task?.history ?? [request.userMessage],
+        metadata: { agora: { ...(skill === undefined ? {} : { skill: skill.id }), ...metadata } },
+      };
+      bus.publish(AgentEvent.task(task));
+      const status = { state: TASK_STATES[state], message: agentMessage(ids, [textPart(text), ...parts]), timestamp: new Date().toISOString() };
+      bus.publish(AgentEvent.statusUpdate({ ...ids, status, metadata: undefined }));
+      return { ...task, status };
+    };
   }
 
   /** The task a caller's run follows that matches, if any. */
@@ -173,7 +206,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
     bus.publish(AgentEvent.task({ ...current, metadata: { ...current.metadata, agora: { ...(current.metadata?.['agora'] as Record<string, unknown> | undefined), joined: true } } }));
     // This request's own bus carries nothing more: the joined task goes on on its own.
     bus.finished();
-    this.options.settled(request.taskId, bus);
+    this.options.settled(request.taskId, bus, request.context);
     return true;
   }
 
@@ -194,11 +227,11 @@ export class AgoraAgentExecutor implements AgentExecutor {
   private async start(
     request: RequestContext,
     bus: ExecutionEventBus,
-    { skill, envelope, caller, callerKey, commandId, task }: { skill: AgoraSkill; envelope: Record<string, unknown>; caller: A2ACaller; callerKey: string; commandId: string; task: (state: SkillStatus['state'], text: string, metadata: Record<string, unknown>) => Task },
+    { skill, envelope, caller, callerKey, commandId, opening }: { skill: AgoraSkill; envelope: Record<string, unknown>; caller: A2ACaller; callerKey: string; commandId: string; opening: Opening },
   ): Promise<string | undefined> {
     const reply = await this.send(envelope);
     if (!reply.ok) {
-      bus.publish(AgentEvent.task(task(refusalState(reply.error.code), `Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`, { error: reply.error })));
+      opening(refusalState(reply.error.code), `Agora refused ${String(envelope['type'])}: ${reply.error.code}: ${reply.error.message}`, { error: reply.error });
       return undefined;
     }
     const agora = this.options.readerClient(caller.reader);
@@ -206,7 +239,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const command = { commandId: reply.result.commandId, type: envelope['type'], streamId: reply.result.streamId, position: reply.result.position ?? null, duplicate: reply.result.duplicate };
     if ('reason' in followed) {
       await agora.close();
-      bus.publish(AgentEvent.task(task('rejected', followed.reason, { command })));
+      opening('rejected', followed.reason, { command });
       return undefined;
     }
     // A command already decided (a repeat) whose aggregate a task of the caller follows joins that task.
@@ -215,8 +248,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
       await agora.close();
       return same;
     }
-    const started = task('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId });
-    bus.publish(AgentEvent.task(started));
+    const started = opening('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId });
     const stop = new AbortController();
     const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve(), callerKey, commandId, revoked: undefined, started };
     const taskId = request.taskId;
@@ -236,7 +268,7 @@ export class AgoraAgentExecutor implements AgentExecutor {
       this.runs.delete(taskId);
       void agora.close();
       bus.finished();
-      this.options.settled(taskId, bus);
+      this.options.settled(taskId, bus, request.context);
     });
     return taskId;
   }
@@ -348,11 +380,20 @@ export class AgoraAgentExecutor implements AgentExecutor {
   }
 
   /** tasks/cancel: the caller's signed cancellation (metadata.command) is sent; the follower then sees the aggregate cancelled and ends the task `canceled`. */
-  async cancelTask(taskId: string, _bus: ExecutionEventBus): Promise<void> {
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     const asked = this.cancellations.get(taskId);
     this.cancellations.delete(taskId);
     const run = this.runs.get(taskId);
-    if (run === undefined) throw new TaskNotCancelableError(`task ${taskId} no longer follows its aggregate`);
+    if (run === undefined) {
+      // A task still waiting for its signed start command sent nothing to Agora: cancelling it is the caller's word alone.
+      const task = asked === undefined ? undefined : await this.options.current?.(taskId, asked.context);
+      if (asked === undefined || task === undefined || !awaitsSignature(task)) throw new TaskNotCancelableError(`task ${taskId} no longer follows its aggregate`);
+      const ids = { taskId, contextId: task.contextId };
+      bus.publish(AgentEvent.statusUpdate({ ...ids, status: { state: TaskState.TASK_STATE_CANCELED, message: agentMessage(ids, [textPart('Cancelled before its command was signed: nothing was sent to Agora')]), timestamp: new Date().toISOString() }, metadata: undefined }));
+      bus.finished();
+      this.options.settled(taskId, bus, asked.context);
+      return;
+    }
     if (run.skill.cancels.length === 0) throw new TaskNotCancelableError(`a ${run.skill.id} task is decided by its parties or an operator: it cannot be cancelled`);
     const envelope = asked?.metadata?.['command'];
     if (typeof envelope !== 'object' || envelope === null || !run.skill.cancels.includes(String((envelope as Record<string, unknown>)['type']))) {

@@ -25,16 +25,32 @@ export const TASK_STATES: Record<SkillState, TaskState> = {
   failed: TaskState.TASK_STATE_FAILED,
 };
 
-/** The data parts of a message: where a signed command rides (the part's value itself, or its `command` member). */
+/**
+ * What a message's parts ask for: a command, signed or still to sign, in a data part (the part's
+ * value itself, or its `command` member) or in a text part that is such a JSON object (a client
+ * that sends the Agent Card's examples as they are sends them as text).
+ */
 export function commandsIn(message: Message | undefined): Record<string, unknown>[] {
   const found: Record<string, unknown>[] = [];
   for (const part of message?.parts ?? []) {
-    if (part.content?.$case !== 'data') continue;
-    const value = part.content.value as unknown;
+    const value = part.content?.$case === 'data' ? (part.content.value as unknown) : part.content?.$case === 'text' ? jsonObjectIn(part.content.value) : undefined;
     const candidate = isObject(value) && isObject(value['command']) ? value['command'] : value;
     if (isObject(candidate)) found.push(candidate);
   }
   return found;
 }
+
+/** A text that is a JSON object, parsed; anything else undefined. */
+function jsonObjectIn(text: string): unknown {
+  if (!text.trimStart().startsWith('{')) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A command its actor signed (it carries a signature, good or not: Agora decides); one without is a draft to sign. */
+export const isSigned = (command: Record<string, unknown>): boolean => typeof command['signature'] === 'string';
 
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

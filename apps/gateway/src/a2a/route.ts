@@ -30,6 +30,7 @@ import type { ResolvedGatewayOptions } from '../options.js';
 import type { StreamParties } from '../read-visibility.js';
 import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
+import { awaitsSignature } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
 import { PushTargets } from './push-target.js';
@@ -86,6 +87,8 @@ class FollowedBuses extends DefaultExecutionEventBusManager {
 class AgoraRequestHandler extends DefaultRequestHandler {
   executor: AgoraAgentExecutor | undefined;
   cardOf: (() => AgentCard) | undefined;
+  tasks: BoundedTaskStore | undefined;
+  buses: FollowedBuses | undefined;
 
   override async getAgentCard(): Promise<AgentCard> {
     return this.cardOf?.() ?? super.getAgentCard();
@@ -104,6 +107,9 @@ class AgoraRequestHandler extends DefaultRequestHandler {
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.executor?.cancellationOf(params.id, params.metadata, context);
     try {
+      // A task waiting for its signed start command has no bus of its own: one is opened for the cancellation, which is recorded and pushed as any update.
+      const task = await this.tasks?.load(params.id, context);
+      if (task !== undefined && awaitsSignature(task)) this.buses?.createOrGetByTaskId(params.id, context);
       return await super.cancelTask(params, context);
     } finally {
       // Refused before it reached the executor (not found, already final): nothing stays behind.
@@ -169,7 +175,7 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
     maxTasks: bounds.maxTasks,
     tasksPerCaller: bounds.tasksPerCaller,
     logger,
-    settled: (taskId) => buses.cleanupByTaskId(taskId),
+    settled: (taskId, _bus, context) => buses.cleanupByTaskId(taskId, context),
     ...(credentials ? { watch: (credential, end) => credentials.bind(credential, end) } : {}),
     async revoke(taskId, context) {
       await pushStore.revoke(taskId, context);
@@ -201,6 +207,8 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   const handler = new AgoraRequestHandler(card(), taskStore, executor, buses, pushStore, { send: async () => undefined });
   handler.executor = executor;
   handler.cardOf = card;
+  handler.tasks = taskStore;
+  handler.buses = buses;
   const rpc = jsonRpcHandler({ requestHandler: handler, userBuilder: async (req) => (req as unknown as Record<symbol, A2ACaller | undefined>)[CALLER] ?? new A2ACaller(undefined), legacyCompat: { enabled: true } });
   // A 0.3 client (no A2A-Version header, or 0.3) gets the card translated by the SDK's compat router;
   // a 1.0 client gets it in the protocol's JSON (the SDK's handler would write the TypeScript shape of

@@ -7,6 +7,7 @@
  * to go on (the chamber's operator declined), `failed` when it could not finish.
  */
 import { CHAMBER_SESSION_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ChamberSessionView, type DialecticSessionView, type ProposalView, type VotingSessionView } from '@agora/contracts';
+import { randomUUID } from 'node:crypto';
 import { readAt, viewIfFound, type Agora } from '@agora/sdk';
 
 /** The A2A task states a skill's view maps to (the names of the A2A specification). */
@@ -42,8 +43,10 @@ export interface AgoraSkill<V = unknown> {
   cancels: readonly string[];
   /** Commands of the caller a later message of the same task may carry (its own turns). */
   turns: readonly string[];
-  /** The example payloads of the Agent Card: one per start command. */
+  /** The example payloads of the Agent Card: one per start command, without what Agora fills in itself (`fills`). */
   examples: { type: string; payload: Record<string, unknown>; text: string }[];
+  /** What a drafted start command's payload gets when the message leaves it out: a fresh aggregate id, or the caller itself. */
+  fills(actor: string): Record<string, unknown>;
   /** The aggregate a start command acts on; undefined when it opened none (`reason` says why). */
   followed(agora: Agora, command: { actor: string; payload: Record<string, unknown> }, events: readonly string[]): Promise<Followed | { reason: string }>;
   /** The aggregate's view as the caller may read it, from a read model that holds `minPosition` when given (readAt); undefined while it does not exist yet. */
@@ -70,7 +73,8 @@ const tribunalReview: AgoraSkill<ProposalView> = {
   starts: ['SubmitProposal'],
   cancels: ['WithdrawProposal'],
   turns: ['ReviseProposal'],
-  examples: [{ type: 'SubmitProposal', payload: { proposalId: 'onboarding-1', title: 'Onboarding', body: 'Add tutorial tooltips', problem: 'Users drop off in the first session' }, text: 'Have the tribunal review this proposal' }],
+  examples: [{ type: 'SubmitProposal', payload: { title: 'Onboarding', body: 'Add tutorial tooltips', problem: 'Users drop off in the first session' }, text: 'Have the tribunal review this proposal' }],
+  fills: () => ({ proposalId: randomUUID() }),
   followed: namedBy(PROPOSAL_CATEGORY, 'proposalId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetProposal', { proposalId: id }, readAt(at))),
   status(view) {
@@ -98,7 +102,8 @@ const validatorVote: AgoraSkill<VotingSessionView> = {
   starts: ['CreateVotingSession'],
   cancels: ['CancelVotingSession'],
   turns: [],
-  examples: [{ type: 'CreateVotingSession', payload: { requestId: 'deploy-4-2', actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out release 4.2' }, text: 'Put this deployment to a vote' }],
+  examples: [{ type: 'CreateVotingSession', payload: { actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out release 4.2' }, text: 'Put this deployment to a vote' }],
+  fills: () => ({ requestId: randomUUID() }),
   followed: namedBy(VOTING_SESSION_CATEGORY, 'requestId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId: id }, readAt(at))),
   status(view) {
@@ -121,7 +126,8 @@ const chamberConsultation: AgoraSkill<ChamberSessionView> = {
   starts: ['ProposeChamberSession'],
   cancels: ['CancelChamberSession'],
   turns: [],
-  examples: [{ type: 'ProposeChamberSession', payload: { sessionId: 'schema-migration-1', question: 'Should we migrate the orders table online or in a maintenance window?', rationale: 'A wrong call loses orders; one model is not enough' }, text: 'Consult the chamber on this question' }],
+  examples: [{ type: 'ProposeChamberSession', payload: { question: 'Should we migrate the orders table online or in a maintenance window?', rationale: 'A wrong call loses orders; one model is not enough' }, text: 'Consult the chamber on this question' }],
+  fills: () => ({ sessionId: randomUUID() }),
   followed: namedBy(CHAMBER_SESSION_CATEGORY, 'sessionId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetChamberSession', { sessionId: id }, readAt(at))),
   status({ summary }) {
@@ -147,7 +153,8 @@ const dialecticRecovery: AgoraSkill<DialecticSessionView> = {
   starts: ['ReportHealth'],
   cancels: [],
   turns: ['SubmitThesis', 'SubmitSynthesis', 'SignResolution'],
-  examples: [{ type: 'ReportHealth', payload: { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }, text: 'I am at risk: pause me and open a recovery' }],
+  examples: [{ type: 'ReportHealth', payload: { health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }, text: 'I am at risk: pause me and open a recovery' }],
+  fills: (actor) => ({ agentId: actor }),
   async followed(agora, { actor, payload }, events) {
     if (payload['agentId'] !== actor) return { reason: 'a recovery is requested by the agent itself: ReportHealth must be about the caller (agentId = actor)' };
     if (!events.includes('AgentPaused')) return { reason: 'the report tripped no circuit breaker (its risk is under the threshold, or the agent is already paused): no recovery was opened' };

@@ -1,6 +1,6 @@
 /**
  * The A2A tasks the gateway remembers, bounded. A task that has ended (completed, canceled,
- * rejected, failed) stays readable by its caller (tasks/get, tasks/list) until its caller has
+ * rejected, failed), or that waits for its signed start command (nothing follows it), stays readable by its caller (tasks/get, tasks/list) until its caller has
  * ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
  * gives up its oldest): one caller's tasks never push out another's. A forgotten task's
  * push-notification configurations go with it. A task's history keeps its latest messages, at
@@ -11,6 +11,7 @@
  */
 import { TaskState, type ListTasksRequest, type Message, type ListTasksResponse, type Task } from '@a2a-js/sdk';
 import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { awaitsSignature } from './draft.js';
 import { DEFAULT_A2A_BOUNDS } from './settings.js';
 
 const ENDED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_FAILED]);
@@ -89,7 +90,7 @@ export class BoundedTaskStore implements TaskStore {
     tasks.set(task.id, kept);
     let ended = this.ended.get(scope);
     if (ended?.delete(task.id)) this.endedCount--;
-    if (task.status !== undefined && ENDED.has(task.status.state)) {
+    if ((task.status !== undefined && ENDED.has(task.status.state)) || awaitsSignature(task)) {
       if (ended === undefined) this.ended.set(scope, (ended = new Map()));
       ended.set(task.id, { taskId: task.id, context });
       this.endedCount++;
