@@ -2,6 +2,7 @@ import { AgoraError, GetTribunalStats, ListUnderCoveredProposals, projectionsQue
 import { DEFAULT_STATS_WINDOW_DAYS, statsWindow, tribunalStatsFromSums, tribunalTotalsFromSums } from '@agora/domain-tribunal';
 import { votingTotalsFromSums } from '@agora/domain-voting';
 import { dialecticTotalsFromSums } from '@agora/domain-dialectic';
+import { debateFiguresFromSums } from '@agora/domain-debate';
 import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
 import { chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
@@ -15,7 +16,7 @@ import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoin
 import { dialecticQueries, registerDialecticMetrics } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
 import { registerVotingMetrics, votingQueries } from './voting-metrics.js';
-import { registerDebateMetrics, startDebateProjections, type DebateProjections } from './debate-metrics.js';
+import { registerDebateMetrics } from './debate-metrics.js';
 
 export const DEFAULT_METRICS_PORT = DEFAULT_METRICS_PORTS.projections;
 export { DEFAULT_METRICS_HOST };
@@ -52,8 +53,8 @@ export interface RunningProjections extends Running {
   proposals: SqlProjectionRunner;
   /** The voting sessions read model's writer (or follower): the voting figures are its sums. */
   voting: SqlProjectionRunner;
-  /** The debates read model and its metrics. */
-  debate: DebateProjections;
+  /** The debates read model's writer (or follower): the debate figures are its sums. */
+  debate: SqlProjectionRunner;
   /** The recovery sessions read model's writer (or follower): the dialectic's figures are its sums. */
   dialectic: SqlProjectionRunner;
   /** The chamber figures read model and metrics. */
@@ -102,7 +103,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       started(context.readSide.use(votingSessionsTable, logger), (p) => p.close()),
       started(context.readSide.use(dialecticSessionsTable, logger), (p) => p.close()),
       started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
-      started(startDebateProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(context.readSide.use(debatesTable, logger), (p) => p.close()),
       started(
         startLogCheckpoints({
           store: context.store,
@@ -120,7 +121,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([chamber.runner.verify(), debate.runner.verify(), verifyTables(context)]).then((results) => results.flat());
+      const run = Promise.all([chamber.runner.verify(), verifyTables(context)]).then((results) => results.flat());
       verifying = run;
       try {
         const readModels = await run;
@@ -164,7 +165,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       registerCalibrationMetrics(r, { db });
       registerDialecticMetrics(r, { db, windowDays });
       registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
-      registerDebateMetrics(r, { records: debate.records });
+      registerDebateMetrics(r, { db });
     });
     closers.push(async () => unregister());
 
@@ -175,13 +176,14 @@ export async function startProjectionsService(context: ServiceContext, options: 
       routes: {
         '/health': async () => {
           const count = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
-          const [proposalSums, votingSums, dialecticSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db), dialecticSessionsTable.sums(db)]);
+          const [proposalSums, votingSums, dialecticSums, debateSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db), dialecticSessionsTable.sums(db), debatesTable.sums(db)]);
+          const debateFigures = debateFiguresFromSums(debateSums);
           return {
             status: 200,
             body: {
               status: 'ok',
               service: PROJECTIONS_SERVICE,
-              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: count(dialecticTotalsFromSums(dialecticSums).sessionsByStatus), chamberSessions: chamber.runner.model.sessions.size, debates: debate.runner.model.size },
+              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: count(dialecticTotalsFromSums(dialecticSums).sessionsByStatus), chamberSessions: chamber.runner.model.sessions.size, debates: debateFigures.open + count(debateFigures.byOutcome) },
               position: proposals.runner.position ?? null,
             },
           };
@@ -197,7 +199,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       voting: voting.runner,
       dialectic: dialectic.runner,
       chamber,
-      debate,
+      debate: debate.runner,
       service,
       registry,
       checkpoints,

@@ -75,7 +75,6 @@ describe('projections service (in-process transport, embedded store)', () => {
     expect(report.ok).toBe(true);
     expect(report.readModels.map((r) => [r.name, r.equal])).toEqual([
       ['chamber_figures', true],
-      ['debates', true],
       ['tables:proposals', true],
       ['tables:voting_sessions', true],
       ['tables:dialectic_sessions', true],

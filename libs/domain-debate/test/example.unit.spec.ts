@@ -46,6 +46,7 @@ describe('the seed\'s test debate, scripted', () => {
     expect(figures).toMatchObject({ open: 0, byOutcome: { converged: 1, unvalidated: 0, unresolved: 0 }, lockAttempts: { passed: 1, failed: 1 }, concessions: { total: 1, cheap: 1 } });
     expect(figures.interventions).toEqual({ lock_prompt: 1, forced_binary: 0, proposed_falsifiers: 0, orbiting: 0, horizon_mismatch: 0 });
     expect(figures.steelmans).toEqual({ firstGraded: 2, firstAccurate: 1, firstAccurateRate: 0.5 });
-    expect(figures.completed.durationsSeconds).toEqual([expect.any(Number)]);
+    expect(figures.completed.debates).toBe(1);
+    expect([...figures.completed.durationSeconds.buckets.values()]).toEqual([1]);
   });
 });

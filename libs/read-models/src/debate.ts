@@ -1,5 +1,5 @@
 import { DEBATE_CATEGORY, type DebateSummary, type DebateView, type PageRequest } from '@agora/contracts';
-import { evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
+import { debateSums, evolveDebate, type DebateEvent, type DebateState } from '@agora/domain-debate';
 import type { SqlExecutor } from '@agora/read-store';
 import { agentsTable, aggregateViews, sqlAggregateViews, textColumn } from './aggregate-views.js';
 import { equals, hasAgent, sqlPage, type Page, type SqlCondition } from './paging.js';
@@ -35,10 +35,12 @@ export function debateSummary(d: DebateView): DebateSummary {
  */
 export const debatesTable = sqlAggregateViews<DebateView, DebateState, DebateEvent>({
   name: 'debates',
-  version: 1,
+  // 2: the debate figures as sums (debateSums).
+  version: 2,
   category: DEBATE_CATEGORY,
   initial: { status: 'unopened' },
   evolve: evolveDebate,
+  sums: debateSums,
   columns: [
     textColumn('status', (d) => d.status),
     textColumn('opened_at', (d) => d.openedAt),
