@@ -57,38 +57,38 @@ export function scrapedHistograms(registry: Registry) {
     });
 }
 
-/** A histogram's observations as counts: how many observations fell in each bucket (by its upper bound, Infinity for the last), and their sum. */
+/** A histogram's observations as counts: how many observations fell in each bucket (by its upper bound, Infinity for the last), and their sum; `labels` for one series of a labelled histogram. */
 export interface CountedObservations {
   buckets: ReadonlyMap<number, number>;
   sum: number;
+  labels?: Record<string, string>;
 }
 
 /**
- * A label-less histogram whose buckets are read at scrape time from counts kept in a read model's
- * sums (`observationsOf`), not from one observation per value: its cost does not grow with the
- * number of observations. Served in the exposition format of prom-client's Histogram.
+ * A histogram whose buckets are read at scrape time from counts kept in a read model's sums
+ * (`observations`: one series, or one per label set), not from one observation per value: its cost
+ * does not grow with the number of observations. Served in the exposition format of prom-client's
+ * Histogram; a label-less one is always there (at 0 before any observation).
  */
-export function countedHistogram(registry: Registry, name: string, help: string, buckets: readonly number[], observations: () => Promise<CountedObservations>): void {
+export function countedHistogram(registry: Registry, name: string, help: string, buckets: readonly number[], observations: () => Promise<CountedObservations | readonly CountedObservations[]>): void {
+  const seriesOf = ({ buckets: counts, sum, labels = {} }: CountedObservations) => {
+    let cumulative = 0;
+    const values = buckets.map((le) => {
+      cumulative += counts.get(le) ?? 0;
+      return { labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` };
+    });
+    const count = cumulative + (counts.get(Infinity) ?? 0);
+    return [...values, { labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` }, { labels, value: sum, metricName: `${name}_sum` }, { labels, value: count, metricName: `${name}_count` }];
+  };
   registry.registerMetric({
     name,
     help,
     type: 'histogram',
     aggregator: 'sum',
     async get() {
-      const { buckets: counts, sum } = await observations();
-      let cumulative = 0;
-      const values = buckets.map((le) => {
-        cumulative += counts.get(le) ?? 0;
-        return { labels: { le }, value: cumulative, metricName: `${name}_bucket` };
-      });
-      const count = cumulative + (counts.get(Infinity) ?? 0);
-      return {
-        name,
-        help,
-        type: 'histogram',
-        aggregator: 'sum',
-        values: [...values, { labels: { le: '+Inf' }, value: count, metricName: `${name}_bucket` }, { labels: {}, value: sum, metricName: `${name}_sum` }, { labels: {}, value: count, metricName: `${name}_count` }],
-      };
+      const observed = await observations();
+      const series = Array.isArray(observed) ? (observed as readonly CountedObservations[]) : [observed as CountedObservations];
+      return { name, help, type: 'histogram', aggregator: 'sum', values: series.flatMap(seriesOf) };
     },
   } as unknown as Parameters<Registry['registerMetric']>[0]);
 }

@@ -3,15 +3,16 @@ import { DEFAULT_STATS_WINDOW_DAYS, statsWindow, tribunalStatsFromSums, tribunal
 import { votingTotalsFromSums } from '@agora/domain-voting';
 import { dialecticTotalsFromSums } from '@agora/domain-dialectic';
 import { debateFiguresFromSums } from '@agora/domain-debate';
+import { chamberTotalsFromSums } from '@agora/domain-chamber';
 import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
+import { chamberLedgersTable, chamberRecordsTable, chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
 import type { SqlProjectionRunner } from '@agora/read-store';
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { calibrationQuery, registerCalibrationMetrics } from './calibration-metrics.js';
-import { DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics, startChamberProjections, type ChamberProjections } from './chamber-metrics.js';
+import { chamberQueries, DEFAULT_CHAMBER_MIN_SAMPLE, registerChamberMetrics } from './chamber-metrics.js';
 import { startLogCheckpoints, type RunningLogCheckpoints } from './log-checkpoints.js';
 import { dialecticQueries, registerDialecticMetrics } from './dialectic-metrics.js';
 import { registerTribunalMetrics } from './tribunal-metrics.js';
@@ -57,8 +58,8 @@ export interface RunningProjections extends Running {
   debate: SqlProjectionRunner;
   /** The recovery sessions read model's writer (or follower): the dialectic's figures are its sums. */
   dialectic: SqlProjectionRunner;
-  /** The chamber figures read model and metrics. */
-  chamber: ChamberProjections;
+  /** The chamber records' writer (or follower): the chamber's figures are its sums. */
+  chamber: SqlProjectionRunner;
   service: ServiceMicroservice;
   registry: Registry;
   /** The log checkpoints this service records. */
@@ -98,11 +99,12 @@ export async function startProjectionsService(context: ServiceContext, options: 
   try {
     // Started together, so they catch up in one shared pass over the log (sharingCatchUp).
     const started = <T,>(part: Promise<T>, close: (value: T) => Promise<void>) => part.then((value) => (closers.push(() => close(value)), value));
-    const [proposals, voting, dialectic, chamber, debate, checkpoints] = await allStarted([
+    const [proposals, voting, dialectic, chamber, , debate, checkpoints] = await allStarted([
       started(context.readSide.use(proposalsTable, logger), (p) => p.close()),
       started(context.readSide.use(votingSessionsTable, logger), (p) => p.close()),
       started(context.readSide.use(dialecticSessionsTable, logger), (p) => p.close()),
-      started(startChamberProjections(context.store, logger, context.snapshots, context.readModels), (p) => p.close()),
+      started(context.readSide.use(chamberRecordsTable, logger), (p) => p.close()),
+      started(context.readSide.use(chamberLedgersTable, logger), (p) => p.close()),
       started(context.readSide.use(debatesTable, logger), (p) => p.close()),
       started(
         startLogCheckpoints({
@@ -121,7 +123,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
     let verifying: Promise<unknown> | undefined;
     const verifyReadModels = async () => {
       if (verifying) throw new AgoraError('unavailable', 'a read-model verification is already running; retry when it is done');
-      const run = Promise.all([chamber.runner.verify(), verifyTables(context)]).then((results) => results.flat());
+      const run = verifyTables(context);
       verifying = run;
       try {
         const readModels = await run;
@@ -151,7 +153,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
         calibrationQuery(db),
         ...votingQueries(db),
         ...dialecticQueries(db, windowDays),
-        ...chamber.queries(windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
+        ...chamberQueries(db, windowDays, options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE),
       ]),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
@@ -164,7 +166,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       registerVotingMetrics(r, { db });
       registerCalibrationMetrics(r, { db });
       registerDialecticMetrics(r, { db, windowDays });
-      registerChamberMetrics(r, { model: () => chamber.runner.model, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
+      registerChamberMetrics(r, { db, windowDays, minSample: options.chamberMinSample ?? DEFAULT_CHAMBER_MIN_SAMPLE });
       registerDebateMetrics(r, { db });
     });
     closers.push(async () => unregister());
@@ -176,14 +178,14 @@ export async function startProjectionsService(context: ServiceContext, options: 
       routes: {
         '/health': async () => {
           const count = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
-          const [proposalSums, votingSums, dialecticSums, debateSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db), dialecticSessionsTable.sums(db), debatesTable.sums(db)]);
+          const [proposalSums, votingSums, dialecticSums, debateSums, chamberSums] = await Promise.all([proposalsTable.sums(db), votingSessionsTable.sums(db), dialecticSessionsTable.sums(db), debatesTable.sums(db), chamberRecordsTable.sums(db)]);
           const debateFigures = debateFiguresFromSums(debateSums);
           return {
             status: 200,
             body: {
               status: 'ok',
               service: PROJECTIONS_SERVICE,
-              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: count(dialecticTotalsFromSums(dialecticSums).sessionsByStatus), chamberSessions: chamber.runner.model.sessions.size, debates: debateFigures.open + count(debateFigures.byOutcome) },
+              readModels: { proposals: count(tribunalTotalsFromSums(proposalSums).proposalsByStatus), votingSessions: count(votingTotalsFromSums(votingSums).sessionsByStatus), dialecticSessions: count(dialecticTotalsFromSums(dialecticSums).sessionsByStatus), chamberSessions: count(chamberTotalsFromSums(chamberSums).sessionsByStatus), debates: debateFigures.open + count(debateFigures.byOutcome) },
               position: proposals.runner.position ?? null,
             },
           };
@@ -198,7 +200,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
       proposals: proposals.runner,
       voting: voting.runner,
       dialectic: dialectic.runner,
-      chamber,
+      chamber: chamber.runner,
       debate: debate.runner,
       service,
       registry,
@@ -219,7 +221,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
 /** The read models in tables (the services answer from them): each folded again from the log beside its live tables and compared, named `tables:<name>`. */
 async function verifyTables(context: ServiceContext): Promise<(ProjectionVerification & { differences: string[] })[]> {
   const results: (ProjectionVerification & { differences: string[] })[] = [];
-  for (const table of [proposalsTable, votingSessionsTable, dialecticSessionsTable, chamberSessionsTable, debatesTable]) {
+  for (const table of [proposalsTable, votingSessionsTable, dialecticSessionsTable, chamberSessionsTable, chamberRecordsTable, chamberLedgersTable, debatesTable]) {
     const part = await context.readSide.use(table);
     try {
       results.push({ ...(await part.runner.verify()), name: `tables:${table.name}` });

@@ -133,7 +133,7 @@ export interface SqlAggregateViews<V> extends SqlProjection {
   /** A child table's name with its version. */
   childTable(name: string): string;
   /** One view by id, or undefined. */
-  get(db: SqlExecutor, id: string): Promise<V | undefined>;
+  get(db: Pick<SqlExecutor, 'all'>, id: string): Promise<V | undefined>;
   /** The all-time figures: the sums of every view's `sums` (empty without `sums`). */
   sums(db: Pick<SqlExecutor, 'all'>): Promise<Sums>;
   /** The sums of every view's `timed` contributions at instants from `from` to `to` (both included, milliseconds since the epoch). */
@@ -162,7 +162,7 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
   const children = [...(spec.children ?? []), ...(timed ? [timedTable(`${spec.name}_timed`, timed)] : [])];
   const sumsOfView = spec.sums ?? (() => new Map<string, number>());
   const upsert = `INSERT INTO ${table} (id, stream_revision, doc${spec.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, 2, 3, ...spec.columns.map((_, i) => i + 4)].map((n) => `$${n}`).join(', ')}) ON CONFLICT (id) DO UPDATE SET stream_revision = excluded.stream_revision, doc = excluded.doc${spec.columns.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;
-  const get = async (db: SqlExecutor, id: string): Promise<V | undefined> => {
+  const get = async (db: Pick<SqlExecutor, 'all'>, id: string): Promise<V | undefined> => {
     const [row] = await db.all<{ doc: string }>(`SELECT doc FROM ${table} WHERE id = $1`, [id]);
     return row ? (JSON.parse(row.doc) as V) : undefined;
   };

@@ -1,6 +1,18 @@
 import { CHAMBER_BUDGET_CATEGORY, CHAMBER_SESSION_CATEGORY, type ChamberSessionSummary, type ChamberSessionView, type ChamberStatus, type PageRequest } from '@agora/contracts';
-import { chamberStreamId, evolveChamber, evolveChamberRecord, evolveLedger, initialChamberState, type BudgetEvent, type ChamberEvent, type ChamberRecord, type ChamberSessionState, type MonthLedger } from '@agora/domain-chamber';
-import type { Projection } from '@agora/eventsourcing';
+import {
+  chamberRecordSums,
+  chamberStreamId,
+  chamberTimedSums,
+  evolveChamber,
+  evolveChamberRecord,
+  evolveLedger,
+  initialChamberState,
+  type BudgetEvent,
+  type ChamberEvent,
+  type ChamberRecord,
+  type ChamberSessionState,
+  type MonthLedger,
+} from '@agora/domain-chamber';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { aggregateViews, integerColumn, readEvents, sqlAggregateViews, textColumn } from './aggregate-views.js';
@@ -94,37 +106,43 @@ export async function readChamberSession(store: EventStore, sessionId: string): 
   return { state, view: { summary: chamberSessionSummary(state), transcript } };
 }
 
-/** The chamber's compact records (the figures) and the months' ledgers, for the projections service. */
-export interface ChamberFiguresModel {
-  sessions: Map<string, ChamberRecord>;
-  ledgers: Map<string, MonthLedger>;
-}
+/** A chamber session's compact record (its figures), as a row of `chamber_records`. */
+export type ChamberRecordView = ChamberRecord & { streamRevision: number };
 
-export const chamberFiguresProjection: Projection<ChamberFiguresModel> = {
-  name: 'chamber_figures',
-  categories: [CHAMBER_SESSION_CATEGORY, CHAMBER_BUDGET_CATEGORY],
-  initial: () => ({ sessions: new Map(), ledgers: new Map() }),
-  // Bump the version when ChamberRecord, MonthLedger or how they evolve changes: older snapshots are then rebuilt from the log.
-  snapshot: {
-    version: 2,
-    encode: (model) => ({ sessions: [...model.sessions], ledgers: [...model.ledgers] }),
-    decode: (saved) => {
-      const { sessions, ledgers } = (saved ?? {}) as { sessions?: unknown; ledgers?: unknown };
-      if (!Array.isArray(sessions) || !Array.isArray(ledgers)) throw new TypeError('a chamber figures snapshot has sessions and ledgers as [key, value] pairs');
-      return { sessions: new Map(sessions as Array<[string, ChamberRecord]>), ledgers: new Map(ledgers as Array<[string, MonthLedger]>) };
-    },
-  },
-  apply(model, event) {
-    if (event.streamId.startsWith(`${CHAMBER_BUDGET_CATEGORY}-`)) {
-      const month = event.streamId.slice(CHAMBER_BUDGET_CATEGORY.length + 1);
-      model.ledgers.set(month, evolveLedger(model.ledgers.get(month), { type: event.type, data: event.data } as BudgetEvent));
-      return;
-    }
-    const id = event.streamId.slice(CHAMBER_SESSION_CATEGORY.length + 1);
-    const next = evolveChamberRecord(model.sessions.get(id), { type: event.type, data: event.data } as ChamberEvent);
-    if (next) model.sessions.set(id, next);
-  },
-};
+/** Before its proposal, a session has no record: `unproposed` stands for that in the table's fold. */
+type ChamberRecordState = ChamberRecord | { status: 'unproposed' };
+
+/**
+ * The chamber's figures: every session's compact record (evolveChamberRecord), one row each in
+ * `chamber_records_v<version>`, with its share of the all-time figures as sums (chamberRecordSums)
+ * and of the windowed ones at its proposal (chamberTimedSums): what the projections service's stats
+ * query and metrics read. The month's ledger is read from its stream (readChamberLedger).
+ */
+export const chamberRecordsTable = sqlAggregateViews<ChamberRecordView, ChamberRecordState, ChamberEvent>({
+  name: 'chamber_records',
+  version: 1,
+  category: CHAMBER_SESSION_CATEGORY,
+  initial: { status: 'unproposed' },
+  evolve: (state, event) => evolveChamberRecord(state.status === 'unproposed' ? undefined : (state as ChamberRecord), event) ?? state,
+  columns: [textColumn('proposed_at', (r) => r.proposedAt)],
+  indexes: [],
+  sums: chamberRecordSums,
+  timed: chamberTimedSums,
+});
+
+/** Before its first reservation, a month has no ledger: `unopened` stands for that in the table's fold. */
+type LedgerState = MonthLedger | { status: 'unopened' };
+
+/** Every month's chamber ledger (evolveLedger), one row each in `chamber_ledgers_v<version>`, by month: what the chamber's cost metrics read. */
+export const chamberLedgersTable = sqlAggregateViews<MonthLedger & { status: 'open'; streamRevision: number }, LedgerState & { status: string }, BudgetEvent>({
+  name: 'chamber_ledgers',
+  version: 1,
+  category: CHAMBER_BUDGET_CATEGORY,
+  initial: { status: 'unopened' },
+  evolve: (state, event) => ({ ...evolveLedger('month' in state ? state : undefined, event), status: 'open' }),
+  columns: [],
+  indexes: [],
+});
 
 /** The ledger of a month, folded from its stream (the budget query). */
 export async function readChamberLedger(store: EventStore, month: string): Promise<MonthLedger | undefined> {
