@@ -38,7 +38,8 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
     if (error instanceof ConfigError) throw new UsageError(error.message, 'audit');
     throw error;
   }
-  const store = await openEventStore(config.store);
+  // The audit never writes: an embedded log is read beside the process that writes it (npm start).
+  const store = await openEventStore({ ...config.store, readOnly: true });
   return { store, description: describeStore(config.store), options };
 }
 
