@@ -144,12 +144,21 @@ const SCAN_CHUNK = 8 * 1024 * 1024;
  */
 export class LogFile {
   private constructor(
-    private readonly handle: FileHandle,
+    handle: FileHandle | undefined,
     private size: number,
-    /** Opened by `openToRead`: another process writes the file. */
-    private readonly readOnly = false,
+    /** Opened by `openToRead`: another process writes the file, at this path. */
+    private readonly readOnly?: string,
   ) {
     this.end = size;
+    this.opened = handle;
+  }
+
+  /** The open file; undefined only for a reader of a log its writer has not made yet. */
+  private opened: FileHandle | undefined;
+
+  private get handle(): FileHandle {
+    if (!this.opened) throw new StoreUnavailable('the event log is not there yet');
+    return this.opened;
   }
 
   /** Bytes written, durable or not: where the next record will be written. */
@@ -193,18 +202,18 @@ export class LogFile {
    * Opens the file of a log another process may be writing, to read only: nothing is ever written,
    * created or cut. Hands every whole record from byte `from` on to `visit` as `open` does; what
    * follows the last whole record (a commit being written, or the torn record of a writer that
-   * died, which the writer cuts off at its next open) is left for `readOn`.
+   * died, which the writer cuts off at its next open) is left for `readOn`. No file yet: an empty
+   * log, until its writer makes it.
    */
   static async openToRead(path: string, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
-    let handle: FileHandle;
-    try {
-      handle = await open(path, 'r');
-    } catch (error) {
-      throw new StoreUnavailable(`no event log to read at ${path}`, undefined, { cause: error });
+    const handle = await openIfThere(path);
+    if (!handle) {
+      if (from > 0) throw new IndexMismatch(`there is no log at ${path}`);
+      return new LogFile(undefined, 0, path);
     }
     try {
       const { size } = await handle.stat();
-      return new LogFile(handle, await scan(handle, size, from, visit, 0), true);
+      return new LogFile(handle, await scan(handle, size, from, visit, 0), path);
     } catch (error) {
       await handle.close();
       throw error;
@@ -218,7 +227,9 @@ export class LogFile {
    * read (the writer cut back a write whose fdatasync failed, after this reader had read it).
    */
   async readOn(visit: (record: ScannedRecord) => void): Promise<number> {
-    if (!this.readOnly) throw new Error('readOn is for a log opened to read');
+    if (this.readOnly === undefined) throw new Error('readOn is for a log opened to read');
+    this.opened ??= await openIfThere(this.readOnly);
+    if (!this.opened) return 0;
     const { size } = await this.handle.stat();
     if (size < this.size) throw new StoreUnavailable(`the event log is ${size} bytes long now, shorter than the ${this.size} bytes of whole records already read: it was cut back`);
     if (size === this.size) return 0;
@@ -275,7 +286,17 @@ export class LogFile {
   }
 
   async close(): Promise<void> {
-    await this.handle.close();
+    await this.opened?.close();
+  }
+}
+
+/** The file at `path` opened to read, or undefined when there is none. */
+async function openIfThere(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StoreUnavailable(`could not read the event log ${path}`, undefined, { cause: error });
   }
 }
 
