@@ -10,7 +10,7 @@ import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readOperatorKeyFile, readRuntimeConfig, resolveServiceKeyring, standaloneOperatorKeyFile, type RuntimeConfig } from '@agora/runtime';
 import { UsageError } from '../command.js';
-import type { AuditOptions } from './engine.js';
+import type { AuditOptions } from './options.js';
 
 export interface AuditedStore {
   store: EventStore;
