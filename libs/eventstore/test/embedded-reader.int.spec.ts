@@ -172,6 +172,22 @@ describe('embedded store read beside its writer (readOnly)', () => {
     await reader.close();
   }, 60_000);
 
+  it('a damaged record with more data after it fails the reads, and the whole records before it are read once', async () => {
+    const directory = tempDir();
+    const writer = await openEmbeddedEventStore({ directory });
+    await writer.append('log-1', [ev('First')], 'no_stream');
+    await writer.close();
+    const reader = await EmbeddedEventStore.open({ directory, readOnly: true, followIntervalMs: 60_000 });
+    const record = (n: number) => encodeRecord({ s: 'log-1', r: n, t: new Date().toISOString(), e: [{ i: randomUUID(), y: `Appended${n}`, d: {}, m: {} }] });
+    const damaged = record(2);
+    damaged.writeUInt8(damaged.readUInt8(damaged.length - 1) ^ 0xff, damaged.length - 1);
+    appendFileSync(join(directory, 'events.log'), Buffer.concat([record(1), damaged, record(3)]));
+    await expect(reader.headPosition()).rejects.toThrow(/corrupt/);
+    await expect(reader.headPosition()).rejects.toThrow(/corrupt/);
+    expect((await readAll(reader)).map((e) => e.type)).toEqual(['First', 'Appended1']);
+    await reader.close();
+  });
+
   it('a writer killed in the middle of a write leaves the reader waiting, then reading what the next writer appends', async () => {
     const directory = tempDir();
     const first = startWriter(directory, 4, 16 * 1024);

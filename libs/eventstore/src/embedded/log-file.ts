@@ -234,8 +234,13 @@ export class LogFile {
     if (size < this.size) throw new StoreUnavailable(`the event log is ${size} bytes long now, shorter than the ${this.size} bytes of whole records already read: it was cut back`);
     if (size === this.size) return 0;
     let count = 0;
-    this.size = await scan(this.handle, size, this.size, (record) => (count++, visit(record)), this.size);
-    this.end = this.size;
+    // Records handed over before a failure (corruption further on) are not handed over again.
+    let read = this.size;
+    try {
+      read = await scan(this.handle, size, this.size, (record) => (count++, visit(record), (read = record.offset + record.length)), this.size);
+    } finally {
+      this.size = this.end = read;
+    }
     return count;
   }
 
