@@ -8,6 +8,11 @@ export interface StoreConfig {
   kind: 'embedded' | 'jetstream' | 'kurrentdb';
   /** embedded: the data directory. */
   directory?: string;
+  /**
+   * embedded: read the log only, beside the process that writes it (no lock taken, nothing
+   * written, its new commits read as they land). The other stores serve many processes anyway.
+   */
+  readOnly?: boolean;
   /** jetstream: NATS servers. */
   servers?: string;
   /** jetstream: the NATS user (NATS_USER / NATS_PASSWORD). */
@@ -76,7 +81,7 @@ export async function openEventStore(config: StoreConfig): Promise<EventStore> {
 async function openAdapter(config: StoreConfig): Promise<EventStore> {
   switch (config.kind) {
     case 'embedded':
-      return openEmbeddedEventStore({ directory: config.directory ?? resolve('data', 'events') });
+      return openEmbeddedEventStore({ directory: config.directory ?? resolve('data', 'events'), ...(config.readOnly ? { readOnly: true } : {}) });
     case 'jetstream': {
       const { openJetStreamEventStore } = await import('./jetstream/index.js');
       return openJetStreamEventStore({

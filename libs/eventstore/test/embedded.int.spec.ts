@@ -1,23 +1,15 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { EmbeddedEventStore, openEmbeddedEventStore } from '../src/embedded/embedded-store.js';
 import { StoreUnavailable } from '../src/errors.js';
 import type { RecordedEvent } from '../src/port.js';
 import { describeEventStoreContract, ev } from './contract.js';
+import { tempDirs } from './support/temp-dirs.js';
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agora-embedded-'));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('agora-embedded');
 
 const contractDirectory = tempDir();
 describeEventStoreContract('embedded', () => openEmbeddedEventStore({ directory: contractDirectory }), {

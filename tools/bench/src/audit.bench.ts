@@ -2,8 +2,9 @@
  * Audit benchmark: events/s that `agora audit` verifies (envelope, Ed25519 signature under the key
  * the signer had then, authorization, per-stream chain, log checkpoints, every command decided
  * again), beside the raw replay rate of the same log (reading every event, nothing else): for each,
- * seconds, events/s, CPU seconds of the process (all threads), events per CPU second, and the peak
- * resident set and heap while it runs.
+ * seconds, events/s, CPU seconds of the process (all threads), events per CPU second and CPU
+ * milliseconds per event, the speed-up over the audit with no worker thread (events/s of the same
+ * run), and the peak resident set and heap while it runs.
  *
  *   npm run bench:audit -- [--events 50000] [--agents 500] [--workers 0,1,2]
  *
@@ -125,9 +126,12 @@ try {
   const perS = (events: number, ms: number) => `${Math.round((events * 1000) / ms)}`;
   console.log(`machine: ${availableParallelism()} cores, node ${process.version}`);
   console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log('| what | events | seconds | events/s | CPU seconds (all threads) | events per CPU second | peak RSS MB | peak heap MB (main thread) |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const r of rows) console.log(`| ${r.what} | ${r.events} | ${(r.ms / 1000).toFixed(1)} | ${perS(r.events, r.ms)} | ${(r.cpu / 1000).toFixed(1)} | ${perS(r.events, r.cpu)} | ${Math.round(r.rssMb)} | ${Math.round(r.heapMb)} |`);
+  // The speed-up of each worker count: its events/s over those of the audit with no worker, measured in this run.
+  const alone = rows.find((r, i) => i > 0 && WORKERS[i - 1] === 0);
+  const speedUp = (r: Row, i: number) => (i === 0 || !alone ? '-' : `${((r.events / r.ms) / (alone.events / alone.ms)).toFixed(2)}x`);
+  console.log('| what | events | seconds | events/s | CPU seconds (all threads) | events per CPU second | CPU ms per event | speed-up over no worker | peak RSS MB | peak heap MB (main thread) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  rows.forEach((r, i) => console.log(`| ${r.what} | ${r.events} | ${(r.ms / 1000).toFixed(1)} | ${perS(r.events, r.ms)} | ${(r.cpu / 1000).toFixed(1)} | ${perS(r.events, r.cpu)} | ${(r.cpu / r.events).toFixed(3)} | ${speedUp(r, i)} | ${Math.round(r.rssMb)} | ${Math.round(r.heapMb)} |`));
 } finally {
   if (!values.keep) rmSync(dir, { recursive: true, force: true });
 }

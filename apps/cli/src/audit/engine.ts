@@ -18,7 +18,7 @@
  * starts after the position it records, once the log is shown to continue the one verified then.
  *
  * The pass over the log is here; the checks of a commit's decision in decision.ts, following in
- * follow.ts, resuming in resume.ts, the report's types in report.ts. Each stream keeps its decider
+ * follow.ts, resuming in resume.ts, the report's types in report.ts, its options in options.ts. Each stream keeps its decider
  * state, its revision and the hash of its last commit (computed on a worker thread when there are
  * workers, as soon as the commit is read), never the commit itself; a one-commit stream (a command
  * id reservation) keeps nothing.
@@ -30,13 +30,15 @@ import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, genesisCommitHash, serviceKeyAt
 import { decideAgain } from './decision.js';
 import { followLog } from './follow.js';
 import { ModelCallAttribution } from './model-calls.js';
-import { sortFindings, type AuditOptions, type AuditPosition, type AuditReport, type Check, type Finding, type ProtocolSummary, type TrustedKey } from './report.js';
+import type { AuditOptions, TrustedKey } from './options.js';
+import { sortFindings, type AuditPosition, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 import { discontinuity, streamHistory } from './resume.js';
 import { AuditRules, type AggregateRules } from './rules.js';
-import type { AgentKeys, AuditState } from './state.js';
+import type { AgentKeys, AuditSnapshot, AuditState } from './state.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
-export { CHECKS, type AuditOptions, type AuditPosition, type AuditProgress, type AuditReport, type Check, type Finding, type ProtocolSummary, type TrustedKey } from './report.js';
+export type { AuditOptions, SettledAudit, TrustedKey } from './options.js';
+export { CHECKS, type AuditPosition, type AuditProgress, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 export { decisionDifference } from './decision.js';
 
 /** A stream's last commit as the chain needs it: its last revision and its hash, once computed. */
@@ -271,7 +273,7 @@ export class LogAuditor {
    * What a state file keeps at this point (between commits, every check answered): the log's head,
    * the head before it, the keyring, and the last commit hash of the streams most recently written.
    */
-  snapshot(): Omit<AuditState, 'format' | 'version' | 'store' | 'savedAt' | 'signedBy'> {
+  snapshot(): AuditSnapshot {
     if (this.pending.length > 0) throw new Error('an audit state is taken between commits');
     return {
       log: this.hasher.current,

@@ -12,7 +12,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { EventStore } from '@agora/eventstore';
 import { serveMetrics, type MetricsServer } from '@agora/runtime';
-import { CHECKS, type AuditPosition, type Finding } from './engine.js';
+import { CHECKS, type AuditPosition, type Finding } from './report.js';
 
 /** Events after the verified position are counted up to this many at each scrape (one bounded read). */
 export const LAG_COUNT_CAP = 1_000;

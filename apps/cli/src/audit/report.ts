@@ -1,13 +1,8 @@
 /**
- * What `agora audit` reports: the checks, a finding, the report of a pass, where the audit is, and
- * the options it runs with (engine.ts runs it).
+ * What `agora audit` reports: the checks, a finding, the report of a pass, where the audit is
+ * (engine.ts makes them; the options it runs with are in options.ts).
  */
-import type { SettingsInForce } from '@agora/eventsourcing';
-import type { ServiceKeyring } from '@agora/identity';
 import type { ModelCallLedger } from './model-calls.js';
-import type { AuditPolicies } from './rules.js';
-import type { AuditState } from './state.js';
-import type { LogAuditor } from './engine.js';
 
 export type Check = 'envelope' | 'signature' | 'authorization' | 'chain' | 'decision' | 'checkpoint' | 'model_calls' | 'continuation';
 export const CHECKS: readonly Check[] = ['chain', 'envelope', 'signature', 'authorization', 'decision', 'model_calls', 'checkpoint', 'continuation'];
@@ -46,42 +41,6 @@ export interface AuditProgress {
   events: number;
   position: string | undefined;
   elapsedMs: number;
-}
-
-/** An agent the log does not register but the deployment trusts from its configuration (the bootstrap operator). */
-export interface TrustedKey {
-  agentId: string;
-  publicKey: string;
-  roles: readonly string[];
-}
-
-export interface AuditOptions {
-  /** The policies of a log that records no settings (before its first SettingsRecorded of each): see rules.ts. */
-  policies?: AuditPolicies;
-  /** The settings in force where this audit resumes (`settingsInForce` of the audit that stopped there). */
-  settings?: SettingsInForce;
-  /** Agents known from configuration (AGORA_OPERATOR_KEY_FILE / AGORA_OPERATOR_PUBLIC_KEY). */
-  trusted?: readonly TrustedKey[];
-  /** The services' public keys over time (AGORA_SERVICE_PUBLIC_KEYS): what `service:<name>` signed with. */
-  serviceKeys?: ServiceKeyring;
-  /** Called about once a second while the log is read. */
-  onProgress?: (progress: AuditProgress) => void;
-  progressEveryMs?: number;
-  /** Signature checks run on this many worker threads (0: on this thread). Default: 0. */
-  workers?: number;
-  /** Called with each finding as it is made (the report lists them all, in log order, at the end). */
-  onFinding?: (finding: Finding) => void;
-  /** Continue after the position this state (read and verified by state.ts) records. */
-  resume?: AuditState;
-  /**
-   * Stay attached after the pass, checking each new commit, until `signal` aborts (the pass also
-   * stops there, at a commit's end). `onSettled` is told each time every commit read so far is checked.
-   */
-  follow?: { idleMs?: number; onSettled?: (auditor: LogAuditor) => void };
-  /** Ends the pass (at a commit's end) or the following. */
-  signal?: AbortSignal;
-  /** How many streams' last commit hashes a state keeps, the most recently written first. Default 100,000. */
-  stateStreams?: number;
 }
 
 /** The last event checked: what the metrics show of where the audit is. */

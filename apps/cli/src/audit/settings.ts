@@ -10,7 +10,7 @@ import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { breakerPolicyFromEnv, ConfigError, policyFromEnv, readOperatorKeyFile, readRuntimeConfig, resolveServiceKeyring, standaloneOperatorKeyFile, type RuntimeConfig } from '@agora/runtime';
 import { UsageError } from '../command.js';
-import type { AuditOptions } from './engine.js';
+import type { AuditOptions } from './options.js';
 
 export interface AuditedStore {
   store: EventStore;
@@ -38,7 +38,8 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
     if (error instanceof ConfigError) throw new UsageError(error.message, 'audit');
     throw error;
   }
-  const store = await openEventStore(config.store);
+  // The audit never writes: an embedded log is read beside the process that writes it (npm start).
+  const store = await openEventStore({ ...config.store, readOnly: true });
   return { store, description: describeStore(config.store), options };
 }
 

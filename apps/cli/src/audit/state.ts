@@ -15,7 +15,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { SIGNING_TAGS } from '@agora/contracts';
 import type { LogHead, SettingsInForce } from '@agora/eventsourcing';
 import { domainSigningBytes, signBytes, verifyBytes, type KeyPair } from '@agora/identity';
-import type { ProtocolSummary } from './engine.js';
+import type { ProtocolSummary } from './report.js';
 
 export const AUDIT_STATE_FORMAT = 'agora.audit-state';
 export const AUDIT_STATE_VERSION = 1;
@@ -54,6 +54,9 @@ export interface AuditState {
   /** The auditor's public key, which `signature` verifies under. */
   signedBy: string;
 }
+
+/** What the audit knows at a commit's end (LogAuditor.snapshot), saved with the store's name, the time and the auditor's signature. */
+export type AuditSnapshot = Omit<AuditState, 'format' | 'version' | 'store' | 'savedAt' | 'signedBy'>;
 
 /** Why a state file cannot be used: the command says it and stops (a state is never silently ignored). */
 export class AuditStateRefused extends Error {}

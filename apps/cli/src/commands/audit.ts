@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { KeyPair } from '@agora/identity';
-import type { AuditOptions, AuditReport, Finding, LogAuditor } from '../audit/engine.js';
+import type { AuditOptions, AuditReport, Finding, SettledAudit } from '../audit/engine.js';
 import type { AuditState } from '../audit/state.js';
 import { columns, CommandFailed, EXIT, flag, integerOption, stringOption, UsageError, type CommandSpec, type Io } from '../command.js';
 import { readKeyFile } from '../gateway-client.js';
@@ -120,7 +120,7 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
     const stop = new AbortController();
     const onInterrupt = () => stop.abort();
     io.signal?.addEventListener('abort', onInterrupt, { once: true });
-    const save = (auditor: LogAuditor) => {
+    const save = (auditor: SettledAudit) => {
       if (statePath !== undefined) writeAuditState(statePath, { store: opened.description, ...auditor.snapshot() }, key as KeyPair);
     };
     let report: AuditReport;
@@ -144,7 +144,7 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
         ...(follow
           ? {
               follow: {
-                onSettled: (auditor: LogAuditor) => {
+                onSettled: (auditor: SettledAudit) => {
                   if (!following) {
                     following = true;
                     io.stderr(`audit: verified ${auditor.at.count} events up to position ${auditor.at.position ?? '-'}; following the log\n`);

@@ -1,12 +1,13 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
-import { InvalidPosition, StoreUnavailable, StreamNotFound } from '../errors.js';
+import { InvalidPosition, StoreRefused, StoreUnavailable, StreamNotFound } from '../errors.js';
 import type { AppendResult, EventData, EventStore, ExpectedRevision, Position, ReadAllOptions, ReadStreamOptions, RecordedEvent, StreamAppend, SubscribeOptions, Subscription } from '../port.js';
 import { checkExpectedRevision, prepareAppend, prepareAppendMany, type PreparedEvent } from '../validation.js';
-import { alreadyStored, type Check, type CommitRecord, embeddedPositionIndex, type Group, type GroupCommit, INDEX_FORMAT, type PendingAppend, recordHeaderAt, sameIds, type StoredCommit, toEvent, unitRefusal } from './commit-records.js';
+import { alreadyStored, type Check, type CommitRecord, embeddedPositionIndex, type Group, type GroupCommit, type PendingAppend, sameIds, type StoredCommit, toEvent, unitRefusal } from './commit-records.js';
 import { acquireLock, decodeSpan, IndexMismatch, LogFile, RecordBatch, type LogWarning, type ScannedRecord } from './log-file.js';
 import { EventIdIndex, NumberColumn } from './log-index.js';
+import { type IndexColumns, loadIndexFile, saveIndexFile } from './saved-index.js';
 import { storedEvents } from './stored-bytes.js';
 
 export interface EmbeddedStoreOptions {
@@ -21,6 +22,15 @@ export interface EmbeddedStoreOptions {
   cacheBytes?: number;
   /** Told why a saved index (events.idx) was not used and the log is scanned whole. Default: console.warn. */
   onIndex?: (message: string) => void;
+  /**
+   * Read the log only, beside the process that writes it (`npm start`): the lock is not taken and
+   * nothing is written (no directory, log or index made, no torn record cut, appends refused with
+   * StoreRefused `access_denied`). The commits the writer adds are read as they land, each once it
+   * is whole in the file: the file is looked at every `followIntervalMs`.
+   */
+  readOnly?: boolean;
+  /** How often a read-only store looks for commits the writer added. Default 100 ms. */
+  followIntervalMs?: number;
 }
 
 /** At most this many bytes are read from the file at once for a page of $all (a single larger commit is read whole). */
@@ -56,41 +66,66 @@ export class EmbeddedEventStore implements EventStore {
   private log!: LogFile;
   private indexFile = '';
   private logFile = '';
+  /** Read-only: what looks for the writer's new commits, and the look in progress. */
+  private follower: NodeJS.Timeout | undefined;
+  private following: Promise<void> | undefined;
 
   private constructor(
     private readonly unlock: () => void,
     private readonly cacheLimit: number,
+    private readonly readOnly = false,
   ) {}
 
   static async open(options: EmbeddedStoreOptions): Promise<EmbeddedEventStore> {
     const directory = resolve(options.directory);
-    mkdirSync(directory, { recursive: true });
     const file = join(directory, 'events.log');
-    const unlock = acquireLock(join(directory, 'events.lock'));
+    const readOnly = options.readOnly === true;
+    if (!readOnly) mkdirSync(directory, { recursive: true });
+    const unlock = readOnly ? () => undefined : acquireLock(join(directory, 'events.lock'));
     try {
       const warn = options.onWarning ?? ((w) => console.warn(`[eventstore] ${w.file}: ${w.message} (${w.droppedBytes} bytes at offset ${w.offset})`));
       const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
       if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a non-negative integer, got ${String(cacheBytes)}`);
-      const store = new EmbeddedEventStore(unlock, cacheBytes);
+      const store = new EmbeddedEventStore(unlock, cacheBytes, readOnly);
       store.indexFile = join(directory, 'events.idx');
       store.logFile = file;
       // The index saved at the last close covers a prefix of the log: only the records after it are scanned.
       const onIndex = options.onIndex ?? ((message) => console.warn(`[eventstore] ${message}`));
       const from = store.loadIndex(file, onIndex);
       const visit = ({ payload, offset, length }: ScannedRecord) => store.index(payload as CommitRecord, offset, length);
+      const openLog = (at: number) => (readOnly ? LogFile.openToRead(file, visit, at) : LogFile.open(file, (w) => warn({ ...w, file }), visit, at));
       try {
-        store.log = await LogFile.open(file, (w) => warn({ ...w, file }), visit, from);
+        store.log = await openLog(from);
       } catch (error) {
         if (!(error instanceof IndexMismatch)) throw error;
         onIndex(`${store.indexFile} not used (${error.message}); scanning the whole log`);
         store.resetIndex();
-        store.log = await LogFile.open(file, (w) => warn({ ...w, file }), visit, 0);
+        store.log = await openLog(0);
+      }
+      if (readOnly) {
+        store.follower = setInterval(() => void store.readOn().catch(() => undefined), options.followIntervalMs ?? 100);
+        store.follower.unref();
       }
       return store;
     } catch (error) {
       unlock();
       throw error;
     }
+  }
+
+  /**
+   * Read-only: indexes the commits the writer added since the last look (one look at a time) and
+   * wakes the subscriptions. Rejects when the log cannot be read on; subscriptions retry.
+   */
+  private readOn(): Promise<void> {
+    return (this.following ??= (async () => {
+      try {
+        const visit = ({ payload, offset, length }: ScannedRecord) => this.index(payload as CommitRecord, offset, length);
+        if (!this.closed && (await this.log.readOn(visit)) > 0) this.notifier.notify();
+      } finally {
+        this.following = undefined;
+      }
+    })());
   }
 
   /** Commits and durable writes (each a group of commits) made since open: commits/syncs is the group-commit factor. */
@@ -101,7 +136,7 @@ export class EmbeddedEventStore implements EventStore {
   append(streamId: string, events: readonly EventData[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     try {
       const prepared = prepareAppend(streamId, events, expectedRevision);
-      if (this.closed) throw new StoreUnavailable('event store is closed', streamId);
+      this.checkWritable(streamId);
       const [appended] = this.enqueue([{ streamId, prepared, expected: expectedRevision }]);
       return appended!;
     } catch (error) {
@@ -113,11 +148,16 @@ export class EmbeddedEventStore implements EventStore {
   appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     try {
       const prepared = prepareAppendMany(appends);
-      if (this.closed) throw new StoreUnavailable('event store is closed', appends[0]!.streamId);
+      this.checkWritable(appends[0]!.streamId);
       return Promise.all(this.enqueue(appends.map((a, i) => ({ streamId: a.streamId, prepared: prepared[i]!, expected: a.expectedRevision }))));
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  private checkWritable(streamId: string): void {
+    if (this.closed) throw new StoreUnavailable('event store is closed', streamId);
+    if (this.readOnly) throw new StoreRefused(`the event store at ${this.logFile} is open read-only`, 'access_denied', streamId);
   }
 
   private enqueue(appends: { streamId: string; prepared: PreparedEvent[]; expected: ExpectedRevision }[]): Promise<AppendResult>[] {
@@ -163,6 +203,7 @@ export class EmbeddedEventStore implements EventStore {
 
   async headPosition(): Promise<Position | undefined> {
     if (this.closed) throw new StoreUnavailable('event store is closed');
+    if (this.readOnly) await this.readOn();
     return this.eventCount === 0 ? undefined : String(this.eventCount);
   }
 
@@ -174,6 +215,7 @@ export class EmbeddedEventStore implements EventStore {
         notifier: this.notifier,
         pollIntervalMs: 1_000,
         readPage: async (after, maxCount) => {
+          if (this.readOnly) await this.readOn();
           const start = this.indexAfter(after);
           return this.readEvents(start, start + maxCount);
         },
@@ -195,9 +237,12 @@ export class EmbeddedEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.follower);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     await this.writing;
+    await this.following?.catch(() => undefined);
     await this.log.close();
+    if (this.readOnly) return this.notifier.notify();
     try {
       this.saveIndex();
     } catch (error) {
@@ -207,53 +252,22 @@ export class EmbeddedEventStore implements EventStore {
     this.notifier.notify();
   }
 
-  /**
-   * Saves the index beside the log (atomically: a temp file renamed over the old one), with the
-   * log length it covers and the checksum of the last record it covers.
-   */
+  /** The index as saved beside the log. */
+  private get columns(): IndexColumns {
+    return { commitOffset: this.commitOffset, commitBytes: this.commitBytes, commitFirst: this.commitFirst, streams: this.streams, eventIds: this.eventIds };
+  }
+
   private saveIndex(): void {
-    const commits = this.commitFirst.length;
-    if (commits === 0) return;
-    const lastOffset = this.commitOffset.at(commits - 1);
-    const streams = Buffer.from(JSON.stringify([...this.streams]), 'utf8');
-    const ids = this.eventIds.bytes();
-    const header = Buffer.from(JSON.stringify({ format: INDEX_FORMAT, logBytes: this.log.length, commits, events: this.eventCount, lastOffset, lastChecksum: recordHeaderAt(this.logFile, lastOffset)?.checksum, streamsBytes: streams.length }), 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(header.length, 0);
-    const temp = `${this.indexFile}.tmp`;
-    writeFileSync(temp, Buffer.concat([length, header, this.commitOffset.bytes(), this.commitBytes.bytes(), this.commitFirst.bytes(), streams, ...ids]));
-    renameSync(temp, this.indexFile);
+    saveIndexFile(this.indexFile, this.logFile, this.log.length, this.eventCount, this.columns);
   }
 
   /** Loads the saved index if it matches the log; returns the log offset to scan from (0: no usable index). */
   private loadIndex(logFile: string, onIndex: (message: string) => void): number {
-    let buf: Buffer;
     try {
-      buf = readFileSync(this.indexFile);
-    } catch {
-      return 0;
-    }
-    try {
-      const headerLength = buf.readUInt32LE(0);
-      const header = JSON.parse(buf.toString('utf8', 4, 4 + headerLength)) as { format: number; logBytes: number; commits: number; events: number; lastOffset: number; lastChecksum: number; streamsBytes: number };
-      if (header.format !== INDEX_FORMAT) throw new Error(`format ${header.format}, expected ${INDEX_FORMAT}`);
-      // The log must still hold, at the same place, the last record the index covers.
-      const last = recordHeaderAt(logFile, header.lastOffset);
-      if (!last || last.checksum !== header.lastChecksum || header.lastOffset + 8 + last.length !== header.logBytes) {
-        throw new Error(`the log's record at byte ${header.lastOffset} is not the one it was saved with`);
-      }
-      let at = 4 + headerLength;
-      this.commitOffset.load(buf.subarray(at), header.commits);
-      at += header.commits * 8;
-      this.commitBytes.load(buf.subarray(at), header.commits);
-      at += header.commits * 4;
-      this.commitFirst.load(buf.subarray(at), header.commits);
-      at += header.commits * 4;
-      for (const [stream, indexes] of JSON.parse(buf.toString('utf8', at, at + header.streamsBytes)) as Array<[string, number[]]>) this.streams.set(stream, indexes);
-      at += header.streamsBytes;
-      this.eventIds.load(buf.subarray(at));
-      this.eventCount = header.events;
-      return header.logBytes;
+      const loaded = loadIndexFile(this.indexFile, logFile, this.columns);
+      if (!loaded) return 0;
+      this.eventCount = loaded.events;
+      return loaded.logBytes;
     } catch (error) {
       onIndex(`${this.indexFile} not used (${error instanceof Error ? error.message : String(error)}); scanning the whole log`);
       this.resetIndex();
@@ -268,7 +282,7 @@ export class EmbeddedEventStore implements EventStore {
     this.streams.clear();
     this.eventIds.clear();
     this.eventCount = 0;
-    rmSync(this.indexFile, { force: true });
+    if (!this.readOnly) rmSync(this.indexFile, { force: true });
   }
 
   comparePositions(a: Position, b: Position): number {

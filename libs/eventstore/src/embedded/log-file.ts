@@ -144,10 +144,21 @@ const SCAN_CHUNK = 8 * 1024 * 1024;
  */
 export class LogFile {
   private constructor(
-    private readonly handle: FileHandle,
+    handle: FileHandle | undefined,
     private size: number,
+    /** Opened by `openToRead`: another process writes the file, at this path. */
+    private readonly readOnly?: string,
   ) {
     this.end = size;
+    this.opened = handle;
+  }
+
+  /** The open file; undefined only for a reader of a log its writer has not made yet. */
+  private opened: FileHandle | undefined;
+
+  private get handle(): FileHandle {
+    if (!this.opened) throw new StoreUnavailable('the event log is not there yet');
+    return this.opened;
   }
 
   /** Bytes written, durable or not: where the next record will be written. */
@@ -173,7 +184,7 @@ export class LogFile {
     const handle = await open(path, 'a+');
     try {
       const { size } = await stat(path);
-      const validLength = await scan(handle, size, from, visit);
+      const validLength = await scan(handle, size, from, visit, 0);
       if (validLength < size) {
         const reason = await tornReason(handle, size, validLength);
         onWarning({ message: `dropped a torn final record (${reason}): a write was interrupted before it was acknowledged`, offset: validLength, droppedBytes: size - validLength });
@@ -185,6 +196,52 @@ export class LogFile {
       await handle.close();
       throw error;
     }
+  }
+
+  /**
+   * Opens the file of a log another process may be writing, to read only: nothing is ever written,
+   * created or cut. Hands every whole record from byte `from` on to `visit` as `open` does; what
+   * follows the last whole record (a commit being written, or the torn record of a writer that
+   * died, which the writer cuts off at its next open) is left for `readOn`. No file yet: an empty
+   * log, until its writer makes it.
+   */
+  static async openToRead(path: string, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
+    const handle = await openIfThere(path);
+    if (!handle) {
+      if (from > 0) throw new IndexMismatch(`there is no log at ${path}`);
+      return new LogFile(undefined, 0, path);
+    }
+    try {
+      const { size } = await handle.stat();
+      return new LogFile(handle, await scan(handle, size, from, visit, 0), path);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /**
+   * A log opened to read: hands the whole records the writer added since the last call to `visit`,
+   * in file order (every checksum checked); returns how many. A record still being written is
+   * left for a later call. Throws StoreUnavailable when the file is now shorter than the records
+   * read (the writer cut back a write whose fdatasync failed, after this reader had read it).
+   */
+  async readOn(visit: (record: ScannedRecord) => void): Promise<number> {
+    if (this.readOnly === undefined) throw new Error('readOn is for a log opened to read');
+    this.opened ??= await openIfThere(this.readOnly);
+    if (!this.opened) return 0;
+    const { size } = await this.handle.stat();
+    if (size < this.size) throw new StoreUnavailable(`the event log is ${size} bytes long now, shorter than the ${this.size} bytes of whole records already read: it was cut back`);
+    if (size === this.size) return 0;
+    let count = 0;
+    // Records handed over before a failure (corruption further on) are not handed over again.
+    let read = this.size;
+    try {
+      read = await scan(this.handle, size, this.size, (record) => (count++, visit(record), (read = record.offset + record.length)), this.size);
+    } finally {
+      this.size = this.end = read;
+    }
+    return count;
   }
 
   /** Reads `length` bytes at `offset`: one or more whole records written earlier. */
@@ -234,7 +291,17 @@ export class LogFile {
   }
 
   async close(): Promise<void> {
-    await this.handle.close();
+    await this.opened?.close();
+  }
+}
+
+/** The file at `path` opened to read, or undefined when there is none. */
+async function openIfThere(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StoreUnavailable(`could not read the event log ${path}`, undefined, { cause: error });
   }
 }
 
@@ -262,11 +329,15 @@ export function decodeRecords(buf: Buffer): { records: unknown[] } {
   return { records };
 }
 
-/** Visits every whole, checksummed record from `from`; returns where valid data ends. Throws on a bad record followed by more data. */
-async function scan(handle: FileHandle, size: number, from: number, visit: (record: ScannedRecord) => void): Promise<number> {
+/**
+ * Visits every whole, checksummed record from `from`, reading the file's first `size` bytes from
+ * byte `start` (0, or a record boundary known not to be after `from`); returns where valid data
+ * ends. Throws on a bad record followed by more data.
+ */
+async function scan(handle: FileHandle, size: number, from: number, visit: (record: ScannedRecord) => void, start: number): Promise<number> {
   let buf = Buffer.allocUnsafe(0);
   /** File offset of buf[0]. */
-  let base = 0;
+  let base = start;
   let at = 0;
   const checkBoundary = (end: number) => {
     if (end < from) throw new IndexMismatch(`the log's valid records end at byte ${end}, before byte ${from}`);
