@@ -1,8 +1,8 @@
 /**
  * How every NATS connection Agora makes notices a dead link (services, gateway, projections, the
  * event store's own connection, the SDK, the CLI): it pings its server every `pingIntervalMs` and
- * drops the connection when `maxPingsOut` pings in a row went unanswered, then reconnects (to
- * another node of a cluster when that one is cut off). nats.js's own defaults, 2 minutes and 2,
+ * drops the connection when `maxPingsOut` pings in a row went unanswered, then reconnects, to
+ * another node of a cluster first (leastRecentlyDialled). nats.js's own defaults, 2 minutes and 2,
  * leave a client whose node's link silently dropped waiting about 4 minutes; these notice within
  * (maxPingsOut + 1) x pingIntervalMs, 12 s by default (docs/cluster.md, "A client's node cut off").
  */
@@ -35,7 +35,20 @@ export function natsLinkCheck(env: Record<string, string | undefined> = globalTh
   };
 }
 
-/** The nats.js connect options of a link check. */
-export function natsPingOptions(check: NatsLinkCheck = natsLinkCheck()): { pingInterval: number; maxPingOut: number } {
-  return { pingInterval: check.pingIntervalMs, maxPingOut: check.maxPingsOut };
+/**
+ * Which server a connection dials next: the one dialled least recently (nats.js's `reconnectToServer`,
+ * given the pool with the client's own pick first). nats.js alone dials the server it just lost again
+ * first (it keeps the current server at the head of its pool when the cluster's gossip adds the
+ * others), and a node cut off silently holds that dial for the connect timeout, 20 s; this tries the
+ * other nodes first, and a node never dialled before any other. Ties keep the client's order.
+ */
+export function leastRecentlyDialled<S extends { readonly lastConnect: number }>(pool: readonly S[]): S | null {
+  let pick: S | null = null;
+  for (const server of pool) if (pick === null || server.lastConnect < pick.lastConnect) pick = server;
+  return pick;
+}
+
+/** The nats.js connect options of a link check: pings, and the next server dialled after a lost link. */
+export function natsLinkOptions(check: NatsLinkCheck = natsLinkCheck()): { pingInterval: number; maxPingOut: number; reconnectToServer: typeof leastRecentlyDialled } {
+  return { pingInterval: check.pingIntervalMs, maxPingOut: check.maxPingsOut, reconnectToServer: leastRecentlyDialled };
 }

@@ -1,6 +1,6 @@
 import { errors, headers as natsHeaders, nkeyAuthenticator, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { DEFAULT_NATS_URL, natsLinkCheck, natsPingOptions, type NatsLinkCheck } from '@agora/contracts';
+import { DEFAULT_NATS_URL, natsLinkCheck, natsLinkOptions, type NatsLinkCheck } from '@agora/contracts';
 import { inboxPrefixOf, natsUserSeed } from './nats-identity.js';
 import { ConnectionClosed, NoResponders, PayloadTooLarge, RequestTimedOut, type WireConnection, type WireDelivery, type WireHeaders, type WireMessage, type WireSubscribeOptions, type WireSubscription } from './wire.js';
 
@@ -46,8 +46,8 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
     ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
     // Keep trying for ever: a service outlives a NATS restart.
     maxReconnectAttempts: -1,
-    // Notice a link that died silently within seconds, not nats.js's 4 minutes, and reconnect (to another node).
-    ...natsPingOptions(options.linkCheck ?? natsLinkCheck()),
+    // Notice a link that died silently within seconds, not nats.js's 4 minutes, and reconnect to another node first.
+    ...natsLinkOptions(options.linkCheck ?? natsLinkCheck()),
     reconnectTimeWait: 500,
     // A stack captured per request costs CPU on the hot path; our errors say what failed.
     noAsyncTraces: true,

@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { natsPingOptions } from '@agora/contracts';
+import { natsLinkOptions } from '@agora/contracts';
 import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
@@ -99,8 +99,8 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
         timeout: config.requestTimeoutMs,
         // Keep trying for ever: subscriptions resume by themselves once the server is back.
         maxReconnectAttempts: -1,
-        // Notice a link that died silently within seconds (NATS_PING_INTERVAL_MS, NATS_MAX_PINGS_OUT), as every Agora connection does.
-        ...natsPingOptions(),
+        // Notice a link that died silently within seconds (NATS_PING_INTERVAL_MS, NATS_MAX_PINGS_OUT) and go to another node, as every Agora connection does.
+        ...natsLinkOptions(),
         reconnectTimeWait: 500,
         // A stack captured for every request is a large share of an append's CPU; our errors say what failed.
         noAsyncTraces: true,
