@@ -76,7 +76,8 @@ function resolveOptions(options: JetStreamEventStoreOptions) {
     pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
     requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs ?? 5_000),
     duplicateWindowMs: positive('duplicateWindowMs', options.duplicateWindowMs ?? 120_000),
-    logger: options.logger ?? console,
+    // Everything the store says goes to stderr: stdout is a command's output (`agora audit --json`).
+    logger: options.logger ?? { warn: (message: string, ...details: unknown[]) => console.warn(message, ...details), info: (message: string, ...details: unknown[]) => console.error(message, ...details) },
   };
 }
 
