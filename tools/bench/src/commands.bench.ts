@@ -211,6 +211,14 @@ async function main(): Promise<void> {
     if (cpuPerCommand !== undefined) console.log(`${verdict(cpuPerCommand <= TARGET.replicaCpuMs)}  UpdateAgent replica CPU (all replicas) <= ${TARGET.replicaCpuMs} ms per command: ${cpuPerCommand.toFixed(3)} ms`);
     if (!logOk || sum(register.errors) + sum(update.errors) > 0) process.exitCode = 1;
   }
+  // Both ways on one log, side by side: which the store's default (atomic=auto) should take there.
+  for (const target of raws.keys()) {
+    const [one, two] = (['one', 'two'] as const).map((way) => runs.find((r) => r.target === target && r.way === way)?.update);
+    if (!one || !two) continue;
+    const raw = raws.get(target)!;
+    const side = (p: Phase) => `${fmt(p.opsPerSec)}/s (${(p.opsPerSec / raw.opsPerSec).toFixed(2)}x raw, p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, replica CPU ${p.cpuMs.replicas?.toFixed(3) ?? 'n/a'} ms)`;
+    console.log(`${target.label}: UpdateAgent with one atomic batch ${side(one)} against two appends ${side(two)}; raw ${fmt(raw.opsPerSec)}/s; the store's default on a log of ${target.replicas} replica${target.replicas > 1 ? 's' : ''}: ${target.replicas > 1 ? 'one atomic batch' : 'two appends'}`);
+  }
 }
 
 /** Raw publish-with-ack on `target`, then each way in turn there. False when interrupted. */
