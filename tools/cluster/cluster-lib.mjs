@@ -11,7 +11,7 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { openJetStreamEventStore } from '@agora/eventstore';
+import { clusteredLogRefusal, openJetStreamEventStore } from '@agora/eventstore';
 import { describeNatsServer, resolveNatsServer } from '@agora/testing/nats-server';
 import pg from 'pg';
 import { sharedPostgres } from '../test/setup.mjs';
@@ -38,9 +38,17 @@ export function intEnv(name, fallback, program) {
 /**
  * The nats-server binary (NATS_SERVER_BIN, else the one `npm run nats-server` fetched, else PATH: libs/testing's
  * one rule), its version and a line naming both; whether it supports `sync_interval: always` (2.10+).
+ * Without NATS_SERVER_BIN, when that rule finds none that can hold a clustered log (a fresh clone on
+ * Debian 12, whose PATH has 2.9.10), it fetches Debian's newest first, as `npm test` does.
  */
 export function natsServer() {
-  const server = resolveNatsServer();
+  let server = resolveNatsServer();
+  if (!process.env['NATS_SERVER_BIN']?.trim() && (server.version === undefined || clusteredLogRefusal(server.version, 3, LOG_STREAM) !== undefined)) {
+    console.log(`${describeNatsServer(server)} cannot hold a clustered log: fetching Debian's newest (npm run nats-server)`);
+    const fetched = spawnSync(process.execPath, [join(ROOT, 'tools', 'nats-server', 'install.mjs'), 'unstable', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (fetched.status !== 0) return { bin: server.bin, error: `npm run nats-server could not fetch Debian's newest nats-server (see above); set NATS_SERVER_BIN to a nats-server 2.11 or newer` };
+    server = resolveNatsServer();
+  }
   if (server.version === undefined) return { bin: server.bin, error: `cannot run ${server.bin} (found through ${server.from}; run npm run nats-server to fetch Debian's newest, or set NATS_SERVER_BIN)` };
   const [major, minor] = server.version.split('.').map(Number);
   return { ...server, major, minor, syncAlways: major > 2 || (major === 2 && minor >= 10), description: describeNatsServer(server) };

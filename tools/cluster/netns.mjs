@@ -5,7 +5,9 @@
 // run's process id on): the bridge is .1, node n is .1n. A cut between two nodes is a blackhole
 // route to each other's address inside both namespaces (their packets to each other are dropped,
 // silently, as on a broken network), which leaves every node reachable from the root namespace: the
-// processes attached to a node stay on its side. Nothing here sends a packet; every name carries the
+// processes attached to a node stay on its side. A node cut off from its clients instead (`isolate`)
+// is a blackhole route to the bridge's address inside its namespace: every client in the root
+// namespace loses it silently, while it stays in the cluster. Nothing here sends a packet; every name carries the
 // run's process id, so that a later run can remove what a killed one left.
 import { spawnSync } from 'node:child_process';
 
@@ -73,7 +75,7 @@ function freeSubnet() {
 
 /**
  * Makes the network for `count` nodes: returns { subnet, bridge, gateway, nodes: [{ name, netns,
- * host, link }], cut(a, b), heal(), isCut(a, b), teardown() }. `teardown` is idempotent and
+ * host, link }], cut(a, b), isolate(node), heal(), isCut(a, b), teardown() }. `teardown` is idempotent and
  * synchronous (it runs from an exit handler too); every step made so far is undone by it.
  */
 export function makeNetwork(count) {
@@ -83,6 +85,7 @@ export function makeNetwork(count) {
   const nodes = Array.from({ length: count }, (_, i) => ({ name: `n${i + 1}`, netns: `${id}-n${i + 1}`, host: `${subnet}.${11 + i}`, link: `${id}-v${i + 1}` }));
   const made = { bridge: false, namespaces: [], links: [] };
   const cuts = new Set();
+  const isolated = new Set();
   let tornDown = false;
   const teardown = () => {
     if (tornDown) return;
@@ -129,12 +132,20 @@ export function makeNetwork(count) {
       cuts.add(key(a, b));
     },
     isCut: (a, b) => cuts.has(key(a, b)),
-    /** Removes every cut. */
+    /** Drops every packet between `node` and the root namespace (the clients), both ways; the other nodes still reach it. */
+    isolate(node) {
+      if (isolated.has(node.name)) return;
+      ip(['-n', node.netns, 'route', 'add', 'blackhole', `${subnet}.1/32`]);
+      isolated.add(node.name);
+    },
+    /** Removes every cut and isolation. */
     heal() {
       for (const node of nodes) {
         for (const other of nodes) if (other !== node && cuts.has(key(node, other))) ip(['-n', node.netns, 'route', 'del', 'blackhole', `${other.host}/32`], { check: false });
+        if (isolated.has(node.name)) ip(['-n', node.netns, 'route', 'del', 'blackhole', `${subnet}.1/32`], { check: false });
       }
       cuts.clear();
+      isolated.clear();
     },
     teardown,
   };

@@ -29,6 +29,11 @@ the projections and the gateway in the root namespace, each attached to one node
   follower   a node that does not lead it cut off from the other two
   split      n1 (one process of every service, the projections) cut off from n2 and n3 (the other
              processes, the gateway), with agents on both sides
+  client     n3 cut off from its clients (every packet between it and the root namespace dropped,
+             silently; it stays in the cluster) for max(--cut, 20) seconds, while an agent connected
+             to it sends one command after another (each retried until acknowledged): the agent's
+             connection notices the dead link from its pings and goes on through another node. It
+             prints the longest time the agent could not act, which must stay within 15 s
 The cut drops every packet between the nodes on either side (blackhole routes inside their
 namespaces); every node stays reachable from the root namespace, so the processes attached to a node
 are on its side. During the cut: --count signed UpdateAgent commands, --inflight at a time, each sent
@@ -56,7 +61,7 @@ Options:
   --give-up S        a command still unacknowledged after this many seconds is counted so (default 120)
   --agents N         agents the commands update, round robin (default 32)
   --hot N            agents every other command updates, racing on the same aggregates (default 4)
-  --scenarios LIST   comma-separated, from leader, follower, split (default all three)
+  --scenarios LIST   comma-separated, from leader, follower, split, client (default all four)
   --keep             keep the cluster's directory (default: a temporary one, removed at the end)
   --help             this text
 
@@ -65,7 +70,9 @@ Environment:
   PORT                       the gateway's HTTP port (default 18090)
   NATS_SERVER_BIN            the nats-server binary (default: as npm run cluster)`;
 
-const SCENARIOS = ['leader', 'follower', 'split'];
+const SCENARIOS = ['leader', 'follower', 'split', 'client'];
+/** How long an agent may be unable to act when its node is cut off (issue 44: a client moves to another node within 15 s). */
+const CLIENT_OUTAGE_LIMIT_MS = 15_000;
 const SERVICES = ['registry', 'proposal', 'tribunal', 'voting'];
 
 const { values } = parseArgs({
@@ -316,6 +323,76 @@ async function runScenario(name, ctx) {
   }
 }
 
+/**
+ * The client-link scenario: an agent connected to n3 alone (no Agora process is attached there; the
+ * others it learns from the server), n3 then cut off from every client for max(--cut, 20 s) while it
+ * stays in the cluster. The agent sends one UpdateAgent after another, each sent again with the same
+ * commandId until acknowledged; the longest time between two acknowledgements is the longest it could
+ * not act. Its connection notices the dead link from its pings (NATS_PING_INTERVAL_MS, NATS_MAX_PINGS_OUT).
+ */
+async function runClientLink(ctx) {
+  const { fleet, nodes, network, urls, passwords, operatorId, agentIds } = ctx;
+  const node = nodes.at(-1);
+  const cutMs = Math.max(CUT_MS, 20_000);
+  const client = await NatsAgoraClient.connect({ servers: node.url, name: 'agora-partitions-client', credentials: { user: 'agent', pass: passwords.agent } });
+  const learned = client.connection.info?.connect_urls ?? [];
+  console.log(`\n== client: ${node.name} cut off from its clients for ${secs(cutMs)} s, an agent connected to it (it learned ${learned.join(', ') || 'no other node'} from the server)`);
+  const refusals = tally();
+  const results = [];
+  const t0 = Date.now();
+  let running = true;
+  const acting = (async () => {
+    for (let i = 0; running; i++) {
+      const envelope = createSignedCommand({ type: 'UpdateAgent', actor: operatorId, payload: { agentId: agentIds[i % agentIds.length], displayName: `client ${i}` }, secretKey: fleet.secretKeyOf(operatorId), commandId: randomUUID() });
+      const sent = await untilAcknowledged(() => client.request(UpdateAgent.subject, envelope, { timeoutMs: ATTEMPT_MS }), { giveUpMs: GIVE_UP_MS, onRefusal: refusals.add });
+      results.push({ commandId: envelope.commandId, ...sent });
+    }
+  })();
+  try {
+    await sleep(2_000);
+    const before = client.connection.getServer();
+    const cutAt = Date.now();
+    network.isolate(node);
+    console.log(`   ${secs(cutAt - t0)} s: ${node.name} cut off from its clients (the agent on ${before})`);
+    await sleep(cutMs);
+    network.heal();
+    console.log(`   ${secs(Date.now() - t0)} s: healed`);
+    await sleep(2_000);
+  } finally {
+    network.heal();
+    running = false;
+    await acting;
+  }
+  const movedTo = client.connection.getServer();
+  await client.close();
+  const acked = results.filter((r) => r.ok).map((r) => r.ackedAt);
+  let longestOutageMs = 0;
+  for (let i = 1; i < acked.length; i++) longestOutageMs = Math.max(longestOutageMs, acked[i] - acked[i - 1]);
+  const found = check(await readLog(urls, { user: 'auditor', pass: passwords.auditor }), results, { proposals: [], sessions: [], copied: [] });
+  const figures = {
+    scenario: 'client',
+    cut: `${node.name} from its clients`,
+    sent: results.length,
+    acknowledged: acked.length,
+    unacknowledged: results.length - acked.length,
+    refused: refusals.total(),
+    refusedBy: refusals.byCode,
+    lost: found.lost,
+    duplicated: found.duplicated,
+    movedTo,
+    longestOutageMs,
+    limitMs: CLIENT_OUTAGE_LIMIT_MS,
+    seconds: Number(secs(Date.now() - t0)),
+  };
+  console.log(
+    [
+      `   commands: sent ${figures.sent} one after another, acknowledged ${figures.acknowledged}, refused or unanswered ${figures.refused} ${JSON.stringify(refusals.byCode)} (each sent again), unacknowledged ${figures.unacknowledged}; lost ${found.lost}, duplicated ${found.duplicated}`,
+      `   the agent went on through ${movedTo}; longest it could not act: ${secs(longestOutageMs)} s (limit ${secs(CLIENT_OUTAGE_LIMIT_MS)} s)`,
+    ].join('\n'),
+  );
+  return figures;
+}
+
 async function main() {
   const left = removeLeftovers();
   if (left.length > 0) console.log(`partitions: removed what an earlier run left: ${left.join(', ')}`);
@@ -340,7 +417,12 @@ async function main() {
   });
 
   const all = [];
-  for (const name of scenarios) all.push(await runScenario(name, { fleet, nodes: network.nodes.map((n, i) => ({ ...n, url: urls[i] })), network, urls, passwords, shared, operatorId: 'part-op', agentIds }));
+  const clientLinks = [];
+  for (const name of scenarios) {
+    const ctx = { fleet, nodes: network.nodes.map((n, i) => ({ ...n, url: urls[i] })), network, urls, passwords, shared, operatorId: 'part-op', agentIds };
+    if (name === 'client') clientLinks.push(await runClientLink(ctx));
+    else all.push(await runScenario(name, ctx));
+  }
 
   const header = ['scenario', 'cut', 'acknowledged', 'refused', 'retried', 'lost', 'duplicated', 'without a leader s'];
   const rows = all.map((f) => [f.scenario, f.cut, `${f.acknowledged + (f.races.acknowledged ?? 0)} of ${f.sent + (f.races.sent ?? 0)}`, String(f.refused + f.races.refused), String(f.retried + (f.races.retries ?? 0)), String(f.lost), String(f.duplicated), secs(f.longestWithoutLeaderMs)]);
@@ -348,6 +430,9 @@ async function main() {
   const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log(`\n${line(header)}\n| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |\n${rows.map(line).join('\n')}\n`);
   console.log(`partitions: result ${JSON.stringify(all)}`);
+  for (const f of clientLinks) console.log(`partitions: client link: longest an agent could not act ${secs(f.longestOutageMs)} s (limit ${secs(f.limitMs)} s), ${f.acknowledged} of ${f.sent} commands acknowledged, through ${f.movedTo} after the cut; result ${JSON.stringify(f)}`);
+  const badLinks = clientLinks.filter((f) => f.longestOutageMs > f.limitMs || f.lost || f.duplicated || f.unacknowledged);
+  if (badLinks.length > 0) console.log(`partitions: FAILED: the client link (longest outage ${badLinks.map((f) => `${secs(f.longestOutageMs)} s`).join(', ')})`);
   const bad = all.filter((f) => f.audit !== 'exit 0, 0 findings' || f.lost || f.duplicated || f.unacknowledged || f.twoAtOneRevision || f.roundsClosedOtherThanOnce || f.votesDecidedOtherThanOnce || f.envelopesStoredOtherThanOnce || f.races.acknowledged !== f.races.sent);
   if (bad.length > 0) console.log(`partitions: FAILED in ${bad.map((f) => f.scenario).join(', ')}`);
   if (unexpected.length > 0) console.log(`partitions: FAILED: processes exited unasked: ${unexpected.join(', ')}`);
@@ -355,7 +440,7 @@ async function main() {
   // The whole log once more, as an operator would audit it after the partitions.
   const audit = await auditLog(shared);
   console.log(`partitions: audit exit ${audit.code}${audit.report ? `, ${audit.report.findings?.length} findings` : ''}${audit.code === 0 ? '' : `\n${audit.tail}`}`);
-  if (bad.length > 0 || unexpected.length > 0 || audit.code !== 0) return 1;
+  if (bad.length > 0 || badLinks.length > 0 || unexpected.length > 0 || audit.code !== 0) return 1;
   console.log('partitions: every scenario: 0 lost, 0 duplicated, no two commits at one revision, every round and vote decided once, every command acknowledged; the audit found nothing');
   return 0;
 }

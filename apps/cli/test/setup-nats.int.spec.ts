@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { errors, type NatsConnection } from '@nats-io/nats-core';
+import { errors, headers, type NatsConnection } from '@nats-io/nats-core';
 import { AgoraError, GetProposal, ListProposals, RegisterAgent, SubmitProposal, type Reply } from '@agora/contracts';
 import { startGateway } from '@agora/gateway';
 import { openEmbeddedEventStore, openEventStore, StoreRefused } from '@agora/eventstore';
@@ -27,12 +27,14 @@ const ROLES_CONF = resolve(dirname(fileURLToPath(import.meta.url)), '../../../de
 const PROCESS_ROLES = ['service', 'gateway', 'agent', 'observer', 'auditor'] as const;
 const passwords = natsPasswords(PROCESS_ROLES);
 
-const keys: Record<'root' | 'alice' | 'bob', KeyPair> = { root: generateKeyPair(), alice: generateKeyPair(), bob: generateKeyPair() };
-const agent = (agentId: 'root' | 'alice' | 'bob', roles: string[]): NatsAgent => ({ agentId, publicKey: keys[agentId].publicKey, roles, status: 'active' });
+type AgentName = 'root' | 'alice' | 'bob' | 'audrey';
+const keys: Record<AgentName, KeyPair> = { root: generateKeyPair(), alice: generateKeyPair(), bob: generateKeyPair(), audrey: generateKeyPair() };
+const agent = (agentId: AgentName, roles: string[]): NatsAgent => ({ agentId, publicKey: keys[agentId].publicKey, roles, status: 'active' });
 const root = agent('root', ['operator']);
 const alice = agent('alice', ['executive']);
 const bob = agent('bob', ['executive']);
-const identity = (agentId: 'root' | 'alice' | 'bob') => ({ agentId, secretKey: keys[agentId].secretKey });
+const audrey = agent('audrey', ['auditor']);
+const identity = (agentId: AgentName) => ({ agentId, secretKey: keys[agentId].secretKey });
 
 let dir: string;
 let authFile: string;
@@ -70,7 +72,7 @@ describe('agora setup nats', () => {
 
   it('writes every registered agent, reloads the server and creates the log stream; a second run is a no-op', async () => {
     const stream = { servers: nats.url, identity: identity('root') };
-    const agents = [root, alice, bob, { ...agent('bob', []), agentId: 'mallory', status: 'disabled' as const }];
+    const agents = [root, alice, bob, audrey, { ...agent('bob', []), agentId: 'mallory', status: 'disabled' as const }];
     expect(await setUpNats({ agents, out: authFile, serverPid: nats.pid, stream })).toEqual({ file: 'written', reloaded: true, stream: 'created' });
     const text = readFileSync(authFile, 'utf8');
     expect(text).toContain(`nkey: ${natsUserKey(alice.publicKey)}`);
@@ -114,6 +116,33 @@ describe('each agent on NATS is itself', () => {
     expect(natsAgentPermissions(alice).publish).not.toContain(RegisterAgent.subject);
     expect(natsAgentPermissions(root).publish).toContain(RegisterAgent.subject);
   }, 30_000);
+
+  it("no agent (an operator, an auditor, an executive) and no process user but the services may publish on the log's subjects: a Nats-Expected-Last-Msg-Id (which wedged a 2.15.1 stream leader) never reaches the stream from outside them", async () => {
+    const wedge = () => {
+      const h = headers();
+      h.set('Nats-Msg-Id', randomBytes(8).toString('hex'));
+      h.set('Nats-Expected-Last-Msg-Id', 'not-the-last');
+      return h;
+    };
+    const subject = 'agora.es.agent-mallory';
+    for (const who of ['root', 'audrey', 'alice'] as const) {
+      const nc = track(await connectNats({ servers: nats.url, identity: identity(who) }));
+      expect([who, await refused(nc.request(subject, '{"r":0,"e":[]}', { headers: wedge(), timeout: 5_000 }))]).toEqual([who, expect.any(errors.PermissionViolationError)]);
+      // Not through the JetStream API either: an operator may create and update the stream, not write to it.
+      expect([who, await refused(nc.request('$JS.API.STREAM.MSG.DELETE.AGORA_EVENTS', '{"seq":1}', { timeout: 5_000 }))]).toEqual([who, expect.any(errors.PermissionViolationError)]);
+    }
+    // The process users (the shared agent user is gone once agents are written one by one).
+    for (const role of ['auditor', 'observer', 'gateway'] as const) {
+      const nc = await nats.connectAs(role);
+      expect([role, await refused(nc.request(subject, '{"r":0,"e":[]}', { headers: wedge(), timeout: 5_000 }))]).toEqual([role, expect.any(errors.PermissionViolationError)]);
+    }
+    // The service user may: the refusal comes from JetStream (10070, wrong last msg id), not from the permissions.
+    const service = await asService();
+    const answer = (await service.request(subject, '{"r":0,"e":[]}', { headers: wedge(), timeout: 5_000 })).json<{ error?: { err_code: number } }>();
+    expect(answer.error?.err_code).toBe(10070);
+    const jsm = await jetstreamManager(service);
+    expect((await jsm.streams.info('AGORA_EVENTS', { subjects_filter: subject })).state.subjects?.[subject]).toBeUndefined();
+  }, 60_000);
 
   it("alice cannot subscribe to bob's inbox, nor to every inbox", async () => {
     const nc = track(await connectNats({ servers: nats.url, identity: identity('alice') }));

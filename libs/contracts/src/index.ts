@@ -24,3 +24,4 @@ export * from './metadata.js';
 export * from './signing-spec.js';
 export * from './visibility.js';
 export * from './authorization.js';
+export * from './nats-link.js';

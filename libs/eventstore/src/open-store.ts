@@ -22,8 +22,8 @@ export interface StoreConfig {
   subjectPrefix?: string;
   /** jetstream: `verify` only checks the log's stream (`agora setup nats --stream` manages it); default `ensure` creates or updates it. */
   streamSetup?: 'ensure' | 'verify';
-  /** jetstream: offer appendMany as one atomic batch on nats-server 2.12+ (`atomic=on`; default off: see JetStreamEventStoreOptions.atomicAppends). */
-  atomicAppends?: boolean;
+  /** jetstream: a command's commits in one atomic batch on nats-server 2.12+ (`atomic=on|off|auto`; default auto: on replicated streams, see JetStreamEventStoreOptions.atomicAppends). */
+  atomicAppends?: boolean | 'auto';
   /** kurrentdb: the connection string. */
   connectionString?: string;
 }
@@ -39,8 +39,11 @@ export const EVENT_STORE_HELP = `EVENT_STORE selects the event store:
   jetstream[...]?setup=verify
                            only check the log's stream, never create or update it (a deployment
                            whose stream \`agora setup nats --stream\` manages); default setup=ensure
-  jetstream[...]?atomic=on a command's id reservation and events in one atomic batch (nats-server
-                           2.12+; default off: slower than two appends, docs/benchmarks.md)
+  jetstream[...]?atomic=auto|on|off
+                           a command's id reservation and events in one atomic batch (nats-server
+                           2.12+): auto (default) on a replicated log stream, two appends on a
+                           single-replica one, where batches are slow (docs/cluster.md); on: always
+                           where the server takes them; off: never
   kurrentdb://...          KurrentDB / EventStoreDB connection string (esdb:// also accepted)`;
 
 /** Reads an `EVENT_STORE` value (see EVENT_STORE_HELP); throws with the help text when it makes no sense. */
@@ -64,8 +67,8 @@ function jetstreamConfig(spec: string, env: NodeJS.ProcessEnv): StoreConfig {
     if (key === 'stream') config.streamName = value;
     else if (key === 'prefix') config.subjectPrefix = value;
     else if (key === 'setup' && (value === 'ensure' || value === 'verify')) config.streamSetup = value;
-    else if (key === 'atomic' && (value === 'on' || value === 'off')) config.atomicAppends = value === 'on';
-    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream, prefix, setup=ensure|verify and atomic=on|off).\n${EVENT_STORE_HELP}`);
+    else if (key === 'atomic' && (value === 'on' || value === 'off' || value === 'auto')) config.atomicAppends = value === 'auto' ? 'auto' : value === 'on';
+    else throw new Error(`EVENT_STORE=${JSON.stringify(spec)}: unknown option "${key}" (jetstream takes stream, prefix, setup=ensure|verify and atomic=auto|on|off).\n${EVENT_STORE_HELP}`);
   }
   return config;
 }

@@ -109,6 +109,48 @@ describe('a stream in which two commits claim one revision (a log a faulty serve
     // Each writer on a node of its own, as the replicas of a service are.
     openWriter: (i) => openJetStreamEventStore({ servers: cluster.urls[i % cluster.urls.length], ...log, logger: quiet, atomicAppends: true }),
   });
+
+  /** Opens a store as a service does (no atomicAppends), and what it said at start. */
+  async function openByDefault(servers: string | string[], replicas: number): Promise<{ store: EventStore; said: string[]; allowAtomic: boolean | undefined; streamName: string }> {
+    const said: string[] = [];
+    const own = names();
+    const store = await openJetStreamEventStore({ servers, ...own, replicas, logger: { warn: () => undefined, info: (m: string) => said.push(m) } });
+    const nc = await connect({ servers });
+    try {
+      const info = await (await jetstreamManager(nc)).streams.info(own.streamName);
+      return { store, said, allowAtomic: info.config.allow_atomic, streamName: own.streamName };
+    } finally {
+      await nc.close();
+    }
+  }
+
+  (takesAtomicBatches(server.version) ? it : it.skip)('by default writes a command in one atomic batch on a 3-replica log, and says so at start', async () => {
+    const { store, said, allowAtomic, streamName } = await openByDefault(cluster.urls, 3);
+    try {
+      expect(said).toEqual([expect.stringMatching(new RegExp(`^jetstream event store: log stream ${streamName}: one atomic batch per command .*3 replicas, file storage, where the server stages batches in memory \\(atomic=auto\\)`))]);
+      expect(allowAtomic).toBe(true);
+      expect(typeof store.appendMany).toBe('function');
+      const [a, b] = [`${freshCategory()}-1`, `${freshCategory()}-1`];
+      await store.appendMany!([
+        { streamId: a, events: [ev('Reserved')], expectedRevision: 'no_stream' },
+        { streamId: b, events: [ev('Created')], expectedRevision: 'no_stream' },
+      ]);
+      expect((await store.readStream(b)).map((e) => e.type)).toEqual(['Created']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  (takesAtomicBatches(server.version) ? it : it.skip)('by default keeps two appends on a 1-replica log (batches staged on disk), and says so at start', async () => {
+    const { store, said, allowAtomic } = await openByDefault(cluster.urls[0]!, 1);
+    try {
+      expect(said).toEqual([expect.stringMatching(/: two appends per command .*1 replica, file storage, where the server stages each batch on disk/)]);
+      expect(allowAtomic).toBeFalsy();
+      expect(store.appendMany).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 /**

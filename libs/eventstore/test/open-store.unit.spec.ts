@@ -16,7 +16,8 @@ describe('EVENT_STORE', () => {
     expect(parseStoreConfig('jetstream?stream=S2', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222', streamName: 'S2' });
     expect(() => parseStoreConfig('jetstream?replicas=3', {})).toThrow(/unknown option "replicas"/);
   });
-  it('takes atomic=on|off for jetstream (one atomic batch per command on nats-server 2.12+)', () => {
+  it('takes atomic=auto|on|off for jetstream (one atomic batch per command on nats-server 2.12+)', () => {
+    expect(parseStoreConfig('jetstream?atomic=auto', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222', atomicAppends: 'auto' });
     expect(parseStoreConfig('jetstream?atomic=on', { NATS_URL: 'nats://n1:4222' })).toEqual({ kind: 'jetstream', servers: 'nats://n1:4222', atomicAppends: true });
     expect(parseStoreConfig('jetstream://n2:4222?atomic=off', {})).toEqual({ kind: 'jetstream', servers: 'nats://n2:4222', atomicAppends: false });
     expect(() => parseStoreConfig('jetstream?atomic=yes', {})).toThrow(/unknown option "atomic"/);

@@ -1,6 +1,6 @@
 import { errors, headers as natsHeaders, nkeyAuthenticator, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { DEFAULT_NATS_URL } from '@agora/contracts';
+import { DEFAULT_NATS_URL, natsLinkCheck, natsLinkOptions, type NatsLinkCheck } from '@agora/contracts';
 import { inboxPrefixOf, natsUserSeed } from './nats-identity.js';
 import { ConnectionClosed, NoResponders, PayloadTooLarge, RequestTimedOut, type WireConnection, type WireDelivery, type WireHeaders, type WireMessage, type WireSubscribeOptions, type WireSubscription } from './wire.js';
 
@@ -20,6 +20,8 @@ export interface NatsConnectOptions {
   identity?: NatsIdentity;
   /** How long the first connection may take (nats.js `timeout`). Default nats.js's 20 s. */
   connectTimeoutMs?: number;
+  /** How the connection notices a dead link (ping interval, unanswered pings). Default NATS_PING_INTERVAL_MS / NATS_MAX_PINGS_OUT, else 4 s and 2. */
+  linkCheck?: NatsLinkCheck;
 }
 
 /** Who a connection is on a server with nkey users: the agent id and the secret key that signs its commands. */
@@ -44,6 +46,8 @@ export function connectNats(options: NatsConnectOptions = {}): Promise<NatsConne
     ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
     // Keep trying for ever: a service outlives a NATS restart.
     maxReconnectAttempts: -1,
+    // Notice a link that died silently within seconds, not nats.js's 4 minutes, and reconnect to another node first.
+    ...natsLinkOptions(options.linkCheck ?? natsLinkCheck()),
     reconnectTimeWait: 500,
     // A stack captured per request costs CPU on the hot path; our errors say what failed.
     noAsyncTraces: true,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentId, PublicKeyText, READ_TOKEN } from '@agora/contracts';
+import { AgentId, NATS_LINK_CHECK_HELP, natsLinkCheck, PublicKeyText, READ_TOKEN } from '@agora/contracts';
 import { DEFAULT_READ_MODEL_WAIT_MS } from '@agora/eventsourcing';
 import { parseReadDatabaseConfig, READ_DB_HELP, type ReadDatabaseConfig } from '@agora/read-store';
 import { EVENT_STORE_HELP, NATS_CREDENTIALS_HELP, natsCredentials, parseStoreConfig, type NatsCredentials, type StoreConfig } from '@agora/eventstore';
@@ -91,6 +91,7 @@ export const RUNTIME_ENV_HELP = `${EVENT_STORE_HELP}
 NATS_URL                   NATS servers (default ${DEFAULT_NATS_URL}); in standalone mode, unset means
                            the in-process transport
 ${NATS_CREDENTIALS_HELP}
+${NATS_LINK_CHECK_HELP}
 AGORA_NATS_READS           closed or open: with closed, a query on NATS must carry its reader's read token
                            (header Agora-Read-Token; the SDK, the clients and the gateway send it) and is
                            answered by the visibility table; without one it is refused (forbidden).
@@ -269,6 +270,8 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, options: ReadConfigOpt
   let credentials: NatsCredentials | undefined;
   try {
     credentials = natsCredentials(env);
+    // Read again by each connection (libs/messaging, the JetStream store): a bad value stops the process here, named.
+    natsLinkCheck(env);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

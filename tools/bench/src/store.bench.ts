@@ -158,13 +158,16 @@ function fmt(n: number): string {
  * does (a message id for dedup and the expected last subject sequence): that row shows what the
  * server-side checks cost, apart from the adapter's own work.
  */
-export async function rawJetStream(headers: boolean, { nats = NATS, total = APPENDS, concurrency = CONCURRENCY }: { nats?: string; total?: number; concurrency?: number } = {}): Promise<Run> {
+export async function rawJetStream(
+  headers: boolean,
+  { nats = NATS, total = APPENDS, concurrency = CONCURRENCY, replicas = 1 }: { nats?: string | string[]; total?: number; concurrency?: number; replicas?: number } = {},
+): Promise<Run> {
   // The same client settings as the adapter's connection, so only the adapter's own work differs.
   const nc = await connect({ servers: nats, noAsyncTraces: true });
   const jsm = await jetstreamManager(nc);
   const name = `BENCH_RAW_${randomUUID().slice(0, 8)}`;
   const subject = `bench.raw.${name}`;
-  await jsm.streams.add({ name, subjects: [`${subject}.>`], storage: 'file' as never, num_replicas: 1 });
+  await jsm.streams.add({ name, subjects: [`${subject}.>`], storage: 'file' as never, num_replicas: replicas });
   const js = jetstream(nc);
   try {
     // Same size as a commit of one event, so the comparison is fair.

@@ -3,7 +3,8 @@
 // then n1 (with one process of every service) cut off from the other two nodes while agents send 150
 // signed commands (retried with the same commandId) and race on the same aggregates, on both sides of
 // the split. Every acknowledged command's events are in the log exactly once, no stream has two commits
-// at one revision, every round and vote is decided once, and `agora audit` finds nothing; everything
+// at one revision, every round and vote is decided once, and `agora audit` finds nothing. Then n3 is
+// cut off from its clients: an agent connected to it goes on through another node within 15 s. Everything
 // the run made (namespaces, links) is gone after it. Needs root and `ip netns`: skipped, saying so,
 // where network namespaces cannot be made. Runs the built processes (`npm run build` first).
 import { spawnSync } from 'node:child_process';
@@ -46,7 +47,7 @@ if (why) console.warn(`SKIPPED npm run cluster:partitions (e2e): network namespa
 const leftovers = () => `${spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout}${spawnSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).stdout}`.split('\n').filter((line) => /\bagp[0-9a-z]+-(n\d|br|v\d)/.test(line) && !line.includes('-jest'));
 
 describe('npm run cluster:partitions (e2e)', () => {
-  (why ? it.skip : it)('loses, duplicates and decides twice nothing while the leader, a follower, then one node with its side of every service are cut off, and leaves no namespace behind', async () => {
+  (why ? it.skip : it)('loses, duplicates and decides twice nothing while the leader, a follower, then one node with its side of every service are cut off; an agent whose node is cut off acts again within 15 s; and leaves no namespace behind', async () => {
     for (const app of ['registry', 'proposal', 'tribunal', 'voting', 'gateway', 'projections', 'cli']) {
       if (!existsSync(join(REPO_ROOT, 'apps', app, 'dist', 'main.js'))) throw new Error(`apps/${app}/dist/main.js is missing: npm run build first`);
     }
@@ -92,6 +93,13 @@ describe('npm run cluster:partitions (e2e)', () => {
     expect(leader!.cut).toBe(`${leader!.leaderBefore} from ${['n1', 'n2', 'n3'].filter((n) => n !== leader!.leaderBefore).join(',')}`);
     expect(follower!.cut.split(' ')[0]).not.toBe(follower!.leaderBefore);
     expect(split!.cut).toBe('n1 from n2,n3');
+    // The client link: the agent on n3 noticed the dead link and acted again through another node within 15 s.
+    const link = /^partitions: client link: .*; result (.*)$/m.exec(output);
+    if (!link) throw clusterRunFailure('the client-link scenario', run);
+    const client = JSON.parse(link[1]!) as { cut: string; sent: number; acknowledged: number; lost: number; duplicated: number; movedTo: string; longestOutageMs: number };
+    expect({ cut: client.cut, acknowledged: client.acknowledged, lost: client.lost, duplicated: client.duplicated }).toEqual({ cut: 'n3 from its clients', acknowledged: client.sent, lost: 0, duplicated: 0 });
+    expect(client.movedTo).not.toMatch(/\.13:4222$/);
+    expect(client.longestOutageMs).toBeLessThanOrEqual(15_000);
     expect(output).toMatch(/^partitions: network 10\.99\.\d+\.0\/24: bridge agp[0-9a-z]+-br /m);
     expect(output).toMatch(/^partitions: cluster up: nats:\/\/10\.99\.\d+\.11:4222 nats:\/\/10\.99\.\d+\.12:4222 nats:\/\/10\.99\.\d+\.13:4222; /m);
     expect(output).toMatch(/^partitions: audit exit 0, 0 findings$/m);

@@ -1,9 +1,11 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { natsLinkOptions } from '@agora/contracts';
 import { StoreRefused, StoreUnavailable } from '../errors.js';
 import type { NatsCredentials } from '../nats-credentials.js';
 import type { EventStore } from '../port.js';
+import { chooseAppendMode, type AtomicAppends } from './append-mode.js';
 import { clusteredLogRefusal, takesAtomicBatches } from './server-version.js';
 import { setUpStream, StreamNotReady, untilStreamListens, verifyStream, type StreamSetupAction } from './stream-setup.js';
 import { JetStreamEventStore, type JetStreamStoreLogger } from './store.js';
@@ -36,11 +38,13 @@ export interface JetStreamEventStoreOptions {
   requestTimeoutMs?: number;
   /**
    * Offer `appendMany` as one atomic batch where the server takes them (nats-server 2.12+; the stream
-   * gets `allow_atomic`). Default false: on nats-server 2.15.1 each batch took about 5 ms and batches
-   * on one stream went one at a time, so a command's reservation and events in one batch ran at
-   * about 1 % of the rate of two appends (docs/benchmarks.md).
+   * gets `allow_atomic`). `auto` (default): on a replicated stream (or one in memory), where the
+   * server stages batches in memory and one batch beat two appends (docs/cluster.md); not on a
+   * single-replica file stream, where each batch took about 5 ms on nats-server 2.15.1 and batches
+   * went one at a time, about 1 % of the rate of two appends (docs/benchmarks.md). `true`: wherever
+   * the server and the stream take them; `false`: never. The store says at start which it chose and why.
    */
-  atomicAppends?: boolean;
+  atomicAppends?: AtomicAppends;
   /** JetStream's dedup window: an append retried within it with the same event ids is stored once. Default 2 min. */
   duplicateWindowMs?: number;
   logger?: JetStreamStoreLogger;
@@ -72,7 +76,8 @@ function resolveOptions(options: JetStreamEventStoreOptions) {
     pollIntervalMs: positive('pollIntervalMs', options.pollIntervalMs ?? 1_000),
     requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs ?? 5_000),
     duplicateWindowMs: positive('duplicateWindowMs', options.duplicateWindowMs ?? 120_000),
-    logger: options.logger ?? console,
+    // Everything the store says goes to stderr: stdout is a command's output (`agora audit --json`).
+    logger: options.logger ?? { warn: (message: string, ...details: unknown[]) => console.warn(message, ...details), info: (message: string, ...details: unknown[]) => console.error(message, ...details) },
   };
 }
 
@@ -95,6 +100,8 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
         timeout: config.requestTimeoutMs,
         // Keep trying for ever: subscriptions resume by themselves once the server is back.
         maxReconnectAttempts: -1,
+        // Notice a link that died silently within seconds (NATS_PING_INTERVAL_MS, NATS_MAX_PINGS_OUT) and go to another node, as every Agora connection does.
+        ...natsLinkOptions(),
         reconnectTimeWait: 500,
         // A stack captured for every request is a large share of an append's CPU; our errors say what failed.
         noAsyncTraces: true,
@@ -107,17 +114,20 @@ export async function openJetStreamEventStore(options: JetStreamEventStoreOption
     // A clustered log needs a server that serializes the expected-sequence check: asked for, or already so.
     refuseClusteredLogOn(nc, config.streamName, config.replicas);
     const jsm = await jetstreamManager(nc, { timeout: config.requestTimeoutMs });
-    const atomicBatches = options.atomicAppends === true && takesAtomicBatches(nc.info?.version);
+    const asked = options.atomicAppends ?? 'auto';
+    const version = nc.info?.version;
     // A stream an operator manages (verify) is served as it is: with atomic batches only if it allows them.
     let info;
     if (options.streamSetup === 'verify') info = await verifyStream(jsm, config);
     else {
-      const setUp = await setUpStream(jsm, { ...config, atomicBatches });
+      const setUp = await setUpStream(jsm, { ...config, atomicBatches: takesAtomicBatches(version) && asked });
       if (setUp.action !== 'unchanged') await untilStreamListens(nc, config.subjectPrefix, config.requestTimeoutMs);
       info = setUp.info;
     }
     refuseClusteredLogOn(nc, config.streamName, info.config.num_replicas ?? 1);
-    return new JetStreamEventStore(nc, jsm, config, ownsConnection, atomicBatches && info.config.allow_atomic === true);
+    const mode = chooseAppendMode(asked, version, info.config);
+    (config.logger.info ?? config.logger.warn).call(config.logger, `jetstream event store: log stream ${config.streamName}: ${mode.reason}`);
+    return new JetStreamEventStore(nc, jsm, config, ownsConnection, mode.atomic);
   } catch (error) {
     if (ownsConnection) await nc.close().catch(() => undefined);
     if (error instanceof StoreRefused) throw error;
@@ -139,7 +149,7 @@ export async function setUpJetStreamLog(
   const config = resolveOptions(options);
   refuseClusteredLogOn(connection, config.streamName, config.replicas);
   const jsm = await jetstreamManager(connection, { timeout: config.requestTimeoutMs });
-  const { action } = await setUpStream(jsm, { ...config, atomicBatches: options.atomicAppends === true && takesAtomicBatches(connection.info?.version) });
+  const { action } = await setUpStream(jsm, { ...config, atomicBatches: takesAtomicBatches(connection.info?.version) && (options.atomicAppends ?? 'auto') });
   if (action !== 'unchanged') await untilStreamListens(connection, config.subjectPrefix, config.requestTimeoutMs);
   return action;
 }

@@ -38,6 +38,8 @@ import { IMPOSSIBLE_SEQ, KeyedQueue, NEW_STREAM, type StreamState, StreamStateCa
 
 export interface JetStreamStoreLogger {
   warn(message: string, ...details: unknown[]): void;
+  /** What the store chose at start (how a command's commits are written); `warn` when absent. */
+  info?(message: string, ...details: unknown[]): void;
 }
 
 export interface JetStreamStoreConfig {

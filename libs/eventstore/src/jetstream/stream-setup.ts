@@ -11,6 +11,7 @@ import {
 import { headers, nanos, PermissionViolationError, RequestError, type NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../catch-up.js';
+import { stagesBatchesInMemory, type AtomicAppends } from './append-mode.js';
 import { IMPOSSIBLE_SEQ } from './stream-state.js';
 
 export interface StreamSetup {
@@ -18,8 +19,11 @@ export interface StreamSetup {
   subjectPrefix: string;
   replicas: number;
   duplicateWindowMs: number;
-  /** The server takes atomic batches (2.12+): the stream is created, or updated, with `allow_atomic`. */
-  atomicBatches?: boolean;
+  /**
+   * On a server that takes atomic batches (2.12+): `true`, the stream is created, or updated, with
+   * `allow_atomic`; `auto`, only a stream whose batches the server stages in memory (append-mode.ts).
+   */
+  atomicBatches?: AtomicAppends;
 }
 
 /** JetStream's "stream name already in use" (another process created it with another config meanwhile). */
@@ -33,7 +37,10 @@ const STREAM_NAME_IN_USE = 10058;
  * Limits an operator may have set on purpose (max_age, max_bytes, max_msgs) are only set when
  * the stream is created.
  */
-function requiredConfig(setup: StreamSetup): Partial<StreamConfig> {
+function requiredConfig(setup: StreamSetup, actual?: StreamConfig): Partial<StreamConfig> {
+  // The replicas the stream will have: those asked for, or more an operator chose.
+  const shape = { num_replicas: Math.max(setup.replicas, actual?.num_replicas ?? 1), storage: actual?.storage ?? StorageType.File };
+  const atomic = setup.atomicBatches === true || (setup.atomicBatches === 'auto' && stagesBatchesInMemory(shape));
   return {
     subjects: [`${setup.subjectPrefix}.>`],
     max_msgs_per_subject: -1,
@@ -44,7 +51,7 @@ function requiredConfig(setup: StreamSetup): Partial<StreamConfig> {
     discard: DiscardPolicy.Old,
     duplicate_window: nanos(setup.duplicateWindowMs),
     num_replicas: setup.replicas,
-    ...(setup.atomicBatches ? { allow_atomic: true } : {}),
+    ...(atomic ? { allow_atomic: true } : {}),
   };
 }
 
@@ -98,7 +105,7 @@ export async function setUpStream(jsm: JetStreamManager, setup: StreamSetup): Pr
       }
     }
     checkRetention(info, setup);
-    const changes = drift(info.config, requiredConfig(setup));
+    const changes = drift(info.config, requiredConfig(setup, info.config));
     return Object.keys(changes).length === 0 ? { info, action: 'unchanged' } : { info: await jsm.streams.update(setup.streamName, changes), action: 'updated' };
   }
 }
@@ -140,7 +147,7 @@ export async function verifyStream(jsm: JetStreamManager, setup: StreamSetup): P
   const info = await streamInfo(jsm, setup.streamName);
   if (info === undefined) throw new StreamNotReady(`JetStream stream ${setup.streamName} does not exist: create it with \`agora setup nats --stream\` (this process only checks it: EVENT_STORE=jetstream?setup=verify)`);
   checkRetention(info, setup);
-  const changes = drift(info.config, requiredConfig(setup));
+  const changes = drift(info.config, requiredConfig(setup, info.config));
   if (Object.keys(changes).length > 0) {
     throw new StreamNotReady(`JetStream stream ${setup.streamName} is not configured as the event log needs (${Object.keys(changes).join(', ')}): bring it up to date with \`agora setup nats --stream\``);
   }
