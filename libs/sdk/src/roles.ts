@@ -21,8 +21,8 @@ import {
   type ResolutionPayload,
   type VotingSessionView,
 } from '@agora/contracts';
-import type { Agora } from './client.js';
-import type { CommandInput, CommandName } from './catalog.js';
+import { replyError, type Agora } from './client.js';
+import type { CommandInput, CommandName, QueryParams, QueryResult } from './catalog.js';
 import { pause } from './http.js';
 import type { AgoraEvent } from './transport.js';
 import { readAt } from './wait.js';
@@ -223,6 +223,18 @@ export type DialecticAnswer =
   | Omit<CommandInput<'SubmitAntithesis'>, 'sessionId'>
   | Omit<CommandInput<'SubmitSynthesis'>, 'sessionId' | 'round'>;
 
+/**
+ * The aggregate an event is about, read as of that event; undefined when the read is refused as
+ * forbidden: where reads are scoped to the parties (closed reads), an agent sees every session's
+ * events but reads only the sessions it is a party to, and another's is none of its turns.
+ */
+async function readAsParty<N extends 'GetDialecticSession' | 'GetDebate'>(agora: Agora, name: N, params: QueryParams<N>, event: AgoraEvent): Promise<QueryResult<N> | undefined> {
+  const reply = await agora.tryQuery(name, params, readAt(event.position));
+  if (reply.ok) return reply.result;
+  if (reply.error.code === 'forbidden') return undefined;
+  throw replyError(reply.error);
+}
+
 const TURN_COMMAND = { thesis: 'SubmitThesis', antithesis: 'SubmitAntithesis', synthesis: 'SubmitSynthesis' } as const;
 
 /**
@@ -241,8 +253,8 @@ export function onDialecticTurn(agora: Agora, handler: (turn: DialecticTurn) => 
       types: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'ResolutionSigned'],
       async act(event) {
         const sessionId = (event.data as { sessionId: string }).sessionId;
-        const session = await agora.query('GetDialecticSession', { sessionId }, readAt(event.position));
-        if (!session.awaiting.includes(agora.agentId as string)) return undefined;
+        const session = await readAsParty(agora, 'GetDialecticSession', { sessionId }, event);
+        if (!session || !session.awaiting.includes(agora.agentId as string)) return undefined;
         const key = `${sessionId}:${session.status}:${session.round}`;
         if (taken.has(key)) return undefined;
         let action: Action | undefined;
@@ -284,8 +296,8 @@ export function onDebateTurn(
       types: ['DebateOpened', 'DebateMessagePosted'],
       async act(event) {
         const debateId = (event.data as { debateId: string }).debateId;
-        const debate = await agora.query('GetDebate', { debateId }, readAt(event.position));
-        if (debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
+        const debate = await readAsParty(agora, 'GetDebate', { debateId }, event);
+        if (!debate || debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
         const next = await handler({ debate, event });
         // One move per state of the transcript: a repeat after a restart (or a second event seen before the move) is the same command.
         return next ? [{ type: 'PostDebateMove', payload: { debateId, threadId: next.threadId ?? 'main', move: next.move }, key: `${debateId}:${debate.messages.length}` }] : undefined;
