@@ -109,6 +109,9 @@ export interface RoleSpec {
 
 const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict', 'internal']);
 const RETRIES = 6;
+/** What a handler's read may meet for a while (a failover, a read model catching up) and is asked again for, about 50 s in all. */
+const READ_RETRYABLE = new Set([...RETRYABLE, 'read_model_behind']);
+const READ_RETRIES = 8;
 
 /** Runs a role: for each matching event after the checkpoint, its actions, then the checkpoint moves past the event. */
 export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptions = {}): RoleLoop {
@@ -133,6 +136,19 @@ export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptio
     }
   };
 
+  // The handler again, from the start, when what it read failed in a way that passes (it sends nothing itself: its actions are sent after).
+  const act = async (event: AgoraEvent): Promise<Action[] | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await spec.act(event);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code !== 'string' || !READ_RETRYABLE.has(code) || attempt >= READ_RETRIES || stop.signal.aborted) throw error;
+        await pause(200 * 2 ** attempt, stop.signal);
+      }
+    }
+  };
+
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
   const run = async () => {
@@ -140,7 +156,7 @@ export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptio
     const events = agora.events({ categories: spec.categories, types: spec.types, signal: stop.signal, onOpen: () => opened(), ...(after === undefined ? { from: options.from ?? 'end' } : { after }) });
     for await (const event of events) {
       if (stop.signal.aborted) return;
-      const actions = (await spec.act(event)) ?? [];
+      const actions = (await act(event)) ?? [];
       for (const [index, action] of actions.entries()) await send(action, event, index);
       await checkpoint.save(event.position);
     }
