@@ -196,8 +196,10 @@ async function main() {
       const acked = book.commands.filter((c) => c.ackedAt !== undefined).length;
       say(`${secs(Date.now() - t0)} s of ${MINUTES * 60} | commands ${book.commands.length} sent, ${acked} acknowledged | decisions ${book.decisions.length} | refusals ${book.refusals.length} | model calls ${modelCalls} | fault: ${current ?? 'none'}`);
     }
-    say('time is up: the agents finish what they started (60 s at most)');
-    await drivers.stop(60_000);
+    // What the agents started before the end may finish: a sixth of the run, a minute at most.
+    const graceMs = Math.min(60_000, (MINUTES * 60_000) / 6);
+    say(`time is up: the agents finish what they started (${secs(graceMs)} s at most)`);
+    await drivers.stop(graceMs);
     await faulting;
     const t1 = Date.now();
 
