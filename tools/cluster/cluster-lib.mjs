@@ -184,12 +184,12 @@ export class ProcessGroup {
     });
   }
 
-  /** SIGKILLs a process (a crash, for the fault runs); resolves once it is gone. */
-  async kill(name) {
+  /** SIGKILLs a process (a crash, for the fault runs), or sends it `signal` (SIGTERM: a restart); resolves once it is gone. */
+  async kill(name, signal = 'SIGKILL') {
     const entry = this.entries.get(name);
     if (!entry) throw new Error(`no process named ${name}`);
     entry.expectExit = true;
-    if (entry.child.exitCode === null && entry.child.signalCode === null) entry.child.kill('SIGKILL');
+    if (entry.child.exitCode === null && entry.child.signalCode === null) entry.child.kill(signal);
     await entry.exited;
   }
 
@@ -362,10 +362,11 @@ export async function logStreamLeader(jsm) {
  * every service (the registry's first), the projections and the gateway. `metricsPort` 0 gives
  * every process a free metrics port; otherwise the projections take it and the others the ports
  * after it. `log` hears what was created. `nodes` replaces the three local nodes of clusterNodes
- * (startNatsNodes says what a node may name), `services` the services started (default all).
- * Returns what a caller prints or drives.
+ * (startNatsNodes says what a node may name), `services` the services started (default all), `env`
+ * more environment for every Agora process (where a service's model providers are). Returns what a
+ * caller prints or drives, with each process's metrics port (`metricsPorts`, by process name).
  */
-export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, nodes = clusterNodes(natsPort), services = SERVICES, readDb }) {
+export async function startCluster(group, { dir, natsPort, replicas, nats, gatewayPort, metricsPort, log, nodes = clusterNodes(natsPort), services = SERVICES, readDb, env = {} }) {
   // 1. Three NATS nodes, clustered, JetStream on each, with Agora's users (passwords made on first run).
   const auth = ensureNatsPasswords(dir);
   if (auth.created) log(`created the NATS users' passwords ${auth.file} (deploy/nats/auth.conf)`);
@@ -391,7 +392,11 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   let nextMetrics = metricsPort + 1;
   const metrics = (port) => String(metricsPort === 0 ? 0 : port);
   const shared = { dir, urls, keyFile, passwords, serviceKeys, readDb };
-  const run = (name, app, index, extra) => startAgoraApp(group, shared, name, app, index, extra);
+  const metricsPorts = {};
+  const run = (name, app, index, extra) => {
+    metricsPorts[name] = Number(extra.METRICS_PORT);
+    return startAgoraApp(group, shared, name, app, index, { ...env, ...extra });
+  };
   // The registry first: every other service checks actors against it.
   for (let r = 0; r < replicas; r++) await run(`registry-${r + 1}`, 'registry', r, { METRICS_PORT: metrics(nextMetrics++) });
   const rest = [];
@@ -402,7 +407,7 @@ export async function startCluster(group, { dir, natsPort, replicas, nats, gatew
   rest.push(run('gateway', 'gateway', 1, { PORT: String(gatewayPort), HOST: '127.0.0.1', METRICS_PORT: metrics(nextMetrics++) }));
   await Promise.all(rest);
   // The next port of the block: where a following audit serves its /metrics.
-  return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared, auditMetricsPort: Number(metrics(nextMetrics)) };
+  return { auth, passwords, nodes, urls, info, keyFile, serviceKeys, shared, metricsPorts, auditMetricsPort: Number(metrics(nextMetrics)) };
 }
 
 /**

@@ -4,6 +4,8 @@ import { SseParser } from './sse.js';
 import type { AgoraEvent, EventFilter, Transport } from './transport.js';
 
 const RECONNECT_MS = [250, 500, 1_000, 2_000, 5_000];
+/** Refusals of an event stream that pass: it is opened again, as after a failure to reach the gateway. */
+const TRANSIENT_STREAM_CODES = new Set(['unavailable', 'timeout', 'internal']);
 
 /** The gateway's URL of a query: `/v1/<service>/<httpPath>`, `:param`s from the params, the rest as the query string. */
 export function queryUrl(baseUrl: string, definition: QueryDefinition, params: Record<string, unknown>): URL {
@@ -155,6 +157,12 @@ export class HttpTransport implements Transport {
         const text = await res.text().catch(() => '');
         const reply = ReplySchema.safeParse(safeJson(text));
         const message = reply.success && !reply.data.ok ? `${reply.data.error.code}: ${reply.data.error.message}` : `HTTP ${res.status} ${text.slice(0, 200)}`;
+        // A refusal that passes (the log's store unavailable in a failover, a gateway behind a proxy restarting) is asked again, as an unreachable gateway is.
+        const passing = reply.success && !reply.data.ok ? TRANSIENT_STREAM_CODES.has(reply.data.error.code) : res.status === 502 || res.status === 503 || res.status === 504;
+        if (passing && ++failures <= RECONNECT_MS.length * 4) {
+          await pause(RECONNECT_MS[Math.min(failures, RECONNECT_MS.length) - 1] as number, signal);
+          continue;
+        }
         throw new Error(`the gateway refused the event stream: ${message}`);
       }
       failures = 0;

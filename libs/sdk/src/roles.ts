@@ -21,8 +21,8 @@ import {
   type ResolutionPayload,
   type VotingSessionView,
 } from '@agora/contracts';
-import type { Agora } from './client.js';
-import type { CommandInput, CommandName } from './catalog.js';
+import { replyError, type Agora } from './client.js';
+import type { CommandInput, CommandName, QueryParams, QueryResult } from './catalog.js';
 import { pause } from './http.js';
 import type { AgoraEvent } from './transport.js';
 import { readAt } from './wait.js';
@@ -109,6 +109,9 @@ export interface RoleSpec {
 
 const RETRYABLE = new Set(['timeout', 'unavailable', 'conflict', 'internal']);
 const RETRIES = 6;
+/** What a handler's read may meet for a while (a failover, a read model catching up) and is asked again for, about 50 s in all. */
+const READ_RETRYABLE = new Set([...RETRYABLE, 'read_model_behind']);
+const READ_RETRIES = 8;
 
 /** Runs a role: for each matching event after the checkpoint, its actions, then the checkpoint moves past the event. */
 export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptions = {}): RoleLoop {
@@ -133,6 +136,19 @@ export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptio
     }
   };
 
+  // The handler again, from the start, when what it read failed in a way that passes (it sends nothing itself: its actions are sent after).
+  const act = async (event: AgoraEvent): Promise<Action[] | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await spec.act(event);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (typeof code !== 'string' || !READ_RETRYABLE.has(code) || attempt >= READ_RETRIES || stop.signal.aborted) throw error;
+        await pause(200 * 2 ** attempt, stop.signal);
+      }
+    }
+  };
+
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
   const run = async () => {
@@ -140,7 +156,7 @@ export function runRoleLoop(agora: Agora, spec: RoleSpec, options: RoleLoopOptio
     const events = agora.events({ categories: spec.categories, types: spec.types, signal: stop.signal, onOpen: () => opened(), ...(after === undefined ? { from: options.from ?? 'end' } : { after }) });
     for await (const event of events) {
       if (stop.signal.aborted) return;
-      const actions = (await spec.act(event)) ?? [];
+      const actions = (await act(event)) ?? [];
       for (const [index, action] of actions.entries()) await send(action, event, index);
       await checkpoint.save(event.position);
     }
@@ -223,6 +239,18 @@ export type DialecticAnswer =
   | Omit<CommandInput<'SubmitAntithesis'>, 'sessionId'>
   | Omit<CommandInput<'SubmitSynthesis'>, 'sessionId' | 'round'>;
 
+/**
+ * The aggregate an event is about, read as of that event; undefined when the read is refused as
+ * forbidden: where reads are scoped to the parties (closed reads), an agent sees every session's
+ * events but reads only the sessions it is a party to, and another's is none of its turns.
+ */
+async function readAsParty<N extends 'GetDialecticSession' | 'GetDebate'>(agora: Agora, name: N, params: QueryParams<N>, event: AgoraEvent): Promise<QueryResult<N> | undefined> {
+  const reply = await agora.tryQuery(name, params, readAt(event.position));
+  if (reply.ok) return reply.result;
+  if (reply.error.code === 'forbidden') return undefined;
+  throw replyError(reply.error);
+}
+
 const TURN_COMMAND = { thesis: 'SubmitThesis', antithesis: 'SubmitAntithesis', synthesis: 'SubmitSynthesis' } as const;
 
 /**
@@ -241,8 +269,8 @@ export function onDialecticTurn(agora: Agora, handler: (turn: DialecticTurn) => 
       types: ['ReviewerSelected', 'ThesisSubmitted', 'AntithesisSubmitted', 'SynthesisSubmitted', 'ResolutionProposed', 'ResolutionSigned'],
       async act(event) {
         const sessionId = (event.data as { sessionId: string }).sessionId;
-        const session = await agora.query('GetDialecticSession', { sessionId }, readAt(event.position));
-        if (!session.awaiting.includes(agora.agentId as string)) return undefined;
+        const session = await readAsParty(agora, 'GetDialecticSession', { sessionId }, event);
+        if (!session || !session.awaiting.includes(agora.agentId as string)) return undefined;
         const key = `${sessionId}:${session.status}:${session.round}`;
         if (taken.has(key)) return undefined;
         let action: Action | undefined;
@@ -284,8 +312,8 @@ export function onDebateTurn(
       types: ['DebateOpened', 'DebateMessagePosted'],
       async act(event) {
         const debateId = (event.data as { debateId: string }).debateId;
-        const debate = await agora.query('GetDebate', { debateId }, readAt(event.position));
-        if (debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
+        const debate = await readAsParty(agora, 'GetDebate', { debateId }, event);
+        if (!debate || debate.status !== 'open' || !debate.participants.some((p) => p.agentId === agora.agentId)) return undefined;
         const next = await handler({ debate, event });
         // One move per state of the transcript: a repeat after a restart (or a second event seen before the move) is the same command.
         return next ? [{ type: 'PostDebateMove', payload: { debateId, threadId: next.threadId ?? 'main', move: next.move }, key: `${debateId}:${debate.messages.length}` }] : undefined;

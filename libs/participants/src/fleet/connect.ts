@@ -6,9 +6,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Role } from '@agora/contracts';
+import type { CommandResult, Role } from '@agora/contracts';
 import { generateKeyPair, parseKeyFile } from '@agora/identity';
-import { Agora, uuidV5, type NatsOptions } from '@agora/sdk';
+import { Agora, replyError, uuidV5, type NatsOptions } from '@agora/sdk';
 import type { FleetAgentConfig, FleetConfig } from './fleet-file.js';
 
 export interface FleetConnection {
@@ -52,6 +52,20 @@ function ensureKeyFile(agent: FleetAgentConfig, created: string[]): string {
   return key.publicKey;
 }
 
+/**
+ * SetModelBudget for an agent, the same command id every attempt: an agent registered a moment ago
+ * may not be known yet to the replica that takes the budget (each replica learns of it from the log),
+ * which answers not_found; asked again for up to 30 s.
+ */
+async function setBudget(operator: Agora, agentId: string, amount: number, currency: string): Promise<CommandResult> {
+  const commandId = uuidV5(`fleet-budget:${agentId}:${amount}:${currency}`);
+  for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 250))) {
+    const reply = await operator.trySend('SetModelBudget', { agentId, amount, currency }, { commandId });
+    if (reply.ok) return reply.result;
+    if (reply.error.code !== 'not_found' || Date.now() > deadline) throw replyError(reply.error);
+  }
+}
+
 export async function connectFleet(fleet: FleetConfig, options: ConnectFleetOptions): Promise<FleetConnection> {
   const transport = options.nats ? { nats: options.nats } : { url: options.url ?? 'http://127.0.0.1:8080' };
   const clients = new Map<string, Agora>();
@@ -86,7 +100,7 @@ export async function connectFleet(fleet: FleetConfig, options: ConnectFleetOpti
         if (operator && agent.budget !== undefined) {
           // One command per amount: a fleet started again with the same budget changes nothing.
           const currency = options.currency ?? 'USD';
-          const set = await operator.send('SetModelBudget', { agentId: agent.id, amount: agent.budget, currency }, { commandId: uuidV5(`fleet-budget:${agent.id}:${agent.budget}:${currency}`) });
+          const set = await setBudget(operator, agent.id, agent.budget, currency);
           if (!set.duplicate) budgets.push(`${agent.id} ${agent.budget} ${currency}`);
         }
       }

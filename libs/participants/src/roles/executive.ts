@@ -6,7 +6,7 @@
  * for a person to decide (withdraw, or an operator once the tribunal escalates).
  */
 import { PROPOSAL_CATEGORY, type ObjectionView, type ProposalView } from '@agora/contracts';
-import { readAt, runRoleLoop, type Agora, type RoleLoop, type RoleLoopOptions } from '@agora/sdk';
+import { readAt, replyError, runRoleLoop, type Agora, type RoleLoop, type RoleLoopOptions } from '@agora/sdk';
 import { z } from 'zod';
 import { actionOf, ask, blank, listed, type ParticipantSettings } from './participant.js';
 
@@ -59,7 +59,11 @@ export function runExecutive(agora: Agora, settings: ParticipantSettings & { max
       async act(event) {
         const data = event.data as { proposalId: string; outcome: string };
         if (data.outcome !== 'blocked') return undefined;
-        const proposal = await agora.query('GetProposal', { proposalId: data.proposalId }, readAt(event.position));
+        // Where reads are scoped to the parties (closed reads), another executive's proposal is refused as forbidden: not this agent's to revise.
+        const read = await agora.tryQuery('GetProposal', { proposalId: data.proposalId }, readAt(event.position));
+        if (!read.ok && read.error.code === 'forbidden') return undefined;
+        if (!read.ok) throw replyError(read.error);
+        const proposal = read.result;
         if (proposal.proposer !== settings.agentId || proposal.status !== 'review' || proposal.pendingRound !== null || openObjections(proposal).length === 0) return undefined;
         const where = `${proposal.proposalId} revision ${proposal.revision}`;
         if (proposal.revision - 1 >= maxRevisions) {
