@@ -28,7 +28,7 @@ function whole(env: Record<string, string | undefined>, name: string, fallback: 
 }
 
 /** NATS_PING_INTERVAL_MS and NATS_MAX_PINGS_OUT, else the defaults; throws naming a setting that makes no sense. */
-export function natsLinkCheck(env: Record<string, string | undefined> = globalThis.process?.env ?? {}): NatsLinkCheck {
+export function natsLinkCheck(env: Record<string, string | undefined> = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}): NatsLinkCheck {
   return {
     pingIntervalMs: whole(env, 'NATS_PING_INTERVAL_MS', DEFAULT_NATS_LINK_CHECK.pingIntervalMs, 100),
     maxPingsOut: whole(env, 'NATS_MAX_PINGS_OUT', DEFAULT_NATS_LINK_CHECK.maxPingsOut, 1),

@@ -21,26 +21,10 @@ import { addSum, daysWindow, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, ty
 export const DAY_MS = 86_400_000;
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
 
-/** The seed's target: 20 to 40 % of proposals challenged; below 20 % the tribunal is losing its teeth. */
-export const RUBBER_STAMPING_BELOW = 0.2;
-/** The seed: "if > 60 %, coordination overhead too high". */
-export const OVERHEAD_ABOVE = 0.6;
+export { healthBand, OVERHEAD_ABOVE, RUBBER_STAMPING_BELOW, type HealthBand } from './health-band.js';
+
 /** The seed's coverage measurement: `HAVING COUNT(DISTINCT constitution) < 3`. */
 export const DEFAULT_COVERAGE_BELOW = 3;
-
-export type HealthBand = 'rubber_stamping' | 'healthy' | 'overhead' | 'unknown';
-
-/**
- * The seed's bands for a challenge rate: below 0.2 `rubber_stamping`, 0.2 to 0.6 inclusive
- * `healthy` (the seed's target is 0.2 to 0.4; 0.4 to 0.6 is tolerated), above 0.6 `overhead`,
- * `unknown` when there is no rate (nothing reviewed).
- */
-export function healthBand(challengeRate: number | null): HealthBand {
-  if (challengeRate === null || Number.isNaN(challengeRate)) return 'unknown';
-  if (challengeRate < RUBBER_STAMPING_BELOW) return 'rubber_stamping';
-  if (challengeRate > OVERHEAD_ABOVE) return 'overhead';
-  return 'healthy';
-}
 
 const ms = (t: string): number => Date.parse(t);
 
