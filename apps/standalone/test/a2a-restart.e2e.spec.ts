@@ -1,8 +1,8 @@
 /**
  * An A2A task outlives the gateway that opened it: its id names its skill and aggregate, so the
  * standalone process, stopped and started again on the same data directory, answers for it from
- * the log. The official @a2a-js/sdk client opens a vote a person must decide, the process
- * restarts, and the same client reads the task, streams it and cancels it with its signed
+ * the log. The official @a2a-js/sdk client opens a vote a person must decide (and another on a
+ * drafted command it then signs in the same task), the process restarts, and the same client reads the task, streams it and cancels it with its signed
  * cancellation; another agent still gets "not found".
  */
 import { randomUUID } from 'node:crypto';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
-import { Agora } from '@agora/sdk';
+import { Agora, signCommand } from '@agora/sdk';
 import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
 import { a2aClientOf } from './support/a2a-client.js';
 
@@ -54,6 +54,14 @@ describe('an A2A task across a restart of the gateway (e2e)', () => {
   it('is read, streamed and cancelled after the restart, by its caller only', async () => {
     const opened = (await (await a2aClient('envoy')).sendMessage({ tenant: '', message: message(signed('envoy', 'CreateVotingSession', { requestId: 'restart-1', actionType: 'rotate_keys', riskLevel: 'high', decider: 'person' })), configuration: undefined, metadata: undefined })) as Task;
     expect({ id: opened.id, contextId: opened.contextId, state: opened.status?.state }).toEqual({ id: 'validator-vote:voting_session-restart-1', contextId: 'validator-vote:voting_session-restart-1', state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    // A task opened on a draft is named after the aggregate its drafted command names; signed and sent in it, it starts there.
+    const first = await a2aClient('envoy');
+    const drafted = (await first.sendMessage({ tenant: '', message: message({ type: 'CreateVotingSession', payload: { actionType: 'rotate_keys', riskLevel: 'high', summary: 'Rotate the keys', decider: 'person' } }), configuration: undefined, metadata: undefined })) as Task;
+    const asked = (drafted.status?.message?.parts ?? []).find((p) => p.content?.$case === 'data')?.content?.value as { command: { commandId: string; issuedAt: string; payload: { requestId: string } } };
+    expect({ id: drafted.id, state: drafted.status?.state }).toEqual({ id: `validator-vote:voting_session-${asked.command.payload.requestId}`, state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    const { commandId, issuedAt, payload } = asked.command;
+    const started = (await first.sendMessage({ tenant: '', message: { ...message(signCommand({ type: 'CreateVotingSession', payload: payload as never, commandId, issuedAt, signer: { keyFile: join(dir, 'envoy.key.json') } })), taskId: drafted.id, contextId: drafted.contextId }, configuration: undefined, metadata: undefined })) as Task;
+    expect({ id: started.id, agora: started.metadata?.['agora'] }).toEqual({ id: drafted.id, agora: expect.objectContaining({ streamId: `voting_session-${payload.requestId}` }) });
 
     await agora!.stop();
     await start();
@@ -61,6 +69,7 @@ describe('an A2A task across a restart of the gateway (e2e)', () => {
     const client = await a2aClient('envoy');
     const read = await client.getTask({ tenant: '', id: opened.id, historyLength: 0 });
     expect({ id: read.id, contextId: read.contextId, state: read.status?.state, skill: (read.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ id: opened.id, contextId: opened.contextId, state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'validator-vote' });
+    expect((await client.getTask({ tenant: '', id: drafted.id, historyLength: 0 })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     // Another agent gets what it gets for any unknown id.
     const other = await a2aClient('nova');
     await expect(other.getTask({ tenant: '', id: opened.id, historyLength: 0 })).rejects.toThrow(/not found/i);

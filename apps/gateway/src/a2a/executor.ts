@@ -18,7 +18,7 @@ import type { Credential, EndReason } from '../credentials.js';
 import { GatewayError } from '../http-reply.js';
 import { loggable } from './loggable.js';
 import { awaitsSignature, draftCommand, draftStatus } from './draft.js';
-import { agentMessage, commandsIn, dataPart, ENDED_STATES, isSigned, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { agentMessage, commandsIn, dataPart, ENDED_STATES, isObject, isSigned, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
 import { scopeOf } from './task-store.js';
 import { followedByTaskId, isOpening } from './task-id.js';
 import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
@@ -165,8 +165,11 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const envelope = commands.find(isSigned);
     const skill = envelope === undefined ? undefined : skillStartedBy(String(envelope['type']));
     const opening = this.opening(request, bus, skill ?? within);
-    if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within)) {
-      const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within);
+    // A task named after its aggregate (task-id.ts) starts on that aggregate only.
+    const owned = followedByTaskId(request.taskId)?.followed;
+    const elsewhere = owned !== undefined && skill?.named?.(isObject(envelope?.['payload']) ? envelope['payload'] : {})?.streamId !== owned.streamId;
+    if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within) || elsewhere) {
+      const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within, owned);
       const { text, data } = draftStatus(draft, request.taskId);
       opening('input-required', text, { ...(draft.skill === undefined ? {} : { skill: draft.skill.id }), awaiting: 'signature', ...(draft.command === undefined ? {} : { command: draft.command }) }, [dataPart(data)]);
       // Nothing follows the log for it: its bus ends here; a later message of the task opens another.

@@ -30,7 +30,7 @@ import type { ResolvedGatewayOptions } from '../options.js';
 import type { StreamParties } from '../read-visibility.js';
 import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
-import { awaitsSignature } from './draft.js';
+import { awaitsSignature, draftCommand } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { commandsIn, isObject, isSigned } from './parts.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
@@ -125,7 +125,7 @@ class AgoraRequestHandler extends DefaultRequestHandler {
 
   /**
    * Names the task a message opens after what it follows (task-id.ts) when its signed start
-   * command names its aggregate and no task of that name is there yet: the task is held as
+   * command names its aggregate, or the command drafted for it does, and no task of that name is there yet: the task is held as
    * opening (so the request handler finds it), and the executor starts it. A message of a named
    * task this gateway does not follow (another opened it) has the task followed here first.
    * Returns the id claimed, if any (the executor lets it go once the task is started).
@@ -137,9 +137,14 @@ class AgoraRequestHandler extends DefaultRequestHandler {
       await this.adopt(message.taskId, context);
       return undefined;
     }
-    const envelope = commandsIn(message).find(isSigned);
-    const skill = envelope === undefined ? undefined : skillStartedBy(String(envelope['type']));
-    const followed = skill?.named?.(isObject(envelope?.['payload']) ? envelope['payload'] : {});
+    // The signed start command's aggregate; or, for a message without one, the aggregate of the command drafted for it (the draft names it, and the signed command must).
+    const commands = commandsIn(message);
+    const envelope = commands.find(isSigned);
+    const caller = context.user instanceof A2ACaller ? context.user.reader?.agentId : undefined;
+    const draft = envelope === undefined ? draftCommand(commands[0], caller, undefined) : undefined;
+    const skill = envelope === undefined ? draft?.skill : skillStartedBy(String(envelope['type']));
+    const payload = envelope === undefined ? draft?.command?.['payload'] : envelope['payload'];
+    const followed = skill?.named?.(isObject(payload) ? payload : {});
     if (skill === undefined || followed === undefined || this.executor === undefined || this.tasks === undefined) return undefined;
     const taskId = namedTaskId(skill, followed);
     // Sent again while it opens or is followed here: the request goes on as a duplicate, which joins it.

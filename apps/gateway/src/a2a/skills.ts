@@ -49,8 +49,9 @@ export interface AgoraSkill<V = unknown> {
   fills(actor: string): Record<string, unknown>;
   /** The category of the aggregates its tasks follow. */
   category: string;
-  /** The aggregate a start command names in its payload, when it names one before it is sent (task-id.ts names the task by it). */
+  /** The aggregate a start command names in its payload, when it names one before it is sent (task-id.ts names the task by it), and the payload's field that does. */
   named?(payload: Record<string, unknown>): Followed | undefined;
+  idField?: string;
   /** The aggregate a start command acts on; undefined when it opened none (`reason` says why). */
   followed(agora: Agora, command: { actor: string; payload: Record<string, unknown> }, events: readonly string[]): Promise<Followed | { reason: string }>;
   /** The aggregate's view as the caller may read it, from a read model that holds `minPosition` when given (readAt); undefined while it does not exist yet. */
@@ -66,11 +67,12 @@ const count = (items: readonly unknown[], of: number) => `${items.length} of ${o
 export const aggregateOf = (category: string, id: string): Followed => ({ category, streamId: `${category}-${id}`, id });
 
 /** A skill whose start command names its aggregate in its payload (`<category>-<payload[field]>`): the category, `named` and `followed`. */
-const namedBy = (category: string, field: string): Pick<AgoraSkill, 'category' | 'named' | 'followed'> => {
+const namedBy = (category: string, field: string): Pick<AgoraSkill, 'category' | 'named' | 'idField' | 'followed'> => {
   const named = (payload: Record<string, unknown>) => (typeof payload[field] === 'string' && payload[field] !== '' ? aggregateOf(category, payload[field]) : undefined);
   return {
     category,
     named,
+    idField: field,
     followed: async (_agora, { payload }) => named(payload) ?? { reason: `the command names no ${field}` },
   };
 };
