@@ -1,7 +1,8 @@
 /**
  * The A2A tasks the gateway remembers, bounded. A task that has ended (completed, canceled,
- * rejected, failed), or that waits for its signed start command (nothing follows it), stays readable by its caller (tasks/get, tasks/list) until its caller has
- * ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
+ * rejected, failed), that waits for its signed start command (nothing follows it), or that is held
+ * while its request opens it under a named id (its request may fail before its first event), stays
+ * readable by its caller (tasks/get, tasks/list) until its caller has ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
  * gives up its oldest): one caller's tasks never push out another's. A forgotten task's
  * push-notification configurations go with it. A task's history keeps its latest messages, at
  * most `historyMessages` of them and `historyBytes` of JSON. Tasks still followed are bounded by
@@ -15,6 +16,7 @@ import { type ListTasksRequest, type Message, type ListTasksResponse, type Task 
 import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { awaitsSignature } from './draft.js';
 import { ENDED_STATES } from './parts.js';
+import { isOpening } from './task-id.js';
 import { DEFAULT_A2A_BOUNDS } from './settings.js';
 
 
@@ -96,7 +98,8 @@ export class BoundedTaskStore implements TaskStore {
     tasks.set(task.id, kept);
     let ended = this.ended.get(scope);
     if (ended?.delete(task.id)) this.endedCount--;
-    if ((task.status !== undefined && ENDED_STATES.has(task.status.state)) || awaitsSignature(task)) {
+    // A task being opened (its request may fail before its first event) counts as the ended ones do, within its caller's share.
+    if ((task.status !== undefined && ENDED_STATES.has(task.status.state)) || awaitsSignature(task) || isOpening(task)) {
       if (ended === undefined) this.ended.set(scope, (ended = new Map()));
       ended.set(task.id, { taskId: task.id, context });
       this.endedCount++;
