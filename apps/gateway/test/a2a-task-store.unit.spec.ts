@@ -2,12 +2,15 @@
  * The gateway's A2A task store is bounded: an ended task is forgotten, with its push
  * configurations, once `maxFinished` tasks have ended after it, and a caller's ended tasks only
  * by its own; tasks still followed are kept; a task's history keeps its latest messages within a
- * count and a size; a caller reads and lists only its own tasks.
+ * count and a size; a caller reads and lists only its own tasks; a task held while its request
+ * opens it counts as an ended one; a task not held is asked of `rebuild`.
  */
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { PushConfigs } from '../src/a2a/push.js';
 import { PushTargets } from '../src/a2a/push-target.js';
+import { AGORA_SKILLS } from '../src/a2a/skills.js';
+import { openingTask } from '../src/a2a/task-id.js';
 import { BoundedTaskStore } from '../src/a2a/task-store.js';
 
 const pushConfigs = () => new PushConfigs(new PushTargets(['127.0.0.1']), { perTask: 5, perCaller: 50 });
@@ -56,6 +59,20 @@ describe('BoundedTaskStore', () => {
     const page = await store.list({ pageSize: 1 } as never, as('alice'));
     expect(page.tasks).toHaveLength(1);
     expect(page.nextPageToken).not.toBe('');
+  });
+
+  it("keeps a caller's tasks held while their requests open them (named ids whose requests failed) within its own share, and answers a task it does not hold as rebuilt", async () => {
+    const vote = AGORA_SKILLS.find((s) => s.id === 'validator-vote')!;
+    const rebuilt: string[] = [];
+    const store = new BoundedTaskStore(pushConfigs(), { maxFinished: 1_000, perCaller: 3 }, async (taskId, context) => {
+      rebuilt.push(`${taskId} as ${context.user?.userName ?? ''}`);
+      return undefined;
+    });
+    for (let i = 0; i < 10; i++) await store.save(openingTask(`validator-vote:voting_session-m${i}`, `validator-vote:voting_session-m${i}`, vote), as('mal'));
+    expect(store.size).toBe(3);
+    expect((await store.load('validator-vote:voting_session-m9', as('mal')))?.id).toBe('validator-vote:voting_session-m9');
+    expect(await store.load('validator-vote:voting_session-m0', as('mal'))).toBeUndefined();
+    expect(rebuilt).toEqual(['validator-vote:voting_session-m0 as mal']);
   });
 
   it("evicts within the caller's own share: 1,001 ended tasks of one caller forget none of another's", async () => {

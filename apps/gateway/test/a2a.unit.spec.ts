@@ -14,6 +14,7 @@ import { agentCard } from '../src/a2a/card.js';
 import { draftCommand, draftStatus, SIGNED_COMMAND_EXTENSION } from '../src/a2a/draft.js';
 import { commandsIn, dataPart, textPart } from '../src/a2a/parts.js';
 import { AGORA_SKILLS, skillStartedBy, type AgoraSkill } from '../src/a2a/skills.js';
+import { followedByTaskId, namedTaskId } from '../src/a2a/task-id.js';
 import { a2aSettingFromEnv } from '../src/options.js';
 
 const skill = <V>(id: string) => AGORA_SKILLS.find((s) => s.id === id) as AgoraSkill<V>;
@@ -102,6 +103,14 @@ describe('a message carries its command in a data part', () => {
   it('names the skill its command starts', () => {
     expect(['SubmitProposal', 'CreateVotingSession', 'ProposeChamberSession', 'ReportHealth'].map((type) => skillStartedBy(type)?.id)).toEqual(['tribunal-review', 'validator-vote', 'chamber-consultation', 'dialectic-recovery']);
     expect(skillStartedBy('CastValidatorVote')).toBeUndefined();
+  });
+
+  it("names a task after its skill and the aggregate its start command names, and reads that back; any other id names nothing", () => {
+    const named = AGORA_SKILLS.map((s) => s.named?.({ proposalId: 'p1', requestId: 'r1', sessionId: 's1' })).map((followed, i) => (followed === undefined ? undefined : namedTaskId(AGORA_SKILLS[i]!, followed)));
+    expect(named).toEqual(['tribunal-review:proposal-p1', 'validator-vote:voting_session-r1', 'chamber-consultation:chamber_session-s1', undefined]);
+    expect(followedByTaskId('validator-vote:voting_session-r1:x')).toMatchObject({ skill: { id: 'validator-vote' }, followed: { category: 'voting_session', streamId: 'voting_session-r1:x', id: 'r1:x' } });
+    expect(followedByTaskId('dialectic-recovery:dialectic_session-nova-p1')?.followed.id).toBe('nova-p1');
+    for (const id of ['validator-vote:proposal-p1', 'validator-vote:voting_session-', 'nothing:proposal-p1', 'proposal-p1', '8f1c2e9a-0000-4000-8000-000000000000']) expect(followedByTaskId(id)).toBeUndefined();
   });
 });
 

@@ -15,13 +15,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import { panelScript } from '@agora/chamber';
 import type { Role as AgoraRole } from '@agora/contracts';
 import { createSignedCommand, generateKeyPair, mintReadToken, type KeyPair } from '@agora/identity';
 import { StandIns } from '@agora/providers';
 import { Agora, onDialecticTurn, onReviewRequested, onVoteRequested, signCommand, type RoleLoop } from '@agora/sdk';
 import { REPO_ROOT, docsExample, runToCompletion, startAgoraProcess, workspaceExample, type AgoraProcess } from '@agora/testing';
+import { a2aClientOf } from './support/a2a-client.js';
 
 const CAST: Record<string, { roles: AgoraRole[]; constitutions?: string[]; trustScore?: number; specializations?: string[] }> = {
   envoy: { roles: ['executive'] },
@@ -142,15 +143,7 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
 
   const keyFile = (agentId: string) => join(dir, `${agentId}.key.json`);
   /** The A2A client of an agent: the card and every request carry a fresh read token of its own (Authorization: Bearer). */
-  const a2aClient = async (agentId: string, lifetimeSeconds?: number): Promise<Client> => {
-    const fetchImpl: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${mintReadToken({ agentId, secretKey: keys[agentId]!.secretKey, ...(lifetimeSeconds === undefined ? {} : { lifetimeSeconds }) })}`);
-      return fetch(input, { ...init, headers });
-    };
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) }));
-    return factory.createFromUrl(url);
-  };
+  const a2aClient = (agentId: string, lifetimeSeconds?: number): Promise<Client> => a2aClientOf(url, agentId, keys[agentId]!.secretKey, lifetimeSeconds);
   const signed = (actor: string, type: string, payload: Record<string, unknown>) => createSignedCommand({ type, actor, payload, secretKey: keys[actor]!.secretKey });
   const message = (command: unknown, extra: Partial<Message> = {}): Message => ({
     messageId: randomUUID(),

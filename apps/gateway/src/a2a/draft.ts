@@ -10,7 +10,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { commandByType, SIGNED_ENVELOPE_FIELDS, SIGNING_TAGS } from '@agora/contracts';
 import { describeIssues } from '@agora/messaging';
 import { isObject } from './parts.js';
-import { AGORA_SKILLS, skillStartedBy, type AgoraSkill } from './skills.js';
+import { AGORA_SKILLS, skillStartedBy, type AgoraSkill, type Followed } from './skills.js';
 
 /** The URI of Agora's A2A extension: a skill's command is signed by the caller (the Agent Card declares it). */
 export const SIGNED_COMMAND_EXTENSION = 'urn:agora:a2a:signed-command:v1';
@@ -34,9 +34,10 @@ const startTypes = () => AGORA_SKILLS.map((s) => `${s.starts.join('/')} (${s.id}
  * payload}`, as the Agent Card's examples are): type, actor (the caller; with reads open, the
  * message's `actor`), the payload with what Agora fills in itself (a fresh aggregate id), a fresh
  * commandId and issuedAt now. The payload is checked against the command's contract, so a draft
- * without a reason is one Agora takes once signed.
+ * without a reason is one Agora takes once signed. A task named after its aggregate (task-id.ts)
+ * drafts the command for that aggregate (`aggregate`).
  */
-export function draftCommand(fields: Record<string, unknown> | undefined, caller: string | undefined, within: AgoraSkill | undefined): Draft {
+export function draftCommand(fields: Record<string, unknown> | undefined, caller: string | undefined, within: AgoraSkill | undefined, aggregate?: Followed): Draft {
   const type = typeof fields?.['type'] === 'string' ? fields['type'] : undefined;
   const named = typeof fields?.['skill'] === 'string' ? AGORA_SKILLS.find((s) => s.id === fields['skill']) : undefined;
   const skill = (type === undefined ? undefined : skillStartedBy(type)) ?? named ?? within;
@@ -51,7 +52,7 @@ export function draftCommand(fields: Record<string, unknown> | undefined, caller
   const commandType = type ?? skill.starts[0]!;
   const actor = caller ?? (typeof fields?.['actor'] === 'string' ? fields['actor'] : undefined);
   const given = isObject(fields?.['payload']) ? fields['payload'] : {};
-  const payload = { ...skill.fills(actor ?? ''), ...given };
+  const payload = { ...skill.fills(actor ?? ''), ...given, ...(aggregate !== undefined && skill.idField !== undefined && aggregate.category === skill.category ? { [skill.idField]: aggregate.id } : {}) };
   const command = { commandId: randomUUID(), type: commandType, actor: actor ?? '', issuedAt: new Date().toISOString(), payload };
   if (actor === undefined) return { skill, command, reason: 'Name the agent that signs: with reads open no read token names the caller, so the message gives its `actor`' };
   const parsed = commandByType(commandType)!.payload.safeParse(payload);

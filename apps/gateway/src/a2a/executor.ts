@@ -18,8 +18,9 @@ import type { Credential, EndReason } from '../credentials.js';
 import { GatewayError } from '../http-reply.js';
 import { loggable } from './loggable.js';
 import { awaitsSignature, draftCommand, draftStatus } from './draft.js';
-import { agentMessage, commandsIn, dataPart, isSigned, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { agentMessage, commandsIn, dataPart, ENDED_STATES, isObject, isSigned, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
 import { scopeOf } from './task-store.js';
+import { followedByTaskId, isOpening } from './task-id.js';
 import { AGORA_SKILLS, FINAL_STATES, skillStartedBy, type AgoraSkill, type Followed, type SkillStatus } from './skills.js';
 
 /** The caller of an A2A request: the agent its read token proves (reads closed), or nobody in particular (reads open). */
@@ -93,6 +94,8 @@ export interface ExecutorOptions {
   current?(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
   /** The longest a task follows its aggregate (default 24 hours); it then fails and says so. */
   followMs?: number;
+  /** Opens the bus a task's follower publishes on when it adopts the task (no request of its own started it here). */
+  openBus?(taskId: string, context: ServerCallContext): ExecutionEventBus;
   /** Called when a task's bus has ended and may be let go (buses are kept per caller: the request's context says whose). */
   settled(taskId: string, bus: ExecutionEventBus, context: ServerCallContext): void;
   logger: Pick<LoggerService, 'warn'>;
@@ -106,6 +109,8 @@ export class AgoraAgentExecutor implements AgentExecutor {
   private readonly starting = new Map<string, Promise<string | undefined>>();
   /** Slots taken by tasks starting, by caller. */
   private readonly reserved = new Map<string, number>();
+  /** Named task ids a request is opening (AgoraRequestHandler.name), with what ends the claim. */
+  private readonly claims = new Map<string, { done: Promise<void>; release: () => void }>();
   /** tasks/cancel's metadata, handed over by the request handler (AgoraRequestHandler). */
   private readonly cancellations = new Map<string, { metadata: Record<string, unknown> | undefined; context: ServerCallContext }>();
 
@@ -120,20 +125,51 @@ export class AgoraAgentExecutor implements AgentExecutor {
     return this.runs.has(taskId);
   }
 
+  /**
+   * Claims a named task id for the request that opens it: undefined when the request has it;
+   * otherwise what to wait for before it goes on as a duplicate (which joins the task as today).
+   */
+  claim(taskId: string): Promise<void> | undefined {
+    const held = this.claims.get(taskId);
+    if (held !== undefined) return held.done;
+    if (this.runs.has(taskId)) return Promise.resolve();
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    this.claims.set(taskId, { done, release });
+    return undefined;
+  }
+
+  /** Ends a claim (the task is followed, refused or drafted; or its request failed before it reached the executor). */
+  release(taskId: string): void {
+    this.claims.get(taskId)?.release();
+    this.claims.delete(taskId);
+  }
+
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    try {
+      await this.open(request, bus);
+    } finally {
+      this.release(request.taskId);
+    }
+  }
+
+  private async open(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const caller = callerOf(request.context);
     const message = request.userMessage;
     const run = this.runs.get(request.taskId);
     const current = request.task;
-    if (current !== undefined && (run !== undefined || !awaitsSignature(current))) return this.turn(current, run, caller, message, bus);
+    if (current !== undefined && (run !== undefined || !(awaitsSignature(current) || isOpening(current)))) return this.turn(current, run, caller, message, bus);
     // A new task, or one waiting for its signed start command: the message's signed command starts it; anything else is drafted.
     const within = current === undefined ? undefined : skillOfTask(current);
     const commands = commandsIn(message);
     const envelope = commands.find(isSigned);
     const skill = envelope === undefined ? undefined : skillStartedBy(String(envelope['type']));
     const opening = this.opening(request, bus, skill ?? within);
-    if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within)) {
-      const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within);
+    // A task named after its aggregate (task-id.ts) starts on that aggregate only.
+    const owned = followedByTaskId(request.taskId)?.followed;
+    const elsewhere = owned !== undefined && skill?.named?.(isObject(envelope?.['payload']) ? envelope['payload'] : {})?.streamId !== owned.streamId;
+    if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within) || elsewhere) {
+      const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within, owned);
       const { text, data } = draftStatus(draft, request.taskId);
       opening('input-required', text, { ...(draft.skill === undefined ? {} : { skill: draft.skill.id }), awaiting: 'signature', ...(draft.command === undefined ? {} : { command: draft.command }) }, [dataPart(data)]);
       // Nothing follows the log for it: its bus ends here; a later message of the task opens another.
@@ -249,9 +285,32 @@ export class AgoraAgentExecutor implements AgentExecutor {
       return same;
     }
     const started = opening('working', `${String(envelope['type'])} accepted: following ${followed.streamId}`, { command, streamId: followed.streamId });
+    return this.followAs(request.taskId, request.context, { skill, followed, caller, callerKey, commandId, agora, bus, contextId: request.contextId, started }, reply.result.position);
+  }
+
+  /**
+   * Follows a named task (task-id.ts) this gateway did not start: a restarted gateway, or another
+   * replica, when the caller resubscribes to it, cancels it or sends it a message. True when the
+   * task is followed (already, or now); false when it names no aggregate, is final, or the caller
+   * has no slot left (its task is then answered as it stands, and not followed).
+   */
+  adopt(task: Task, context: ServerCallContext): boolean {
+    if (this.runs.has(task.id)) return true;
+    const named = followedByTaskId(task.id);
+    if (named === undefined || task.status === undefined || ENDED_STATES.has(task.status.state) || awaitsSignature(task) || isOpening(task) || this.claims.has(task.id)) return false;
+    const callerKey = scopeOf(context);
+    if (this.options.openBus === undefined || this.checkSlots(callerKey) !== undefined) return false;
+    const caller = callerOf(context);
+    const bus = this.options.openBus(task.id, context);
+    this.followAs(task.id, context, { ...named, caller, callerKey, commandId: '', agora: this.options.readerClient(caller.reader), bus, contextId: task.contextId, started: task }, undefined);
+    return true;
+  }
+
+  /** Follows the aggregate for a task until it is final, as its caller (whose right is watched). */
+  private followAs(taskId: string, context: ServerCallContext, parts: Pick<Run, 'skill' | 'followed' | 'caller' | 'callerKey' | 'commandId' | 'agora' | 'bus' | 'contextId' | 'started'>, after: string | undefined): string {
+    const { caller, agora, bus } = parts;
     const stop = new AbortController();
-    const newRun: Run = { skill, followed, caller, contextId: request.contextId, bus, stop, last: undefined, minRevision: -1, turning: false, held: false, agora, done: Promise.resolve(), callerKey, commandId, revoked: undefined, started };
-    const taskId = request.taskId;
+    const newRun: Run = { ...parts, stop, last: undefined, minRevision: -1, turning: false, held: false, done: Promise.resolve(), revoked: undefined };
     this.runs.set(taskId, newRun);
     // Pushes stop, and the task with them, when the caller loses its right (as its streams end); not at its token's expiry.
     const credential = caller.credential;
@@ -261,14 +320,14 @@ export class AgoraAgentExecutor implements AgentExecutor {
         : this.options.watch({ agentId: credential.agentId, roles: credential.roles, publicKey: credential.publicKey, expiresAt: Date.now() + Math.min(this.options.followMs ?? DEFAULT_FOLLOW_MS, 2 ** 31 - 1) }, (reason) => {
             if (reason === 'token_expired' || reason === 'session_ended') return;
             newRun.revoked = reason;
-            void this.options.revoke?.(taskId, request.context).finally(() => stop.abort());
+            void this.options.revoke?.(taskId, context).finally(() => stop.abort());
           });
-    newRun.done = this.follow(taskId, newRun, reply.result.position).finally(() => {
+    newRun.done = this.follow(taskId, newRun, after).finally(() => {
       unwatch?.();
       this.runs.delete(taskId);
       void agora.close();
       bus.finished();
-      this.options.settled(taskId, bus, request.context);
+      this.options.settled(taskId, bus, context);
     });
     return taskId;
   }

@@ -25,6 +25,9 @@ export const TASK_STATES: Record<SkillState, TaskState> = {
   failed: TaskState.TASK_STATE_FAILED,
 };
 
+/** The A2A states a task ends in. */
+export const ENDED_STATES: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_FAILED]);
+
 /**
  * What a message's parts ask for: a command, signed or still to sign, in a data part (the part's
  * value itself, or its `command` member) or in a text part that is such a JSON object (a client

@@ -6,7 +6,7 @@
  * /mcp and the HTTP API do; the caller's commands ride signed in the messages (executor.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, type CancelTaskRequest, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, type CancelTaskRequest, type SendMessageRequest, type StreamResponse, type SubscribeToTaskRequest, type Task } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import {
   DefaultExecutionEventBusManager,
@@ -30,12 +30,15 @@ import type { ResolvedGatewayOptions } from '../options.js';
 import type { StreamParties } from '../read-visibility.js';
 import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
-import { awaitsSignature } from './draft.js';
+import { awaitsSignature, draftCommand } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
+import { commandsIn, isObject, isSigned } from './parts.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
 import { PushTargets } from './push-target.js';
 import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
+import { skillStartedBy } from './skills.js';
+import { followedByTaskId, namedTaskId, openingTask, rebuildTask } from './task-id.js';
 import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
@@ -94,19 +97,89 @@ class AgoraRequestHandler extends DefaultRequestHandler {
     return this.cardOf?.() ?? super.getAgentCard();
   }
 
-  override sendMessage(params: SendMessageRequest, context: ServerCallContext) {
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
     checkReferences(params);
-    return super.sendMessage(params, context);
+    const named = await this.name(params, context);
+    try {
+      return await super.sendMessage(params, context);
+    } catch (error) {
+      if (named !== undefined) this.executor?.release(named);
+      throw error;
+    }
   }
 
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
+  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
     checkReferences(params);
-    return super.sendMessageStream(params, context);
+    const named = await this.name(params, context);
+    try {
+      yield* super.sendMessageStream(params, context);
+    } finally {
+      if (named !== undefined) this.executor?.release(named);
+    }
+  }
+
+  override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext) {
+    await this.adopt(params.id, context);
+    yield* super.resubscribe(params, context);
+  }
+
+  /**
+   * Names the task a message opens after what it follows (task-id.ts) when its signed start
+   * command names its aggregate, or the command drafted for it does, and no task of that name is there yet: the task is held as
+   * opening (so the request handler finds it), and the executor starts it. A message of a named
+   * task this gateway does not follow (another opened it) has the task followed here first.
+   * Returns the id claimed, if any (the executor lets it go once the task is started).
+   */
+  private async name(params: SendMessageRequest, context: ServerCallContext): Promise<string | undefined> {
+    const message = params.message;
+    if (message === undefined) return undefined;
+    if (message.taskId) {
+      await this.adopt(message.taskId, context);
+      return undefined;
+    }
+    // The signed start command's aggregate; or, for a message without one, the aggregate of the command drafted for it (the draft names it, and the signed command must).
+    const commands = commandsIn(message);
+    const envelope = commands.find(isSigned);
+    const caller = context.user instanceof A2ACaller ? context.user.reader?.agentId : undefined;
+    const draft = envelope === undefined ? draftCommand(commands[0], caller, undefined) : undefined;
+    const skill = envelope === undefined ? draft?.skill : skillStartedBy(String(envelope['type']));
+    const payload = envelope === undefined ? draft?.command?.['payload'] : envelope['payload'];
+    const followed = skill?.named?.(isObject(payload) ? payload : {});
+    if (skill === undefined || followed === undefined || this.executor === undefined || this.tasks === undefined) return undefined;
+    const taskId = namedTaskId(skill, followed);
+    // Sent again while it opens or is followed here: the request goes on as a duplicate, which joins it.
+    const claimed = this.executor.claim(taskId);
+    if (claimed !== undefined) {
+      await claimed;
+      return undefined;
+    }
+    try {
+      // A task of that name the caller already has (it ended, or another gateway follows it): the request opens one of its own, as before.
+      if ((await this.tasks.load(taskId, context)) !== undefined) {
+        this.executor.release(taskId);
+        return undefined;
+      }
+      const contextId = message.contextId || taskId;
+      await this.tasks.save(openingTask(taskId, contextId, skill), context);
+      params.message = { ...message, taskId, contextId };
+      return taskId;
+    } catch (error) {
+      this.executor.release(taskId);
+      throw error;
+    }
+  }
+
+  /** Has a named task followed here (resubscribed, cancelled or sent a message on a gateway that did not open it). */
+  private async adopt(taskId: string, context: ServerCallContext): Promise<void> {
+    if (this.executor === undefined || this.executor.owns(taskId) || followedByTaskId(taskId) === undefined) return;
+    const task = await this.tasks?.load(taskId, context);
+    if (task !== undefined) this.executor.adopt(task, context);
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.executor?.cancellationOf(params.id, params.metadata, context);
     try {
+      await this.adopt(params.id, context);
       // A task waiting for its signed start command has no bus of its own: one is opened for the cancellation, which is recorded and pushed as any update.
       const task = await this.tasks?.load(params.id, context);
       if (task !== undefined && awaitsSignature(task)) this.buses?.createOrGetByTaskId(params.id, context);
@@ -163,11 +236,12 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   const bounds = { ...DEFAULT_A2A_BOUNDS, ...definedOf(setting) };
   const targets = new PushTargets(setting.pushAllowHosts);
   const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller });
-  const taskStore = new BoundedTaskStore(pushStore, { maxFinished: bounds.maxFinishedTasks, perCaller: bounds.finishedTasksPerCaller, historyMessages: bounds.historyMessages, historyBytes: bounds.historyBytes });
-  const push = new PushQueue(pushStore, { logger, targets });
-  const buses = new FollowedBuses();
   const readerClient = (reader: Reader | undefined) =>
     Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
+  const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient);
+  const taskStore = new BoundedTaskStore(pushStore, { maxFinished: bounds.maxFinishedTasks, perCaller: bounds.finishedTasksPerCaller, historyMessages: bounds.historyMessages, historyBytes: bounds.historyBytes }, rebuild);
+  const push = new PushQueue(pushStore, { logger, targets });
+  const buses = new FollowedBuses();
   const credentials = options.reads.credentials;
   const executor = new AgoraAgentExecutor({
     commands: new CommandSender(options),
@@ -176,6 +250,7 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
     tasksPerCaller: bounds.tasksPerCaller,
     logger,
     settled: (taskId, _bus, context) => buses.cleanupByTaskId(taskId, context),
+    openBus: (taskId, context) => buses.createOrGetByTaskId(taskId, context),
     ...(credentials ? { watch: (credential, end) => credentials.bind(credential, end) } : {}),
     async revoke(taskId, context) {
       await pushStore.revoke(taskId, context);

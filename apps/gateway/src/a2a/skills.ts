@@ -47,22 +47,35 @@ export interface AgoraSkill<V = unknown> {
   examples: { type: string; payload: Record<string, unknown>; text: string }[];
   /** What a drafted start command's payload gets when the message leaves it out: a fresh aggregate id, or the caller itself. */
   fills(actor: string): Record<string, unknown>;
+  /** The category of the aggregates its tasks follow. */
+  category: string;
+  /** The aggregate a start command names in its payload, when it names one before it is sent (task-id.ts names the task by it), and the payload's field that does. */
+  named?(payload: Record<string, unknown>): Followed | undefined;
+  idField?: string;
   /** The aggregate a start command acts on; undefined when it opened none (`reason` says why). */
   followed(agora: Agora, command: { actor: string; payload: Record<string, unknown> }, events: readonly string[]): Promise<Followed | { reason: string }>;
   /** The aggregate's view as the caller may read it, from a read model that holds `minPosition` when given (readAt); undefined while it does not exist yet. */
   read(agora: Agora, id: string, minPosition?: string): Promise<V | undefined>;
   status(view: V, caller: string): SkillStatus;
+  /** The agent whose start command opened the aggregate: a task is its caller's (task-id.ts rebuilds it for that agent only). */
+  startedBy(view: V): string;
 }
 
 const count = (items: readonly unknown[], of: number) => `${items.length} of ${of}`;
 
-/** The aggregate a start command names in its payload: `<category>-<payload[field]>`. */
-const namedBy =
-  (category: string, field: string): AgoraSkill['followed'] =>
-  async (_agora, { payload }) => {
-    const id = String(payload[field]);
-    return { category, streamId: `${category}-${id}`, id };
+/** The aggregate of a category with the given id. */
+export const aggregateOf = (category: string, id: string): Followed => ({ category, streamId: `${category}-${id}`, id });
+
+/** A skill whose start command names its aggregate in its payload (`<category>-<payload[field]>`): the category, `named` and `followed`. */
+const namedBy = (category: string, field: string): Pick<AgoraSkill, 'category' | 'named' | 'idField' | 'followed'> => {
+  const named = (payload: Record<string, unknown>) => (typeof payload[field] === 'string' && payload[field] !== '' ? aggregateOf(category, payload[field]) : undefined);
+  return {
+    category,
+    named,
+    idField: field,
+    followed: async (_agora, { payload }) => named(payload) ?? { reason: `the command names no ${field}` },
   };
+};
 
 const tribunalReview: AgoraSkill<ProposalView> = {
   id: 'tribunal-review',
@@ -75,8 +88,9 @@ const tribunalReview: AgoraSkill<ProposalView> = {
   turns: ['ReviseProposal'],
   examples: [{ type: 'SubmitProposal', payload: { title: 'Onboarding', body: 'Add tutorial tooltips', problem: 'Users drop off in the first session' }, text: 'Have the tribunal review this proposal' }],
   fills: () => ({ proposalId: randomUUID() }),
-  followed: namedBy(PROPOSAL_CATEGORY, 'proposalId'),
+  ...namedBy(PROPOSAL_CATEGORY, 'proposalId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetProposal', { proposalId: id }, readAt(at))),
+  startedBy: (view) => view.proposer,
   status(view) {
     const round = view.rounds[view.rounds.length - 1];
     const progress = `${view.status}:${view.rounds.length}:${round?.reviews.length ?? 0}`;
@@ -104,8 +118,9 @@ const validatorVote: AgoraSkill<VotingSessionView> = {
   turns: [],
   examples: [{ type: 'CreateVotingSession', payload: { actionType: 'deploy_production', riskLevel: 'high', summary: 'Roll out release 4.2' }, text: 'Put this deployment to a vote' }],
   fills: () => ({ requestId: randomUUID() }),
-  followed: namedBy(VOTING_SESSION_CATEGORY, 'requestId'),
+  ...namedBy(VOTING_SESSION_CATEGORY, 'requestId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetVotingSession', { sessionId: id }, readAt(at))),
+  startedBy: (view) => view.createdBy,
   status(view) {
     const progress = `${view.status}:${view.votes.length}:${view.awaitingOperator}:${view.finalDecision}`;
     if (view.status === 'cancelled') return { state: 'canceled', progress, text: `Cancelled: ${view.cancellation?.reason ?? ''}` };
@@ -128,8 +143,9 @@ const chamberConsultation: AgoraSkill<ChamberSessionView> = {
   turns: [],
   examples: [{ type: 'ProposeChamberSession', payload: { question: 'Should we migrate the orders table online or in a maintenance window?', rationale: 'A wrong call loses orders; one model is not enough' }, text: 'Consult the chamber on this question' }],
   fills: () => ({ sessionId: randomUUID() }),
-  followed: namedBy(CHAMBER_SESSION_CATEGORY, 'sessionId'),
+  ...namedBy(CHAMBER_SESSION_CATEGORY, 'sessionId'),
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetChamberSession', { sessionId: id }, readAt(at))),
+  startedBy: (view) => view.summary.proposedBy,
   status({ summary }) {
     const progress = `${summary.status}:${summary.answered.length}:${summary.pendingCalls}`;
     if (summary.status === 'awaiting_approval') return { state: 'input-required', progress, text: 'Awaiting approval: an operator must approve (ApproveChamberSession) before any model is called' };
@@ -155,14 +171,16 @@ const dialecticRecovery: AgoraSkill<DialecticSessionView> = {
   turns: ['SubmitThesis', 'SubmitSynthesis', 'SignResolution'],
   examples: [{ type: 'ReportHealth', payload: { health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }, text: 'I am at risk: pause me and open a recovery' }],
   fills: (actor) => ({ agentId: actor }),
+  category: DIALECTIC_SESSION_CATEGORY,
   async followed(agora, { actor, payload }, events) {
     if (payload['agentId'] !== actor) return { reason: 'a recovery is requested by the agent itself: ReportHealth must be about the caller (agentId = actor)' };
     if (!events.includes('AgentPaused')) return { reason: 'the report tripped no circuit breaker (its risk is under the threshold, or the agent is already paused): no recovery was opened' };
     const agent = await agora.query('GetAgent', { agentId: actor });
     const id = agent.breaker.sessionId ?? `${actor}-p${agent.breaker.pauses}`;
-    return { category: DIALECTIC_SESSION_CATEGORY, streamId: `${DIALECTIC_SESSION_CATEGORY}-${id}`, id };
+    return aggregateOf(DIALECTIC_SESSION_CATEGORY, id);
   },
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId: id }, readAt(at))),
+  startedBy: (view) => view.agentId,
   status(view, caller) {
     const progress = `${view.status}:${view.round}:${view.awaiting.join(',')}`;
     if (view.status === 'resolved') return { state: 'completed', progress, text: 'Resolved: the agent resumes under the signed resolution' };

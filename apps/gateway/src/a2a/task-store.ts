@@ -1,20 +1,24 @@
 /**
  * The A2A tasks the gateway remembers, bounded. A task that has ended (completed, canceled,
- * rejected, failed), or that waits for its signed start command (nothing follows it), stays readable by its caller (tasks/get, tasks/list) until its caller has
- * ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
+ * rejected, failed), that waits for its signed start command (nothing follows it), or that is held
+ * while its request opens it under a named id (its request may fail before its first event), stays
+ * readable by its caller (tasks/get, tasks/list) until its caller has ended `perCaller` more, or all callers together `maxFinished` (then the caller holding the most
  * gives up its oldest): one caller's tasks never push out another's. A forgotten task's
  * push-notification configurations go with it. A task's history keeps its latest messages, at
  * most `historyMessages` of them and `historyBytes` of JSON. Tasks still followed are bounded by
  * the executor (`maxTasks`, `tasksPerCaller`), so the memory held is bounded whatever a caller
  * sends. Tasks are scoped by tenant and caller as in the SDK's own in-memory store, whose filtering
- * and paging `list` reuses on the caller's tasks.
+ * and paging `list` reuses on the caller's tasks. A task it does not hold, a named one
+ * (task-id.ts), is rebuilt from the log as the caller may read it (`rebuild`): a restarted gateway,
+ * or another replica, answers for the tasks another opened.
  */
-import { TaskState, type ListTasksRequest, type Message, type ListTasksResponse, type Task } from '@a2a-js/sdk';
+import { type ListTasksRequest, type Message, type ListTasksResponse, type Task } from '@a2a-js/sdk';
 import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { awaitsSignature } from './draft.js';
+import { ENDED_STATES } from './parts.js';
+import { isOpening } from './task-id.js';
 import { DEFAULT_A2A_BOUNDS } from './settings.js';
 
-const ENDED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_FAILED]);
 
 /** The default number of ended tasks kept readable. */
 export const DEFAULT_MAX_FINISHED_TASKS = DEFAULT_A2A_BOUNDS.maxFinishedTasks;
@@ -32,6 +36,9 @@ export interface TaskStoreBounds {
   /** JSON bytes of a task's history (default 256 KiB). */
   historyBytes?: number;
 }
+
+/** A task not held, rebuilt from the log as the request's caller may read it (rebuildTask); undefined when there is none to that caller. */
+export type RebuildTask = (taskId: string, context: ServerCallContext) => Promise<Task | undefined>;
 
 /** What forgets a task's push configurations (PushConfigs). */
 export interface ForgetsPushes {
@@ -64,6 +71,7 @@ export class BoundedTaskStore implements TaskStore {
   constructor(
     private readonly pushConfigs: ForgetsPushes,
     bounds: TaskStoreBounds | number = {},
+    private readonly rebuild?: RebuildTask,
   ) {
     const given = typeof bounds === 'number' ? { maxFinished: bounds } : bounds;
     this.bounds = {
@@ -90,7 +98,8 @@ export class BoundedTaskStore implements TaskStore {
     tasks.set(task.id, kept);
     let ended = this.ended.get(scope);
     if (ended?.delete(task.id)) this.endedCount--;
-    if ((task.status !== undefined && ENDED.has(task.status.state)) || awaitsSignature(task)) {
+    // A task being opened (its request may fail before its first event) counts as the ended ones do, within its caller's share.
+    if ((task.status !== undefined && ENDED_STATES.has(task.status.state)) || awaitsSignature(task) || isOpening(task)) {
       if (ended === undefined) this.ended.set(scope, (ended = new Map()));
       ended.set(task.id, { taskId: task.id, context });
       this.endedCount++;
@@ -105,7 +114,8 @@ export class BoundedTaskStore implements TaskStore {
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const task = this.scopes.get(scopeOf(context))?.get(taskId);
-    return task === undefined ? undefined : structuredClone(task);
+    if (task === undefined) return this.rebuild?.(taskId, context);
+    return structuredClone(task);
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

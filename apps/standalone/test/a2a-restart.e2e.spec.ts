@@ -1,0 +1,95 @@
+/**
+ * An A2A task outlives the gateway that opened it: its id names its skill and aggregate, so the
+ * standalone process, stopped and started again on the same data directory, answers for it from
+ * the log. The official @a2a-js/sdk client opens a vote a person must decide (and another on a
+ * drafted command it then signs in the same task), the process restarts, and the same client reads the task, streams it and cancels it with its signed
+ * cancellation; another agent still gets "not found".
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { createSignedCommand, generateKeyPair, type KeyPair } from '@agora/identity';
+import { Agora, signCommand } from '@agora/sdk';
+import { startAgoraProcess, type AgoraProcess } from '@agora/testing';
+import { a2aClientOf } from './support/a2a-client.js';
+
+describe('an A2A task across a restart of the gateway (e2e)', () => {
+  let dir: string;
+  let agora: AgoraProcess | undefined;
+  let url: string;
+  const keys: Record<string, KeyPair> = { envoy: generateKeyPair(), nova: generateKeyPair() };
+
+  const start = async () => {
+    agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: 'closed' });
+    url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
+  };
+  /** The A2A client of an agent, each request with a fresh read token of its own. */
+  const a2aClient = (agentId: string, lifetimeSeconds?: number): Promise<Client> => a2aClientOf(url, agentId, keys[agentId]!.secretKey, lifetimeSeconds);
+  const signed = (actor: string, type: string, payload: Record<string, unknown>) => createSignedCommand({ type, actor, payload, secretKey: keys[actor]!.secretKey });
+  const message = (command: unknown): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'data', value: { command } }, mediaType: 'application/json', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agora-a2a-restart-'));
+    await start();
+    const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
+    try {
+      for (const [agentId, pair] of Object.entries(keys)) {
+        writeFileSync(join(dir, `${agentId}.key.json`), JSON.stringify({ agentId, ...pair }), { mode: 0o600 });
+        await root.send('RegisterAgent', { agentId, publicKey: pair.publicKey, displayName: agentId, roles: ['executive'], constitutions: [], specializations: [], trustScore: 500 });
+      }
+    } finally {
+      await root.close();
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await agora?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('is read, streamed and cancelled after the restart, by its caller only', async () => {
+    const opened = (await (await a2aClient('envoy')).sendMessage({ tenant: '', message: message(signed('envoy', 'CreateVotingSession', { requestId: 'restart-1', actionType: 'rotate_keys', riskLevel: 'high', decider: 'person' })), configuration: undefined, metadata: undefined })) as Task;
+    expect({ id: opened.id, contextId: opened.contextId, state: opened.status?.state }).toEqual({ id: 'validator-vote:voting_session-restart-1', contextId: 'validator-vote:voting_session-restart-1', state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    // A task opened on a draft is named after the aggregate its drafted command names; signed and sent in it, it starts there.
+    const first = await a2aClient('envoy');
+    const drafted = (await first.sendMessage({ tenant: '', message: message({ type: 'CreateVotingSession', payload: { actionType: 'rotate_keys', riskLevel: 'high', summary: 'Rotate the keys', decider: 'person' } }), configuration: undefined, metadata: undefined })) as Task;
+    const asked = (drafted.status?.message?.parts ?? []).find((p) => p.content?.$case === 'data')?.content?.value as { command: { commandId: string; issuedAt: string; payload: { requestId: string } } };
+    expect({ id: drafted.id, state: drafted.status?.state }).toEqual({ id: `validator-vote:voting_session-${asked.command.payload.requestId}`, state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    const { commandId, issuedAt, payload } = asked.command;
+    const started = (await first.sendMessage({ tenant: '', message: { ...message(signCommand({ type: 'CreateVotingSession', payload: payload as never, commandId, issuedAt, signer: { keyFile: join(dir, 'envoy.key.json') } })), taskId: drafted.id, contextId: drafted.contextId }, configuration: undefined, metadata: undefined })) as Task;
+    expect({ id: started.id, agora: started.metadata?.['agora'] }).toEqual({ id: drafted.id, agora: expect.objectContaining({ streamId: `voting_session-${payload.requestId}` }) });
+
+    await agora!.stop();
+    await start();
+
+    const client = await a2aClient('envoy');
+    const read = await client.getTask({ tenant: '', id: opened.id, historyLength: 0 });
+    expect({ id: read.id, contextId: read.contextId, state: read.status?.state, skill: (read.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ id: opened.id, contextId: opened.contextId, state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'validator-vote' });
+    expect((await client.getTask({ tenant: '', id: drafted.id, historyLength: 0 })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // Another agent gets what it gets for any unknown id.
+    const other = await a2aClient('nova');
+    await expect(other.getTask({ tenant: '', id: opened.id, historyLength: 0 })).rejects.toThrow(/not found/i);
+    await expect(other.getTask({ tenant: '', id: 'validator-vote:voting_session-nothing-here', historyLength: 0 })).rejects.toThrow(/not found/i);
+
+    // A stream of it: the task, then its status as the restarted gateway follows it, until the token ends it.
+    const streamed: { kind: string | undefined; id: string; state: TaskState | undefined }[] = [];
+    for await (const update of (await a2aClient('envoy', 2)).resubscribeTask({ tenant: '', id: opened.id })) {
+      const payload = update.payload;
+      if (payload?.$case === 'task') streamed.push({ kind: 'task', id: payload.value.id, state: payload.value.status?.state });
+      else if (payload?.$case === 'statusUpdate') streamed.push({ kind: 'statusUpdate', id: payload.value.taskId, state: payload.value.status?.state });
+    }
+    expect(streamed[0]).toEqual({ kind: 'task', id: opened.id, state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    expect(streamed.every((u) => u.id === opened.id && u.state === TaskState.TASK_STATE_INPUT_REQUIRED)).toBe(true);
+
+    // The restarted gateway follows it: a cancel without the signed cancellation is refused as on the first, a signed one ends it.
+    await expect(client.cancelTask({ tenant: '', id: opened.id, metadata: undefined })).rejects.toThrow(/signed CancelVotingSession/);
+    await expect(other.cancelTask({ tenant: '', id: opened.id, metadata: { command: signed('nova', 'CancelVotingSession', { sessionId: 'restart-1', reason: 'not mine' }) } })).rejects.toThrow(/not found/i);
+    const canceled = await client.cancelTask({ tenant: '', id: opened.id, metadata: { command: signed('envoy', 'CancelVotingSession', { sessionId: 'restart-1', reason: 'not needed after all' }) } });
+    expect({ id: canceled.id, state: canceled.status?.state }).toEqual({ id: opened.id, state: TaskState.TASK_STATE_CANCELED });
+    expect((await client.getTask({ tenant: '', id: opened.id, historyLength: 0 })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  }, 120_000);
+});
