@@ -46,9 +46,18 @@ describe('the benchmarks, small', () => {
 
   it('bench:commands', async () => {
     await bench('commands', ['--count', '100', '--nats', nats.url], [
-      /^\| UpdateAgent \(existing agent\), two appends /m,
+      /^\| one node: UpdateAgent \(existing agent\), two appends /m,
       /log check \(two appends\): 100 AgentRegistered, 100 AgentUpdated/,
-      ...(atomic ? [/^\| UpdateAgent \(existing agent\), one atomic append /m, /log check \(one atomic append\): 100 AgentRegistered, 100 AgentUpdated/] : []),
+      // A server that takes atomic batches: one batch on one node, and the cluster rows (a 3-node cluster of the same server, the log at 3 replicas) beside raw publish-ack to a 3-replica stream.
+      ...(atomic
+        ? [
+            /^\| one node: UpdateAgent \(existing agent\), one atomic batch /m,
+            /log check \(one atomic batch\): 100 AgentRegistered, 100 AgentUpdated/,
+            /^\| cluster R3: raw JetStream publish\+ack \(R3\) +\| [\d,]+ /m,
+            /^\| cluster R3: UpdateAgent \(existing agent\), one atomic batch +\| [\d,]+ /m,
+            /^\| cluster R3: UpdateAgent \(existing agent\), two appends +\| [\d,]+ /m,
+          ]
+        : []),
     ]);
   }, 100_000);
 
