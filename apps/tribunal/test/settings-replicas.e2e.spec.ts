@@ -32,7 +32,7 @@ describe('replicas started with different settings (e2e)', () => {
     const other = await runToCompletion('apps/proposal/src/main.ts', [], { ...fleet.env('proposal-2'), AGORA_TRIBUNAL_POLICY: '' }, 60_000);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(
-      new RegExp(`^agora-proposal: another proposal replica \\(\\w+\\) runs with the tribunal settings ${demo}, this one was started with ${settingsDigest(DEFAULT_TRIBUNAL_POLICY)}: every replica of a service must decide under the same settings`),
+      new RegExp(`^agora-proposal: another proposal replica \\(\\w+\\) runs with the tribunal settings ${demo}, this one was started with ${settingsDigest(DEFAULT_TRIBUNAL_POLICY)}: every replica of a service must decide under the same settings`, 'm'),
     );
     // Nothing recorded by the refused start: the log still holds the demo's policy alone.
     expect((await store.readStream(settingsStreamId('tribunal'))).map((e) => (e.data as { settings: unknown }).settings)).toEqual([defineTribunalPolicy(DEMO_POLICY)]);
