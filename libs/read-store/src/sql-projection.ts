@@ -372,12 +372,8 @@ export class SqlProjectionRunner {
     const head = await this.store.headPosition();
     let lastLockTry = Date.now();
     // Told when the writer commits (PostgreSQL), the follower reads the position at once; it polls besides, slower, for a missed notification and for the lock.
-    const listening = await this.db.listen?.((name) => {
-      if (name !== this.key || this.stopped) return;
-      clearTimeout(this.followTimer);
-      void follow();
-    });
-    this.stopListening = listening ? () => listening.close() : undefined;
+    // Declared before listening: a notification may come as soon as LISTEN is on, before `listen` returns.
+    const listening: { to?: { close(): Promise<void> } } = {};
     let following = false;
     let again = false;
     const follow = async (): Promise<void> => {
@@ -415,8 +411,15 @@ export class SqlProjectionRunner {
         return follow();
       }
       clearTimeout(this.followTimer);
-      if (!this.stopped && !this.lock) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? (listening ? 1_000 : 100));
+      if (!this.stopped && !this.lock) this.followTimer = setTimeout(() => void follow(), this.options.pollMs ?? (listening.to ? 1_000 : 100));
     };
+    listening.to = await this.db.listen?.((name) => {
+      if (name !== this.key || this.stopped) return;
+      clearTimeout(this.followTimer);
+      void follow();
+    });
+    const listened = listening.to;
+    this.stopListening = listened ? () => listened.close() : undefined;
     await follow();
   }
 }
