@@ -3,3 +3,4 @@ export * from './sqlite.js';
 export * from './postgres.js';
 export * from './open.js';
 export * from './sql-projection.js';
+export * from './state-stores.js';

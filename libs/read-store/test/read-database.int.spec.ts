@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReadModelPositions } from '@agora/eventsourcing';
+import { MemoryCheckpointStore, ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { freshPostgresDatabase, waitFor } from '@agora/testing';
-import { PostgresReadDatabase, SqliteReadDatabase, SqlProjectionRunner, type ReadDatabase, type SqlExecutor, type SqlProjection } from '../src/index.js';
+import { PostgresReadDatabase, SqlCheckpointStore, SqliteReadDatabase, SqlProjectionRunner, SqlSnapshotStore, type ReadDatabase, type SqlExecutor, type SqlProjection } from '../src/index.js';
 
 /**
  * The read side's contract, run against both engines: what a read model may count on from its
@@ -139,6 +139,32 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
     const again = await (db.engine === 'postgres' ? other : db).tryLock('read-model:orders');
     expect(again).toBeDefined();
     await again!.release();
+  });
+
+  it('keeps checkpoints and snapshots that every process on the database shares, and reads an earlier release\'s once', async () => {
+    const before = new MemoryCheckpointStore();
+    await before.save('reactor.old', '17');
+    const checkpoints = new SqlCheckpointStore(db, { before });
+    expect(await checkpoints.load('reactor.a')).toBeUndefined();
+    // The earlier release's file is read while the table has no row of the name; the table's row wins once saved.
+    expect(await checkpoints.load('reactor.old')).toBe('17');
+    await checkpoints.save('reactor.old', '18');
+    await before.save('reactor.old', '99');
+    expect(await checkpoints.load('reactor.old')).toBe('18');
+    // Saves of one name land in call order: the last one stands.
+    await Promise.all(['1', '2', '3', '4', '5'].map((position) => checkpoints.save('reactor.a', position)));
+    await expect(checkpoints.save('../escape', '1')).rejects.toThrow(/invalid checkpoint name/);
+    await expect(checkpoints.save('reactor.a', '')).rejects.toThrow(/non-empty/);
+    // Another process (a replica) reads what this one saved.
+    const other = await open();
+    expect(await new SqlCheckpointStore(other).load('reactor.a')).toBe('5');
+
+    const legacy: SnapshotStore = { load: async (name) => (name === 'agents' ? { version: 1, position: '3', previous: '2', eventId: 'e3', state: [['a', { x: 1 }]] } : undefined), save: async () => undefined };
+    const snapshots = new SqlSnapshotStore(db, { before: legacy });
+    expect(await snapshots.load('agents')).toEqual({ version: 1, position: '3', previous: '2', eventId: 'e3', state: [['a', { x: 1 }]] });
+    await snapshots.save('agents', { version: 2, position: '9', previous: null, eventId: 'e9', state: [['a', { x: 2 }], ['b', { y: 'ü' }]] });
+    expect(await new SqlSnapshotStore(other).load('agents')).toEqual({ version: 2, position: '9', previous: null, eventId: 'e9', state: [['a', { x: 2 }], ['b', { y: 'ü' }]] });
+    expect(await snapshots.load('deadlines.none')).toBeUndefined();
   });
 
   describe('a projection runner', () => {

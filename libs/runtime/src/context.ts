@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions, sharingCatchUp } from '@agora/eventsourcing';
+import { DEFAULT_READ_MODEL_WAIT_MS, FileCheckpointStore, FileSnapshotStore, ReadModelPositions, sharingCatchUp, type CheckpointStore, type SnapshotStore } from '@agora/eventsourcing';
 import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
-import { openReadDatabase } from '@agora/read-store';
+import { openReadDatabase, SqlCheckpointStore, SqlSnapshotStore } from '@agora/read-store';
 import { EventPublisher, InProcessAgoraClient, InProcessBus, NatsAgoraClient, type AgentDirectory, type AgoraClient, type ServiceTransport } from '@agora/messaging';
 import { commandDirectory, RegistryDirectory } from './agent-directory.js';
 import { DEFAULT_LEASE_TTL_MS, JetStreamLeaseRegister, leaseScope, Leases } from './lease.js';
@@ -34,8 +34,11 @@ export interface ServiceContext {
    * alone (in-process transport) or AGORA_LEASE_TTL_MS=0: it runs them all.
    */
   readonly leases: Leases | undefined;
-  /** `<dataDir>/checkpoints`, for consumers with effects outside the process. */
-  readonly checkpoints: FileCheckpointStore;
+  /**
+   * How far consumers with effects outside the process (reactors, the relay) have got: the table
+   * `agora_checkpoints` of the read side's database, shared by the replicas (SqlCheckpointStore).
+   */
+  readonly checkpoints: CheckpointStore;
   /**
    * The identity a service signs with when it acts on its own behalf (see ServiceIdentity): loaded
    * once per service, created on first start when missing. ConfigError when its key is not the
@@ -48,8 +51,12 @@ export interface ServiceContext {
    * has loaded (in the one-process standalone, every service's).
    */
   serviceKeys(): ServiceKeyring;
-  /** `<dataDir>/snapshots`, where read models are saved so a restart folds only the log's new events. */
-  readonly snapshots: FileSnapshotStore;
+  /**
+   * Where the folds kept in memory (the agent directory, the deadline schedulers' pending sets) are
+   * saved, so a restart or a new replica folds only the log's new events: the table `agora_snapshots`
+   * of the read side's database (SqlSnapshotStore).
+   */
+  readonly snapshots: SnapshotStore;
   /**
    * The process's read models, for read your writes: give it to every ProjectionRunner that
    * answers queries (`positions`); a query given `minPosition` waits for all of them (the
@@ -129,7 +136,9 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
       }
       return identity;
     };
-    const snapshots = new FileSnapshotStore(join(config.dataDir, 'snapshots'));
+    // In the read side's database, shared by the replicas (a new one starts where the others are); an earlier release's files are read once.
+    const snapshots = new SqlSnapshotStore(readDb, { before: new FileSnapshotStore(join(config.dataDir, 'snapshots')) });
+    const checkpoints = new SqlCheckpointStore(readDb, { before: new FileCheckpointStore(join(config.dataDir, 'checkpoints')) });
     const registry = new RegistryDirectory(store, { snapshots, positions: readModels });
     const directoryStarted = registry.start();
     closers.push(() => registry.stop());
@@ -148,7 +157,7 @@ export async function openServiceContext(config: RuntimeConfig, options: OpenSer
       metrics,
       leases,
       directory,
-      checkpoints: new FileCheckpointStore(join(config.dataDir, 'checkpoints')),
+      checkpoints,
       serviceIdentity,
       serviceKeys,
       snapshots,
