@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { EmbeddedEventStore, openEmbeddedEventStore } from '../src/embedded/embedded-store.js';
@@ -171,6 +171,13 @@ describe('embedded store on disk', () => {
     const bytes = readFileSync(file);
     bytes[12] = bytes[12]! ^ 0xff;
     writeFileSync(file, bytes);
+    // The index saved at close covers the bad record: an open does not read it (its cost is what was
+    // written since), and reading it refuses as corruption; nothing is dropped.
+    const opened = await openEmbeddedEventStore({ directory });
+    await expect(opened.readStream('mid-1')).rejects.toThrow(/corrupt/);
+    await opened.close();
+    // Without the index, the open reads the whole log and refuses to start.
+    rmSync(join(directory, 'events.idx'));
     await expect(openEmbeddedEventStore({ directory })).rejects.toThrow(/corrupt at byte 0/);
   });
 

@@ -1,8 +1,10 @@
 // The embedded store's records and the pure checks on them (embedded-store.ts holds the store).
 import { closeSync, openSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { InvalidEventData, InvalidPosition, WrongExpectedRevision } from '../errors.js';
 import type { AppendResult, ExpectedRevision, Position, RecordedEvent } from '../port.js';
 import type { PreparedEvent } from '../validation.js';
+import { MAX_RECORD } from './log-file.js';
 
 export interface CommitRecord {
   s: string;
@@ -97,13 +99,21 @@ export function toEvent(record: CommitRecord, k: number, globalIndex: number): R
 /** Version of the saved index's layout: an index of another version is not used (the log is scanned). */
 export const INDEX_FORMAT = 1;
 
-/** The 8-byte header (length, checksum) of the record at `offset` of `file`, or undefined past its end. */
-export function recordHeaderAt(file: string, offset: number): { length: number; checksum: number } | undefined {
+/**
+ * The 8-byte header (length, checksum) of the record at `offset` of `file`, and whether its body is
+ * all there and matches the checksum (`intact`); undefined past the file's end.
+ */
+export function recordHeaderAt(file: string, offset: number): { length: number; checksum: number; intact: boolean } | undefined {
   const fd = openSync(file, 'r');
   try {
     const header = Buffer.alloc(8);
     if (readSync(fd, header, 0, 8, offset) < 8) return undefined;
-    return { length: header.readUInt32LE(0), checksum: header.readUInt32LE(4) };
+    const length = header.readUInt32LE(0);
+    const checksum = header.readUInt32LE(4);
+    if (length > MAX_RECORD) return { length, checksum, intact: false };
+    const body = Buffer.alloc(length);
+    const read = readSync(fd, body, 0, length, offset + 8);
+    return { length, checksum, intact: read === length && crc32(body) === checksum };
   } finally {
     closeSync(fd);
   }

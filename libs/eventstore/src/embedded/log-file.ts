@@ -10,10 +10,12 @@ import { StoreUnavailable } from '../errors.js';
  * every acknowledged record is whole on disk.
  * A crash mid-write can leave a torn last record: it is detected (short or bad checksum at the very
  * end of the file) and cut off at open. A bad record with valid data after it is corruption, not a
- * torn write, and opening refuses rather than silently dropping acknowledged commits.
+ * torn write, and opening refuses rather than silently dropping acknowledged commits. An open reads
+ * only what the saved index does not cover (see saved-index.ts); a record it covers is checked
+ * whenever it is read, and a bad one is refused there as corruption.
  */
 const HEADER = 8;
-const MAX_RECORD = 64 * 1024 * 1024;
+export const MAX_RECORD = 64 * 1024 * 1024;
 
 export interface LogWarning {
   message: string;
@@ -175,16 +177,17 @@ export class LogFile {
   }
 
   /**
-   * Opens (creating) the file, checks every record's checksum and hands every whole record from
-   * byte `from` on (the records before it are known to the caller: their checksums are checked,
-   * their payloads not parsed), in file order, to `visit`. A torn final record is cut off with a
-   * warning. Throws IndexMismatch when `from` is not a record boundary of this file.
+   * Opens (creating) the file and hands every whole record from byte `from` on, its checksum checked,
+   * in file order, to `visit`. `from` is a record boundary the caller knows (the end of what a saved
+   * index covers, whose last record it has checked): the records before it are not read at all, so an
+   * open costs what was written since the index was saved, not the log's length (each record's
+   * checksum is checked again whenever it is read). A torn final record is cut off with a warning.
    */
   static async open(path: string, onWarning: (w: LogWarning) => void, visit: (record: ScannedRecord) => void, from = 0): Promise<LogFile> {
     const handle = await open(path, 'a+');
     try {
       const { size } = await stat(path);
-      const validLength = await scan(handle, size, from, visit, 0);
+      const validLength = await scan(handle, size, from, visit, from);
       if (validLength < size) {
         const reason = await tornReason(handle, size, validLength);
         onWarning({ message: `dropped a torn final record (${reason}): a write was interrupted before it was acknowledged`, offset: validLength, droppedBytes: size - validLength });
@@ -213,7 +216,7 @@ export class LogFile {
     }
     try {
       const { size } = await handle.stat();
-      return new LogFile(handle, await scan(handle, size, from, visit, 0), path);
+      return new LogFile(handle, await scan(handle, size, from, visit, from), path);
     } catch (error) {
       await handle.close();
       throw error;

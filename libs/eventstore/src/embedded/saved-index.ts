@@ -1,7 +1,8 @@
 /**
  * The embedded store's index saved beside its log (`events.idx`) at close, so that the next open
- * parses only the records after it: the log length it covers, the checksum of the last record it
- * covers (a log cut short or replaced is recognised), then the index's columns as bytes.
+ * reads only the records after it: the log length it covers, the checksum of the last record it
+ * covers (checked against that record's body: a log cut short, replaced or torn there is recognised),
+ * then the index's columns as bytes.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { INDEX_FORMAT, recordHeaderAt } from './commit-records.js';
@@ -47,7 +48,7 @@ export function loadIndexFile(indexFile: string, logFile: string, columns: Index
   if (header.format !== INDEX_FORMAT) throw new Error(`format ${header.format}, expected ${INDEX_FORMAT}`);
   // The log must still hold, at the same place, the last record the index covers.
   const last = recordHeaderAt(logFile, header.lastOffset);
-  if (!last || last.checksum !== header.lastChecksum || header.lastOffset + 8 + last.length !== header.logBytes) {
+  if (!last?.intact || last.checksum !== header.lastChecksum || header.lastOffset + 8 + last.length !== header.logBytes) {
     throw new Error(`the log's record at byte ${header.lastOffset} is not the one it was saved with`);
   }
   let at = 4 + headerLength;
