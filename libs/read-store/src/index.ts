@@ -4,3 +4,4 @@ export * from './postgres.js';
 export * from './open.js';
 export * from './sql-projection.js';
 export * from './state-stores.js';
+export * from './rebuild.js';

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { logHolds, streamFilter, type EventSourcingLogger, type LogMark, type ProjectionVerification, type ReadModelPositions } from '@agora/eventsourcing';
 import { backoffDelay, sleep, type EventStore, type Position, type RecordedEvent, type Subscription } from '@agora/eventstore';
 import type { HeldLock, ReadDatabase, SqlExecutor, SqlRow } from './database.js';
-import { SqliteReadDatabase } from './sqlite.js';
+import { POSITIONS_TABLE, positionRowForUpdate, positionsSchema, readModelKey, type PositionRow } from './positions.js';
+import { ScratchTables } from './scratch.js';
 
 /**
  * A read model kept in tables. The runner hands it the log's events of its categories in order, in
@@ -24,22 +22,6 @@ export interface SqlProjection {
   schema(db: Pick<ReadDatabase, 'engine' | 'text'>): string[];
   /** Folds `events` (in log order, at least one) into the tables. Must not depend on anything but the events and the tables. */
   apply(tx: SqlExecutor, events: readonly RecordedEvent[]): Promise<void>;
-}
-
-/** Where every read model of the database has got to in the log. */
-const POSITIONS_TABLE = 'agora_read_models';
-
-function positionsSchema(db: Pick<ReadDatabase, 'text'>): string {
-  return `CREATE TABLE IF NOT EXISTS ${POSITIONS_TABLE} (name ${db.text} PRIMARY KEY, version INTEGER NOT NULL, position TEXT, previous TEXT, event_id TEXT, events INTEGER NOT NULL, updated_at TEXT NOT NULL)`;
-}
-
-interface PositionRow {
-  version: number;
-  position: string | null;
-  previous: string | null;
-  event_id: string | null;
-  events: number;
-  [column: string]: string | number | null;
 }
 
 export interface SqlProjectionRunnerOptions {
@@ -117,13 +99,9 @@ export class SqlProjectionRunner {
     return this.projection.name;
   }
 
-  /**
-   * The read model at its version (`proposals_v1`): its row in `agora_read_models`, its lock and its
-   * notifications. Each version has its own, so replicas of two releases (a rolling upgrade) each
-   * keep their own tables; an older version's tables stay until dropped.
-   */
+  /** The read model at its version (readModelKey): its row, its lock and its notifications. */
   private get key(): string {
-    return `${this.projection.name}_v${this.projection.version}`;
+    return readModelKey(this.projection);
   }
 
   /** Whether this process writes the model (holds its lock). */
@@ -308,7 +286,7 @@ export class SqlProjectionRunner {
   /** One transaction: the events after the position the tables record (another writer may have written some), and the new position. */
   private async write(batch: readonly { event: RecordedEvent }[], mark: LogMark): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const [row] = await tx.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1${this.db.engine === 'postgres' ? ' FOR UPDATE' : ''}`, [this.key]);
+      const row = await positionRowForUpdate(tx, this.db.engine, this.key);
       if (!row) throw new Error(`the position of read model ${this.key} is gone from ${POSITIONS_TABLE}`);
       const recorded = row.position;
       if (recorded && this.store.comparePositions(recorded, mark.position) >= 0) return;
@@ -332,34 +310,14 @@ export class SqlProjectionRunner {
       const [row] = await reader.all<PositionRow>(`SELECT version, position, previous, event_id, events FROM ${POSITIONS_TABLE} WHERE name = $1`, [this.key]);
       return { position: row?.position ?? null, tables: await tablesOf(reader, this.projection.tables) };
     });
-    const dir = mkdtempSync(join(tmpdir(), `agora-verify-${this.name}-`));
-    const scratch = new SqliteReadDatabase(join(dir, 'rebuilt.sqlite'));
-    let events = 0;
+    const scratch = await ScratchTables.create(this.projection);
     try {
-      await scratch.transaction(async (tx) => {
-        for (const statement of this.projection.schema(scratch)) await tx.run(statement);
-      });
-      if (live.position !== null) {
-        let batch: RecordedEvent[] = [];
-        const write = async () => {
-          const events = batch;
-          batch = [];
-          if (events.length > 0) await scratch.transaction((tx) => this.projection.apply(tx, events));
-        };
-        for await (const event of this.store.readAll()) {
-          events++;
-          if (this.accepts(event.streamId)) batch.push(event);
-          if (batch.length >= this.maxBatch) await write();
-          if (event.position === live.position) break;
-        }
-        await write();
-      }
-      const rebuilt = await tablesOf(scratch, this.projection.tables);
+      if (live.position !== null) await scratch.foldUpTo(this.store, live.position, this.maxBatch);
+      const rebuilt = await tablesOf(scratch.db, this.projection.tables);
       const differences = this.projection.tables.flatMap((table) => differencesOf(table, live.tables[table]!, rebuilt[table]!));
-      return { name: this.name, position: live.position, events, equal: differences.length === 0, differences };
+      return { name: this.name, position: live.position, events: scratch.events, equal: differences.length === 0, differences };
     } finally {
       await scratch.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   }
 

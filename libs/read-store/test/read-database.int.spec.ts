@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { MemoryCheckpointStore, ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { freshPostgresDatabase, waitFor } from '@agora/testing';
-import { PostgresReadDatabase, SqlCheckpointStore, SqliteReadDatabase, SqlProjectionRunner, SqlSnapshotStore, type ReadDatabase, type SqlExecutor, type SqlProjection } from '../src/index.js';
+import { PostgresReadDatabase, rebuildSqlProjection, SqlCheckpointStore, SqliteReadDatabase, SqlProjectionRunner, SqlSnapshotStore, type ReadDatabase, type RebuildProgress, type SqlExecutor, type SqlProjection } from '../src/index.js';
 
 /**
  * The read side's contract, run against both engines: what a read model may count on from its
@@ -208,6 +208,35 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
       ]);
       expect(again.batches).toBe(1);
       await resumed.stop();
+    });
+
+    it('a rebuild puts rows folded again from the log in place of the live ones while the writer goes on, applying no event twice', async () => {
+      for (let i = 0; i < 40; i++) await place(store, `o${i}`, [i, 1]);
+      const positions = new ReadModelPositions(store);
+      const runner = new SqlProjectionRunner(db, store, ordersProjection(), { positions, logger: { warn: () => undefined }, maxBatch: 7 });
+      await runner.start();
+      // Rows gone wrong (a hand edit, a bug of an earlier release): verify finds them.
+      await db.run('UPDATE orders_v1 SET total = 999 WHERE id = $1', ['order-o3']);
+      await db.run('DELETE FROM orders_v1 WHERE id = $1', ['order-o4']);
+      expect((await runner.verify()).equal).toBe(false);
+      // Commands go on while the rebuild runs, in a second process's handle on the database.
+      const writing = (async () => {
+        for (let i = 0; i < 30; i++) await store.append(`order-o${i}`, [{ type: 'Placed', data: { amount: 100 } }], 1);
+      })();
+      const progress: RebuildProgress[] = [];
+      const result = await rebuildSqlProjection(await open(), store, ordersProjection(), { progress: (p) => progress.push(p), progressEveryMs: 0, maxBatch: 5 });
+      await writing;
+      await positions.waitFor((await store.headPosition())!);
+      // Every order as the log has it; the applied table's primary key would have refused an event applied twice (the writer would be stuck retrying).
+      const expected = Array.from({ length: 40 }, (_, i) => ({ id: `order-o${i}`, total: i + 1 + (i < 30 ? 100 : 0), events: i < 30 ? 3 : 2 }));
+      expect(new Map((await orders(db)).map((o) => [o.id, o]))).toEqual(new Map(expected.map((o) => [o.id, o])));
+      expect((await db.all<{ n: number }>('SELECT CAST(COUNT(*) AS INTEGER) AS n FROM applied_v1'))[0]!.n).toBe(110);
+      expect((await runner.verify()).equal).toBe(true);
+      expect(result).toMatchObject({ name: 'orders', version: 1, rows: { orders_v1: 40 } });
+      expect(result.events).toBeGreaterThanOrEqual(80);
+      expect(new Set(progress.map((p) => p.phase))).toEqual(new Set(['fold', 'catch-up', 'switch']));
+      expect(progress.at(-1)!.events).toBeGreaterThanOrEqual(80);
+      await runner.stop();
     });
 
     it('a new version fills new tables from the log; tables at a position the log does not hold are filled again', async () => {
