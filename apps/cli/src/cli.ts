@@ -19,6 +19,7 @@ import { send } from './commands/send.js';
 import { setupNats } from './commands/setup.js';
 import { token } from './commands/token.js';
 import { verifyReadModels } from './commands/verify.js';
+import { projectionsRebuild } from './commands/projections.js';
 
 export const VERSION = '0.1.0';
 
@@ -37,6 +38,7 @@ const GROUPS: Group[] = [
   { name: 'outcome', summary: "Outcomes of executed proposals, and the calibration figures: reviewers' verdicts and validators' votes against what happened", commands: outcomeCommands },
   { name: 'fleet', summary: 'Model-backed participants for every role, from a fleet file', commands: [fleetRun] },
   { name: 'setup', summary: 'Set up a deployment: NATS users from the registry, the log stream', commands: [setupNats] },
+  { name: 'projections', summary: "The read models in tables: build them again from the log beside the live ones", commands: [projectionsRebuild] },
 ];
 const TOP_LEVEL: CommandSpec[] = [send, token, mcp, mcpProxy, verifyReadModels, audit];
 

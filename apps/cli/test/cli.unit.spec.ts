@@ -58,7 +58,7 @@ describe('agora help', () => {
 
 describe('agora usage errors exit 2 with a clear message', () => {
   const cases: [string, string[], RegExp][] = [
-    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, outcome, fleet, setup, send, token, mcp, mcp-proxy, verify-read-models, audit\)/],
+    ['an unknown command', ['frobnicate'], /unknown command "frobnicate" \(known: keys, agents, events, chamber, debate, outcome, fleet, setup, projections, send, token, mcp, mcp-proxy, verify-read-models, audit\)/],
     ['an unknown subcommand', ['agents', 'delete'], /unknown command "agents delete" \(known: register, list, disable, enable\)/],
     ['a group without a subcommand', ['agents'], /agora agents needs a command: register, list, disable/],
     ['an option before the command', ['--url', 'http://x', 'agents', 'list'], /unknown option --url \(options go after the command\)/],

@@ -6,7 +6,7 @@ import { debateFiguresFromSums } from '@agora/domain-debate';
 import { chamberTotalsFromSums } from '@agora/domain-chamber';
 import type { EventSourcingLogger, ProjectionVerification } from '@agora/eventsourcing';
 import { createServiceMicroservice, onCommand, onQuery, type ServiceMicroservice } from '@agora/messaging';
-import { chamberLedgersTable, chamberRecordsTable, chamberSessionsTable, debatesTable, dialecticSessionsTable, proposalsTable, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
+import { chamberLedgersTable, chamberRecordsTable, debatesTable, dialecticSessionsTable, proposalsTable, READ_MODEL_TABLES, underCoveredProposals, votingSessionsTable } from '@agora/read-models';
 import type { SqlProjectionRunner } from '@agora/read-store';
 import { DEFAULT_METRICS_HOST, DEFAULT_METRICS_PORTS, registerRemovably, serveMetrics, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
@@ -221,7 +221,7 @@ export async function startProjectionsService(context: ServiceContext, options: 
 /** The read models in tables (the services answer from them): each folded again from the log beside its live tables and compared, named `tables:<name>`. */
 async function verifyTables(context: ServiceContext): Promise<(ProjectionVerification & { differences: string[] })[]> {
   const results: (ProjectionVerification & { differences: string[] })[] = [];
-  for (const table of [proposalsTable, votingSessionsTable, dialecticSessionsTable, chamberSessionsTable, chamberRecordsTable, chamberLedgersTable, debatesTable]) {
+  for (const table of READ_MODEL_TABLES) {
     const part = await context.readSide.use(table);
     try {
       results.push({ ...(await part.runner.verify()), name: `tables:${table.name}` });

@@ -5,3 +5,4 @@ export * from './aggregate-views.js';
 export * from './chamber.js';
 export * from './debate.js';
 export * from './paging.js';
+export * from './catalogue.js';
