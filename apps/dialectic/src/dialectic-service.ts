@@ -25,20 +25,20 @@ import {
   dialecticStreamId,
   parseQuorumVotingSessionId,
   parseSessionDeadlineKey,
-  recoveryCandidates,
+  recoveryCandidatesFrom,
+  type CandidateAgent,
   requireSignerKey,
   type DialecticCommand,
   type DialecticEvent,
   type DialecticPolicy,
   type DialecticSessionState,
-  type SessionHistory,
 } from '@agora/domain-dialectic';
 import { seedFrom } from '@agora/domain-common';
 import type { Decider } from '@agora/decider';
 import { type EventSourcingLogger, type Scheduler } from '@agora/eventsourcing';
 import type { RecordedEvent } from '@agora/eventstore';
 import { createServiceMicroservice, onAgentCommands, onQuery, type ServiceMicroservice, type VerifiedCommand } from '@agora/messaging';
-import { dialecticHistories, dialecticSessionsTable, getDialecticSession, listDialecticSessions, readDialecticSession, readVotingSession } from '@agora/read-models';
+import { dialecticDrawFigures, dialecticSessionsTable, getDialecticSession, listDialecticSessions, readDialecticSession, readVotingSession } from '@agora/read-models';
 import type { SqlProjectionRunner } from '@agora/read-store';
 import { deciderHandler, KeyedLock, recordSettings, runDeadlines, runReactor, startAll, startTogether, type InternalCommand, serviceRequest, type Reaction, type RegistryDirectory, type Running, type ServiceContext } from '@agora/runtime';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
@@ -149,11 +149,11 @@ export async function startDialecticService(context: ServiceContext, options: Di
 
   let sessions: SqlProjectionRunner | undefined;
   const db = context.readSide.db;
-  // The sessions as the table holds them when the reactor draws candidates (the commands that changed
-  // them were answered, and so written, before the pause that asks for a draw: a draw weighs every
-  // session decided before it). Waiting here for the table to reach the reactor's event could wait on
-  // the very pass over the log that is to deliver the event to the table.
-  const records = (): Promise<SessionHistory[]> => dialecticHistories(db);
+  // A draw weighs the sessions as the tables hold them when the reactor draws (the commands that
+  // changed them were answered, and so written, before the pause that asks for a draw: a draw weighs
+  // every session decided before it). Waiting here for the table to reach the reactor's event could
+  // wait on the very pass over the log that is to deliver the event to the table.
+  const candidates = async (agents: readonly CandidateAgent[], agentId: string, now: string) => recoveryCandidatesFrom(agents, await dialecticDrawFigures(db, agentId, now), agentId).slice(0, 500);
   // One session and the list are answered from the same read model; a command's reply waits until it holds the command (commandsVisible).
   const session = async (sessionId: string) => {
     const found = await getDialecticSession(db, sessionId);
@@ -178,7 +178,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
             tags: d.tags,
             pausedAt: d.pausedAt,
             seed: seedFrom(event.id),
-            candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAntithesis), await records(), d.agentId, d.pausedAt).slice(0, 500),
+            candidates: await candidates(agentsWhoMay(context.registry, SubmitAntithesis), d.agentId, d.pausedAt),
           }),
         ];
         if (d.previousResume) commands.push(onSession(d.previousResume.sessionId, 'RecordRelapse', { sessionId: d.previousResume.sessionId, pause: d.pause, risk: d.risk, pausedAt: d.pausedAt }));
@@ -190,7 +190,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
         const s = await readDialecticSession(store, d.sessionId);
         if (!s) return [];
         if (d.tier === 'tie_break') {
-          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: recoveryCandidates(agentsWhoMay(context.registry, RecordTieBreak), await records(), s.agentId, d.escalatedAt).slice(0, 500) })];
+          return [onSession(d.sessionId, 'AssignTieBreaker', { sessionId: d.sessionId, escalation: d.escalation, candidates: await candidates(agentsWhoMay(context.registry, RecordTieBreak), s.agentId, d.escalatedAt) })];
         }
         if (!d.votingSessionId || !d.proposal) return [];
         const conditions = d.proposal.conditions.map((c) => `${c.operation}(${JSON.stringify(c.parameters)})`).join(', ') || 'none';
@@ -211,7 +211,7 @@ export async function startDialecticService(context: ServiceContext, options: Di
       case 'RecoveryResolved': {
         const d = event.data as DataOf<typeof RecoveryResolved>;
         if (!d.audit.sampled) return [];
-        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: recoveryCandidates(agentsWhoMay(context.registry, SubmitAudit), await records(), d.agentId, d.resolvedAt).slice(0, 500) })];
+        return [onSession(d.sessionId, 'AssignAuditor', { sessionId: d.sessionId, candidates: await candidates(agentsWhoMay(context.registry, SubmitAudit), d.agentId, d.resolvedAt) })];
       }
       case 'VotingSessionDecided':
       case 'VotingSessionExpired':

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DialecticStats, GetDialecticStats, ListCollusionFlags, type Condition, type RecoveryCandidate } from '@agora/contracts';
-import { dialecticDecider, dialecticStreamId, dialecticTotals, signResolution, type DialecticCommand, type DialecticSession } from '@agora/domain-dialectic';
+import { dialecticDecider, dialecticStreamId, dialecticTotals, recoveryCandidates, recoveryCandidatesFrom, signResolution, type DialecticCommand, type DialecticSession } from '@agora/domain-dialectic';
 import { handleCommand, ProjectionRunner } from '@agora/eventsourcing';
 import type { EventStore } from '@agora/eventstore';
 import { generateKeyPair } from '@agora/identity';
-import { dialecticSessionsProjection, dialecticSessionsTable } from '@agora/read-models';
+import { dialecticDrawFigures, dialecticSessionsProjection, dialecticSessionsTable } from '@agora/read-models';
 import type { ServiceContext } from '@agora/runtime';
 import { waitFor } from '@agora/testing';
 import type { RunningProjections } from '../src/projections-service.js';
@@ -107,6 +107,22 @@ describe('projections service: dialectic statistics and metrics', () => {
     expect(stats.result.escalationRate).toBeCloseTo(1 / 3);
     expect(await request(GetDialecticStats.subject, { windowDays: 0 })).toMatchObject({ ok: false, error: { code: 'invalid_command' } });
     expect(await request(ListCollusionFlags.subject, { windowDays: 7 })).toEqual({ ok: true, result: { flags: [] } });
+  });
+
+  it('a draw of candidates weighs the same figures read from the tables as from the records, and a success once its relapse window has passed', async () => {
+    const rebuilt = await ProjectionRunner.rebuild(context.store, dialecticSessionsProjection);
+    await waitFor(async () => (await dialecticSessionsTable.get(context.readSide.db, 'cyd-p1')) !== undefined, 'the recovery sessions table');
+    const records = [...rebuilt.values()];
+    const agents = ['rev', 'ada', 'bob', 'cyd'].map((agentId) => ({ agentId, status: 'active', risk: 0.1, health: 0.9, specializations: agentId === 'rev' ? ['latency'] : [] }));
+    const draw = async (agentId: string, now: string) => recoveryCandidatesFrom(agents, await dialecticDrawFigures(context.readSide.db, agentId, now), agentId);
+    const soon = new Date().toISOString();
+    const later = new Date(Date.now() + 60 * 86_400_000).toISOString();
+    for (const now of [soon, later]) for (const agentId of ['ada', 'bob', 'cyd']) expect(await draw(agentId, now)).toEqual(recoveryCandidates(agents, records, agentId, now));
+    // rev reviewed ada's resolved recovery: no track record until the relapse window has passed, then one success.
+    const opened = rebuilt.get('ada-p1')!.openedAt;
+    expect((await draw('ada', soon))[0]).toMatchObject({ agentId: 'rev', trackRecord: { reviews: 0, successful: 0 }, expertise: ['latency', 'cascade'], lastReviewedAgentAt: opened });
+    expect((await draw('ada', later))[0]).toMatchObject({ agentId: 'rev', trackRecord: { reviews: 1, successful: 1 } });
+    expect((await draw('zed', later))[0]).toMatchObject({ agentId: 'rev', lastReviewedAgentAt: null });
   });
 
   it('exports the dialectic metrics computed at scrape time; no id as a label', async () => {

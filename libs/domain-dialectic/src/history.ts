@@ -5,7 +5,7 @@
  * the candidates of a draw), the stats query and a test compute the same figures.
  */
 import type { CollusionFlag, DialecticSessionRecord, RecoveryCandidate } from '@agora/contracts';
-import { sumsUnder, TimedSums, windowSums, type TimedSum } from '@agora/decider';
+import { addSum, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
 
 /**
  * What the history of recoveries weighs (track records, collusion, who reviewed whom and when): the
@@ -127,8 +127,7 @@ export function collusionFlagsFromSums(sums: ReadonlyMap<string, number>, minRev
  * directions), at least `minReviews` times together, in sessions opened in the window. In id order.
  */
 export function collusionFlags(records: readonly SessionHistory[], now: string | Date, options: CollusionOptions = {}): CollusionFlag[] {
-  const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
-  const from = to - (options.windowMs ?? DEFAULT_COLLUSION_WINDOW_MS);
+  const { from, to } = collusionWindow(now, options);
   return collusionFlagsFromSums(windowSums(records, reviewPairTimedSums, from, to), options.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS);
 }
 
@@ -143,26 +142,90 @@ export interface CandidateAgent {
 }
 
 /**
+ * What one session adds to its reviewer's all-time figures: a failure (it let a deadline pass, the
+ * agent relapsed, or an audit found the resolution unsound), a success to come (a resolution it
+ * signed, settled once the relapse window passes without either: see reviewerTimedSums), and each of
+ * the session's tags (its expertise). As reviewerOutcomes judges; nothing without a reviewer.
+ */
+export function reviewerSums(r: SessionHistory): Sums {
+  const sums: Sums = new Map();
+  const reviewer = r.reviewer;
+  if (reviewer === null) return sums;
+  for (const tag of new Set(r.tags)) addSum(sums, 1, 'reviewed_tag', reviewer, tag);
+  const outcome = settledOutcome(r, reviewer);
+  if (outcome) addSum(sums, 1, outcome === 'failure' ? 'reviewer_failures' : 'reviewer_successes', reviewer);
+  return sums;
+}
+
+/** When a success of reviewerSums settles: at the end of the relapse window (a draw before it does not count it yet). */
+export function reviewerTimedSums(r: SessionHistory): TimedSum[] {
+  const reviewer = r.reviewer;
+  if (reviewer === null || settledOutcome(r, reviewer) !== 'success') return [];
+  return new TimedSums().add(new Date(Date.parse(r.resolved!.resolvedAt) + r.rules.relapseWindowMs).toISOString(), 1, 'reviewer_settles', reviewer).items;
+}
+
+/** reviewerOutcomes' verdict on one session, whatever the time: a success is one once its window has passed. */
+function settledOutcome(r: SessionHistory, reviewer: string): 'failure' | 'success' | undefined {
+  if (r.expiries.some((x) => x.late.includes(reviewer))) return 'failure';
+  if (!r.resolved?.signatures.some((s) => s.signer === reviewer && s.role === 'reviewer')) return undefined;
+  return r.relapse || r.audit?.verdict === 'unsound' ? 'failure' : 'success';
+}
+
+/**
+ * What a draw weighs, as a read model keeps it whatever the length of the history: the all-time sums
+ * of reviewerSums, the sums of reviewerTimedSums still to settle after the draw's instant, the sums
+ * of reviewPairTimedSums in the collusion window before it, and when each reviewer last reviewed the
+ * agent to recover.
+ */
+export interface DrawFigures {
+  sums: ReadonlyMap<string, number>;
+  unsettled: ReadonlyMap<string, number>;
+  collusionWindow: ReadonlyMap<string, number>;
+  lastReviewed: ReadonlyMap<string, string>;
+}
+
+/** The collusion window of a draw at `now`: from, to in milliseconds, both included. */
+export function collusionWindow(now: string | Date, options: CollusionOptions = {}): { from: number; to: number } {
+  const to = typeof now === 'string' ? Date.parse(now) : now.getTime();
+  return { from: to - (options.windowMs ?? DEFAULT_COLLUSION_WINDOW_MS), to };
+}
+
+/** A draw's figures from the session records (what the read model's tables add up, see DrawFigures). */
+export function drawFigures(records: readonly SessionHistory[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): DrawFigures {
+  const t = typeof now === 'string' ? Date.parse(now) : now.getTime();
+  const { from, to } = collusionWindow(now, collusion);
+  const lastReviewed = new Map<string, string>();
+  for (const r of records) {
+    if (r.reviewer === null || r.agentId !== agentId) continue;
+    const seen = lastReviewed.get(r.reviewer);
+    if (seen === undefined || Date.parse(r.openedAt) > Date.parse(seen)) lastReviewed.set(r.reviewer, r.openedAt);
+  }
+  return {
+    sums: sumsOf(records, reviewerSums),
+    unsettled: windowSums(records, reviewerTimedSums, t + 1, Number.MAX_SAFE_INTEGER),
+    collusionWindow: windowSums(records, reviewPairTimedSums, from, to),
+    lastReviewed,
+  };
+}
+
+/**
  * The candidates of a draw for the recovery of `agentId`, from the registry's agents and the
  * session records: track record, expertise (the tags of the sessions it reviewed, and its
  * specializations), when it last reviewed this agent, and whether the pair is flagged for collusion.
  */
 export function recoveryCandidates(agents: readonly CandidateAgent[], records: readonly SessionHistory[], agentId: string, now: string | Date, collusion: CollusionOptions = {}): RecoveryCandidate[] {
-  // Grouped by reviewer once: a draw costs the agents plus the sessions, not their product (a fleet
-  // that grows with its history would otherwise slow every recovery down with it).
-  const byReviewer = <T extends { reviewer: string | null }>(items: readonly T[]): Map<string, T[]> => {
-    const groups = new Map<string, T[]>();
-    for (const item of items) if (item.reviewer !== null) (groups.get(item.reviewer) ?? groups.set(item.reviewer, []).get(item.reviewer)!).push(item);
-    return groups;
-  };
-  const recordsOf = byReviewer(records);
-  const outcomesOf = byReviewer(reviewerOutcomes(records, now));
-  const flags = collusionFlags(records, now, collusion);
+  return recoveryCandidatesFrom(agents, drawFigures(records, agentId, now, collusion), agentId, collusion);
+}
+
+/** recoveryCandidates from a draw's figures (a read model's, or drawFigures'): its cost is the agents', not the history's. */
+export function recoveryCandidatesFrom(agents: readonly CandidateAgent[], figures: DrawFigures, agentId: string, collusion: CollusionOptions = {}): RecoveryCandidate[] {
+  const flags = collusionFlagsFromSums(figures.collusionWindow, collusion.minReviews ?? DEFAULT_COLLUSION_MIN_REVIEWS);
+  const tagsOf = new Map<string, string[]>();
+  for (const [[reviewer, tag]] of sumsUnder(figures.sums, 'reviewed_tag')) (tagsOf.get(String(reviewer)) ?? tagsOf.set(String(reviewer), []).get(String(reviewer))!).push(String(tag));
   return agents.map((a) => {
-    const reviewed = recordsOf.get(a.agentId) ?? [];
-    const ofThisAgent = reviewed.filter((r) => r.agentId === agentId).map((r) => r.openedAt);
-    const track = trackRecord(outcomesOf.get(a.agentId) ?? []);
-    const expertise = [...new Set([...a.specializations, ...reviewed.flatMap((r) => r.tags)])].filter((t) => /^[a-z][a-z0-9_-]{0,31}$/.test(t)).slice(0, 64);
+    const failures = sumOf(figures.sums, 'reviewer_failures', a.agentId);
+    const successful = sumOf(figures.sums, 'reviewer_successes', a.agentId) - sumOf(figures.unsettled, 'reviewer_settles', a.agentId);
+    const expertise = [...new Set([...a.specializations, ...(tagsOf.get(a.agentId) ?? []).sort()])].filter((t) => /^[a-z][a-z0-9_-]{0,31}$/.test(t)).slice(0, 64);
     return {
       agentId: a.agentId,
       status: a.status,
@@ -170,9 +233,9 @@ export function recoveryCandidates(agents: readonly CandidateAgent[], records: r
       risk: a.risk,
       health: a.health,
       lastReportAt: a.breaker?.lastReportAt ?? null,
-      trackRecord: { reviews: track.reviews, successful: track.successful },
+      trackRecord: { reviews: failures + successful, successful },
       expertise,
-      lastReviewedAgentAt: ofThisAgent.length === 0 ? null : ofThisAgent.reduce((x, y) => (Date.parse(x) >= Date.parse(y) ? x : y)),
+      lastReviewedAgentAt: figures.lastReviewed.get(a.agentId) ?? null,
       collusionFlagged: flags.some((f) => f.agents.includes(a.agentId) && f.agents.includes(agentId)),
     };
   });

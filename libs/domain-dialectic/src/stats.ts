@@ -10,8 +10,8 @@
  * Window: the sessions opened in the `windowDays` days up to `now` (both ends included).
  */
 import { positiveInt, type DialecticSessionRecord, type DialecticStats, type DialecticStatus } from '@agora/contracts';
-import { addSum, daysWindow, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
-import { collusionFlagsFromSums, reviewPairTimedSums } from './history.js';
+import { addSum, addSums, daysWindow, sumOf, sumsOf, sumsUnder, TimedSums, windowSums, type Sums, type TimedSum } from '@agora/decider';
+import { collusionFlagsFromSums, reviewerSums, reviewerTimedSums, reviewPairTimedSums } from './history.js';
 import { verifyResolutionSignature } from './resolution.js';
 
 export const DEFAULT_STATS_WINDOW_DAYS = 30;
@@ -54,7 +54,7 @@ export function dialecticTimedSums(r: DialecticSessionRecord, targetMs = DEFAULT
   }
   if (r.audit?.auditor) timed.add(at, 1, 'audits', 'assigned');
   if (r.audit?.verdict) timed.add(at, 1, 'audits', r.audit.verdict);
-  timed.items.push(...reviewPairTimedSums(r));
+  timed.items.push(...reviewPairTimedSums(r), ...reviewerTimedSums(r));
   return timed.items;
 }
 
@@ -160,6 +160,8 @@ export function dialecticSessionSums(r: DialecticSessionRecord): Sums {
     addSum(sums, 1, 'resolutions');
     if (!verifiable) addSum(sums, 1, 'unverifiable_resolutions');
   }
+  // What a draw of candidates weighs (recoveryCandidatesFrom).
+  addSums(sums, reviewerSums(r));
   return sums;
 }
 

@@ -1,5 +1,5 @@
 import { DIALECTIC_SESSION_CATEGORY, type DialecticSessionSummary, type DialecticSessionView, type DialecticStatus, type PageRequest } from '@agora/contracts';
-import { dialecticStreamId, dialecticSessionSums, dialecticTimedSums, evolveSession, sessionHistory, type DialecticEvent, type DialecticSessionState, type SessionHistory } from '@agora/domain-dialectic';
+import { collusionWindow, dialecticStreamId, dialecticSessionSums, dialecticTimedSums, evolveSession, type CollusionOptions, type DialecticEvent, type DialecticSessionState, type DrawFigures } from '@agora/domain-dialectic';
 import type { EventStore } from '@agora/eventstore';
 import type { SqlExecutor } from '@agora/read-store';
 import { agentsTable, aggregateViews, readAggregateView, sqlAggregateViews, textColumn } from './aggregate-views.js';
@@ -60,19 +60,22 @@ const participants = (s: DialecticSessionView): (string | null)[] => [s.agentId,
  */
 export const dialecticSessionsTable = sqlAggregateViews<DialecticSessionView, DialecticSessionState, DialecticEvent>({
   name: 'dialectic_sessions',
-  version: 3,
+  version: 4,
   category: DIALECTIC_SESSION_CATEGORY,
   initial: { status: 'unopened' },
   evolve: evolveSession,
   // 3: the dialectic's figures as sums and timed sums (dialecticSessionSums, dialecticTimedSums).
+  // 4: what a draw of candidates weighs among them (reviewerSums, reviewerTimedSums), and who reviewed
+  // the session and when it opened (the last review of an agent by each reviewer), instead of every
+  // session's history read at each draw.
   sums: dialecticSessionSums,
   timed: (s) => dialecticTimedSums(s),
-  // 2: the session's history beside its record (what a draw of candidates weighs, without the transcript).
-  columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt), textColumn('history', (s) => JSON.stringify(sessionHistory(s)))],
+  columns: [textColumn('agent_id', (s) => s.agentId), textColumn('status', (s) => s.status), textColumn('updated_at', (s) => s.updatedAt), textColumn('reviewer', (s) => s.reviewer), textColumn('opened_at', (s) => s.openedAt)],
   indexes: [
     ['updated_at DESC', 'id'],
     ['agent_id', 'updated_at DESC', 'id'],
     ['status', 'updated_at DESC', 'id'],
+    ['agent_id', 'reviewer', 'opened_at'],
   ],
   children: [
     agentsTable<DialecticSessionView>('dialectic_participants', participants),
@@ -101,12 +104,20 @@ export function listDialecticSessions(db: SqlExecutor, filter: DialecticSessionF
 }
 
 /**
- * Every session's history (SessionHistory: its record without the transcript), read from the table:
- * what a recovery's draw of candidates weighs (each reviewer's track record, collusion between pairs).
- * It reads every row, once per draw: a draw's cost grows with the sessions held, not the process's memory.
+ * What a draw of candidates for the recovery of `agentId` at `now` weighs (DrawFigures), read from
+ * the tables: the sums, the successes still to settle after `now`, the collusion window's pairs, and
+ * each reviewer's last session with the agent. A few indexed reads: a draw's cost does not grow with
+ * the sessions held.
  */
-export async function dialecticHistories(db: SqlExecutor): Promise<SessionHistory[]> {
-  return (await db.all<{ history: string }>(`SELECT history FROM ${dialecticSessionsTable.table}`)).map((r) => JSON.parse(r.history) as SessionHistory);
+export async function dialecticDrawFigures(db: SqlExecutor, agentId: string, now: string, collusion: CollusionOptions = {}): Promise<DrawFigures> {
+  const { from, to } = collusionWindow(now, collusion);
+  const [sums, unsettled, window, last] = await Promise.all([
+    dialecticSessionsTable.sums(db),
+    dialecticSessionsTable.windowSums(db, to + 1, Number.MAX_SAFE_INTEGER),
+    dialecticSessionsTable.windowSums(db, from, to),
+    db.all<{ reviewer: string; at: string }>(`SELECT reviewer, MAX(opened_at) AS at FROM ${dialecticSessionsTable.table} WHERE agent_id = $1 AND reviewer IS NOT NULL GROUP BY reviewer`, [agentId]),
+  ]);
+  return { sums, unsettled, collusionWindow: window, lastReviewed: new Map(last.map((r) => [r.reviewer, r.at])) };
 }
 
 /**
