@@ -4,7 +4,9 @@
  * again), beside the raw replay rate of the same log (reading every event, nothing else): for each,
  * seconds, events/s, CPU seconds of the process (all threads), events per CPU second and CPU
  * milliseconds per event, the speed-up over the audit with no worker thread (events/s of the same
- * run), and the peak resident set and heap while it runs.
+ * run), and the peak resident set and heap while it runs; then, for each audit, the time per event
+ * of each stage (read, parse, signatures, decisions, hashing, handing batches to workers) on the
+ * thread that ran it, beside the raw log file read and parsed in the same run.
  *
  *   npm run bench:audit -- [--events 50000] [--agents 500] [--workers 0,1,2]
  *
@@ -16,8 +18,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { auditLog } from '@agora/cli';
-import { openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
+import { auditLog, noStageTimes, STAGES, type StageTimes } from '@agora/cli';
+import { decodeRecords, openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
 import { writeProtocolLog, type ProtocolLog } from './protocol-log.js';
 
 const HELP = `Usage: npm run bench:audit -- [--events N] [--agents N] [--workers list] [--keep DIR]
@@ -74,6 +76,16 @@ interface Row {
   cpu: number;
   rssMb: number;
   heapMb: number;
+  stages?: StageTimes;
+}
+
+/** The log file itself, outside the store: CPU milliseconds to read its bytes, then to check and parse its records (decodeRecords). */
+function rawFile(file: string): { readMs: number; parseMs: number } {
+  const started = cpuMs();
+  const bytes = readFileSync(file);
+  const read = cpuMs();
+  decodeRecords(bytes);
+  return { readMs: read - started, parseMs: cpuMs() - read };
 }
 
 async function replay(store: EventStore): Promise<Row> {
@@ -114,13 +126,15 @@ try {
 
   // Reopened as the audit finds it: the store reads its file at open, then serves from memory.
   const store = await openEmbeddedEventStore({ directory: join(dir, 'events') });
+  const raw = rawFile(join(dir, 'events', 'events.log'));
   const rows: Row[] = [await replay(store)];
   for (const workers of WORKERS) {
     const cpu = cpuMs();
-    const { result: report, rssMb, heapMb } = await peakMemory(() => auditLog(store, { trusted: [{ ...log.operator, roles: ['operator'] }], serviceKeys: log.serviceKeys, workers }));
+    const stages = noStageTimes();
+    const { result: report, rssMb, heapMb } = await peakMemory(() => auditLog(store, { trusted: [{ ...log.operator, roles: ['operator'] }], serviceKeys: log.serviceKeys, workers, stages }));
     if (report.findings.length > 0) throw new Error(`the benchmark log has findings: ${JSON.stringify(report.findings.slice(0, 3))}`);
     if (workers === WORKERS[0]) console.log(`protocols: ${Object.entries(report.protocols).map(([name, p]) => `${name} ${p.commands} commands, ${p.events} events`).join('; ')}\n`);
-    rows.push({ what: `agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, events: report.events, ms: report.elapsedMs, cpu: cpuMs() - cpu, rssMb, heapMb });
+    rows.push({ what: `agora audit, ${workers} worker thread${workers === 1 ? '' : 's'} for signatures`, events: report.events, ms: report.elapsedMs, cpu: cpuMs() - cpu, rssMb, heapMb, stages });
   }
   await store.close();
   const perS = (events: number, ms: number) => `${Math.round((events * 1000) / ms)}`;
@@ -132,6 +146,24 @@ try {
   console.log('| what | events | seconds | events/s | CPU seconds (all threads) | events per CPU second | CPU ms per event | speed-up over no worker | peak RSS MB | peak heap MB (main thread) |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   rows.forEach((r, i) => console.log(`| ${r.what} | ${r.events} | ${(r.ms / 1000).toFixed(1)} | ${perS(r.events, r.ms)} | ${(r.cpu / 1000).toFixed(1)} | ${perS(r.events, r.cpu)} | ${(r.cpu / r.events).toFixed(3)} | ${speedUp(r, i)} | ${Math.round(r.rssMb)} | ${Math.round(r.heapMb)} |`));
+
+  // The process's CPU of each audit shared out between the stages in proportion to their time on
+  // the thread that ran them (stages.ts); "other" is the rest of the main thread's time (its
+  // bookkeeping, and with workers its waits for them).
+  const events = rows[0]!.events;
+  const perEvent = (ms: number) => (ms / events).toFixed(3);
+  console.log(`\nthe log file alone (${events} events), CPU ms an event: read ${perEvent(raw.readMs)}, records checked and parsed ${perEvent(raw.parseMs)}`);
+  console.log(`\n| CPU ms per event, by stage | ${STAGES.join(' | ')} | other | in all | on worker threads |`);
+  console.log(`| --- | ${STAGES.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`);
+  for (const r of rows) {
+    if (!r.stages) continue;
+    const times = r.stages;
+    const staged = STAGES.reduce((sum, stage) => sum + times[stage], 0);
+    const other = Math.max(0, r.ms - (staged - times.onWorkers));
+    const cpuPerMs = r.cpu / (staged + other);
+    const share = (ms: number) => perEvent(ms * cpuPerMs);
+    console.log(`| ${r.what} | ${STAGES.map((stage) => share(times[stage])).join(' | ')} | ${share(other)} | ${perEvent(r.cpu)} | ${share(times.onWorkers)} |`);
+  }
 } finally {
   if (!values.keep) rmSync(dir, { recursive: true, force: true });
 }

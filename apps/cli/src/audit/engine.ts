@@ -34,10 +34,12 @@ import type { AuditOptions, TrustedKey } from './options.js';
 import { sortFindings, type AuditPosition, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 import { discontinuity, streamHistory } from './resume.js';
 import { AuditRules, type AggregateRules } from './rules.js';
+import { timed } from './stages.js';
 import type { AgentKeys, AuditSnapshot, AuditState } from './state.js';
 import { SignatureVerifier, type VerifyTask } from './verifier.js';
 
 export type { AuditOptions, SettledAudit, TrustedKey } from './options.js';
+export { noStageTimes, STAGES, type Stage, type StageTimes } from './stages.js';
 export { CHECKS, type AuditPosition, type AuditProgress, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 export { decisionDifference } from './decision.js';
 
@@ -118,7 +120,7 @@ export class LogAuditor {
     const settings = options.resume?.settings ?? options.settings;
     if (settings) this.rules.resume(settings);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
-    this.verifier = new SignatureVerifier(options.workers ?? 0);
+    this.verifier = new SignatureVerifier(options.workers ?? 0, options.stages);
     const resumed = (this.resumed = options.resume);
     this.hasher = new LogHasher(resumed?.log);
     this.previousHead = resumed ? { count: resumed.log.count - 1, ...resumed.previous } : this.hasher.current;
@@ -168,11 +170,15 @@ export class LogAuditor {
       }
       if (continues) {
         const after = this.hasher.current.position;
+        const { stages } = this.options;
+        let read = performance.now();
         // With the events' stored bytes (where the store keeps them): the log hash is computed over them.
         for await (const event of store.readAll(after === undefined ? { stored: true } : { after, stored: true })) {
+          if (stages) stages.read += performance.now() - read;
           // Stopped: at the end of a commit, so that what was checked is a whole number of commits.
           if (signal?.aborted && this.startsCommit(event)) break;
           await this.add(event);
+          if (stages) read = performance.now();
           if (this.options.onProgress && (this.events & 255) === 0 && performance.now() >= nextProgress) {
             nextProgress = performance.now() + everyMs;
             progress();
@@ -249,7 +255,7 @@ export class LogAuditor {
   private async add(event: RecordedEvent): Promise<void> {
     this.events++;
     this.previousHead = this.hasher.current;
-    const head = this.hasher.add(event);
+    const head = timed(this.options.stages, 'hashing', () => this.hasher.add(event));
     this.lastRecordedAt = event.recordedAt;
     if (this.options.follow) {
       this.recentHeads.set(head.count, head);
@@ -337,7 +343,7 @@ export class LogAuditor {
     this.checkChain(cursor, commit);
     const accepted = await this.checkEnvelope(commit);
     if (accepted) {
-      const found = decideAgain(cursor.rules, cursor.state, commit, accepted.definition);
+      const found = timed(this.options.stages, 'decisions', () => decideAgain(cursor.rules, cursor.state, commit, accepted.definition));
       if (found) this.report('decision', found.event, found.reason);
     }
     await this.fold(cursor, commit);
@@ -467,6 +473,22 @@ export class LogAuditor {
 
   /** Folds the recorded events (what the services folded), and keeps the agents' keys and roles. */
   private async fold(cursor: StreamCursor, commit: readonly RecordedEvent[]): Promise<void> {
+    timed(this.options.stages, 'decisions', () => this.foldEvents(cursor, commit));
+    const { streamId } = commit[0]!;
+    // A one-commit stream is not linked to again: its commit is not hashed.
+    if (ONE_COMMIT_CATEGORIES.has(categoryOf(streamId))) return;
+    const head: ChainHead = { revision: commit.at(-1)!.revision, hash: undefined, waiting: undefined };
+    cursor.last = head;
+    this.keepChainHead(streamId, head);
+    // Hashed now, where signatures are checked: only what the chain covers of each event goes there.
+    await this.verifier.submitHash({ commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })) }, (hash) => {
+      head.hash = hash;
+      for (const use of head.waiting?.splice(0) ?? []) use(hash);
+    });
+  }
+
+  /** Folds the recorded events into the stream's state (what the services folded), and keeps the agents' keys and roles. */
+  private foldEvents(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
     for (const event of commit) {
       if (cursor.rules) {
         const before = cursor.state;
@@ -483,17 +505,6 @@ export class LogAuditor {
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
       if (event.streamId === AUDIT_LOG_STREAM && event.type === 'LogCheckpointRecorded') this.noteCheckpoint(event);
     }
-    const { streamId } = commit[0]!;
-    // A one-commit stream is not linked to again: its commit is not hashed.
-    if (ONE_COMMIT_CATEGORIES.has(categoryOf(streamId))) return;
-    const head: ChainHead = { revision: commit.at(-1)!.revision, hash: undefined, waiting: undefined };
-    cursor.last = head;
-    this.keepChainHead(streamId, head);
-    // Hashed now, where signatures are checked: only what the chain covers of each event goes there.
-    await this.verifier.submitHash({ commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })) }, (hash) => {
-      head.hash = hash;
-      for (const use of head.waiting?.splice(0) ?? []) use(hash);
-    });
   }
 
   /** The stream's last commit, for a state (the most recently written streams, at most `stateStreams`). */

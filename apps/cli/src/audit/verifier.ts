@@ -1,6 +1,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { commitHash, signingBytes, type ChainEvent, type UnsignedCommand } from '@agora/identity';
+import { addStageTimes, timed, type StageTimes } from './stages.js';
 
 /**
  * One Ed25519 check: `signature` (base64url) of the signing bytes of `envelope` under `publicKey`
@@ -85,9 +86,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return members === 0;
 }
 
-/** Runs one task of either kind (what a worker thread does with each task of a batch). */
-export function runTask(task: Task, keys: KeyCache): Answer {
-  return 'commit' in task ? commitHash(task.commit) : verifyTask(task, keys);
+/** Runs one task of either kind (what a worker thread does with each task of a batch), its time added to `times`' stage. */
+export function runTask(task: Task, keys: KeyCache, times?: StageTimes): Answer {
+  return 'commit' in task ? timed(times, 'hashing', () => commitHash(task.commit)) : timed(times, 'signatures', () => verifyTask(task, keys));
+}
+
+/** A worker's answer to a batch: the answers in order, and the time its tasks took by stage. */
+export interface BatchAnswer {
+  answers: Answer[];
+  times: StageTimes;
 }
 
 const BATCH = 256;
@@ -134,13 +141,21 @@ export class SignatureVerifier {
   private failure: Error | undefined;
   private next = 0;
 
-  constructor(workers: number) {
+  /** `times`: where the time of the checks is added up, by stage (worker threads' included), when given. */
+  constructor(
+    workers: number,
+    private readonly times?: StageTimes,
+  ) {
     for (let i = 0; i < workers; i++) {
-      const member: PoolWorker = { worker: new Worker(WORKER_URL), waiting: [] };
-      member.worker.on('message', (results: Answer[]) => {
+      const member: PoolWorker = { worker: new Worker(WORKER_URL, { workerData: { timed: times !== undefined } }), waiting: [] };
+      member.worker.on('message', ({ answers, times: spent }: BatchAnswer) => {
         const sent = member.waiting.shift();
         if (!sent) return;
-        results.forEach((answer, index) => sent.batch.done[index]!(answer));
+        if (this.times) {
+          addStageTimes(this.times, spent);
+          this.times.onWorkers += spent.parse + spent.signatures + spent.hashing;
+        }
+        answers.forEach((answer, index) => sent.batch.done[index]!(answer));
         sent.resolve();
       });
       member.worker.on('error', (error: Error) => {
@@ -153,7 +168,7 @@ export class SignatureVerifier {
 
   /** Checks at once on this thread (rare checks: which retired key signed). */
   verifyNow(task: VerifyTask): boolean {
-    return verifyTask(task, this.keys);
+    return timed(this.times, 'signatures', () => verifyTask(task, this.keys));
   }
 
   /**
@@ -188,7 +203,7 @@ export class SignatureVerifier {
 
   private async check(task: Task, done: (answer: Answer) => void): Promise<void> {
     if (this.pool.length === 0) {
-      done(runTask(task, this.keys));
+      done(runTask(task, this.keys, this.times));
       return;
     }
     this.batch.tasks.push(task);
@@ -204,12 +219,12 @@ export class SignatureVerifier {
     if (this.inFlight.size >= this.pool.length * QUEUED_PER_WORKER) {
       // Every worker has a long queue: this thread checks the batch itself rather than wait, so
       // the reading, hashing and deciding thread also verifies when it would otherwise idle.
-      batch.tasks.forEach((task, index) => batch.done[index]!(runTask(task, this.keys)));
+      batch.tasks.forEach((task, index) => batch.done[index]!(runTask(task, this.keys, this.times)));
       return;
     }
     const member = this.pool[this.next++ % this.pool.length]!;
     const answered = new Promise<void>((resolve) => member.waiting.push({ batch, resolve }));
-    member.worker.postMessage(batch.tasks);
+    timed(this.times, 'handoff', () => member.worker.postMessage(batch.tasks));
     const tracked: Promise<void> = answered.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }
