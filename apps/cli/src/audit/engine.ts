@@ -36,7 +36,8 @@ import { discontinuity, streamHistory } from './resume.js';
 import { AuditRules, type AggregateRules } from './rules.js';
 import { timed } from './stages.js';
 import type { AgentKeys, AuditSnapshot, AuditState } from './state.js';
-import { SignatureVerifier, type VerifyTask } from './verifier.js';
+import { verifyTaskOf, type HashTask } from './tasks.js';
+import { SignatureVerifier } from './verifier.js';
 
 export type { AuditOptions, SettledAudit, TrustedKey } from './options.js';
 export { noStageTimes, STAGES, type Stage, type StageTimes } from './stages.js';
@@ -113,6 +114,8 @@ export class LogAuditor {
   private readonly resumed: AuditState | undefined;
   private store: EventStore | undefined;
   private following = false;
+  /** The signature check of the commit in hand (its id): the commit's hash reuses its payload's canonical JSON. */
+  private payloadOf: number | undefined;
 
   constructor(private readonly options: AuditOptions = {}) {
     if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
@@ -341,12 +344,13 @@ export class LogAuditor {
       if (first.revision > 0 ? oneCommit || this.resumed : this.resumedStreams.has(first.streamId)) await this.restoreStream(cursor, first);
     } else cursor.rules = rules;
     this.checkChain(cursor, commit);
+    this.payloadOf = undefined;
     const accepted = await this.checkEnvelope(commit);
     if (accepted) {
       const found = timed(this.options.stages, 'decisions', () => decideAgain(cursor.rules, cursor.state, commit, accepted.definition));
       if (found) this.report('decision', found.event, found.reason);
     }
-    await this.fold(cursor, commit);
+    await this.fold(cursor, commit, this.payloadOf);
   }
 
   /**
@@ -419,16 +423,12 @@ export class LogAuditor {
     return { definition };
   }
 
+  /** Submits the signature check; the id of the check that answers it is kept for the commit's hash (`payloadOf`). */
   private async checkSignature(first: RecordedEvent, envelope: SignedCommand, signer: Signer): Promise<void> {
-    // A command sent without a correlation id is recorded with its commandId as one: either form
-    // may be the signed one, the form without it far more often (checked first).
-    const { signature, ...unsigned } = envelope;
-    const { correlationId: _implied, ...withoutCorrelation } = unsigned;
-    const implied = envelope.correlationId === envelope.commandId;
-    const task: VerifyTask = { envelope: implied ? withoutCorrelation : unsigned, publicKey: signer.publicKey!, signature };
-    await this.verifier.submit(task, (valid) => {
-      // The other form, on this thread: rare (a command that named its own id as its correlation id).
-      if (valid || (implied && this.verifier.verifyNow({ ...task, envelope: unsigned }))) return;
+    const { stored } = first;
+    const task = verifyTaskOf(envelope, signer.publicKey!, stored && stored.bytes.subarray(stored.metadata[0], stored.metadata[1]));
+    this.payloadOf = await this.verifier.submit(task, (valid) => {
+      if (valid) return;
       const byRetired = signer.retired.find((key) => key !== signer.publicKey && this.verifier.verifyNow({ ...task, publicKey: key }));
       this.report(
         'signature',
@@ -472,7 +472,7 @@ export class LogAuditor {
   }
 
   /** Folds the recorded events (what the services folded), and keeps the agents' keys and roles. */
-  private async fold(cursor: StreamCursor, commit: readonly RecordedEvent[]): Promise<void> {
+  private async fold(cursor: StreamCursor, commit: readonly RecordedEvent[], payloadOf: number | undefined): Promise<void> {
     timed(this.options.stages, 'decisions', () => this.foldEvents(cursor, commit));
     const { streamId } = commit[0]!;
     // A one-commit stream is not linked to again: its commit is not hashed.
@@ -480,8 +480,12 @@ export class LogAuditor {
     const head: ChainHead = { revision: commit.at(-1)!.revision, hash: undefined, waiting: undefined };
     cursor.last = head;
     this.keepChainHead(streamId, head);
-    // Hashed now, where signatures are checked: only what the chain covers of each event goes there.
-    await this.verifier.submitHash({ commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })) }, (hash) => {
+    // Hashed now, where signatures are checked: only what the chain covers of each event goes there
+    // (to a worker thread, the bytes the store holds of it when it hands them).
+    const stored = commit.every((e) => e.stored !== undefined) ? commit.map((e) => e.stored!) : undefined;
+    const task: HashTask = { commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })), payloadOf };
+    if (stored) task.stored = stored;
+    await this.verifier.submitHash(task, (hash) => {
       head.hash = hash;
       for (const use of head.waiting?.splice(0) ?? []) use(hash);
     });
