@@ -232,7 +232,10 @@ export class LogAuditor {
   /** Checks every commit read so far (the last one included) and waits for its signatures. */
   private async settle(): Promise<void> {
     await this.endCommit();
+    const { stages } = this.options;
+    const waiting = performance.now();
     await this.verifier.drain();
+    if (stages) stages.waiting += performance.now() - waiting;
   }
 
   /** Whether `event` begins a new commit (the one in hand, if any, is whole). */

@@ -21,14 +21,16 @@ export interface StageTimes {
   handoff: number;
   /** Of the figures above, milliseconds spent on worker threads. */
   onWorkers: number;
+  /** The main thread waiting for the worker threads' last answers (idle). */
+  waiting: number;
 }
 
-export type Stage = Exclude<keyof StageTimes, 'onWorkers'>;
+export type Stage = Exclude<keyof StageTimes, 'onWorkers' | 'waiting'>;
 
 export const STAGES: readonly Stage[] = ['read', 'parse', 'signatures', 'decisions', 'hashing', 'handoff'];
 
 export function noStageTimes(): StageTimes {
-  return { read: 0, parse: 0, signatures: 0, decisions: 0, hashing: 0, handoff: 0, onWorkers: 0 };
+  return { read: 0, parse: 0, signatures: 0, decisions: 0, hashing: 0, handoff: 0, onWorkers: 0, waiting: 0 };
 }
 
 /** Adds the time `run` takes to `stage` of `times` (when there are times to keep), and returns its result. */
@@ -44,5 +46,5 @@ export function timed<T>(times: StageTimes | undefined, stage: Stage, run: () =>
 
 /** Adds `from`'s figures to `into`. */
 export function addStageTimes(into: StageTimes, from: Partial<StageTimes>): void {
-  for (const stage of [...STAGES, 'onWorkers'] as const) into[stage] += from[stage] ?? 0;
+  for (const stage of [...STAGES, 'onWorkers', 'waiting'] as const) into[stage] += from[stage] ?? 0;
 }
