@@ -21,8 +21,8 @@ import { timed, type StageTimes } from './stages.js';
  */
 export interface VerifyTask {
   envelope: UnsignedCommand;
-  /** The same envelope written another way, which the signature may be of; tried when `envelope` fails. */
-  alternative?: UnsignedCommand;
+  /** The envelope was recorded with its commandId as its correlationId: the signature may be of it with that correlationId too (tried when `envelope` fails). */
+  impliedCorrelation?: true;
   publicKey: string;
   signature: string;
   /** The metadata the envelope was read from, as stored: what a worker thread is sent instead of the envelope. */
@@ -55,7 +55,7 @@ export function verifyTaskOf(envelope: SignedCommand, publicKey: string, stored?
   const { signature, ...unsigned } = envelope;
   const { correlationId: _implied, ...withoutCorrelation } = unsigned;
   const implied = envelope.correlationId === envelope.commandId;
-  return { envelope: implied ? withoutCorrelation : unsigned, ...(implied ? { alternative: unsigned } : {}), publicKey, signature, ...(stored ? { stored } : {}) };
+  return { envelope: implied ? withoutCorrelation : unsigned, ...(implied ? { impliedCorrelation: true } : {}), publicKey, signature, ...(stored ? { stored } : {}) };
 }
 
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -75,8 +75,11 @@ export class KeyCache {
   }
 }
 
-/** Payloads' canonical JSON by the id of the signature check that built it: the most recent few (a commit follows its reservation closely). */
-const PAYLOAD_TEXTS = 64;
+/**
+ * Payloads' canonical JSON by the id of the signature check that built it: the most recent few (a
+ * commit follows its reservation closely; texts kept longer would live on into the old generation).
+ */
+const PAYLOAD_TEXTS = 8;
 
 /** What a thread running checks keeps between them: the keys as KeyObjects, the recent payloads' canonical JSON. */
 export class CheckContext {
@@ -111,7 +114,7 @@ export class CheckContext {
         return false;
       }
     };
-    return verifies(task.envelope) || (task.alternative !== undefined && verifies(task.alternative));
+    return verifies(task.envelope) || (task.impliedCorrelation === true && verifies({ ...task.envelope, correlationId: task.envelope.commandId }));
   }
 
   hash(task: HashTask): string {

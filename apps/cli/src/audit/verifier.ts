@@ -125,13 +125,15 @@ export class SignatureVerifier {
    */
   async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<number> {
     const seen = this.remembered.get(task.signature);
-    if (seen && seen.task.publicKey === task.publicKey && sameJson(seen.task.envelope, task.envelope) && sameJson(seen.task.alternative, task.alternative)) {
+    if (seen && seen.task.publicKey === task.publicKey && seen.task.impliedCorrelation === task.impliedCorrelation && sameJson(seen.task.envelope, task.envelope)) {
       if (seen.valid === undefined) seen.waiting.push(done);
       else done(seen.valid);
       return seen.id;
     }
     const id = ++this.checks;
-    const entry: Remembered = { id, task, valid: undefined, waiting: [done] };
+    // Remembered without its stored bytes, which would keep the whole span of the log they were read in.
+    const { stored: _bytes, ...compared } = task;
+    const entry: Remembered = { id, task: compared, valid: undefined, waiting: [done] };
     this.remembered.delete(task.signature);
     this.remembered.set(task.signature, entry);
     if (this.remembered.size > REMEMBERED) this.remembered.delete(this.remembered.keys().next().value!);
