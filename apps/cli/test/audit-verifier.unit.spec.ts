@@ -1,6 +1,8 @@
 // The audit's signature checks: one check answers the same signed envelope seen again (a command's id
 // reservation, then its commit), never an envelope that differs, a key that differs or a signature that differs.
-import { createSignedCommand, generateKeyPair, nextCommitLink } from '@agora/identity';
+import type { StoredBytes } from '@agora/eventstore';
+import { commitHash, createSignedCommand, envelopeOfMetadata, generateKeyPair, nextCommitLink } from '@agora/identity';
+import { CheckContext, decodeJob, encodeBatch, verifyTaskOf, type Job } from '../src/audit/tasks.js';
 import { SignatureVerifier, type HashTask, type VerifyTask } from '../src/audit/verifier.js';
 
 const signer = generateKeyPair();
@@ -76,5 +78,48 @@ describe('SignatureVerifier', () => {
   it('does not let a forged first check make the same bytes valid later', async () => {
     const forged = { ...task, signature: tampered };
     expect(await answers([forged, { ...forged, envelope: structuredClone(unsigned) }, task])).toEqual([false, false, true]);
+  });
+});
+
+// What a worker thread is sent: the bytes the store holds of each commit, in one buffer a batch. Its
+// answers are those of the same checks run on the values, for commits as written and as edited.
+describe('a batch as a worker thread gets it', () => {
+  /** Stored bytes as the embedded store hands them: each range is the JSON.stringify of the value. */
+  const storedEvent = (event: { id: string; type: string; data: unknown; metadata: Record<string, unknown> }): StoredBytes => {
+    const data = JSON.stringify(event.data);
+    const bytes = Buffer.from(`{"d":${data},"m":${JSON.stringify(event.metadata)}}`);
+    return { bytes, data: [5, 5 + Buffer.byteLength(data)], metadata: [5 + Buffer.byteLength(data) + 5, bytes.length - 1] };
+  };
+  const { signature: signed, ...body } = createSignedCommand({ type: 'ReportHealth', actor: 'ada', payload: { agentId: 'ada', health: 0.9, risk: 0.1 }, secretKey: signer.secretKey, commandId: 'c1', correlationId: 'c1' });
+  const metadata = { commandId: body.commandId, commandType: body.type, actor: body.actor, issuedAt: body.issuedAt, correlationId: 'c1', commandPayload: body.payload, signature: signed };
+  const event = { id: 'e1', type: 'AgentHealthReported', data: { agentId: 'ada', health: 0.9 }, metadata };
+  const edited = { ...event, data: { agentId: 'ada', health: 0.1 }, metadata: { ...metadata, commandPayload: { ...body.payload, health: 0.1 } } };
+  const jobsOf = (e: typeof event, publicKey: string, id: number): Job[] => {
+    const stored = storedEvent(e);
+    const found = envelopeOfMetadata(e.metadata);
+    if ('reason' in found) throw new Error(found.reason);
+    const verify = verifyTaskOf(found.envelope, publicKey, stored.bytes.subarray(stored.metadata[0], stored.metadata[1]));
+    return [
+      { id, verify },
+      { hash: { commit: [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }], stored: [stored], payloadOf: id } },
+    ];
+  };
+
+  it('answers as the checks on the values do', () => {
+    const jobs = [...jobsOf(event, signer.publicKey, 1), ...jobsOf(event, other.publicKey, 2), ...jobsOf(edited, signer.publicKey, 3)];
+    const direct = new CheckContext();
+    const onValues = jobs.map((job) => direct.run(job));
+    const { jobs: wire, bytes } = encodeBatch(jobs);
+    const worker = new CheckContext();
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const onBytes = wire.map((w) => {
+      const job = decodeJob(w, buffer);
+      return 'invalid' in job ? false : worker.run(job);
+    });
+    expect(wire.every((w) => 'metadataAt' in w || 'commitAt' in w)).toBe(true);
+    expect(onBytes).toEqual(onValues);
+    expect(onValues.filter((answer) => typeof answer === 'boolean')).toEqual([true, false, false]);
+    expect(onValues[1]).toBe(commitHash([event]));
+    expect(onValues[5]).toBe(commitHash([edited]));
   });
 });

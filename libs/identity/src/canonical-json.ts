@@ -17,8 +17,11 @@
  *
  * Beyond the RFC, for the values TypeScript code builds: object members whose value is `undefined`
  * are left out (as JSON.stringify does), and `undefined` in an array is written `null`.
+ *
+ * `known`: objects whose canonical JSON the caller has already built (a command's payload, inside a
+ * commit's metadata as well as in its signing bytes): written as given, not built again.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, known?: ReadonlyMap<object, string>): string {
   switch (typeof value) {
     case 'string':
       return canonicalString(value);
@@ -34,13 +37,15 @@ export function canonicalJson(value: unknown): string {
       throw new TypeError(`cannot canonicalize a ${typeof value}`);
   }
   if (value === null) return 'null';
+  const built = known?.get(value);
+  if (built !== undefined) return built;
   // Built with plain loops and concatenation: this runs for every signature, chain link and
   // reservation, and the audit runs it over the whole log.
   if (Array.isArray(value)) {
     let out = '[';
     for (let i = 0; i < value.length; i++) {
       const v: unknown = value[i];
-      out += (i === 0 ? '' : ',') + (v === undefined ? 'null' : canonicalJson(v));
+      out += (i === 0 ? '' : ',') + (v === undefined ? 'null' : canonicalJson(v, known));
     }
     return `${out}]`;
   }
@@ -51,7 +56,7 @@ export function canonicalJson(value: unknown): string {
   for (const k of keys) {
     const v = record[k];
     if (v === undefined) continue;
-    out += (out.length === 1 ? '' : ',') + canonicalString(k) + ':' + canonicalJson(v);
+    out += (out.length === 1 ? '' : ',') + canonicalString(k) + ':' + canonicalJson(v, known);
   }
   return `${out}}`;
 }

@@ -37,10 +37,14 @@ export function genesisCommitHash(streamId: string): string {
   return sha256(`${DOMAIN}genesis\n${streamId}`);
 }
 
-/** The hash of one commit (its events in order), which the next commit of the stream carries. */
-export function commitHash(commit: readonly ChainEvent[]): string {
+/**
+ * The hash of one commit (its events in order), which the next commit of the stream carries.
+ * `known`: values whose canonical JSON is already built (canonicalJson), such as the signed payload
+ * the first event's metadata carries.
+ */
+export function commitHash(commit: readonly ChainEvent[], known?: ReadonlyMap<object, string>): string {
   if (commit.length === 0) throw new RangeError('a commit has at least one event');
-  return sha256(DOMAIN + canonicalJson(commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) }))));
+  return sha256(DOMAIN + canonicalJson(commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })), known));
 }
 
 /** The `prevCommitHash` a new commit carries: the genesis value on an empty stream, else the hash of the stream's last commit. */

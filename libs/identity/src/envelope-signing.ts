@@ -31,10 +31,11 @@ export function verifyBytes(bytes: Uint8Array, signature: string, publicKey: str
 /**
  * The exact bytes a command signature covers: the tag `agora.command.v1`, then the canonical JSON
  * of commandId, type, actor, issuedAt, payload, and correlationId and causationId when present
- * (it names the actor; `signature` is not part of it).
+ * (it names the actor; `signature` is not part of it). `known`: values whose canonical JSON is
+ * already built (canonicalJson), such as the payload's.
  */
-export function signingBytes(envelope: UnsignedCommand): Buffer {
-  return Buffer.from(commandSigningText(envelope), 'utf8');
+export function signingBytes(envelope: UnsignedCommand, known?: ReadonlyMap<object, string>): Buffer {
+  return Buffer.from(commandSigningText(envelope, known), 'utf8');
 }
 
 export function signCommand(envelope: UnsignedCommand, secretKey: string): SignedCommand {

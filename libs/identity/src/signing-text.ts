@@ -31,14 +31,15 @@ export interface SignedCommand extends UnsignedCommand {
  * RFC 8785 canonical JSON of the value. Each kind of signed message has its own tag (SIGNING_TAGS
  * in libs/contracts), so bytes signed for one purpose never pass for another.
  */
-export function domainSigningText(tag: string, value: unknown): string {
+export function domainSigningText(tag: string, value: unknown, known?: ReadonlyMap<object, string>): string {
   if (tag.includes('\n')) throw new TypeError('a signing tag is one line');
-  return `${tag}\n${canonicalJson(value)}`;
+  return `${tag}\n${canonicalJson(value, known)}`;
 }
 
-export function commandSigningText(envelope: UnsignedCommand): string {
+/** `known`: values whose canonical JSON is already built (canonicalJson), such as the payload's. */
+export function commandSigningText(envelope: UnsignedCommand, known?: ReadonlyMap<object, string>): string {
   const { commandId, type, actor, issuedAt, payload, correlationId, causationId } = envelope;
-  return domainSigningText(COMMAND_SIGNING_TAG, { commandId, type, actor, issuedAt, payload, correlationId, causationId });
+  return domainSigningText(COMMAND_SIGNING_TAG, { commandId, type, actor, issuedAt, payload, correlationId, causationId }, known);
 }
 
 /** What a login signs (the signing specification, "Logging in"): the gateway's audience, its one-time challenge, and who logs in. */

@@ -34,10 +34,13 @@ import type { AuditOptions, TrustedKey } from './options.js';
 import { sortFindings, type AuditPosition, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 import { discontinuity, streamHistory } from './resume.js';
 import { AuditRules, type AggregateRules } from './rules.js';
+import { timed } from './stages.js';
 import type { AgentKeys, AuditSnapshot, AuditState } from './state.js';
-import { SignatureVerifier, type VerifyTask } from './verifier.js';
+import { verifyTaskOf, type HashTask } from './tasks.js';
+import { SignatureVerifier } from './verifier.js';
 
 export type { AuditOptions, SettledAudit, TrustedKey } from './options.js';
+export { noStageTimes, STAGES, type Stage, type StageTimes } from './stages.js';
 export { CHECKS, type AuditPosition, type AuditProgress, type AuditReport, type Check, type Finding, type ProtocolSummary } from './report.js';
 export { decisionDifference } from './decision.js';
 
@@ -111,6 +114,8 @@ export class LogAuditor {
   private readonly resumed: AuditState | undefined;
   private store: EventStore | undefined;
   private following = false;
+  /** The signature check of the commit in hand (its id): the commit's hash reuses its payload's canonical JSON. */
+  private payloadOf: number | undefined;
 
   constructor(private readonly options: AuditOptions = {}) {
     if (options.follow && !options.signal) throw new TypeError('a following audit needs a signal to stop it');
@@ -118,7 +123,7 @@ export class LogAuditor {
     const settings = options.resume?.settings ?? options.settings;
     if (settings) this.rules.resume(settings);
     this.trusted = new Map((options.trusted ?? []).map((t) => [t.agentId, t]));
-    this.verifier = new SignatureVerifier(options.workers ?? 0);
+    this.verifier = new SignatureVerifier(options.workers ?? 0, options.stages);
     const resumed = (this.resumed = options.resume);
     this.hasher = new LogHasher(resumed?.log);
     this.previousHead = resumed ? { count: resumed.log.count - 1, ...resumed.previous } : this.hasher.current;
@@ -168,11 +173,15 @@ export class LogAuditor {
       }
       if (continues) {
         const after = this.hasher.current.position;
+        const { stages } = this.options;
+        let read = performance.now();
         // With the events' stored bytes (where the store keeps them): the log hash is computed over them.
         for await (const event of store.readAll(after === undefined ? { stored: true } : { after, stored: true })) {
+          if (stages) stages.read += performance.now() - read;
           // Stopped: at the end of a commit, so that what was checked is a whole number of commits.
           if (signal?.aborted && this.startsCommit(event)) break;
           await this.add(event);
+          if (stages) read = performance.now();
           if (this.options.onProgress && (this.events & 255) === 0 && performance.now() >= nextProgress) {
             nextProgress = performance.now() + everyMs;
             progress();
@@ -223,7 +232,10 @@ export class LogAuditor {
   /** Checks every commit read so far (the last one included) and waits for its signatures. */
   private async settle(): Promise<void> {
     await this.endCommit();
+    const { stages } = this.options;
+    const waiting = performance.now();
     await this.verifier.drain();
+    if (stages) stages.waiting += performance.now() - waiting;
   }
 
   /** Whether `event` begins a new commit (the one in hand, if any, is whole). */
@@ -249,7 +261,7 @@ export class LogAuditor {
   private async add(event: RecordedEvent): Promise<void> {
     this.events++;
     this.previousHead = this.hasher.current;
-    const head = this.hasher.add(event);
+    const head = timed(this.options.stages, 'hashing', () => this.hasher.add(event));
     this.lastRecordedAt = event.recordedAt;
     if (this.options.follow) {
       this.recentHeads.set(head.count, head);
@@ -335,12 +347,13 @@ export class LogAuditor {
       if (first.revision > 0 ? oneCommit || this.resumed : this.resumedStreams.has(first.streamId)) await this.restoreStream(cursor, first);
     } else cursor.rules = rules;
     this.checkChain(cursor, commit);
+    this.payloadOf = undefined;
     const accepted = await this.checkEnvelope(commit);
     if (accepted) {
-      const found = decideAgain(cursor.rules, cursor.state, commit, accepted.definition);
+      const found = timed(this.options.stages, 'decisions', () => decideAgain(cursor.rules, cursor.state, commit, accepted.definition));
       if (found) this.report('decision', found.event, found.reason);
     }
-    await this.fold(cursor, commit);
+    await this.fold(cursor, commit, this.payloadOf);
   }
 
   /**
@@ -413,16 +426,12 @@ export class LogAuditor {
     return { definition };
   }
 
+  /** Submits the signature check; the id of the check that answers it is kept for the commit's hash (`payloadOf`). */
   private async checkSignature(first: RecordedEvent, envelope: SignedCommand, signer: Signer): Promise<void> {
-    // A command sent without a correlation id is recorded with its commandId as one: either form
-    // may be the signed one, the form without it far more often (checked first).
-    const { signature, ...unsigned } = envelope;
-    const { correlationId: _implied, ...withoutCorrelation } = unsigned;
-    const implied = envelope.correlationId === envelope.commandId;
-    const task: VerifyTask = { envelope: implied ? withoutCorrelation : unsigned, publicKey: signer.publicKey!, signature };
-    await this.verifier.submit(task, (valid) => {
-      // The other form, on this thread: rare (a command that named its own id as its correlation id).
-      if (valid || (implied && this.verifier.verifyNow({ ...task, envelope: unsigned }))) return;
+    const { stored } = first;
+    const task = verifyTaskOf(envelope, signer.publicKey!, stored && stored.bytes.subarray(stored.metadata[0], stored.metadata[1]));
+    this.payloadOf = await this.verifier.submit(task, (valid) => {
+      if (valid) return;
       const byRetired = signer.retired.find((key) => key !== signer.publicKey && this.verifier.verifyNow({ ...task, publicKey: key }));
       this.report(
         'signature',
@@ -466,7 +475,27 @@ export class LogAuditor {
   }
 
   /** Folds the recorded events (what the services folded), and keeps the agents' keys and roles. */
-  private async fold(cursor: StreamCursor, commit: readonly RecordedEvent[]): Promise<void> {
+  private async fold(cursor: StreamCursor, commit: readonly RecordedEvent[], payloadOf: number | undefined): Promise<void> {
+    timed(this.options.stages, 'decisions', () => this.foldEvents(cursor, commit));
+    const { streamId } = commit[0]!;
+    // A one-commit stream is not linked to again: its commit is not hashed.
+    if (ONE_COMMIT_CATEGORIES.has(categoryOf(streamId))) return;
+    const head: ChainHead = { revision: commit.at(-1)!.revision, hash: undefined, waiting: undefined };
+    cursor.last = head;
+    this.keepChainHead(streamId, head);
+    // Hashed now, where signatures are checked: only what the chain covers of each event goes there
+    // (to a worker thread, the bytes the store holds of it when it hands them).
+    const stored = commit.every((e) => e.stored !== undefined) ? commit.map((e) => e.stored!) : undefined;
+    const task: HashTask = { commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })), payloadOf };
+    if (stored) task.stored = stored;
+    await this.verifier.submitHash(task, (hash) => {
+      head.hash = hash;
+      for (const use of head.waiting?.splice(0) ?? []) use(hash);
+    });
+  }
+
+  /** Folds the recorded events into the stream's state (what the services folded), and keeps the agents' keys and roles. */
+  private foldEvents(cursor: StreamCursor, commit: readonly RecordedEvent[]): void {
     for (const event of commit) {
       if (cursor.rules) {
         const before = cursor.state;
@@ -483,17 +512,6 @@ export class LogAuditor {
       if (event.streamId.startsWith('agent-')) this.trackAgent(event, cursor.state);
       if (event.streamId === AUDIT_LOG_STREAM && event.type === 'LogCheckpointRecorded') this.noteCheckpoint(event);
     }
-    const { streamId } = commit[0]!;
-    // A one-commit stream is not linked to again: its commit is not hashed.
-    if (ONE_COMMIT_CATEGORIES.has(categoryOf(streamId))) return;
-    const head: ChainHead = { revision: commit.at(-1)!.revision, hash: undefined, waiting: undefined };
-    cursor.last = head;
-    this.keepChainHead(streamId, head);
-    // Hashed now, where signatures are checked: only what the chain covers of each event goes there.
-    await this.verifier.submitHash({ commit: commit.map((e) => ({ id: e.id, type: e.type, ...(e.written ?? { data: e.data, metadata: e.metadata }) })) }, (hash) => {
-      head.hash = hash;
-      for (const use of head.waiting?.splice(0) ?? []) use(hash);
-    });
   }
 
   /** The stream's last commit, for a state (the most recently written streams, at most `stateStreams`). */

@@ -6,6 +6,7 @@ import type { SettingsInForce } from '@agora/eventsourcing';
 import type { ServiceKeyring } from '@agora/identity';
 import type { AuditPosition, AuditProgress, Finding } from './report.js';
 import type { AuditPolicies } from './rules.js';
+import type { StageTimes } from './stages.js';
 import type { AuditSnapshot, AuditState } from './state.js';
 
 /** An agent the log does not register but the deployment trusts from its configuration (the bootstrap operator). */
@@ -42,6 +43,8 @@ export interface AuditOptions {
   signal?: AbortSignal;
   /** How many streams' last commit hashes a state keeps, the most recently written first. Default 100,000. */
   stateStreams?: number;
+  /** Where to add up the time each stage takes (stages.ts), for a benchmark; none is kept without it. */
+  stages?: StageTimes;
 }
 
 /** The audit as following tells of it each time every commit read is checked: where it is, and its state to save. */

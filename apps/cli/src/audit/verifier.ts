@@ -1,62 +1,8 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { commitHash, signingBytes, type ChainEvent, type UnsignedCommand } from '@agora/identity';
+import { addStageTimes, timed, type StageTimes } from './stages.js';
+import { CheckContext, encodeBatch, type Answer, type HashTask, type Job, type VerifyTask, type WireBatch } from './tasks.js';
 
-/**
- * One Ed25519 check: `signature` (base64url) of the signing bytes of `envelope` under `publicKey`
- * (`ed25519:<base64url>`). The bytes (canonical JSON) are built where the check runs: on a worker
- * thread when there are workers.
- */
-export interface VerifyTask {
-  envelope: UnsignedCommand;
-  /** The same envelope written another way, which the signature may be of; tried when `envelope` fails. */
-  alternative?: UnsignedCommand;
-  publicKey: string;
-  signature: string;
-}
-
-/**
- * One commit of a stream's hash chain, to hash (commitHash): the next commit of the stream links to
- * it. Only what the chain covers of each event (no position or revision to copy to a worker).
- */
-export interface HashTask {
-  commit: ChainEvent[];
-}
-
-type Task = VerifyTask | HashTask;
-/** A signature check answers whether it verifies; a commit, its hash. */
-type Answer = boolean | string;
-
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-
-/** Public keys as KeyObjects, converted once each. */
-export class KeyCache {
-  private readonly keys = new Map<string, KeyObject | null>();
-
-  get(text: string): KeyObject | null {
-    let key = this.keys.get(text);
-    if (key === undefined) {
-      const raw = text.startsWith('ed25519:') ? Buffer.from(text.slice('ed25519:'.length), 'base64url') : Buffer.alloc(0);
-      key = raw.length === 32 ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' }) : null;
-      this.keys.set(text, key);
-    }
-    return key;
-  }
-}
-
-export function verifyTask(task: VerifyTask, keys: KeyCache): boolean {
-  const signature = Buffer.from(task.signature, 'base64url');
-  const key = keys.get(task.publicKey);
-  if (signature.length !== 64 || !key) return false;
-  const verifies = (envelope: UnsignedCommand) => {
-    try {
-      return verify(null, signingBytes(envelope), key, signature);
-    } catch {
-      return false; // an envelope with no canonical form (a lone surrogate) was not signed as written
-    }
-  };
-  return verifies(task.envelope) || (task.alternative !== undefined && verifies(task.alternative));
-}
+export type { HashTask, VerifyTask } from './tasks.js';
 
 /**
  * True when two values read from JSON are equal: the same strings, numbers, literals, and arrays and
@@ -85,9 +31,10 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return members === 0;
 }
 
-/** Runs one task of either kind (what a worker thread does with each task of a batch). */
-export function runTask(task: Task, keys: KeyCache): Answer {
-  return 'commit' in task ? commitHash(task.commit) : verifyTask(task, keys);
+/** A worker's answer to a batch: the answers in order, and the time its tasks took by stage. */
+export interface BatchAnswer {
+  answers: Answer[];
+  times: StageTimes;
 }
 
 const BATCH = 256;
@@ -102,6 +49,7 @@ const REMEMBERED = 4_096;
 
 /** A check made or under way, and who waits for its answer. */
 interface Remembered {
+  id: number;
   task: VerifyTask;
   valid: boolean | undefined;
   waiting: ((valid: boolean) => void)[];
@@ -110,7 +58,7 @@ interface Remembered {
 const WORKER_URL = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 interface Batch {
-  tasks: Task[];
+  jobs: Job[];
   done: ((answer: Answer) => void)[];
 }
 
@@ -126,21 +74,32 @@ interface PoolWorker {
  * thread. `drain` waits for all.
  */
 export class SignatureVerifier {
-  private readonly keys = new KeyCache();
+  private readonly context: CheckContext;
   private readonly remembered = new Map<string, Remembered>();
   private readonly pool: PoolWorker[] = [];
-  private batch: Batch = { tasks: [], done: [] };
+  private batch: Batch = { jobs: [], done: [] };
   private readonly inFlight = new Set<Promise<void>>();
   private failure: Error | undefined;
   private next = 0;
+  /** Ids of signature checks. */
+  private checks = 0;
 
-  constructor(workers: number) {
+  /** `times`: where the time of the checks is added up, by stage (worker threads' included), when given. */
+  constructor(
+    workers: number,
+    private readonly times?: StageTimes,
+  ) {
+    this.context = new CheckContext(times);
     for (let i = 0; i < workers; i++) {
-      const member: PoolWorker = { worker: new Worker(WORKER_URL), waiting: [] };
-      member.worker.on('message', (results: Answer[]) => {
+      const member: PoolWorker = { worker: new Worker(WORKER_URL, { workerData: { timed: times !== undefined } }), waiting: [] };
+      member.worker.on('message', ({ answers, times: spent }: BatchAnswer) => {
         const sent = member.waiting.shift();
         if (!sent) return;
-        results.forEach((answer, index) => sent.batch.done[index]!(answer));
+        if (this.times) {
+          addStageTimes(this.times, spent);
+          this.times.onWorkers += spent.parse + spent.signatures + spent.hashing;
+        }
+        answers.forEach((answer, index) => sent.batch.done[index]!(answer));
         sent.resolve();
       });
       member.worker.on('error', (error: Error) => {
@@ -153,7 +112,7 @@ export class SignatureVerifier {
 
   /** Checks at once on this thread (rare checks: which retired key signed). */
   verifyNow(task: VerifyTask): boolean {
-    return verifyTask(task, this.keys);
+    return timed(this.times, 'signatures', () => this.context.verify(undefined, task));
   }
 
   /**
@@ -161,55 +120,64 @@ export class SignatureVerifier {
    * envelope, checked a moment ago (a command's reservation, then its commit), is answered from
    * that check: equal envelopes (every field and value the same, compared without building their
    * canonical JSON) have equal signing bytes, and equal bytes, key and signature give the same
-   * answer, so nothing is trusted that was not verified.
+   * answer, so nothing is trusted that was not verified. Returns the id of the check that answers
+   * (a hash of the commit whose metadata carries the envelope's payload reuses its canonical JSON).
    */
-  async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<void> {
+  async submit(task: VerifyTask, done: (valid: boolean) => void): Promise<number> {
     const seen = this.remembered.get(task.signature);
-    if (seen && seen.task.publicKey === task.publicKey && sameJson(seen.task.envelope, task.envelope) && sameJson(seen.task.alternative, task.alternative)) {
+    if (seen && seen.task.publicKey === task.publicKey && seen.task.impliedCorrelation === task.impliedCorrelation && sameJson(seen.task.envelope, task.envelope)) {
       if (seen.valid === undefined) seen.waiting.push(done);
       else done(seen.valid);
-      return;
+      return seen.id;
     }
-    const entry: Remembered = { task, valid: undefined, waiting: [done] };
+    const id = ++this.checks;
+    // Remembered without its stored bytes, which would keep the whole span of the log they were read in.
+    const { stored: _bytes, ...compared } = task;
+    const entry: Remembered = { id, task: compared, valid: undefined, waiting: [done] };
     this.remembered.delete(task.signature);
     this.remembered.set(task.signature, entry);
     if (this.remembered.size > REMEMBERED) this.remembered.delete(this.remembered.keys().next().value!);
-    await this.check(task, (answer) => {
+    await this.check({ id, verify: task }, (answer) => {
       const valid = answer === true;
       entry.valid = valid;
       for (const waiter of entry.waiting.splice(0)) waiter(valid);
     });
+    return id;
   }
 
   /** Hashes a commit (its stream's next commit links to it), answering through `done`. */
   async submitHash(task: HashTask, done: (hash: string) => void): Promise<void> {
-    await this.check(task, (answer) => done(String(answer)));
+    await this.check({ hash: task }, (answer) => done(String(answer)));
   }
 
-  private async check(task: Task, done: (answer: Answer) => void): Promise<void> {
+  private async check(job: Job, done: (answer: Answer) => void): Promise<void> {
     if (this.pool.length === 0) {
-      done(runTask(task, this.keys));
+      done(this.context.run(job));
       return;
     }
-    this.batch.tasks.push(task);
+    this.batch.jobs.push(job);
     this.batch.done.push(done);
-    if (this.batch.tasks.length >= BATCH) await this.flush();
+    if (this.batch.jobs.length >= BATCH) await this.flush();
   }
 
   private async flush(): Promise<void> {
     const batch = this.batch;
-    if (batch.tasks.length === 0) return;
-    this.batch = { tasks: [], done: [] };
+    if (batch.jobs.length === 0) return;
+    this.batch = { jobs: [], done: [] };
     if (this.failure) throw this.failure;
     if (this.inFlight.size >= this.pool.length * QUEUED_PER_WORKER) {
       // Every worker has a long queue: this thread checks the batch itself rather than wait, so
       // the reading, hashing and deciding thread also verifies when it would otherwise idle.
-      batch.tasks.forEach((task, index) => batch.done[index]!(runTask(task, this.keys)));
+      // It has the values parsed: it checks them, not the stored bytes.
+      batch.jobs.forEach((job, index) => batch.done[index]!(this.context.run(job)));
       return;
     }
     const member = this.pool[this.next++ % this.pool.length]!;
     const answered = new Promise<void>((resolve) => member.waiting.push({ batch, resolve }));
-    member.worker.postMessage(batch.tasks);
+    timed(this.times, 'handoff', () => {
+      const wire: WireBatch = encodeBatch(batch.jobs);
+      member.worker.postMessage(wire, [wire.bytes.buffer as ArrayBuffer]);
+    });
     const tracked: Promise<void> = answered.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }
