@@ -34,6 +34,7 @@ import { awaitsSignature, draftCommand } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
 import { commandsIn, isObject, isSigned } from './parts.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
+import type { SharedRecords } from './push-store.js';
 import { PushTargets } from './push-target.js';
 import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
@@ -230,12 +231,14 @@ function responseOf(event: AgentExecutionEvent): StreamResponse | undefined {
 /** The members of an object that are set (an unset bound keeps its default). */
 const definedOf = <T extends object>(value: T): Partial<T> => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string) {
+/** `records`: where push configurations are kept (openSharedRecords), shared by the gateway's replicas. */
+export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string, records: SharedRecords) {
   const logger = new Logger('agora:a2a');
   const bus = new MessagingTransport(options.client);
   const bounds = { ...DEFAULT_A2A_BOUNDS, ...definedOf(setting) };
   const targets = new PushTargets(setting.pushAllowHosts);
-  const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller });
+  const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller, ...(setting.pushConfigTtlSeconds === undefined ? {} : { ttlMs: setting.pushConfigTtlSeconds * 1000 }) }, records);
+  void pushStore.prune().catch((error: unknown) => logger.warn(`A2A push configurations: removing the expired ones from ${records.where} failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
   const readerClient = (reader: Reader | undefined) =>
     Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
   const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient);
