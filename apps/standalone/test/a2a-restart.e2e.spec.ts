@@ -3,7 +3,8 @@
  * standalone process, stopped and started again on the same data directory, answers for it from
  * the log. The official @a2a-js/sdk client opens a vote a person must decide (and another on a
  * drafted command it then signs in the same task), the process restarts, and the same client reads the task, streams it and cancels it with its signed
- * cancellation; another agent still gets "not found". A push configuration set before the restart
+ * cancellation; another agent still gets "not found". A recovery's task, named after the recovery
+ * its report opened, is read after the restart by the paused agent only. A push configuration set before the restart
  * is kept in the data directory: the cancellation after it reaches the webhook.
  */
 import { randomUUID } from 'node:crypto';
@@ -78,6 +79,9 @@ describe('an A2A task across a restart of the gateway (e2e)', () => {
     const { commandId, issuedAt, payload } = asked.command;
     const started = (await first.sendMessage({ tenant: '', message: { ...message(signCommand({ type: 'CreateVotingSession', payload: payload as never, commandId, issuedAt, signer: { keyFile: join(dir, 'envoy.key.json') } })), taskId: drafted.id, contextId: drafted.contextId }, configuration: undefined, metadata: undefined })) as Task;
     expect({ id: started.id, agora: started.metadata?.['agora'] }).toEqual({ id: drafted.id, agora: expect.objectContaining({ streamId: `voting_session-${payload.requestId}` }) });
+    // A recovery's task is named after the recovery its report opens (foreseen before it is sent).
+    const recovery = (await (await a2aClient('nova')).sendMessage({ tenant: '', message: message(createSignedCommand({ type: 'ReportHealth', actor: 'nova', payload: { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: {} }, secretKey: keys['nova']!.secretKey })), configuration: undefined, metadata: undefined })) as Task;
+    expect({ id: recovery.id, state: recovery.status?.state }).toEqual({ id: 'dialectic-recovery:dialectic_session-nova-p1', state: TaskState.TASK_STATE_INPUT_REQUIRED });
     // A push configuration, kept in the data directory.
     await first.createTaskPushNotificationConfig({ tenant: '', id: 'kept', taskId: opened.id, url: `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/restart`, token: 'kept-token', authentication: undefined });
 
@@ -88,6 +92,9 @@ describe('an A2A task across a restart of the gateway (e2e)', () => {
     const read = await client.getTask({ tenant: '', id: opened.id, historyLength: 0 });
     expect({ id: read.id, contextId: read.contextId, state: read.status?.state, skill: (read.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ id: opened.id, contextId: opened.contextId, state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'validator-vote' });
     expect((await client.getTask({ tenant: '', id: drafted.id, historyLength: 0 })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const recovered = await (await a2aClient('nova')).getTask({ tenant: '', id: recovery.id, historyLength: 0 });
+    expect({ state: recovered.status?.state, skill: (recovered.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'dialectic-recovery' });
+    await expect(client.getTask({ tenant: '', id: recovery.id, historyLength: 0 })).rejects.toThrow(/not found/i);
     // Another agent gets what it gets for any unknown id.
     const other = await a2aClient('nova');
     await expect(other.getTask({ tenant: '', id: opened.id, historyLength: 0 })).rejects.toThrow(/not found/i);

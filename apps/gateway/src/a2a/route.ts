@@ -38,7 +38,7 @@ import type { SharedRecords } from './push-store.js';
 import { PushTargets } from './push-target.js';
 import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
-import { skillStartedBy } from './skills.js';
+import { skillStartedBy, type AgoraSkill, type Followed } from './skills.js';
 import { followedByTaskId, namedTaskId, openingTask, rebuildTask } from './task-id.js';
 import { BoundedTaskStore } from './task-store.js';
 
@@ -93,6 +93,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
   cardOf: (() => AgentCard) | undefined;
   tasks: BoundedTaskStore | undefined;
   buses: FollowedBuses | undefined;
+  /** The aggregate a start command that does not name it would open, read as the request's caller (AgoraSkill.foreseen). */
+  foresee: ((skill: AgoraSkill, command: { actor: string; payload: Record<string, unknown> }, context: ServerCallContext) => Promise<Followed | undefined>) | undefined;
 
   override async getAgentCard(): Promise<AgentCard> {
     return this.cardOf?.() ?? super.getAgentCard();
@@ -126,7 +128,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
 
   /**
    * Names the task a message opens after what it follows (task-id.ts) when its signed start
-   * command names its aggregate, or the command drafted for it does, and no task of that name is there yet: the task is held as
+   * command names its aggregate, or the command drafted for it does, or the aggregate it would open is
+   * foreseen (a recovery), and no task of that name is there yet: the task is held as
    * opening (so the request handler finds it), and the executor starts it. A message of a named
    * task this gateway does not follow (another opened it) has the task followed here first.
    * Returns the id claimed, if any (the executor lets it go once the task is started).
@@ -145,7 +148,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
     const draft = envelope === undefined ? draftCommand(commands[0], caller, undefined) : undefined;
     const skill = envelope === undefined ? draft?.skill : skillStartedBy(String(envelope['type']));
     const payload = envelope === undefined ? draft?.command?.['payload'] : envelope['payload'];
-    const followed = skill?.named?.(isObject(payload) ? payload : {});
+    const fields = isObject(payload) ? payload : {};
+    const followed = skill?.named?.(fields) ?? (skill?.foreseen !== undefined && caller !== undefined ? await this.foresee?.(skill, { actor: caller, payload: fields }, context) : undefined);
     if (skill === undefined || followed === undefined || this.executor === undefined || this.tasks === undefined) return undefined;
     const taskId = namedTaskId(skill, followed);
     // Sent again while it opens or is followed here: the request goes on as a duplicate, which joins it.
@@ -287,6 +291,18 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   handler.cardOf = card;
   handler.tasks = taskStore;
   handler.buses = buses;
+  handler.foresee = async (skill, command, context) => {
+    const agora = readerClient(context.user instanceof A2ACaller ? context.user.reader : undefined);
+    try {
+      return await skill.foreseen?.(agora, command);
+    } catch (error) {
+      // Not foreseen (the caller may not read it, a service did not answer): the task keeps a drawn id.
+      logger.warn(`A2A: the aggregate of a ${skill.id} task could not be foreseen: ${loggable(error instanceof Error ? error.message : String(error))}`);
+      return undefined;
+    } finally {
+      await agora.close();
+    }
+  };
   const rpc = jsonRpcHandler({ requestHandler: handler, userBuilder: async (req) => (req as unknown as Record<symbol, A2ACaller | undefined>)[CALLER] ?? new A2ACaller(undefined), legacyCompat: { enabled: true } });
   // A 0.3 client (no A2A-Version header, or 0.3) gets the card translated by the SDK's compat router;
   // a 1.0 client gets it in the protocol's JSON (the SDK's handler would write the TypeScript shape of

@@ -2,8 +2,9 @@
  * A task's id names what it follows: `<skill>:<stream id>` (`tribunal-review:proposal-…`), so any
  * gateway (a restarted one, another replica) rebuilds the task from the log as its caller may read
  * it when its task store does not hold it. A task is named so when its first message carries a
- * signed start command that names its aggregate, or fields the command drafted from names one
- * (route.ts); other tasks keep the id the request handler draws, and live in the memory of the
+ * signed start command that names its aggregate, or fields the command drafted from names one, or
+ * the aggregate the command would open is foreseen (a recovery: AgoraSkill.foreseen) (route.ts);
+ * other tasks keep the id the request handler draws, and live in the memory of the
  * gateway that opened them.
  */
 import { TaskState, type Task } from '@a2a-js/sdk';
