@@ -3,7 +3,7 @@
  * standalone process, stopped and started again on the same data directory, answers for it from
  * the log. The official @a2a-js/sdk client opens a vote a person must decide (and another on a
  * drafted command it then signs in the same task), the process restarts, and the same client reads the task, streams it and cancels it with its signed
- * cancellation; another agent still gets "not found". A recovery's task, named after the recovery
+ * cancellation (its history rebuilt from the log); another agent still gets "not found". A recovery's task, named after the recovery
  * its report opened, is read after the restart by the paused agent only. A push configuration set before the restart
  * is kept in the data directory: the cancellation after it reaches the webhook.
  */
@@ -92,6 +92,9 @@ describe('an A2A task across a restart of the gateway (e2e)', () => {
     const read = await client.getTask({ tenant: '', id: opened.id, historyLength: 0 });
     expect({ id: read.id, contextId: read.contextId, state: read.status?.state, skill: (read.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ id: opened.id, contextId: opened.contextId, state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'validator-vote' });
     expect((await client.getTask({ tenant: '', id: drafted.id, historyLength: 0 })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // Its history is rebuilt too: the aggregate's events as the caller may read them, one message each.
+    const events = ((await client.getTask({ tenant: '', id: opened.id, historyLength: 10 })).history ?? []).map((m) => (m.parts.find((p) => p.content?.$case === 'data')?.content?.value as { event: { id: string; type: string; streamId: string; data: { createdBy?: string } } }).event);
+    expect(events[0]).toMatchObject({ type: 'VotingSessionCreated', streamId: 'voting_session-restart-1', data: { createdBy: 'envoy' } });
     const recovered = await (await a2aClient('nova')).getTask({ tenant: '', id: recovery.id, historyLength: 0 });
     expect({ state: recovered.status?.state, skill: (recovered.metadata?.['agora'] as { skill?: string }).skill }).toEqual({ state: TaskState.TASK_STATE_INPUT_REQUIRED, skill: 'dialectic-recovery' });
     await expect(client.getTask({ tenant: '', id: recovery.id, historyLength: 0 })).rejects.toThrow(/not found/i);

@@ -39,7 +39,7 @@ import { PushTargets } from './push-target.js';
 import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
 import { skillStartedBy, type AgoraSkill, type Followed } from './skills.js';
-import { followedByTaskId, namedTaskId, openingTask, rebuildTask } from './task-id.js';
+import { followedByTaskId, historyFromLog, namedTaskId, openingTask, rebuildTask } from './task-id.js';
 import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
@@ -245,7 +245,8 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   void pushStore.prune().catch((error: unknown) => logger.warn(`A2A push configurations: removing the expired ones from ${records.where} failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
   const readerClient = (reader: Reader | undefined) =>
     Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
-  const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient);
+  const history = historyFromLog(options.store, parties, bounds);
+  const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient, history);
   const taskStore = new BoundedTaskStore(pushStore, { maxFinished: bounds.maxFinishedTasks, perCaller: bounds.finishedTasksPerCaller, historyMessages: bounds.historyMessages, historyBytes: bounds.historyBytes }, rebuild);
   const push = new PushQueue(pushStore, { logger, targets });
   const buses = new FollowedBuses();
