@@ -1,7 +1,8 @@
 /**
  * A2A push configurations where every gateway replica finds them: two replicas' PushConfigs over
  * one JetStream key-value bucket (the test's own, on the shared NATS server) see each other's
- * configurations, count them in the same bounds and refuse a task one of them revoked; a
+ * configurations, count them in the same bounds, refuse a task one of them revoked and push an
+ * update both follow once (the first to claim it); a
  * standalone gateway's file in its data directory gives them back after a restart; each expires
  * its time after it was last set.
  */
@@ -9,12 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { TaskState, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { TEST_NATS_URL } from '@agora/testing';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { PushConfigs } from '../src/a2a/push.js';
+import { PushConfigs, updateOnEveryFollower } from '../src/a2a/push.js';
 import { FileRecords, KvRecords, openSharedRecords, PUSH_CONFIGS_FILE } from '../src/a2a/push-store.js';
 import { PushTargets } from '../src/a2a/push-target.js';
 
@@ -75,6 +76,20 @@ describe('A2A push configurations shared by replicas and kept across restarts (i
     await expect(two.save('vote:voting_session-b', caller('envoy'), config('c5', 'vote:voting_session-b'))).rejects.toThrow(/forbidden: task .* pushes nothing more/);
     const info = await (await jetstreamManager(connections[0]!)).streams.info(`KV_${bucket}`);
     expect(info.config.max_age).toBe(60_000 * 1_000_000);
+  });
+
+  it("an update every follower of a task sends is claimed by one replica only, and another update by the first to claim it", async () => {
+    const one = await replica();
+    const two = await replica();
+    const status = (progress: string) => updateOnEveryFollower({ payload: { $case: 'statusUpdate', value: { taskId: 't', contextId: 't', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }, metadata: { agora: { progress } } } } })!;
+    expect(status('cancelled:0:false:null')).toBe(`status:${TaskState.TASK_STATE_CANCELED}:cancelled:0:false:null`);
+    const claims = await Promise.all([one.claim('vote:voting_session-d', caller('envoy'), status('p1')), two.claim('vote:voting_session-d', caller('envoy'), status('p1'))]);
+    expect(claims.sort()).toEqual([false, true]);
+    expect(await two.claim('vote:voting_session-d', caller('envoy'), status('p2'))).toBe(true);
+    // Another caller's task of the same id claims its own.
+    expect(await one.claim('vote:voting_session-d', caller('nova'), status('p1'))).toBe(true);
+    // A request's own updates (no progress of the aggregate) are not claimed: only the gateway it reached sends them.
+    expect(updateOnEveryFollower({ payload: { $case: 'statusUpdate', value: { taskId: 't', contextId: 't', status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: '' }, metadata: undefined } } })).toBeUndefined();
   });
 
   it('a configuration expires its time after it was last set', async () => {

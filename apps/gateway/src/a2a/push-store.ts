@@ -21,6 +21,8 @@ export interface SharedRecords {
   list(prefix: string): Promise<Map<string, string>>;
   get(key: string): Promise<string | undefined>;
   put(key: string, value: string): Promise<void>;
+  /** Puts a record where there is none (or only a deleted one): false when one is there. */
+  create(key: string, value: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Where they are, for the start-up log. */
   readonly where: string;
@@ -73,6 +75,16 @@ export class KvRecords implements SharedRecords {
     await this.kv.put(key, value);
   }
 
+  async create(key: string, value: string): Promise<boolean> {
+    try {
+      await this.kv.create(key, value);
+      return true;
+    } catch (error) {
+      if (error instanceof JetStreamApiError && (await this.get(key)) !== undefined) return false;
+      throw error;
+    }
+  }
+
   async delete(key: string): Promise<void> {
     await this.kv.delete(key);
   }
@@ -122,6 +134,12 @@ export class FileRecords implements SharedRecords {
   async put(key: string, value: string): Promise<void> {
     this.records.set(key, value);
     await this.save();
+  }
+
+  async create(key: string, value: string): Promise<boolean> {
+    if (this.records.has(key)) return false;
+    await this.put(key, value);
+    return true;
   }
 
   async delete(key: string): Promise<void> {

@@ -8,9 +8,11 @@
  * order, retried with exponential back-off; when a caller's queue is full its own oldest waiting
  * update is dropped and said in the log. Webhooks are where PushTargets allows (push-target.ts), a
  * task has a bounded number of them and a caller too (PushConfigs), and a task whose caller lost
- * its right (disabled, its key or roles changed) pushes nothing more (`revoke`).
+ * its right (disabled, its key or roles changed) pushes nothing more (`revoke`). Two gateways that
+ * follow one task (one opened it, another adopted it) push each of its follower's updates once: the
+ * first to claim it in the shared records does (`claim`).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
@@ -83,6 +85,20 @@ const keyPart = (text: string): string => Buffer.from(text, 'utf8').toString('ba
 const callerPrefix = (scope: string): string => `cfg.${keyPart(scope)}.`;
 const taskPrefix = (scope: string, taskId: string): string => `${callerPrefix(scope)}${keyPart(taskId)}.`;
 const revokedKey = (scope: string, taskId: string): string => `rev.${keyPart(scope)}.${keyPart(taskId)}`;
+const sentKey = (scope: string, taskId: string, update: string): string => `sent.${keyPart(scope)}.${keyPart(taskId)}.${createHash('sha256').update(update).digest('base64url')}`;
+
+/**
+ * What makes an update the same on every gateway that follows its task (a task one replica opened
+ * and another adopted is followed by both): a follower's status, by its state and the aggregate's
+ * progress, and the outcome. Undefined for the rest, which only the gateway a request reached sends.
+ */
+export function updateOnEveryFollower(response: StreamResponse): string | undefined {
+  const payload = response.payload;
+  if (payload?.$case === 'artifactUpdate') return `artifact:${payload.value.artifact?.artifactId ?? ''}`;
+  if (payload?.$case !== 'statusUpdate') return undefined;
+  const progress = (payload.value.metadata?.['agora'] as { progress?: unknown } | undefined)?.progress;
+  return typeof progress === 'string' ? `status:${payload.value.status?.state ?? ''}:${progress}` : undefined;
+}
 
 /**
  * The push configurations of tasks, kept in records every gateway replica shares (push-store.ts),
@@ -152,14 +168,21 @@ export class PushConfigs implements PushNotificationStore {
     this.revoked.delete(taskId);
   }
 
+  /**
+   * Claims the pushing of an update that every follower of the task sends (updateOnEveryFollower):
+   * true for the first gateway to claim it, false for the others, which push nothing of it.
+   */
+  async claim(taskId: string, context: ServerCallContext, update: string): Promise<boolean> {
+    return this.records.create(sentKey(scopeOf(context), taskId, update), JSON.stringify({ expiresAt: Date.now() + this.ttlMs }));
+  }
+
   isRevoked(taskId: string): boolean {
     return this.revoked.has(taskId);
   }
 
-  /** Removes the expired configurations and revocations of every caller (the bucket's max age does it too; a file has only this). */
+  /** Removes the expired configurations, revocations and claims of every caller (the bucket's max age does it too; a file has only this). */
   async prune(): Promise<void> {
-    await this.kept('cfg.');
-    await this.kept('rev.');
+    for (const kind of ['cfg.', 'rev.', 'sent.']) await this.kept(kind);
   }
 
   /** Whether another replica (or this one before a restart) revoked the task, and the revocation has not expired. */
@@ -195,7 +218,7 @@ export class PushQueue implements PushNotificationSender {
   delivered = 0;
 
   constructor(
-    private readonly store: PushNotificationStore & { isRevoked?(taskId: string): boolean },
+    private readonly store: PushNotificationStore & { isRevoked?(taskId: string): boolean; claim?(taskId: string, context: ServerCallContext, update: string): Promise<boolean> },
     private readonly options: PushOptions,
   ) {
     this.targets = options.targets ?? new PushTargets();
@@ -207,6 +230,10 @@ export class PushQueue implements PushNotificationSender {
     if (taskId === '' || this.stopping.signal.aborted || this.store.isRevoked?.(taskId)) return;
     const caller = scopeOf(context);
     const configs = this.store.loadWithMetadata ? await this.store.loadWithMetadata(taskId, context) : (await this.store.load(taskId, context)).map((config) => ({ config, wireVersion: '1.0' }));
+    if (configs.length === 0) return;
+    // An update every follower of the task sends is pushed by the first to claim it.
+    const everywhere = updateOnEveryFollower(response);
+    if (everywhere !== undefined && this.store.claim !== undefined && !(await this.store.claim(taskId, context, everywhere))) return;
     for (const { config, wireVersion } of configs) {
       const { body, contentType } = (SERIALIZERS[wireVersion] ?? SERIALIZERS['1.0']!).serialize(response, task);
       const headers: Record<string, string> = { 'content-type': contentType };
