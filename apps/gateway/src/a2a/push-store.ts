@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomically } from '@agora/eventsourcing';
+import { a2aPushBucket } from '@agora/messaging';
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -156,10 +157,10 @@ export class FileRecords implements SharedRecords {
 }
 
 /**
- * The records of a gateway: the bucket `A2A_PUSH_<scope>` on NATS (`scope` names the log the
- * replicas share, as their leases are scoped), else the data directory's file, else memory.
+ * The records of a gateway: the bucket `A2A_PUSH_<scope>` on NATS (a2aPushBucket: `scope` names the
+ * log the replicas share, as their leases are scoped), else the data directory's file, else memory.
  */
 export async function openSharedRecords(where: { connection?: NatsConnection | undefined; scope?: string | undefined; dataDir?: string | undefined }, maxAgeMs: number): Promise<SharedRecords> {
-  if (where.connection !== undefined && where.scope !== undefined) return KvRecords.open(where.connection, `A2A_PUSH_${where.scope.replace(/[^A-Za-z0-9_-]/g, '_')}`, maxAgeMs);
+  if (where.connection !== undefined && where.scope !== undefined) return KvRecords.open(where.connection, a2aPushBucket(where.scope), maxAgeMs);
   return FileRecords.open(where.dataDir);
 }
