@@ -4,7 +4,7 @@
  * configurations, count them in the same bounds, refuse a task one of them revoked and push an
  * update both follow once (the first to claim it); a
  * standalone gateway's file in its data directory gives them back after a restart; each expires
- * its time after it was last set.
+ * its time after it was last set. Without JetStream on its NATS server a gateway does not start.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import { TEST_NATS_URL } from '@agora/testing';
+import { startNatsServer, TEST_NATS_URL } from '@agora/testing';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { PushConfigs, updateOnEveryFollower } from '../src/a2a/push.js';
@@ -104,6 +104,18 @@ describe('A2A push configurations shared by replicas and kept across restarts (i
     // Met expired, it was deleted from the bucket.
     expect([...(await records.list('cfg.')).keys()].some((key) => key.includes(Buffer.from('ttl').toString('base64url')))).toBe(false);
   });
+
+  it('a gateway on a NATS server without JetStream does not start, and says why', async () => {
+    const plain = await startNatsServer({ jetstream: false });
+    try {
+      const connection = await connect({ servers: plain.url });
+      connections.push(connection);
+      await expect(openSharedRecords({ connection, scope: 'AGORA_EVENTS' }, 60_000)).rejects.toThrow(/^A2A push configurations: the JetStream key-value bucket A2A_PUSH_AGORA_EVENTS could not be opened \(.+\): the gateway needs JetStream on its NATS server/);
+    } finally {
+      await connections.pop()?.close();
+      await plain.stop();
+    }
+  }, 30_000);
 
   it('standalone, a file in the data directory gives them back after a restart, without the expired ones', async () => {
     const first = new PushConfigs(LOCAL, { perTask: 2, perCaller: 3 }, await FileRecords.open(dir));

@@ -161,6 +161,11 @@ export class FileRecords implements SharedRecords {
  * log the replicas share, as their leases are scoped), else the data directory's file, else memory.
  */
 export async function openSharedRecords(where: { connection?: NatsConnection | undefined; scope?: string | undefined; dataDir?: string | undefined }, maxAgeMs: number): Promise<SharedRecords> {
-  if (where.connection !== undefined && where.scope !== undefined) return KvRecords.open(where.connection, a2aPushBucket(where.scope), maxAgeMs);
+  if (where.connection !== undefined && where.scope !== undefined) {
+    const bucket = a2aPushBucket(where.scope);
+    return KvRecords.open(where.connection, bucket, maxAgeMs).catch((error: unknown) => {
+      throw new Error(`A2A push configurations: the JetStream key-value bucket ${bucket} could not be opened (${error instanceof Error ? error.message : String(error)}): the gateway needs JetStream on its NATS server, and its NATS user the bucket's subjects (deploy/nats/roles.conf), or AGORA_A2A_URL=off`, { cause: error });
+    });
+  }
   return FileRecords.open(where.dataDir);
 }
