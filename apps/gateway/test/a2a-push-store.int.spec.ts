@@ -4,7 +4,7 @@
  * configurations, count them in the same bounds, refuse a task one of them revoked and push an
  * update both follow once (the first to claim it); a
  * standalone gateway's file in its data directory gives them back after a restart; each expires
- * its time after it was last set. Without JetStream on its NATS server a gateway does not start.
+ * its time after it was last set, or soon after its task ended. Without JetStream on its NATS server a gateway does not start.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -103,6 +103,19 @@ describe('A2A push configurations shared by replicas and kept across restarts (i
     expect(await ids(short, 'vote:voting_session-x', 'ttl')).toEqual([]);
     // Met expired, it was deleted from the bucket.
     expect([...(await records.list('cfg.')).keys()].some((key) => key.includes(Buffer.from('ttl').toString('base64url')))).toBe(false);
+  });
+
+  it("an ended task's configurations are kept a little longer only, on every replica", async () => {
+    const connection = await connect({ servers: TEST_NATS_URL });
+    connections.push(connection);
+    const records = await KvRecords.open(connection, bucket, 60_000);
+    const one = new PushConfigs(LOCAL, { perTask: 2, perCaller: 3, afterEndMs: 300 }, records);
+    const two = new PushConfigs(LOCAL, { perTask: 2, perCaller: 3 }, records);
+    await one.save('vote:voting_session-e', caller('ended'), config('e1', 'vote:voting_session-e'));
+    await one.ended('vote:voting_session-e', caller('ended'));
+    expect(await ids(two, 'vote:voting_session-e', 'ended')).toEqual(['e1']);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await ids(two, 'vote:voting_session-e', 'ended')).toEqual([]);
   });
 
   it('a gateway on a NATS server without JetStream does not start, and says why', async () => {

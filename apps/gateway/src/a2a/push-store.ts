@@ -27,10 +27,14 @@ export interface SharedRecords {
   delete(key: string): Promise<void>;
   /** Where they are, for the start-up log. */
   readonly where: string;
+  /** Whether other gateways share them (a bucket), or they are this process's alone (a file, memory). */
+  readonly shared: boolean;
 }
 
 /** Records in a JetStream key-value bucket, which every gateway on the same NATS shares. */
 export class KvRecords implements SharedRecords {
+  readonly shared = true;
+
   private constructor(
     private readonly kv: KV,
     readonly where: string,
@@ -96,6 +100,7 @@ export class KvRecords implements SharedRecords {
  * is given. One process holds a data directory, so the file is this gateway's alone.
  */
 export class FileRecords implements SharedRecords {
+  readonly shared = false;
   private writes = Promise.resolve();
 
   private constructor(

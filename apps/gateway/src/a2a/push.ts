@@ -71,6 +71,9 @@ function taskIdOf(response: StreamResponse): string {
   return payload?.value.taskId ?? '';
 }
 
+/** How long the push configurations of a task that ended are kept at most, by default: an hour (nothing is pushed for it any more). */
+const PUSH_CONFIG_AFTER_END_MS = 60 * 60_000;
+
 /** The wire version of a config set over a request that names none (the SDK's in-memory store's default). */
 const LEGACY_WIRE_VERSION = '0.3';
 
@@ -102,7 +105,7 @@ export function updateOnEveryFollower(response: StreamResponse): string | undefi
 
 /**
  * The push configurations of tasks, kept in records every gateway replica shares (push-store.ts),
- * each until `ttlMs` after it was last set; bounded per task and per caller, each webhook checked
+ * each until `ttlMs` after it was last set, or `afterEndMs` after its task ended if that comes first; bounded per task and per caller, each webhook checked
  * where it goes before it is kept; a revoked task takes none, on any replica.
  */
 export class PushConfigs implements PushNotificationStore {
@@ -110,12 +113,16 @@ export class PushConfigs implements PushNotificationStore {
   private readonly revoked = new Set<string>();
   private readonly ttlMs: number;
 
+  private readonly afterEndMs: number;
+
+  /** `ttlMs`: a configuration's life after it was last set; `afterEndMs`: the most it is kept once its task ended (default an hour). */
   constructor(
     private readonly targets: PushTargets,
-    private readonly bounds: { perTask: number; perCaller: number; ttlMs?: number },
+    private readonly bounds: { perTask: number; perCaller: number; ttlMs?: number; afterEndMs?: number },
     private readonly records: SharedRecords = FileRecords.inMemory(),
   ) {
     this.ttlMs = bounds.ttlMs ?? DEFAULT_A2A_PUSH_CONFIG_TTL_MS;
+    this.afterEndMs = Math.min(this.ttlMs, bounds.afterEndMs ?? PUSH_CONFIG_AFTER_END_MS);
   }
 
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
@@ -168,11 +175,19 @@ export class PushConfigs implements PushNotificationStore {
     this.revoked.delete(taskId);
   }
 
+  /** The task ended (its last update was pushed): its configurations are kept `afterEndMs` more at most, for a client to list them. */
+  async ended(taskId: string, context: ServerCallContext): Promise<void> {
+    const until = Date.now() + this.afterEndMs;
+    for (const [key, kept] of await this.kept(taskPrefix(scopeOf(context), taskId))) if (kept.expiresAt > until) await this.records.put(key, JSON.stringify({ ...kept, expiresAt: until }));
+  }
+
   /**
    * Claims the pushing of an update that every follower of the task sends (updateOnEveryFollower):
    * true for the first gateway to claim it, false for the others, which push nothing of it.
    */
   async claim(taskId: string, context: ServerCallContext, update: string): Promise<boolean> {
+    // Records of this process alone (a data directory, memory): no other gateway follows its tasks.
+    if (!this.records.shared) return true;
     return this.records.create(sentKey(scopeOf(context), taskId, update), JSON.stringify({ expiresAt: Date.now() + this.ttlMs }));
   }
 
@@ -212,6 +227,8 @@ export class PushQueue implements PushNotificationSender {
   private readonly busy = new Set<string>();
   /** Deliveries under way by caller. */
   private readonly running = new Map<string, number>();
+  /** The latest update of each task being queued (its configurations read, its claim made). */
+  private readonly sending = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly targets: PushTargets;
   /** Deliveries made (2xx), for the tests and the log. */
@@ -228,6 +245,18 @@ export class PushQueue implements PushNotificationSender {
   async send(response: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(response);
     if (taskId === '' || this.stopping.signal.aborted || this.store.isRevoked?.(taskId)) return;
+    // A task's updates are queued in the order they are sent, whatever its configurations take to read.
+    const turn = (this.sending.get(taskId) ?? Promise.resolve()).catch(() => undefined).then(() => this.queueUpdate(taskId, response, context, task));
+    this.sending.set(taskId, turn);
+    try {
+      await turn;
+    } finally {
+      if (this.sending.get(taskId) === turn) this.sending.delete(taskId);
+    }
+  }
+
+  /** Queues an update for every webhook of its task. */
+  private async queueUpdate(taskId: string, response: StreamResponse, context: ServerCallContext, task: Task | undefined): Promise<void> {
     const caller = scopeOf(context);
     const configs = this.store.loadWithMetadata ? await this.store.loadWithMetadata(taskId, context) : (await this.store.load(taskId, context)).map((config) => ({ config, wireVersion: '1.0' }));
     if (configs.length === 0) return;

@@ -32,7 +32,7 @@ import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
 import { awaitsSignature, draftCommand } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
-import { commandsIn, isObject, isSigned } from './parts.js';
+import { commandsIn, ENDED_STATES, isObject, isSigned } from './parts.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
 import type { SharedRecords } from './push-store.js';
 import { PushTargets } from './push-target.js';
@@ -280,6 +280,8 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
           const response = responseOf(event);
           // A request that joined another task (a duplicate command) carries that task once: it is not pushed again.
           if (response && taskIdOfEvent(event) === taskId) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
+          // Its last update pushed, an ended task's push configurations are kept a little longer only.
+          if (event.kind === 'statusUpdate' && event.data.taskId === taskId && event.data.status !== undefined && ENDED_STATES.has(event.data.status.state)) await pushStore.ended(taskId, context);
         })
         .catch((error: unknown) => logger.warn(`A2A task ${loggable(taskId)}: recording an update failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
     });

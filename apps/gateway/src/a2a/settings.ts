@@ -36,7 +36,7 @@ export interface A2aSetting extends A2aBounds {
   pushAllowHosts?: readonly string[];
   /**
    * How long a push configuration is kept after it was last set (set again, it lasts as long
-   * again), on every replica and across restarts (default 7 days).
+   * again), on every replica and across restarts (default 7 days); once its task ended, an hour at most.
    */
   pushConfigTtlSeconds?: number;
 }
@@ -62,7 +62,8 @@ AGORA_A2A_PUSH_ALLOW       webhook hosts (host or host:port, comma-separated) th
                            default none: https to public addresses only
 AGORA_A2A_PUSH_CONFIG_TTL_SECONDS  how long an A2A push configuration is kept after it was last set, shared by
                            the gateway's replicas (NATS: a JetStream key-value bucket; standalone: a file in
-                           the data directory) and across restarts (default ${DEFAULT_A2A_PUSH_CONFIG_TTL_MS / 1000}, 7 days)`;
+                           the data directory) and across restarts (default ${DEFAULT_A2A_PUSH_CONFIG_TTL_MS / 1000}, 7 days);
+                           once its task ended, an hour at most`;
 
 /** A host of AGORA_A2A_PUSH_ALLOW: a host name or address, with an optional port. */
 const ALLOWED_HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/;
