@@ -6,6 +6,7 @@
  * only verify the stream refuse to start without it; and with closed reads on NATS a query needs
  * its reader's read token and shows only what the visibility table gives that reader, decided by
  * the service alone: the gateway names its reader, and a hidden proposal stays hidden on both paths.
+ * The gateway's user (roles.conf) opens the key-value bucket of its A2A push configurations.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -227,11 +228,14 @@ describe('closed reads on NATS', () => {
     await service?.close();
   }, 30_000);
 
-  /** A gateway on its own NATS user (`_INBOX_gateway`), closed reads, in front of the service. */
+  /**
+   * A gateway on its own NATS user (`_INBOX_gateway`), closed reads, in front of the service; its A2A
+   * push configurations in the key-value bucket of the default log, which roles.conf lets it use.
+   */
   async function withGateway(run: (url: string) => Promise<void>): Promise<void> {
     const store = await openEmbeddedEventStore({ directory: join(dir, `gateway-events-${randomBytes(4).toString('hex')}`) });
     const client = new NatsAgoraClient(track(await connectNats({ servers: nats.url, credentials: { user: 'gateway', pass: passwords.gateway, inboxPrefix: GATEWAY_INBOX_PREFIX } })));
-    const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory } });
+    const gateway = await startGateway({ client, store, port: 0, host: '127.0.0.1', logger: false, console: false, reads: { mode: 'closed', directory }, shared: { scope: 'AGORA_EVENTS' } });
     try {
       await run(gateway.url);
     } finally {

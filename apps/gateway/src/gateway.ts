@@ -7,7 +7,10 @@ import { consoleAssets } from './console-assets.js';
 import { tracingMiddleware } from './tracing.js';
 import { EventStreams, GatewayController, queryController } from './gateway.controller.js';
 import { ReplyExceptionFilter } from './http-reply.js';
+import { NatsAgoraClient } from '@agora/messaging';
 import { A2A_CARD_PATH, A2A_PATH, a2aRoute } from './a2a/route.js';
+import { openSharedRecords } from './a2a/push-store.js';
+import { DEFAULT_A2A_PUSH_CONFIG_TTL_MS } from './a2a/settings.js';
 import { mcpRoute } from './mcp-route.js';
 import { GatewayMetrics } from './metrics.js';
 import { DEFAULT_PORT, GATEWAY_OPTIONS, resolveOptions, type Gateway, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
@@ -74,7 +77,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const mcp = mcpSetting === false ? undefined : mcpRoute(resolved.client, { reads: resolved.reads, parties: streams.parties }, { maxBodyBytes: resolved.maxBodyBytes, requestTimeoutMs: resolved.requestTimeoutMs, ...(mcpSetting?.allowedHostnames ? { allowedHostnames: mcpSetting.allowedHostnames } : {}), ...(mcpSetting?.sessions ? { sessions: mcpSetting.sessions } : {}) });
   if (mcp) app.use('/mcp', mcp.handler);
   // A2A: the Agent Card and the JSON-RPC binding, the caller proven as for any read.
-  const a2a = options.a2a === false ? undefined : a2aRoute(resolved, streams.parties, options.a2a ?? {}, GATEWAY_VERSION);
+  const a2aSetting = options.a2a === false ? undefined : (options.a2a ?? {});
+  const a2a =
+    a2aSetting === undefined
+      ? undefined
+      : a2aRoute(resolved, streams.parties, a2aSetting, GATEWAY_VERSION, await openSharedRecords({ connection: resolved.client instanceof NatsAgoraClient ? resolved.client.connection : undefined, ...options.shared }, (a2aSetting.pushConfigTtlSeconds ?? DEFAULT_A2A_PUSH_CONFIG_TTL_MS / 1000) * 1000));
   if (a2a) {
     app.use(A2A_CARD_PATH, ...a2a.card);
     app.use(A2A_PATH, ...a2a.rpc);

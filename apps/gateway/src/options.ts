@@ -76,6 +76,12 @@ export interface GatewayOptions {
    */
   a2a?: A2aSetting | false;
   /**
+   * Where the gateway keeps what outlives it and its replicas share (A2A push configurations):
+   * over a NATS client and given `scope` (the log the replicas share, as leaseScope names it), a
+   * JetStream key-value bucket named after it; else a file in `dataDir`; else its memory.
+   */
+  shared?: { dataDir?: string; scope?: string };
+  /**
    * The scrape token of /metrics (AGORA_METRICS_TOKEN): a request with `Authorization: Bearer
    * <token>` gets every metric of the registry; any other request only the metrics whose labels
    * name no agent (METRICS_ID_LABELS: reviewers' and validators' ids and what they decided stay

@@ -3,14 +3,19 @@
  * configurations, once `maxFinished` tasks have ended after it, and a caller's ended tasks only
  * by its own; tasks still followed are kept; a task's history keeps its latest messages within a
  * count and a size; a caller reads and lists only its own tasks; a task held while its request
- * opens it counts as an ended one; a task not held is asked of `rebuild`.
+ * opens it counts as an ended one; a task not held is asked of `rebuild`, whose history is its
+ * aggregate's events as the caller may read them (historyFromLog).
  */
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { PushConfigs } from '../src/a2a/push.js';
 import { PushTargets } from '../src/a2a/push-target.js';
 import { AGORA_SKILLS } from '../src/a2a/skills.js';
-import { openingTask } from '../src/a2a/task-id.js';
+import { readerOf } from '@agora/contracts';
+import type { EventStore, RecordedEvent } from '@agora/eventstore';
+import { StreamNotFound } from '@agora/eventstore';
+import { StreamParties } from '../src/read-visibility.js';
+import { historyFromLog, openingTask } from '../src/a2a/task-id.js';
 import { BoundedTaskStore } from '../src/a2a/task-store.js';
 
 const pushConfigs = () => new PushConfigs(new PushTargets(['127.0.0.1']), { perTask: 5, perCaller: 50 });
@@ -99,5 +104,48 @@ describe('BoundedTaskStore', () => {
     const kept = (await store.load('t', as('alice')))!.history;
     expect(kept.map((m) => m.messageId)).toEqual(['m198', 'm199']);
     expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(200 * 1024);
+  });
+});
+
+describe('historyFromLog', () => {
+  const event = (revision: number, type: string, data: Record<string, unknown>): RecordedEvent => ({
+    id: `e${revision}`,
+    type,
+    data,
+    metadata: { actor: 'envoy', commandType: 'CreateVotingSession', commandPayload: { secret: true } },
+    streamId: 'voting_session-v1',
+    revision,
+    position: String(revision + 1),
+    recordedAt: '2026-01-01T00:00:00.000Z',
+  });
+  const events = [event(0, 'VotingSessionCreated', { sessionId: 'v1', createdBy: 'envoy', validators: [] }), event(1, 'ValidatorVoteReceived', { sessionId: 'v1', validator: 'val-1' }), event(2, 'VotingSessionCancelled', { sessionId: 'v1' })];
+  const store = {
+    readStream: async (streamId: string) => {
+      if (streamId !== 'voting_session-v1') throw new StreamNotFound(streamId);
+      return events;
+    },
+  } as unknown as EventStore;
+  const ids = { taskId: 'validator-vote:voting_session-v1', contextId: 'validator-vote:voting_session-v1' };
+  const history = historyFromLog(store, new StreamParties(store), { historyMessages: 50, historyBytes: 256 * 1024 });
+  const seen = async (reader: Parameters<typeof history>[1], streamId = 'voting_session-v1') =>
+    (await history(streamId, reader, ids)).map((m) => ({ messageId: m.messageId, taskId: m.taskId, event: (m.parts[1]?.content?.value as { event: { type: string; data: unknown; metadata: unknown } }).event }));
+
+  it('gives each event of the aggregate as the caller may read it: whole to a party, metadata only to an observer, nothing to another agent', async () => {
+    const party = await seen(readerOf('envoy', ['executive']));
+    expect(party.map((m) => [m.messageId, m.taskId, m.event.type])).toEqual([
+      ['e0', ids.taskId, 'VotingSessionCreated'],
+      ['e1', ids.taskId, 'ValidatorVoteReceived'],
+      ['e2', ids.taskId, 'VotingSessionCancelled'],
+    ]);
+    expect(party[0]!.event).toMatchObject({ data: { createdBy: 'envoy' }, metadata: { commandPayload: { secret: true } } });
+    const observer = await seen(readerOf('watcher', ['observer']));
+    expect(observer.map((m) => m.event)).toEqual(events.map((e) => expect.objectContaining({ type: e.type, data: {}, metadata: { actor: 'envoy', commandType: 'CreateVotingSession' } })));
+    expect(await seen(readerOf('nova', ['executive']))).toEqual([]);
+    expect(await seen(undefined, 'voting_session-none')).toEqual([]);
+  });
+
+  it('keeps the latest events within the history\'s bounds', async () => {
+    const short = historyFromLog(store, new StreamParties(store), { historyMessages: 2, historyBytes: 256 * 1024 });
+    expect((await short('voting_session-v1', undefined, ids)).map((m) => m.messageId)).toEqual(['e1', 'e2']);
   });
 });

@@ -32,6 +32,11 @@ describe('AGORA_A2A_URL', () => {
     expect(a2aSettingFromEnv({ AGORA_A2A_PUSH_ALLOW: 'Hooks.internal, 127.0.0.1:9999,[::1]:80' })).toEqual({ pushAllowHosts: ['hooks.internal', '127.0.0.1:9999', '[::1]:80'] });
     expect(() => a2aSettingFromEnv({ AGORA_A2A_PUSH_ALLOW: 'http://hooks.internal' })).toThrow(/^AGORA_A2A_PUSH_ALLOW must be host names or addresses/);
   });
+
+  it('AGORA_A2A_PUSH_CONFIG_TTL_SECONDS is how long a push configuration is kept after it was last set', () => {
+    expect(a2aSettingFromEnv({ AGORA_A2A_PUSH_CONFIG_TTL_SECONDS: '3600' })).toEqual({ pushConfigTtlSeconds: 3600 });
+    expect(() => a2aSettingFromEnv({ AGORA_A2A_PUSH_CONFIG_TTL_SECONDS: '0' })).toThrow(/AGORA_A2A_PUSH_CONFIG_TTL_SECONDS.*positive whole number of seconds/);
+  });
 });
 
 describe('the gateway\'s modules', () => {

@@ -360,6 +360,8 @@ describe('Agora as an A2A agent, driven by the official @a2a-js/sdk client (e2e)
     let task = (await client.sendMessage(sendRequest(message(signed('nova', 'ReportHealth', { agentId: 'nova', health: 0.35, risk: 0.65, tags: ['cascade'], metrics: { risk_score: 0.65 } }))))) as Task;
     states.push(stateOf(task));
     const { task: played, turns, sessionId } = await playRecovery(client, nova, task, states);
+    // Named after the recovery the report opened, as the other skills' tasks are after their aggregates (any gateway rebuilds it).
+    expect({ id: task.id, sessionId }).toEqual({ id: `dialectic-recovery:dialectic_session-${sessionId}`, sessionId: expect.stringMatching(/^nova-p\d+$/) });
     task = played;
     const final = await followToEnd(client, task.id, states);
     expect({ state: stateOf(final), text: textOf(final), turns }).toMatchObject({ state: 'completed', text: expect.stringMatching(/^Resolved/), turns: expect.arrayContaining(['SubmitThesis', 'SignResolution']) });

@@ -2,7 +2,8 @@
  * One NATS user per service (deploy/nats/services.conf, generated from the contracts), on a real
  * nats-server running the users file `agora setup nats --services` writes: every service and the
  * gateway start as their own user (NATS_USER=<name>, replies under _INBOX_<name>) and do their
- * work, the registry deciding a signed command and answering a query; the log's stream is set up by
+ * work, the registry deciding a signed command and answering a query, the gateway keeping its A2A
+ * push configurations in its key-value bucket; the log's stream is set up by
  * the operator alone. What a service user may not do is refused by the server: another service's
  * inbox or every inbox, another service's queue group, event notifications, the stream's
  * configuration (create, update, delete).
@@ -18,11 +19,12 @@ import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { setUpJetStreamLog } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair } from '@agora/identity';
+import { openSharedRecords } from '@agora/gateway';
 import { connectNats, NatsAgoraClient, natsAuthorization, SERVICE_NATS_USERS, type ServiceNatsUser } from '@agora/messaging';
 import { startProjectionsService } from '@agora/projections';
 import { startProposalService } from '@agora/proposal';
 import { startRegistryService } from '@agora/registry';
-import { openServiceContext, readRuntimeConfig, runEventRelay, type Running, type ServiceContext } from '@agora/runtime';
+import { leaseScope, openServiceContext, readRuntimeConfig, runEventRelay, type Running, type ServiceContext } from '@agora/runtime';
 import { ended, natsPasswords, refused, REPO_ROOT, startNatsWithUsers, waitFor, type NatsUsersServer } from '@agora/testing';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
@@ -113,6 +115,17 @@ describe('one NATS user per service (services.conf)', () => {
       await agent.close();
     }
   }, 120_000);
+
+  it('the gateway, under its own user, keeps the A2A push configurations in its key-value bucket: made, written, listed, claimed, deleted', async () => {
+    const context = contexts.get('gateway')!;
+    const records = await openSharedRecords({ connection: (context.client as NatsAgoraClient).connection, scope: leaseScope(context.config.store) }, 60_000);
+    expect(records.where).toBe('JetStream key-value bucket A2A_PUSH_AGORA_EVENTS');
+    await records.put('cfg.a.b.c', '{"expiresAt":1}');
+    expect(await records.list('cfg.a.')).toEqual(new Map([['cfg.a.b.c', '{"expiresAt":1}']]));
+    expect([await records.create('sent.a.b.c', '{}'), await records.create('sent.a.b.c', '{}')]).toEqual([true, false]);
+    await records.delete('cfg.a.b.c');
+    expect(await records.get('cfg.a.b.c')).toBeUndefined();
+  }, 60_000);
 
   it('every service answers each of its command and query subjects in its queue group under its own user', async () => {
     const gateway = contexts.get('gateway')!.client;

@@ -128,7 +128,7 @@ export function natsAuthorization(agents: readonly NatsAgent[], options: NatsAut
  *   deletes the log's stream (run with EVENT_STORE=jetstream?setup=verify) and never publishes
  *   event notifications.
  * - the gateway: send every command and query on its subjects, read the log (never append),
- *   relay committed events to agora.evt.
+ *   relay committed events to agora.evt., keep the A2A push configurations in its key-value bucket.
  * The log's subjects are `agora.es.<category>-<id>`: the category and the id share one subject
  * token, which a NATS permission cannot split, so any service may append to any stream there (as
  * a reaction does when it decides a command of another service); the signed command gate and
@@ -165,6 +165,19 @@ function logReadApi(stream: string): string[] {
   ];
 }
 
+/**
+ * The JetStream key-value bucket where the gateways of a system keep the A2A push configurations
+ * (apps/gateway/src/a2a/push-store.ts), named after the log they share (`scope`: its stream name on
+ * JetStream, as the leases are scoped).
+ */
+export const a2aPushBucket = (scope: string): string => `A2A_PUSH_${scope.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+
+/** Keeping records in a key-value bucket: make it (or give it its max age), read it as the log is read, put and delete its keys. */
+function keyValueApi(bucket: string): string[] {
+  const stream = `KV_${bucket}`;
+  return [...logReadApi(stream).filter((s) => s !== '$JS.API.INFO'), `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.UPDATE.${stream}`, `$KV.${bucket}.>`];
+}
+
 export interface NatsProcessPermissions extends NatsPermissions {
   /** May answer the requests it receives (a reply to the requester's inbox). */
   allowResponses: boolean;
@@ -176,7 +189,7 @@ export function natsServicePermissions(name: ServiceNatsUser, options: { streamN
   const inbox = `${inboxPrefixOf(name)}.>`;
   if (name === 'gateway') {
     const asks = SERVICE_NAMES.flatMap((s) => [...(commandsOf(s).length > 0 ? [`${COMMAND_SUBJECT_PREFIX}.${s}.>`] : []), ...(queriesOf(s).length > 0 ? [`${QUERY_SUBJECT_PREFIX}.${s}.>`] : [])]);
-    return { publish: [...logReadApi(stream), ...asks, `${EVENT_SUBJECT_PREFIX}.>`], subscribe: [`${LOG_SUBJECT_PREFIX}.>`, inbox], allowResponses: false };
+    return { publish: [...logReadApi(stream), ...keyValueApi(a2aPushBucket(stream)), ...asks, `${EVENT_SUBJECT_PREFIX}.>`], subscribe: [`${LOG_SUBJECT_PREFIX}.>`, inbox], allowResponses: false };
   }
   const { commands: served, queries: answered } = servedBy(name);
   const serves = [...served.map((c) => c.subject), ...answered.map((q) => q.subject)].map((subject) => `${subject} ${name}`);
@@ -239,7 +252,7 @@ export function natsServiceUsersMarkdown(): string {
   const rows = SERVICE_NATS_USERS.map((name) => {
     const p = natsServicePermissions(name);
     const serves = name === 'gateway' ? 'none' : `${servedBy(name).commands.length} command and ${servedBy(name).queries.length} query subjects, in queue group \`${name}\``;
-    const publish = p.publish.filter((s) => !s.startsWith('$JS.API.') || s.includes('LEASES'));
+    const publish = p.publish.filter((s) => !s.startsWith('$JS.API.') || s.includes('LEASES') || /^\$JS\.API\.STREAM\.(CREATE|UPDATE)\.KV_/.test(s));
     return `| \`${name}\` | ${serves} | ${code(publish)} + the log's read API | ${code(p.subscribe.filter((s) => !s.includes(' ')))} |`;
   });
   return ['| NATS user | serves (subscribes in its queue group) | publishes | subscribes to |', '| --- | --- | --- | --- |', ...rows, ''].join('\n');

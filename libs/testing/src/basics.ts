@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { a2aPushBucket } from '@agora/messaging';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 
@@ -60,13 +61,16 @@ export function sharedLogReplica(natsUrl: string, log: { streamName: string; sub
   };
 }
 
-/** Deletes the JetStream logs `uniqueJetStreamLog` handed out in this test file (call in afterAll). */
+/** Deletes the JetStream logs `uniqueJetStreamLog` handed out in this test file, and the A2A push bucket a gateway made for each (call in afterAll). */
 export async function deleteJetStreamLogs(): Promise<void> {
   if (created.size === 0) return;
   const nc = await connect({ servers: TEST_NATS_URL });
   try {
     const jsm = await jetstreamManager(nc);
-    for (const name of created) await jsm.streams.delete(name).catch(() => undefined);
+    for (const name of created) {
+      await jsm.streams.delete(name).catch(() => undefined);
+      await jsm.streams.delete(`KV_${a2aPushBucket(name)}`).catch(() => undefined);
+    }
     created.clear();
   } finally {
     await nc.close();

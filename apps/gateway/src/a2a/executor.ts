@@ -167,7 +167,8 @@ export class AgoraAgentExecutor implements AgentExecutor {
     const opening = this.opening(request, bus, skill ?? within);
     // A task named after its aggregate (task-id.ts) starts on that aggregate only.
     const owned = followedByTaskId(request.taskId)?.followed;
-    const elsewhere = owned !== undefined && skill?.named?.(isObject(envelope?.['payload']) ? envelope['payload'] : {})?.streamId !== owned.streamId;
+    // (A skill whose command does not name its aggregate, a recovery, was named by what it was foreseen to open.)
+    const elsewhere = owned !== undefined && skill?.named !== undefined && skill.named(isObject(envelope?.['payload']) ? envelope['payload'] : {})?.streamId !== owned.streamId;
     if (envelope === undefined || skill === undefined || (within !== undefined && skill !== within) || elsewhere) {
       const draft = draftCommand(envelope ?? commands[0], caller.reader?.agentId, within, owned);
       const { text, data } = draftStatus(draft, request.taskId);

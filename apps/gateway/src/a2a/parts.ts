@@ -25,6 +25,16 @@ export const TASK_STATES: Record<SkillState, TaskState> = {
   failed: TaskState.TASK_STATE_FAILED,
 };
 
+/** The latest messages of a history within the bounds (the oldest go first). */
+export function boundedHistory(history: readonly Message[], maxMessages: number, maxBytes: number): Message[] {
+  const kept = history.slice(-maxMessages);
+  const sizes = kept.map((m) => Buffer.byteLength(JSON.stringify(m)));
+  let total = sizes.reduce((a, b) => a + b, 0);
+  let first = 0;
+  while (total > maxBytes && first < kept.length) total -= sizes[first++]!;
+  return kept.slice(first);
+}
+
 /** The A2A states a task ends in. */
 export const ENDED_STATES: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_FAILED]);
 

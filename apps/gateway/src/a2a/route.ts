@@ -32,13 +32,14 @@ import { ReaderTransport } from '../reader-transport.js';
 import { A2A_PATH, agentCard } from './card.js';
 import { awaitsSignature, draftCommand } from './draft.js';
 import { A2ACaller, AgoraAgentExecutor } from './executor.js';
-import { commandsIn, isObject, isSigned } from './parts.js';
+import { commandsIn, ENDED_STATES, isObject, isSigned } from './parts.js';
 import { a2aRefusal, PushConfigs, PushQueue } from './push.js';
+import type { SharedRecords } from './push-store.js';
 import { PushTargets } from './push-target.js';
 import { loggable } from './loggable.js';
 import { DEFAULT_A2A_BOUNDS, type A2aSetting } from './settings.js';
-import { skillStartedBy } from './skills.js';
-import { followedByTaskId, namedTaskId, openingTask, rebuildTask } from './task-id.js';
+import { skillStartedBy, type AgoraSkill, type Followed } from './skills.js';
+import { followedByTaskId, historyFromLog, namedTaskId, openingTask, rebuildTask } from './task-id.js';
 import { BoundedTaskStore } from './task-store.js';
 
 export { A2A_PATH };
@@ -92,6 +93,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
   cardOf: (() => AgentCard) | undefined;
   tasks: BoundedTaskStore | undefined;
   buses: FollowedBuses | undefined;
+  /** The aggregate a start command that does not name it would open, read as the request's caller (AgoraSkill.foreseen). */
+  foresee: ((skill: AgoraSkill, command: { actor: string; payload: Record<string, unknown> }, context: ServerCallContext) => Promise<Followed | undefined>) | undefined;
 
   override async getAgentCard(): Promise<AgentCard> {
     return this.cardOf?.() ?? super.getAgentCard();
@@ -125,7 +128,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
 
   /**
    * Names the task a message opens after what it follows (task-id.ts) when its signed start
-   * command names its aggregate, or the command drafted for it does, and no task of that name is there yet: the task is held as
+   * command names its aggregate, or the command drafted for it does, or the aggregate it would open is
+   * foreseen (a recovery), and no task of that name is there yet: the task is held as
    * opening (so the request handler finds it), and the executor starts it. A message of a named
    * task this gateway does not follow (another opened it) has the task followed here first.
    * Returns the id claimed, if any (the executor lets it go once the task is started).
@@ -144,7 +148,8 @@ class AgoraRequestHandler extends DefaultRequestHandler {
     const draft = envelope === undefined ? draftCommand(commands[0], caller, undefined) : undefined;
     const skill = envelope === undefined ? draft?.skill : skillStartedBy(String(envelope['type']));
     const payload = envelope === undefined ? draft?.command?.['payload'] : envelope['payload'];
-    const followed = skill?.named?.(isObject(payload) ? payload : {});
+    const fields = isObject(payload) ? payload : {};
+    const followed = skill?.named?.(fields) ?? (skill?.foreseen !== undefined && caller !== undefined ? await this.foresee?.(skill, { actor: caller, payload: fields }, context) : undefined);
     if (skill === undefined || followed === undefined || this.executor === undefined || this.tasks === undefined) return undefined;
     const taskId = namedTaskId(skill, followed);
     // Sent again while it opens or is followed here: the request goes on as a duplicate, which joins it.
@@ -230,15 +235,18 @@ function responseOf(event: AgentExecutionEvent): StreamResponse | undefined {
 /** The members of an object that are set (an unset bound keeps its default). */
 const definedOf = <T extends object>(value: T): Partial<T> => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string) {
+/** `records`: where push configurations are kept (openSharedRecords), shared by the gateway's replicas. */
+export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties, setting: A2aSetting, version: string, records: SharedRecords) {
   const logger = new Logger('agora:a2a');
   const bus = new MessagingTransport(options.client);
   const bounds = { ...DEFAULT_A2A_BOUNDS, ...definedOf(setting) };
   const targets = new PushTargets(setting.pushAllowHosts);
-  const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller });
+  const pushStore = new PushConfigs(targets, { perTask: bounds.pushConfigsPerTask, perCaller: bounds.pushConfigsPerCaller, ...(setting.pushConfigTtlSeconds === undefined ? {} : { ttlMs: setting.pushConfigTtlSeconds * 1000 }) }, records);
+  void pushStore.prune().catch((error: unknown) => logger.warn(`A2A push configurations: removing the expired ones from ${records.where} failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
   const readerClient = (reader: Reader | undefined) =>
     Agora.over(new ReaderTransport(options.client, bus, { reader: () => reader, commandRefusal: 'an A2A task reads as its caller; its commands are the caller\'s, signed' }, parties), { timeoutMs: options.requestTimeoutMs });
-  const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient);
+  const history = historyFromLog(options.store, parties, bounds);
+  const rebuild = (taskId: string, context: ServerCallContext) => rebuildTask(taskId, context.user instanceof A2ACaller ? context.user.reader : undefined, readerClient, history);
   const taskStore = new BoundedTaskStore(pushStore, { maxFinished: bounds.maxFinishedTasks, perCaller: bounds.finishedTasksPerCaller, historyMessages: bounds.historyMessages, historyBytes: bounds.historyBytes }, rebuild);
   const push = new PushQueue(pushStore, { logger, targets });
   const buses = new FollowedBuses();
@@ -272,6 +280,8 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
           const response = responseOf(event);
           // A request that joined another task (a duplicate command) carries that task once: it is not pushed again.
           if (response && taskIdOfEvent(event) === taskId) await push.send(response, context, structuredClone(recorder.getCurrentTask()));
+          // Its last update pushed, an ended task's push configurations are kept a little longer only.
+          if (event.kind === 'statusUpdate' && event.data.taskId === taskId && event.data.status !== undefined && ENDED_STATES.has(event.data.status.state)) await pushStore.ended(taskId, context);
         })
         .catch((error: unknown) => logger.warn(`A2A task ${loggable(taskId)}: recording an update failed: ${loggable(error instanceof Error ? error.message : String(error))}`));
     });
@@ -284,6 +294,18 @@ export function a2aRoute(options: ResolvedGatewayOptions, parties: StreamParties
   handler.cardOf = card;
   handler.tasks = taskStore;
   handler.buses = buses;
+  handler.foresee = async (skill, command, context) => {
+    const agora = readerClient(context.user instanceof A2ACaller ? context.user.reader : undefined);
+    try {
+      return await skill.foreseen?.(agora, command);
+    } catch (error) {
+      // Not foreseen (the caller may not read it, a service did not answer): the task keeps a drawn id.
+      logger.warn(`A2A: the aggregate of a ${skill.id} task could not be foreseen: ${loggable(error instanceof Error ? error.message : String(error))}`);
+      return undefined;
+    } finally {
+      await agora.close();
+    }
+  };
   const rpc = jsonRpcHandler({ requestHandler: handler, userBuilder: async (req) => (req as unknown as Record<symbol, A2ACaller | undefined>)[CALLER] ?? new A2ACaller(undefined), legacyCompat: { enabled: true } });
   // A 0.3 client (no A2A-Version header, or 0.3) gets the card translated by the SDK's compat router;
   // a 1.0 client gets it in the protocol's JSON (the SDK's handler would write the TypeScript shape of

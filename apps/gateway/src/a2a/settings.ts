@@ -2,7 +2,7 @@
  * /a2a's settings and their environment variables. This file imports nothing of the gateway, so
  * that the gateway's options can name them without an import circle through the A2A route.
  */
-import { ConfigError } from '@agora/runtime';
+import { ConfigError, positiveIntSetting } from '@agora/runtime';
 
 /** The bounds of what one caller, and all callers together, may hold of /a2a (tasks, push configurations, history). */
 export interface A2aBounds {
@@ -24,7 +24,7 @@ export interface A2aBounds {
   historyBytes?: number;
 }
 
-/** /a2a's settings (AGORA_A2A_URL, AGORA_A2A_PUSH_ALLOW). */
+/** /a2a's settings (AGORA_A2A_URL, AGORA_A2A_PUSH_ALLOW, AGORA_A2A_PUSH_CONFIG_TTL_SECONDS). */
 export interface A2aSetting extends A2aBounds {
   /** The public base URL the Agent Card names (the gateway as its callers reach it). Default: the URL the gateway listens on. */
   url?: string;
@@ -34,7 +34,15 @@ export interface A2aSetting extends A2aBounds {
    * push URLs are `https` to public addresses only.
    */
   pushAllowHosts?: readonly string[];
+  /**
+   * How long a push configuration is kept after it was last set (set again, it lasts as long
+   * again), on every replica and across restarts (default 7 days); once its task ended, an hour at most.
+   */
+  pushConfigTtlSeconds?: number;
 }
+
+/** How long a push configuration is kept after it was last set, by default: 7 days (a task is followed at most 24 hours at a time). */
+export const DEFAULT_A2A_PUSH_CONFIG_TTL_MS = 7 * 24 * 60 * 60_000;
 
 export const DEFAULT_A2A_BOUNDS: Required<A2aBounds> = {
   maxTasks: 1_000,
@@ -51,12 +59,16 @@ export const A2A_ENV_HELP = `AGORA_A2A_URL              the gateway's public bas
                            it listens on); off: no A2A (/a2a and /.well-known/agent-card.json)
 AGORA_A2A_PUSH_ALLOW       webhook hosts (host or host:port, comma-separated) that A2A push notifications may
                            reach over http and on loopback, private or link-local addresses (for development);
-                           default none: https to public addresses only`;
+                           default none: https to public addresses only
+AGORA_A2A_PUSH_CONFIG_TTL_SECONDS  how long an A2A push configuration is kept after it was last set, shared by
+                           the gateway's replicas (NATS: a JetStream key-value bucket; standalone: a file in
+                           the data directory) and across restarts (default ${DEFAULT_A2A_PUSH_CONFIG_TTL_MS / 1000}, 7 days);
+                           once its task ended, an hour at most`;
 
 /** A host of AGORA_A2A_PUSH_ALLOW: a host name or address, with an optional port. */
 const ALLOWED_HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/;
 
-/** /a2a from AGORA_A2A_URL ("off", or the gateway's public base URL for the Agent Card) and AGORA_A2A_PUSH_ALLOW. Throws ConfigError on a value it does not understand. */
+/** /a2a from AGORA_A2A_URL ("off", or the gateway's public base URL for the Agent Card), AGORA_A2A_PUSH_ALLOW and AGORA_A2A_PUSH_CONFIG_TTL_SECONDS. Throws ConfigError on a value it does not understand. */
 export function a2aSettingFromEnv(env: NodeJS.ProcessEnv): A2aSetting | false {
   const text = env['AGORA_A2A_URL']?.trim();
   if (text === 'off') return false;
@@ -75,5 +87,7 @@ export function a2aSettingFromEnv(env: NodeJS.ProcessEnv): A2aSetting | false {
     if (bad !== undefined) throw new ConfigError(`AGORA_A2A_PUSH_ALLOW must be host names or addresses, each with an optional :port, comma-separated (got ${JSON.stringify(bad)})`);
     setting.pushAllowHosts = hosts;
   }
+  const ttl = positiveIntSetting(env, 'AGORA_A2A_PUSH_CONFIG_TTL_SECONDS', 'seconds');
+  if (ttl !== undefined) setting.pushConfigTtlSeconds = ttl;
   return setting;
 }

@@ -7,6 +7,7 @@
  * to go on (the chamber's operator declined), `failed` when it could not finish.
  */
 import { CHAMBER_SESSION_CATEGORY, DIALECTIC_SESSION_CATEGORY, PROPOSAL_CATEGORY, VOTING_SESSION_CATEGORY, type ChamberSessionView, type DialecticSessionView, type ProposalView, type VotingSessionView } from '@agora/contracts';
+import { recoverySessionId } from '@agora/domain-common';
 import { randomUUID } from 'node:crypto';
 import { readAt, viewIfFound, type Agora } from '@agora/sdk';
 
@@ -52,6 +53,12 @@ export interface AgoraSkill<V = unknown> {
   /** The aggregate a start command names in its payload, when it names one before it is sent (task-id.ts names the task by it), and the payload's field that does. */
   named?(payload: Record<string, unknown>): Followed | undefined;
   idField?: string;
+  /**
+   * The aggregate a signed start command that does not name it would open if sent now, foreseen from
+   * the log as the caller reads it (the recovery a report of the caller opens): the task is named by
+   * it (task-id.ts). Undefined when the command would open none.
+   */
+  foreseen?(agora: Agora, command: { actor: string; payload: Record<string, unknown> }): Promise<Followed | undefined>;
   /** The aggregate a start command acts on; undefined when it opened none (`reason` says why). */
   followed(agora: Agora, command: { actor: string; payload: Record<string, unknown> }, events: readonly string[]): Promise<Followed | { reason: string }>;
   /** The aggregate's view as the caller may read it, from a read model that holds `minPosition` when given (readAt); undefined while it does not exist yet. */
@@ -176,8 +183,14 @@ const dialecticRecovery: AgoraSkill<DialecticSessionView> = {
     if (payload['agentId'] !== actor) return { reason: 'a recovery is requested by the agent itself: ReportHealth must be about the caller (agentId = actor)' };
     if (!events.includes('AgentPaused')) return { reason: 'the report tripped no circuit breaker (its risk is under the threshold, or the agent is already paused): no recovery was opened' };
     const agent = await agora.query('GetAgent', { agentId: actor });
-    const id = agent.breaker.sessionId ?? `${actor}-p${agent.breaker.pauses}`;
+    const id = agent.breaker.sessionId ?? recoverySessionId(actor, agent.breaker.pauses);
     return aggregateOf(DIALECTIC_SESSION_CATEGORY, id);
+  },
+  // A report that trips the breaker pauses the agent for its next pause, whose recovery it names (the breaker's rules).
+  async foreseen(agora, { actor, payload }) {
+    if (payload['agentId'] !== actor) return undefined;
+    const agent = await agora.query('GetAgent', { agentId: actor });
+    return agent.breaker.state === 'closed' ? aggregateOf(DIALECTIC_SESSION_CATEGORY, recoverySessionId(actor, agent.breaker.pauses + 1)) : undefined;
   },
   read: (agora, id, at) => viewIfFound(agora.tryQuery('GetDialecticSession', { sessionId: id }, readAt(at))),
   startedBy: (view) => view.agentId,

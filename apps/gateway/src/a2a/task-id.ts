@@ -2,14 +2,17 @@
  * A task's id names what it follows: `<skill>:<stream id>` (`tribunal-review:proposal-…`), so any
  * gateway (a restarted one, another replica) rebuilds the task from the log as its caller may read
  * it when its task store does not hold it. A task is named so when its first message carries a
- * signed start command that names its aggregate, or fields the command drafted from names one
- * (route.ts); other tasks keep the id the request handler draws, and live in the memory of the
+ * signed start command that names its aggregate, or fields the command drafted from names one, or
+ * the aggregate the command would open is foreseen (a recovery: AgoraSkill.foreseen) (route.ts);
+ * other tasks keep the id the request handler draws, and live in the memory of the
  * gateway that opened them.
  */
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { Reader } from '@agora/contracts';
+import { StreamNotFound, type EventStore } from '@agora/eventstore';
 import type { Agora } from '@agora/sdk';
-import { agentMessage, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
+import { eventViewFor, publicMetadataOf, type StreamParties } from '../read-visibility.js';
+import { agentMessage, boundedHistory, dataPart, outcomeArtifact, TASK_STATES, textPart } from './parts.js';
 import { AGORA_SKILLS, aggregateOf, FINAL_STATES, type AgoraSkill, type Followed } from './skills.js';
 
 /** The id of the task that follows the aggregate for a skill. */
@@ -36,14 +39,42 @@ export function followedByTaskId(taskId: string): { skill: AgoraSkill; followed:
   return id === '' ? undefined : { skill, followed: aggregateOf(skill.category, id) };
 }
 
+/** A rebuilt task's history: the messages of its aggregate's stream as the caller may read it (historyFromLog). */
+export type HistoryOf = (streamId: string, reader: Reader | undefined, ids: { taskId: string; contextId: string }) => Promise<Message[]>;
+
+/**
+ * A rebuilt task's history from the log: each event of its aggregate's stream that the caller may
+ * see, as GET /v1/events shows it to that caller (whole, or its type and public metadata only), an
+ * agent message whose id is the event's and whose data part is the event; the latest within the
+ * history's bounds (task-store.ts).
+ */
+export function historyFromLog(store: Pick<EventStore, 'readStream'>, parties: StreamParties, bounds: { historyMessages: number; historyBytes: number }): HistoryOf {
+  return async (streamId, reader, ids) => {
+    const events = await store.readStream(streamId).catch((error: unknown) => {
+      if (error instanceof StreamNotFound) return [];
+      throw error;
+    });
+    const view = eventViewFor(reader, parties);
+    await view?.prepare(events);
+    const messages = events.flatMap((event): Message[] => {
+      const sight = view?.sight(event) ?? 'full';
+      if (sight === 'none') return [];
+      const { id, type, revision, position, recordedAt } = event;
+      const seen = sight === 'full' ? { data: event.data, metadata: event.metadata } : { data: {}, metadata: publicMetadataOf(event) };
+      return [{ ...agentMessage(ids, [textPart(`${type} (${streamId}, revision ${revision})`), dataPart({ event: { id, type, streamId, revision, position, recordedAt, ...seen } })]), messageId: id }];
+    });
+    return boundedHistory(messages, bounds.historyMessages, bounds.historyBytes);
+  };
+}
+
 /**
  * A named task as the aggregate stands, read as the caller (its read token's agent): undefined
  * when the id names none, the caller may not read it, or another agent started it (a task is its
  * caller's, as in the task store): the same answer as for an unknown id, which says nothing of
- * what exists. Its context is its own id, as the tasks named when they
- * open have it (route.ts); its history is not in the log.
+ * what exists. Its context is its own id, as the tasks named when they open have it (route.ts);
+ * its history is its aggregate's events as the caller may read them (`history`, historyFromLog).
  */
-export async function rebuildTask(taskId: string, reader: Reader | undefined, readerClient: (reader: Reader | undefined) => Agora): Promise<Task | undefined> {
+export async function rebuildTask(taskId: string, reader: Reader | undefined, readerClient: (reader: Reader | undefined) => Agora, history?: HistoryOf): Promise<Task | undefined> {
   const named = followedByTaskId(taskId);
   if (named === undefined) return undefined;
   const { skill, followed } = named;
@@ -62,7 +93,7 @@ export async function rebuildTask(taskId: string, reader: Reader | undefined, re
       contextId: taskId,
       status: { state: TASK_STATES[status.state], message: agentMessage(ids, [textPart(status.text)]), timestamp: new Date().toISOString() },
       artifacts: FINAL_STATES.has(status.state) ? [outcomeArtifact(skill.id, view)] : [],
-      history: [],
+      history: (await history?.(followed.streamId, reader, ids)) ?? [],
       metadata: { agora: { skill: skill.id, streamId: followed.streamId, progress: status.progress, rebuilt: true } },
     };
   } finally {

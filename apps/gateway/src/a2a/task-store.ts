@@ -12,10 +12,10 @@
  * (task-id.ts), is rebuilt from the log as the caller may read it (`rebuild`): a restarted gateway,
  * or another replica, answers for the tasks another opened.
  */
-import { type ListTasksRequest, type Message, type ListTasksResponse, type Task } from '@a2a-js/sdk';
+import { type ListTasksRequest, type ListTasksResponse, type Task } from '@a2a-js/sdk';
 import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { awaitsSignature } from './draft.js';
-import { ENDED_STATES } from './parts.js';
+import { boundedHistory, ENDED_STATES } from './parts.js';
 import { isOpening } from './task-id.js';
 import { DEFAULT_A2A_BOUNDS } from './settings.js';
 
@@ -48,16 +48,6 @@ export interface ForgetsPushes {
 interface EndedTask {
   taskId: string;
   context: ServerCallContext;
-}
-
-/** The latest messages of a history within the bounds (the oldest go first). */
-export function boundedHistory(history: readonly Message[], maxMessages: number, maxBytes: number): Message[] {
-  const kept = history.slice(-maxMessages);
-  const sizes = kept.map((m) => Buffer.byteLength(JSON.stringify(m)));
-  let total = sizes.reduce((a, b) => a + b, 0);
-  let first = 0;
-  while (total > maxBytes && first < kept.length) total -= sizes[first++]!;
-  return kept.slice(first);
 }
 
 export class BoundedTaskStore implements TaskStore {
