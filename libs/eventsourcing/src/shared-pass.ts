@@ -1,5 +1,12 @@
 import { backoffDelay, caughtUpSignal, sleep, type EventStore, type Position, type RecordedEvent, type SubscribeOptions, type Subscription } from '@agora/eventstore';
 
+/**
+ * Events a pass reads before the members it has not reached yet (their position is further on) stop
+ * waiting for it and go on alone: a member far behind (a consumer that lagged under load, a new
+ * version of a read model filled from the beginning) then holds back no member near the log's end.
+ */
+export const DEFAULT_PASS_LEAD = 2_000;
+
 export interface SharedPassOptions {
   /**
    * How long the pass waits, after a subscription arrives, for more to join before it starts
@@ -10,6 +17,8 @@ export interface SharedPassOptions {
    * two of the standalone's read models read a 20,000-event log on their own, beside the pass.
    */
   gatherMs?: number;
+  /** See DEFAULT_PASS_LEAD. */
+  lead?: number;
 }
 
 /** A subscription riding the shared pass, until it goes on alone (live, after a failure, or when it came too late). */
@@ -33,7 +42,9 @@ interface Member {
  * consumers and schedulers of a process at start) read the log in ONE pass, each event read and
  * decoded once and handed to every subscription whose position is before it, in order; each then
  * goes on live on its own subscription of `store`, after its last event. A rebuild of N read models
- * costs one read of the log instead of N.
+ * costs one read of the log instead of N. The pass starts at the earliest member's position; members
+ * it has not reached after `lead` events go on alone from theirs, so one far behind (a reactor that
+ * lagged under load, a read model's new version) holds back none near the log's end.
  *
  * Each subscription keeps the semantics of `store.subscribe`: events in global order, one at a
  * time, strictly after `after`; `caughtUp` once the events that existed at start are handled;
@@ -44,7 +55,7 @@ interface Member {
  * position with its own retries. Everything else (appends, reads) goes to `store` untouched.
  */
 export function sharingCatchUp(store: EventStore, options: SharedPassOptions = {}): EventStore {
-  const pass = new SharedPass(store, options.gatherMs ?? 250);
+  const pass = new SharedPass(store, options.gatherMs ?? 250, options.lead ?? DEFAULT_PASS_LEAD);
   return {
     get kind() {
       return store.kind;
@@ -74,6 +85,7 @@ class SharedPass {
   constructor(
     private readonly store: EventStore,
     private readonly gatherMs: number,
+    private readonly lead: number,
   ) {}
 
   subscribe(options: SubscribeOptions): Subscription {
@@ -132,9 +144,11 @@ class SharedPass {
     }
     this.state = { kind: 'reading', from: start, at: undefined };
     try {
+      let read = 0;
       for await (const event of this.store.readAll(start === undefined ? {} : { after: start })) {
         if (this.members.length === 0 || this.closed) break;
         this.state = { kind: 'reading', from: start, at: event.position };
+        if (++read === this.lead) this.releaseAhead(event);
         // A member that fails leaves `this.members` (a new array): the loop goes on over the members the event started with.
         const members = this.members;
         for (let i = 0; i < members.length; i++) {
@@ -154,6 +168,14 @@ class SharedPass {
       if (this.closed) member.resolveCaughtUp();
       else this.goAlone(member, 0);
     }
+  }
+
+  /** The members whose position is still after `event` go on alone from it: the pass is far behind them. */
+  private releaseAhead(event: RecordedEvent): void {
+    const ahead = this.members.filter((m) => !m.inStep && m.position !== undefined && this.store.comparePositions(m.position, event.position) > 0);
+    if (ahead.length === 0) return;
+    this.members = this.members.filter((m) => !ahead.includes(m));
+    for (const member of ahead) this.goAlone(member, 0);
   }
 
   /** Hands `event` to `member` if it is after its position; a promise only when the handler returned one (most projections fold synchronously). */

@@ -96,6 +96,28 @@ describe('sharingCatchUp', () => {
     expect(late.map((e) => e.id)).toEqual(all.slice(60).map((e) => e.id));
   });
 
+  it('does not hold a subscription near the log\'s end back behind one far behind: past `lead` events of the pass it goes on alone', async () => {
+    await appendMany(300);
+    const all = await readAll(inner);
+    const shared = sharingCatchUp(inner, { lead: 50 });
+    const checkpoints = new MemoryCheckpointStore();
+    await checkpoints.save('near', all[289]!.position);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const far: RecordedEvent[] = [];
+    const near: RecordedEvent[] = [];
+    // The one far behind is slow (a reactor issuing commands): it stops at its 60th event until released.
+    const slow = started(new CheckpointedConsumer({ store: shared, checkpoints, consumer: { name: 'far', handle: async (e) => void (far.push(e) === 60 && (await gate)) } }));
+    const quick = started(new CheckpointedConsumer({ store: shared, checkpoints, consumer: { name: 'near', handle: async (e) => void near.push(e) } }));
+    const starting = Promise.all([slow.start(), quick.start()]);
+    await eventually(() => near.length === 10, 3_000, 'the subscription near the end to catch up');
+    expect(near.map((e) => e.id)).toEqual(all.slice(290).map((e) => e.id));
+    expect(far).toHaveLength(60);
+    release();
+    await starting;
+    expect(far.map((e) => e.id)).toEqual(all.map((e) => e.id));
+  });
+
   it('sends a handler that throws on alone: it gets the same event again until it succeeds, the others are not held back', async () => {
     await appendMany(50);
     const all = await readAll(inner);
