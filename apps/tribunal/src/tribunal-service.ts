@@ -51,6 +51,8 @@ export async function startTribunalService(context: ServiceContext, options: Tri
             name: 'tribunal-rounds',
             as: identity,
             categories: ['proposal'],
+            // One proposal's round does not wait on another's: rounds keep up with proposals submitted concurrently.
+            concurrency: 16,
             react(event): InternalCommand[] {
               if (event.type !== 'ReviewRoundRequested') return [];
               const { proposalId, round } = event.data as DataOf<typeof ReviewRoundRequested>;

@@ -2,10 +2,11 @@ import { AgoraError, authorizeCommand, type CommandDefinition, type CommandResul
 import { signCommand } from '@agora/identity';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { CheckpointedConsumer, handleCommand, reactionCommandId, type CommandMetadata } from '@agora/eventsourcing';
-import type { EventStore, RecordedEvent } from '@agora/eventstore';
+import { backoffDelay, sleep, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import type { AgoraClient } from '@agora/messaging';
 import { contextOfEvent, inSpan, SpanKind, tracingOn } from '@agora/tracing';
 import type { ServiceContext } from './context.js';
+import { KeyedLock } from './keyed-lock.js';
 import { withLag, type InternalCommandOutcome } from './metrics.js';
 import type { Running } from './process.js';
 import type { ServiceIdentity } from './service-identity.js';
@@ -188,6 +189,53 @@ export interface ReactorSpec {
    * in `before`, and aborts its own in `after`.
    */
   holderWork?: { before(): Promise<void>; after(): Promise<void> };
+  /**
+   * Events of different streams whose reactions run at once (default 1: one event at a time). Each
+   * stream's events stay in order, and the checkpoint moves past an event only once its reactions
+   * are done. For a reactor whose reactions on one aggregate do not depend on those on another: the
+   * tribunal's rounds keep up with proposals coming faster than one command's round trip to the log.
+   */
+  concurrency?: number;
+}
+
+/**
+ * `handle` run on up to `concurrency` events at once, each stream's in order (see
+ * ReactorSpec.concurrency): `handle` of the consumer returns once the event is taken in, a failure is
+ * retried with backoff in place, and `beforeCheckpoint` waits for every event taken in, so a saved
+ * checkpoint never passes one whose reactions are not done. Once stopping, a failing event is given
+ * up and the checkpoint refused: a restart handles it again.
+ */
+export function pipelined(name: string, handle: (event: RecordedEvent) => Promise<void>, concurrency: number, logger: { warn(message: string, ...details: unknown[]): void }) {
+  const streams = new KeyedLock();
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let givenUp: unknown;
+  const run = async (event: RecordedEvent): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await handle(event);
+      } catch (error) {
+        if (stopping) return void (givenUp = error);
+        logger.warn(`[reactor ${name}] ${event.type} ${event.id} on ${event.streamId} failed (attempt ${attempt}); retrying`, error);
+        await sleep(backoffDelay(attempt, undefined));
+      }
+    }
+  };
+  return {
+    async handle(event: RecordedEvent): Promise<void> {
+      while (inFlight.size >= concurrency) await Promise.race(inFlight);
+      const job = streams.run(event.streamId, () => run(event));
+      inFlight.add(job);
+      void job.finally(() => inFlight.delete(job));
+    },
+    async beforeCheckpoint(): Promise<void> {
+      await Promise.all(inFlight);
+      if (givenUp !== undefined) throw new Error(`reactor ${name} stopped with a reaction not done; its checkpoint stays before it`, { cause: givenUp });
+    },
+    stop(): void {
+      stopping = true;
+    },
+  };
 }
 
 /**
@@ -232,17 +280,21 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
     if (commands.length === 0) return;
     await (tracingOn() ? reactTraced(spec.name, event, () => issue(event, commands)) : issue(event, commands));
   };
-  const newConsumer = () =>
-    new CheckpointedConsumer({
+  let pipeline: ReturnType<typeof pipelined> | undefined;
+  const newConsumer = () => {
+    pipeline = (spec.concurrency ?? 1) > 1 ? pipelined(spec.name, react, spec.concurrency!, logger) : undefined;
+    return new CheckpointedConsumer({
       store: context.store,
       checkpoints: context.checkpoints,
       logger,
       consumer: withLag(lag, {
         name: spec.name,
         ...(spec.categories ? { categories: spec.categories } : {}),
-        handle: react,
+        handle: pipeline?.handle ?? react,
+        ...(pipeline ? { beforeCheckpoint: pipeline.beforeCheckpoint } : {}),
       }),
     });
+  };
   const line = `reactor ${spec.name} (checkpoint "${spec.name}")`;
   const before = async () => spec.holderWork?.before();
   const after = async () => spec.holderWork?.after();
@@ -250,7 +302,7 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
     await before();
     const consumer = newConsumer();
     await consumer.start();
-    return { lines: [line], close: () => consumer.stop().finally(() => after().finally(() => lag?.stop())) };
+    return { lines: [line], close: () => (pipeline?.stop(), consumer.stop()).finally(() => after().finally(() => lag?.stop())) };
   }
   // With replicas: only the lease's holder runs the consumer. A standby's checkpoint stays where
   // its own handling left it, so a takeover handles again (appending nothing) what the holder did.
@@ -264,6 +316,7 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
     async stop() {
       const stopping = consumer;
       consumer = undefined;
+      pipeline?.stop();
       await stopping?.stop();
       await after();
     },
