@@ -93,6 +93,16 @@ export class CheckpointedConsumer {
 
   /** Loads the checkpoint, subscribes strictly after it, and resolves once caught up. */
   async start(): Promise<void> {
+    await this.begin();
+    await Promise.race([this.caughtUp, this.subscription!.caughtUp]);
+  }
+
+  /**
+   * Loads the checkpoint and subscribes strictly after it; resolves once subscribed, while the
+   * consumer catches up (`caughtUp` says when it has): for a process that serves without waiting
+   * for a consumer's backlog.
+   */
+  async begin(): Promise<void> {
     if (this.started) throw new Error(`consumer ${this.name} was already started`);
     this.started = true;
     // A position the store does not know (the store was replaced) makes subscribe throw: better than replaying silently.
@@ -116,7 +126,6 @@ export class CheckpointedConsumer {
       await this.flush();
       this.resolveCaughtUp();
     }, () => undefined);
-    await Promise.race([this.caughtUp, this.subscription.caughtUp]);
   }
 
   /** Stops delivery (after the event in progress), then saves the checkpoint. */

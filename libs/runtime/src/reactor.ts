@@ -301,7 +301,9 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
   if (!context.leases) {
     await before();
     const consumer = newConsumer();
-    await consumer.start();
+    // The process serves without waiting for the reactor's backlog (a burst it had not caught up with
+    // before a restart): it catches up meanwhile, its lag on the reactor metrics.
+    await consumer.begin();
     return { lines: [line], close: () => (pipeline?.stop(), consumer.stop()).finally(() => after().finally(() => lag?.stop())) };
   }
   // With replicas: only the lease's holder runs the consumer. A standby's checkpoint stays where
