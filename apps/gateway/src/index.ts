@@ -3,4 +3,4 @@ export { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, 
 export { DEFAULT_HEARTBEAT_MS } from './event-stream.js';
 export { readAccessFromEnv, ReadAccess, READS_ENV_HELP, readsLine, type ReadAccessOptions } from './read-auth.js';
 /** Where the gateways keep their A2A push configurations (a JetStream key-value bucket on NATS, a file standalone): for the tests of a deployment's NATS users. */
-export { openSharedRecords, type SharedRecords } from './a2a/push-store.js';
+export { openSharedRecords, sharedRecordsWhere, type SharedRecords } from './a2a/push-store.js';

@@ -4,7 +4,8 @@
  * of committed events to `agora.evt.*` (one relay per deployment is enough; more only repeat
  * messages, which listeners dedupe).
  */
-import { DEFAULT_METRICS_PORTS, intSetting, leaseScope, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, portSetting, runEventRelay, runProcess, startAll } from '@agora/runtime';
+import { sharedRecordsWhere } from './a2a/push-store.js';
 import { startGateway } from './gateway.js';
 import { readAccessFromEnv, READS_ENV_HELP, readsLine } from './read-auth.js';
 import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, DEFAULT_SSE_SLOW_CLIENT_MS, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv } from './options.js';
@@ -50,7 +51,7 @@ ${METRICS_TOKEN_ENV_HELP}`,
     const { port, maxBodyBytes, relay, sseSlowClientMs, reads, mcp, a2a, metricsToken } = settings();
     return startAll([
       async () => {
-        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, a2a, ...(metricsToken ? { metricsToken } : {}), registry: context.metrics.registry, reads: { ...reads, directory: context.directory }, shared: { dataDir: context.config.dataDir, scope: leaseScope(context.config.store) } });
+        const gateway = await startGateway({ client: context.client, store: context.store, port, host: env['HOST'] || '0.0.0.0', requestTimeoutMs: context.config.requestTimeoutMs, maxBodyBytes, ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }), sseSlowClientMs, mcp, a2a, ...(metricsToken ? { metricsToken } : {}), registry: context.metrics.registry, reads: { ...reads, directory: context.directory }, shared: sharedRecordsWhere(context.config) });
         return { lines: [`listening on ${gateway.url} (web console at /, POST /v1/commands, GET /v1/events, /docs, /metrics, /health)`, readsLine(reads)], close: () => gateway.close() };
       },
       ...(relay ? [() => runEventRelay(context)] : []),

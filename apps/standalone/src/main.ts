@@ -11,7 +11,7 @@ import { startDebateService } from '@agora/debate';
 import { startDialecticService } from '@agora/dialectic';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
-import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, startGateway } from '@agora/gateway';
+import { A2A_ENV_HELP, a2aSettingFromEnv, DEFAULT_MAX_BODY_BYTES, MCP_ENV_HELP, mcpSettingFromEnv, METRICS_TOKEN_ENV_HELP, metricsTokenFromEnv, readAccessFromEnv, READS_ENV_HELP, readsLine, sharedRecordsWhere, startGateway } from '@agora/gateway';
 import { generateKeyPair } from '@agora/identity';
 import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
 import { PROJECTIONS_ENV_HELP, readProjectionsSettings, startProjectionsService } from '@agora/projections';
@@ -19,7 +19,7 @@ import { startProposalService } from '@agora/proposal';
 import { REGISTRY_ENV_HELP, registryOptionsFromEnv, startRegistryService } from '@agora/registry';
 import { startTribunalService } from '@agora/tribunal';
 import { startVotingService } from '@agora/voting';
-import { DEFAULT_METRICS_PORTS, intSetting, leaseScope, policyFromEnv, portSetting, STANDALONE_OPERATOR_KEY_FILE, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
+import { DEFAULT_METRICS_PORTS, intSetting, policyFromEnv, portSetting, STANDALONE_OPERATOR_KEY_FILE, readOperatorKeyFile, runEventRelay, runProcess, startAll, startTogether, type RuntimeConfig } from '@agora/runtime';
 
 /** The operator key a fresh data directory gets (`agora` reads with it when given no key: apps/cli gateway-client). */
 const port = (env: NodeJS.ProcessEnv) => portSetting(env, 'PORT', 8080);
@@ -118,7 +118,7 @@ ${CHAMBER_ENV_HELP}`,
           ...(metricsToken ? { metricsToken } : {}),
           registry: context.metrics.registry,
           ...(context.config.readModelWaitMs === undefined ? {} : { readModelWaitMs: context.config.readModelWaitMs }),
-          reads: { ...reads, directory: context.directory }, shared: { dataDir: context.config.dataDir, scope: leaseScope(context.config.store) },
+          reads: { ...reads, directory: context.directory }, shared: sharedRecordsWhere(context.config),
         });
         const operator = context.config.operators[0];
         return {

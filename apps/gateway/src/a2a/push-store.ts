@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomically } from '@agora/eventsourcing';
 import { a2aPushBucket } from '@agora/messaging';
+import { leaseScope } from '@agora/runtime';
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -159,6 +160,16 @@ export class FileRecords implements SharedRecords {
     this.writes = this.writes.catch(() => undefined).then(() => writeFileAtomically(dirname(file), file, `${JSON.stringify(Object.fromEntries(this.records))}\n`));
     return this.writes;
   }
+}
+
+/**
+ * Where a gateway process keeps its records (`shared` of the gateway's options): an embedded log has
+ * one process, which writes it, so its records are a file of the data directory beside it, NATS or
+ * not; the replicas of a shared log (JetStream, KurrentDB) share the bucket named after it, as their
+ * leases are.
+ */
+export function sharedRecordsWhere(config: { dataDir: string; store: Parameters<typeof leaseScope>[0] }): { dataDir: string; scope?: string } {
+  return config.store.kind === 'embedded' ? { dataDir: config.dataDir } : { dataDir: config.dataDir, scope: leaseScope(config.store) };
 }
 
 /**
