@@ -208,16 +208,18 @@ export interface ReactorSpec {
 export function pipelined(name: string, handle: (event: RecordedEvent) => Promise<void>, concurrency: number, logger: { warn(message: string, ...details: unknown[]): void }) {
   const streams = new KeyedLock();
   const inFlight = new Set<Promise<void>>();
-  let stopping = false;
+  // Stopping ends a backoff's sleep too: a reaction waiting to retry gives up at once, not after its delay.
+  const stopping = new AbortController();
   let givenUp: unknown;
   const run = async (event: RecordedEvent): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await handle(event);
       } catch (error) {
-        if (stopping) return void (givenUp = error);
+        if (stopping.signal.aborted) return void (givenUp = error);
         logger.warn(`[reactor ${name}] ${event.type} ${event.id} on ${event.streamId} failed (attempt ${attempt}); retrying`, error);
-        await sleep(backoffDelay(attempt, undefined));
+        await sleep(backoffDelay(attempt, undefined), stopping.signal);
+        if (stopping.signal.aborted) return void (givenUp = error);
       }
     }
   };
@@ -233,7 +235,7 @@ export function pipelined(name: string, handle: (event: RecordedEvent) => Promis
       if (givenUp !== undefined) throw new Error(`reactor ${name} stopped with a reaction not done; its checkpoint stays before it`, { cause: givenUp });
     },
     stop(): void {
-      stopping = true;
+      stopping.abort();
     },
   };
 }

@@ -72,4 +72,25 @@ describe('pipelined reactions', () => {
     expect(saves.every((s) => s.allDone)).toBe(true);
     expect(saves.at(-1)!.position).toBe(all.at(-1)!.position);
   });
+
+  it('gives up a reaction waiting out its backoff as soon as it is stopped, and holds the checkpoint before it', async () => {
+    let attempts = 0;
+    const pipeline = pipelined('stuck', async () => {
+      attempts++;
+      throw new Error('the other service does not answer');
+    }, 2, { warn: () => undefined });
+    const [event] = await (async () => {
+      const got: RecordedEvent[] = [];
+      for await (const e of store.readAll()) if (got.push(e) >= 1) break;
+      return got;
+    })();
+    await pipeline.handle(event!);
+    // Let it fail into a backoff long enough (the sixth attempt waits 3.2 s) that only a stop ends it quickly.
+    while (attempts < 6) await new Promise((r) => setTimeout(r, 20));
+    const stoppedAt = Date.now();
+    pipeline.stop();
+    await expect(pipeline.beforeCheckpoint()).rejects.toThrow(/stopped with a reaction not done/);
+    expect(Date.now() - stoppedAt).toBeLessThan(1000);
+    expect(attempts).toBe(6);
+  });
 });
