@@ -2,7 +2,7 @@ import type { DomainEvent } from '@agora/decider';
 import { mapSnapshotCodec, type Projection } from '@agora/eventsourcing';
 import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { addSums, type Sums, type TimedSum } from '@agora/decider';
-import type { SqlExecutor, SqlProjection, SqlValue } from '@agora/read-store';
+import { insertRows, runIn, selectIn, type SqlExecutor, type SqlProjection, type SqlValue } from '@agora/read-store';
 
 export interface AggregateViewsSpec<S extends { status: string }, E extends DomainEvent> {
   name: string;
@@ -161,7 +161,8 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
   const timed = spec.timed;
   const children = [...(spec.children ?? []), ...(timed ? [timedTable(`${spec.name}_timed`, timed)] : [])];
   const sumsOfView = spec.sums ?? (() => new Map<string, number>());
-  const upsert = `INSERT INTO ${table} (id, stream_revision, doc${spec.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, 2, 3, ...spec.columns.map((_, i) => i + 4)].map((n) => `$${n}`).join(', ')}) ON CONFLICT (id) DO UPDATE SET stream_revision = excluded.stream_revision, doc = excluded.doc${spec.columns.map((c) => `, ${c.name} = excluded.${c.name}`).join('')}`;
+  const viewColumns = ['id', 'stream_revision', 'doc', ...spec.columns.map((c) => c.name)];
+  const upsert = `ON CONFLICT (id) DO UPDATE SET ${viewColumns.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`;
   const get = async (db: Pick<SqlExecutor, 'all'>, id: string): Promise<V | undefined> => {
     const [row] = await db.all<{ doc: string }>(`SELECT doc FROM ${table} WHERE id = $1`, [id]);
     return row ? (JSON.parse(row.doc) as V) : undefined;
@@ -187,13 +188,15 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
       ];
     },
     async apply(tx, events) {
-      // Each aggregate the batch touches: its view before the batch (if any) and its state after.
+      // Each aggregate the batch touches: its view before the batch (if any, read in one statement) and its state after.
+      const ids = [...new Set(events.map((event) => event.streamId.slice(prefix.length)))];
+      const stored = new Map((await selectIn<{ id: string; doc: string }>(tx, `SELECT id, doc FROM ${table} WHERE id IN (`, ids)).map((row) => [row.id, JSON.parse(row.doc) as V]));
       const touched = new Map<string, { before: V | undefined; state: S; revision: number }>();
       for (const event of events) {
         const id = event.streamId.slice(prefix.length);
         let entry = touched.get(id);
         if (!entry) {
-          const before = await get(tx, id);
+          const before = stored.get(id);
           entry = { before, state: (before as unknown as S | undefined) ?? spec.initial, revision: 0 };
           touched.set(id, entry);
         }
@@ -201,6 +204,7 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
         entry.revision = event.revision;
       }
       const delta: Sums = new Map();
+      const views: [string, V][] = [];
       for (const [id, { before, state, revision }] of touched) {
         // Past the initial state, the decider's state is the view's record (the contracts define both).
         if (state.status === spec.initial.status) continue;
@@ -209,19 +213,20 @@ export function sqlAggregateViews<V extends { streamRevision: number }, S extend
           addSums(delta, sumsOfView(view));
           if (before) addSums(delta, sumsOfView(before), -1);
         }
-        await tx.run(upsert, [id, revision, JSON.stringify(view), ...spec.columns.map((c) => c.of(view))]);
-        for (const child of children) {
-          const name = childTable(child.table);
-          await tx.run(`DELETE FROM ${name} WHERE parent_id = $1`, [id]);
-          const insert = `INSERT INTO ${name} (parent_id${child.columns.map((c) => `, ${c.name}`).join('')}) VALUES (${[1, ...child.columns.map((_, i) => i + 2)].map((n) => `$${n}`).join(', ')})`;
-          for (const row of child.rows(view)) await tx.run(insert, [id, ...child.columns.map((c) => c.of(row))]);
-        }
+        views.push([id, view]);
+      }
+      // Every row of the batch in as few statements as the engines' limit on parameters allows.
+      await insertRows(tx, table, viewColumns, views.map(([id, view]) => [id, view.streamRevision, JSON.stringify(view), ...spec.columns.map((c) => c.of(view))]), upsert);
+      for (const child of children) {
+        const name = childTable(child.table);
+        await runIn(tx, `DELETE FROM ${name} WHERE parent_id IN (`, views.map(([id]) => id));
+        const rows = views.flatMap(([id, view]) => child.rows(view).map((row) => [id, ...child.columns.map((c) => c.of(row))]));
+        await insertRows(tx, name, ['parent_id', ...child.columns.map((c) => c.name)], rows);
       }
       // The figures move by the difference; a sum back at 0 leaves no row (as in a table filled in one pass).
-      for (const [figure, change] of delta) {
-        await tx.run(`INSERT INTO ${sumsTable} (figure, value) VALUES ($1, $2) ON CONFLICT (figure) DO UPDATE SET value = ${sumsTable}.value + excluded.value`, [figure, change]);
-        await tx.run(`DELETE FROM ${sumsTable} WHERE figure = $1 AND value = 0`, [figure]);
-      }
+      const moved = [...delta].filter(([, change]) => change !== 0);
+      await insertRows(tx, sumsTable, ['figure', 'value'], moved, `ON CONFLICT (figure) DO UPDATE SET value = ${sumsTable}.value + excluded.value`);
+      if (moved.length > 0) await runIn(tx, `DELETE FROM ${sumsTable} WHERE value = 0 AND figure IN (`, moved.map(([figure]) => figure));
     },
     get,
     async sums(db) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { streamFilter, type LogMark } from '@agora/eventsourcing';
 import type { EventStore, Position, RecordedEvent } from '@agora/eventstore';
 import type { SqlExecutor, SqlRow } from './database.js';
+import { insertRows } from './multi-row.js';
 import type { SqlProjection } from './sql-projection.js';
 import { SqliteReadDatabase } from './sqlite.js';
 
@@ -84,10 +85,7 @@ export class ScratchTables {
     let copied = 0;
     for await (const page of this.rows(table)) {
       const columns = Object.keys(page[0]!);
-      const values: (string | number | null)[] = [];
-      const tuples = page.map((row) => `(${columns.map((column) => (values.push(row[column] ?? null), `$${values.length}`)).join(', ')})`);
-      await tx.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
-      copied += page.length;
+      copied += await insertRows(tx, table, columns, page.map((row) => columns.map((column) => row[column] ?? null)));
     }
     return copied;
   }
