@@ -1,7 +1,8 @@
 // `npm run day`: a day in the life of Agora. The cluster `npm run cluster` starts (3 NATS nodes, each
 // in a network namespace of the run's own as in cluster:partitions, every service at 2 replicas, the
 // gateway, the read side on PostgreSQL), a fleet of model-backed agents playing every protocol at once
-// through the SDK's role loops over NATS and HTTP (fleet.mjs, drivers.mjs), faults on a schedule
+// through the SDK's role loops over NATS and HTTP (fleet.mjs, drivers.mjs) and through MCP, A2A and
+// the governed tool-call proxy (ways.mjs), faults on a schedule
 // (schedule.mjs), `agora audit --follow` and Debian's Prometheus with the project's rules from the start
 // (observe.mjs); after --minutes it stops, tears everything down and writes a report folder
 // (report.mjs) with the assertions' verdicts (verdicts.mjs). Exits 1 naming each assertion that failed.
@@ -21,10 +22,11 @@ import { logStreamSettled, positiveOption, readLog } from '../cluster/load-lib.m
 import { cannotMakeNamespaces, makeNetwork, removeLeftovers } from '../cluster/netns.mjs';
 import { ledger as newLedger, startDrivers } from './drivers.mjs';
 import { startAgents, startModels } from './fleet.mjs';
+import { startWays } from './ways.mjs';
 import { cannotRunPrometheus, collectSeries, startAuditFollow, startPrometheus } from './observe.mjs';
 import { plots, reportHtml } from './report.mjs';
 import { faultSchedule, runFault } from './schedule.mjs';
-import { alertsKept, auditKept, commandsKept, decidedOnce, latencyKept, memoryKept, percentile, refusalsInWindows } from './verdicts.mjs';
+import { alertsKept, auditKept, commandsKept, decidedOnce, latencyKept, memoryKept, percentile, refusalsInWindows, waysKept } from './verdicts.mjs';
 
 const HELP = `Usage: npm run day -- [options]        (as root: the partitions need network namespaces)
 
@@ -35,7 +37,10 @@ playing every protocol at once (reviewers, validators, executives proposing and 
 paused agent and the reviewers drawn for its recoveries, debaters, questions to the chamber's panel)
 through the SDK's role loops, half over NATS and half through the gateway, their models stand-in
 servers at the network boundary that answer as slowly as real ones (median ~2 s, a tail to 20 s,
-1 % errors, 2 % rate limits); the operator's steady UpdateAgent commands over NATS; faults on a
+1 % errors, 2 % rate limits); three more agents that come in the other ways: an MCP client through
+\`agora mcp\` (proposals), an A2A client with the official SDK (votes as tasks) and an MCP client
+through the governed tool-call proxy \`agora mcp-proxy\` (a credential stored only once the
+validators approve); the operator's steady UpdateAgent commands over NATS; faults on a
 schedule; \`agora audit --follow\` and Debian's Prometheus (the project's rules and alerts loaded)
 from the start. After --minutes it stops, tears everything down and writes --out: report.html (one
 page, opens offline: decision latency per protocol, commands per second, refusals by code, RSS and
@@ -132,6 +137,7 @@ async function main() {
   const panel = await StandIns.start(chamberStandInScript());
   let models;
   let agents;
+  let ways;
   let clients = [];
   try {
     const nodes = network?.nodes.map((n, i) => ({ n: i + 1, name: n.name, process: `nats-${n.name}`, host: n.host, netns: n.netns, client: 4222, route: 6222, monitor: 8222, url: `nats://${n.host}:4222` }));
@@ -164,7 +170,8 @@ async function main() {
         book.refusals.push({ at: Date.now(), code, type: `${role} loop` });
       },
     });
-    say(`${agents.roster.length} agents, ${agents.loops} role loops (${agents.overNats.length} agents over NATS, the rest through the gateway)`);
+    ways = await startWays({ dir, gatewayUrl, operatorKeyFile: cluster.keyFile, currency: models.layer.currency, logDir: join(dir, 'logs') });
+    say(`${agents.roster.length} agents, ${agents.loops} role loops (${agents.overNats.length} agents over NATS, the rest through the gateway); ${ways.agents.join(', ')} through agora mcp, A2A and agora mcp-proxy`);
     const operator = await Agora.connect({ url: gatewayUrl, signer: { keyFile: cluster.keyFile } });
     const operatorNats = await Agora.connect({ nats: { servers: cluster.urls, credentials: { user: 'agent', pass: cluster.passwords.agent }, catchUpUrl: gatewayUrl }, signer: { keyFile: cluster.keyFile } });
     const watch = await NatsAgoraClient.connect({ servers: cluster.urls, name: 'agora-day-watch', credentials: { user: 'service', pass: cluster.passwords.service } });
@@ -174,7 +181,7 @@ async function main() {
     // The run: the drivers, the faults at their times, progress every 10 s.
     const t0 = Date.now();
     const end = t0 + MINUTES * 60_000;
-    const drivers = startDrivers({ roster: agents.roster, clients: agents.clients, operator, operatorNats, ledger: book, seed: AGENTS, thinkMs: THINK_S * 1000 });
+    const drivers = startDrivers({ roster: agents.roster, clients: agents.clients, operator, operatorNats, ledger: book, seed: AGENTS, thinkMs: THINK_S * 1000, ways });
     const windows = [];
     let current;
     const faulting = (async () => {
@@ -213,6 +220,7 @@ async function main() {
     const final = await auditLog(cluster.shared);
     const events = await readLog(cluster.urls, { user: 'auditor', pass: cluster.passwords.auditor });
     await agents.close();
+    await ways.close();
 
     const unasked = unexpected.filter((name) => name !== 'audit');
     const checks = [
@@ -223,6 +231,7 @@ async function main() {
       memoryKept(series.rss, t0, t1),
       latencyKept(book.decisions, t0, t1),
       ...alertsKept(series.alerts, windows),
+      waysKept(book.decisions, ['sdk', 'mcp', 'a2a', 'proxy']),
       { name: 'no role loop stopped', ok: agents.stopped.length === 0, detail: agents.stopped.length ? agents.stopped.join('; ') : `${agents.loops} loops ran to the end` },
       { name: 'no process exited unasked', ok: unasked.length === 0, detail: unasked.length ? unasked.join(', ') : 'none (the following audit aside: its own check)' },
       { name: 'every scheduled fault ran', ok: !windows.some((w) => w.failed), detail: `${windows.length} of ${schedule.length} ran${windows.some((w) => w.failed) ? `; failed: ${windows.filter((w) => w.failed).map((w) => w.what).join('; ')}` : ''}` },
@@ -233,6 +242,12 @@ async function main() {
       const all = book.decisions.filter((d) => d.protocol === protocol);
       const ms = all.filter((d) => d.outcome !== 'none').map((d) => d.decidedAt - d.askedAt);
       byProtocol[protocol] = { count: ms.length, undecided: all.length - ms.length, p50: Number(((percentile(ms, 50) ?? 0) / 1000).toFixed(1)), p99: Number(((percentile(ms, 99) ?? 0) / 1000).toFixed(1)), outcomes: Object.fromEntries([...new Set(all.map((d) => d.outcome))].map((o) => [o, all.filter((d) => d.outcome === o).length])) };
+    }
+    const byWay = {};
+    for (const via of [...new Set([...book.commands, ...book.decisions].map((x) => x.via))].sort()) {
+      const sent = book.commands.filter((c) => c.via === via);
+      const decided = book.decisions.filter((d) => d.via === via);
+      byWay[via] = { commands: sent.length, acknowledged: sent.filter((c) => c.ackedAt !== undefined).length, decisions: Object.fromEntries([...new Set(decided.map((d) => d.outcome))].map((o) => [o, decided.filter((d) => d.outcome === o).length])) };
     }
     const refusedBy = {};
     for (const r of book.refusals) refusedBy[r.code] = (refusedBy[r.code] ?? 0) + 1;
@@ -246,6 +261,7 @@ async function main() {
       fleet: { loops: agents.loops, overNats: agents.overNats.length, modelCalls, modelRequests: models.stands.requests.length, refusedBy: fleetRefusals },
       commands: { sent: book.commands.length, acknowledged: book.commands.filter((c) => c.ackedAt !== undefined).length, unacknowledged: book.commands.filter((c) => c.ackedAt === undefined).map((c) => `${c.type}: ${c.code}`).slice(0, 20), byType: Object.fromEntries([...new Set(book.commands.map((c) => c.type))].map((t) => [t, book.commands.filter((c) => c.type === t).length])), refusedBy },
       decisions: { count: book.decisions.filter((d) => d.outcome !== 'none').length, byProtocol },
+      ways: byWay,
       log: { events: events.length },
       audit: { code: final.code, findings: final.report?.findings?.length, follower: { findings: follower.findings(), stops: follower.stops } },
       faults: windows,
@@ -267,6 +283,7 @@ async function main() {
     return failed.length === 0 ? 0 : 1;
   } finally {
     await agents?.close();
+    await ways?.close();
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await models?.stands.close();
     await panel.close();

@@ -2,10 +2,11 @@
 // proposals reviewed by the reviewers, revised when blocked) and asking for votes, the paused agent
 // reporting a risk above its breaker (a recovery with the reviewer drawn), debaters opening debates,
 // an executive putting questions to the chamber (approved by the operator), and the operator's
-// steady stream of UpdateAgent commands over NATS. Every command is sent again with the same
-// commandId until acknowledged (load-lib's untilAcknowledged); the ledger keeps each command (its
-// id, when it was sent, acknowledged, refused and with what code) and each decision (protocol, when
-// asked, when decided).
+// steady stream of UpdateAgent commands over NATS; and the other ways in (ways.mjs: MCP, A2A, the
+// governed tool-call proxy). Every command is sent again with the same commandId until acknowledged
+// (load-lib's untilAcknowledged; a tool call through MCP names none, so Agora gives it one each
+// time); the ledger keeps each command (its id, the way it came in, when it was sent, acknowledged,
+// refused and with what code) and each decision (protocol, way in, when asked, when decided).
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXAMPLE_TOPIC } from '@agora/domain-debate';
@@ -29,9 +30,9 @@ export function ledger() {
      * Sends `type` through `client` until acknowledged, the same commandId every attempt; resolves
      * to the acknowledged result, or undefined (recorded as unacknowledged or refused).
      */
-    async send(client, who, type, payload) {
+    async send(client, who, type, payload, via = 'sdk') {
       const commandId = randomUUID();
-      const entry = { commandId, type, who, sentAt: Date.now(), ackedAt: undefined, firstRefusalAt: undefined, refusedFor: 0, code: undefined, events: 0, duplicate: false };
+      const entry = { commandId, type, who, via, sentAt: Date.now(), ackedAt: undefined, firstRefusalAt: undefined, refusedFor: 0, code: undefined, events: 0, duplicate: false };
       commands.push(entry);
       const result = await untilAcknowledged(() => client.trySend(type, payload, { commandId, timeoutMs: ATTEMPT_MS }), {
         giveUpMs: GIVE_UP_MS,
@@ -47,12 +48,15 @@ export function ledger() {
         return undefined;
       }
       entry.ackedAt = result.ackedAt;
-      entry.events = result.reply.result.events.length;
+      // Agora's own id for it (a tool call through MCP carries none of the caller's); its events, where the way in names them.
+      entry.commandId = result.reply.result.commandId;
+      entry.position = result.reply.result.position;
+      entry.events = result.reply.result.events?.length;
       entry.duplicate = result.reply.result.duplicate;
       return result.reply.result;
     },
-    decided(protocol, askedAt, outcome) {
-      decisions.push({ protocol, askedAt, decidedAt: Date.now(), outcome });
+    decided(protocol, askedAt, outcome, via = 'sdk') {
+      decisions.push({ protocol, via, askedAt, decidedAt: Date.now(), outcome });
     },
   };
 }
@@ -163,7 +167,7 @@ async function steady(ctx, perSecond, targets) {
  * Starts every driver; `stop()` asks them to stop and resolves once each has finished what it was
  * waiting for (or after `graceMs`, what is still waiting counted as it stands).
  */
-export function startDrivers({ roster, clients, operator, operatorNats, ledger: book, seed, thinkMs }) {
+export function startDrivers({ roster, clients, operator, operatorNats, ledger: book, seed, thinkMs, ways }) {
   let running = true;
   const random = (() => {
     let a = seed >>> 0;
@@ -178,6 +182,7 @@ export function startDrivers({ roster, clients, operator, operatorNats, ledger: 
     ...Array.from({ length: Math.floor(debating.length / 2) }, (_, n) => debaters(ctx, debating.slice(n * 2, n * 2 + 2), n)),
     chamber(ctx, executives[0]),
     steady(ctx, Math.max(1, roster.length / 12), executives),
+    ...(ways?.drivers(ctx, pause) ?? []),
   ].map((p) => p.catch((error) => console.error(`day: a driver stopped: ${error instanceof Error ? error.message : String(error)}`)));
   return {
     async stop(graceMs) {

@@ -89,7 +89,7 @@ export async function startModels(seed) {
  * reads as itself five times running: every replica of a cluster learns of a new agent from the log,
  * and a role loop that subscribes before the replica serving it has is refused as unknown.
  */
-async function register(fleet, connection) {
+export async function register(fleet, connection) {
   const registered = await connectFleet(fleet, connection);
   try {
     const deadline = Date.now() + 60_000;

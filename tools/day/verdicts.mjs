@@ -38,8 +38,10 @@ export function commandsKept(commands, events) {
     return new Set(list.map((e) => e.streamId)).size === 1 && revisions.every((r, i) => i === 0 || r === revisions[i - 1] + 1);
   };
   const acked = commands.filter((c) => c.ackedAt !== undefined);
-  const lost = acked.filter((c) => (c.events > 0 || c.duplicate) && !byCommand.has(c.commandId));
-  const twice = acked.filter((c) => (reserved.get(c.commandId) ?? 0) > 1 || (byCommand.has(c.commandId) && !oneCommit(byCommand.get(c.commandId), c.events)));
+  // A reply that does not name its events (an A2A task's) wrote some when it names a position and is no repeat.
+  const wrote = (c) => (c.events === undefined ? c.position !== undefined && !c.duplicate : c.events > 0) || c.duplicate;
+  const lost = acked.filter((c) => wrote(c) && !byCommand.has(c.commandId));
+  const twice = acked.filter((c) => (reserved.get(c.commandId) ?? 0) > 1 || (byCommand.has(c.commandId) && !oneCommit(byCommand.get(c.commandId), c.events ?? 0)));
   const list = (cs) => cs.slice(0, 3).map((c) => `${c.type} ${c.commandId}: ${(byCommand.get(c.commandId) ?? []).map((e) => `${e.type}@${e.revision}`).join(' ')}`).join('; ');
   return [
     { name: 'no acknowledged command lost', ok: lost.length === 0, detail: `${acked.length} acknowledged, ${lost.length} with no event in the log${lost.length ? ` (${list(lost)})` : ''}` },
@@ -148,4 +150,11 @@ export function alertsKept(spans, windows) {
     { name: 'every platform alert that fired began in a fault window', ok: stray.length === 0, detail: `${firing.length} platform alerts fired (${[...new Set(firing.map((s) => s.alert))].join(', ') || 'none'}); ${stray.length} outside a fault window${stray.length ? ` (${stray.map((s) => `${s.alert} at ${new Date(s.from).toISOString()}`).join(', ')})` : ''}` },
     { name: 'each fault that stops a process raised AgoraProcessDown', ok: missed.length === 0, detail: stopping.length === 0 ? 'no such fault in this run' : `${stopping.length - missed.length} of ${stopping.length}${missed.length ? `; none for ${missed.map((w) => w.what).join('; ')}` : ''}` },
   ];
+}
+
+/** Every way into Agora the run drives (the SDK, MCP, A2A, the tool-call proxy) had something decided through it. */
+export function waysKept(decisions, ways) {
+  const decided = (via) => decisions.filter((d) => d.via === via && d.outcome !== 'none').length;
+  const idle = ways.filter((via) => decided(via) === 0);
+  return { name: 'every way in had a decision', ok: idle.length === 0, detail: `${ways.map((via) => `${via} ${decided(via)}`).join(', ')}${idle.length ? `; nothing decided through ${idle.join(', ')}` : ''}` };
 }

@@ -1,7 +1,7 @@
 // `npm run day -- --minutes 3 --agents 12 --faults partition,replica`: the small day. The cluster with
 // every service at two replicas and the read side on PostgreSQL, twelve model-backed agents playing
 // every protocol (half over NATS, half through the gateway) against stand-in models as slow as real
-// ones, a partition of the log stream's leader and a service replica SIGKILLed, `agora audit --follow`
+// ones, three more through agora mcp, A2A and the governed tool-call proxy, a partition of the log stream's leader and a service replica SIGKILLed, `agora audit --follow`
 // and Debian's Prometheus with the project's rules from the start. The run passes its own assertions
 // (nothing lost or applied twice, each aggregate decided once, no 'unavailable' outside a fault, the
 // audit clean and caught up, the killed replica raising AgoraProcessDown), the agents decided in every
@@ -26,6 +26,7 @@ interface Summary {
   faults: { kind: string; what: string; startedAt: number; settledAt: number }[];
   alerts: { alert: string; state: string; process?: string; from: number }[];
   fleet: { loops: number; overNats: number; modelCalls: number; modelRequests: number };
+  ways: Record<string, { commands: number; acknowledged: number; decisions: Record<string, number> }>;
   log: { events: number };
   checks: Check[];
 }
@@ -57,7 +58,7 @@ describe('npm run day, small (e2e)', () => {
       expect({ failed, code: run.code }).toEqual({ failed: [], code: 0 });
       expect(summary.verdict).toBe('passed');
       const judged = summary.checks.filter((c) => !c.skipped).map((c) => c.name);
-      expect(judged).toEqual(expect.arrayContaining(['no acknowledged command lost', 'no command applied twice', 'every aggregate decided at most once', 'the audit clean at the end', 'the audit never more than 5 s behind outside a fault window', 'each fault that stops a process raised AgoraProcessDown']));
+      expect(judged).toEqual(expect.arrayContaining(['no acknowledged command lost', 'no command applied twice', 'every aggregate decided at most once', 'the audit clean at the end', 'the audit never more than 5 s behind outside a fault window', 'each fault that stops a process raised AgoraProcessDown', 'every way in had a decision']));
 
       // The agents did what a day is made of: every kind of command acknowledged, decisions in the
       // tribunal and the vote, model calls through the stand-ins, half the agents over NATS.
@@ -68,6 +69,10 @@ describe('npm run day, small (e2e)', () => {
       expect(summary.fleet.modelCalls).toBeGreaterThan(20);
       expect(summary.fleet.overNats).toBe(6);
       expect(summary.log.events).toBeGreaterThan(summary.commands.acknowledged);
+      // The other ways in: proposals through agora mcp, votes as A2A tasks, credentials through the proxy once voted on.
+      expect(summary.ways['mcp']?.acknowledged).toBeGreaterThan(0);
+      expect(summary.ways['a2a']?.acknowledged).toBeGreaterThan(0);
+      expect(Object.keys(summary.ways['proxy']?.decisions ?? {})).toEqual(expect.arrayContaining([expect.stringMatching(/^(ran|denied)$/)]));
 
       // The faults ran, and the killed replica raised AgoraProcessDown while it was down.
       expect(summary.faults.map((f) => f.kind)).toEqual(['partition', 'replica']);
