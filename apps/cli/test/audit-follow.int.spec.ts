@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegisterAgent, UpdateAgent, type CommandResult, type Reply } from '@agora/contracts';
-import { decodeRecords, encodeRecord, openEmbeddedEventStore, type EventStore } from '@agora/eventstore';
+import { decodeRecords, encodeRecord, openEmbeddedEventStore, StoreUnavailable, type EventStore } from '@agora/eventstore';
 import { createSignedCommand, generateKeyPair, parseServiceKeyring, type KeyPair } from '@agora/identity';
 import { startRegistryService } from '@agora/registry';
 import { openServiceContext, type ServiceContext } from '@agora/runtime';
@@ -219,6 +219,36 @@ describe('agora audit --state', () => {
     });
     expect(report.findings.find((f) => f.check === 'continuation')).toMatchObject({ streamId: 'agent-bob', revision: 1 });
     expect(report.findings.find((f) => f.check === 'continuation')!.reason).toMatch(/past was rewritten since the audit verified it: its commit at revision 0 is not the one/);
+  });
+
+  it('takes no state after a read of the log that failed mid-commit (a partition), and a resume from the state before audits clean', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'agora-audit-broken-'));
+    cpSync(join(base, 'resumed'), copy, { recursive: true });
+    const store = await openEmbeddedEventStore({ directory: copy });
+    try {
+      // bob's history is read again when his stream continues after the state: that read fails once, as on JetStream in a partition.
+      let failures = 0;
+      const unreachable = new Proxy(store, {
+        get(target, property) {
+          if (property === 'readStream') {
+            return (streamId: string, options?: Parameters<EventStore['readStream']>[1]) => (streamId === 'agent-bob' && failures++ === 0 ? Promise.reject(new StoreUnavailable('jetstream: timeout')) : target.readStream(streamId, options));
+          }
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const broken = new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state });
+      await expect(broken.run(unreachable)).rejects.toThrow(/jetstream: timeout/);
+      // Its hash has passed bob's commit, which was never checked: a state taken now would claim it.
+      expect(broken.failed).toBe(true);
+      expect(() => broken.snapshot()).toThrow(/no audit state is taken after a failed step/);
+      const again = await new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state }).run(unreachable);
+      expect(again.findings).toEqual([]);
+      expect(again.events).toBe(verifiedEvents + 4);
+    } finally {
+      await store.close();
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('from the command line: the first run writes the state, the next resumes from it (the key from AGORA_AUDIT_KEY_FILE); --state without a key is a usage error', async () => {

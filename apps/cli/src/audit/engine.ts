@@ -102,6 +102,13 @@ export class LogAuditor {
   private events = 0;
   private commands = 0;
   private pending: RecordedEvent[] = [];
+  /**
+   * The failure of a step that read the store mid-commit (a stream's history, while the log was
+   * unreachable): the events hashed so far are no longer all checked, so no state is taken after
+   * it, and every later step fails with it. A following audit stops on it and is resumed from the
+   * last state taken before.
+   */
+  private broken: unknown;
   /** The log's head before the last event hashed: a state carries it so that a resume can hash that event again. */
   private previousHead: LogHead;
   private lastRecordedAt: string | undefined;
@@ -230,7 +237,11 @@ export class LogAuditor {
   }
 
   /** Checks every commit read so far (the last one included) and waits for its signatures. */
-  private async settle(): Promise<void> {
+  private settle(): Promise<void> {
+    return this.step(() => this.settleAll());
+  }
+
+  private async settleAll(): Promise<void> {
     await this.endCommit();
     const { stages } = this.options;
     const waiting = performance.now();
@@ -258,7 +269,27 @@ export class LogAuditor {
     else this.checkpointsVerified++;
   }
 
-  private async add(event: RecordedEvent): Promise<void> {
+  /** True once a step failed (see `broken`): the audit cannot go on, nor be saved. */
+  get failed(): boolean {
+    return this.broken !== undefined;
+  }
+
+  /** Runs a step of the audit; once one has failed, none runs again. */
+  private async step(work: () => Promise<void>): Promise<void> {
+    if (this.broken !== undefined) throw this.broken;
+    try {
+      await work();
+    } catch (error) {
+      this.broken = error;
+      throw error;
+    }
+  }
+
+  private add(event: RecordedEvent): Promise<void> {
+    return this.step(() => this.addEvent(event));
+  }
+
+  private async addEvent(event: RecordedEvent): Promise<void> {
     this.events++;
     this.previousHead = this.hasher.current;
     const head = timed(this.options.stages, 'hashing', () => this.hasher.add(event));
@@ -286,6 +317,7 @@ export class LogAuditor {
    * the head before it, the keyring, and the last commit hash of the streams most recently written.
    */
   snapshot(): AuditSnapshot {
+    if (this.broken !== undefined) throw new Error(`no audit state is taken after a failed step (${(this.broken as Error).message ?? String(this.broken)}): resume from the last state taken before it`);
     if (this.pending.length > 0) throw new Error('an audit state is taken between commits');
     return {
       log: this.hasher.current,

@@ -44,7 +44,13 @@ export async function followLog(store: EventStore, follower: Follower, idleMs: n
     handler: async (event) => {
       const adding = chain.then(() => follower.add(event));
       chain = adding.catch(() => undefined);
-      await adding;
+      try {
+        await adding;
+      } catch (error) {
+        // A failed step ends the follow (the subscription would hand the event over again, to an audit that cannot take it).
+        failed?.(error);
+        throw error;
+      }
       settleWhenIdle();
     },
   });

@@ -50,5 +50,7 @@ export interface AuditOptions {
 /** The audit as following tells of it each time every commit read is checked: where it is, and its state to save. */
 export interface SettledAudit {
   readonly at: AuditPosition;
+  /** A step failed (a read of the store mid-commit): no snapshot can be taken. */
+  readonly failed: boolean;
   snapshot(): AuditSnapshot;
 }

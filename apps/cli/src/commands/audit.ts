@@ -121,7 +121,8 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
     const onInterrupt = () => stop.abort();
     io.signal?.addEventListener('abort', onInterrupt, { once: true });
     const save = (auditor: SettledAudit) => {
-      if (statePath !== undefined) writeAuditState(statePath, { store: opened.description, ...auditor.snapshot() }, key as KeyPair);
+      // After a failed step the state stays the last one taken before it, where a restart resumes.
+      if (statePath !== undefined && !auditor.failed) writeAuditState(statePath, { store: opened.description, ...auditor.snapshot() }, key as KeyPair);
     };
     let report: AuditReport;
     let metrics: { close(): Promise<void> } | undefined;
