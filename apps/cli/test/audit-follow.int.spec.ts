@@ -120,6 +120,28 @@ describe('agora audit --follow', () => {
     await metrics.close();
     await log.close();
   });
+  it("keeps following while the store cannot say where the log ends (a partition): the commit is verified once it can", async () => {
+    const log = await registryLog(join(base, 'unsure'));
+    let unsure = 0;
+    const store = new Proxy(log.store, {
+      get(target, property) {
+        if (property === 'headPosition') return () => (unsure > 0 ? (unsure--, Promise.reject(new StoreUnavailable('jetstream: head position: timeout'))) : target.headPosition());
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const run = follow(store, { serviceKeys: log.serviceKeys });
+    const before = await countOf(log.store);
+    await run.waitFor(() => run.settled.find((s) => s.count === before));
+    unsure = 2;
+    await log.send('UpdateAgent', UpdateAgent.subject, 'alice', alice, { agentId: 'bob', displayName: 'Bob, unsure' });
+    await run.waitFor(() => run.settled.find((s) => s.count === before + 2));
+    expect(unsure).toBe(0);
+    const report = await run.stop();
+    expect(report.findings).toEqual([]);
+    await log.close();
+  });
+
   it('--exit-on-finding stops at the first finding with exit code 1 (here in the pass: the log above holds the forged commit)', async () => {
     let stdout = '';
     let stderr = '';
@@ -221,34 +243,49 @@ describe('agora audit --state', () => {
     expect(report.findings.find((f) => f.check === 'continuation')!.reason).toMatch(/past was rewritten since the audit verified it: its commit at revision 0 is not the one/);
   });
 
-  it('takes no state after a read of the log that failed mid-commit (a partition), and a resume from the state before audits clean', async () => {
+  /** The resumed log, whose read of bob's history (on resume, as his stream continues after the state) fails with `failure` the first `times` times. */
+  async function withFailingHistory(failure: () => Error, times: number, work: (store: EventStore) => Promise<void>): Promise<void> {
     const copy = mkdtempSync(join(tmpdir(), 'agora-audit-broken-'));
     cpSync(join(base, 'resumed'), copy, { recursive: true });
     const store = await openEmbeddedEventStore({ directory: copy });
+    let failures = 0;
+    const failing = new Proxy(store, {
+      get(target, property) {
+        if (property === 'readStream') {
+          return (streamId: string, options?: Parameters<EventStore['readStream']>[1]) => (streamId === 'agent-bob' && failures++ < times ? Promise.reject(failure()) : target.readStream(streamId, options));
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
     try {
-      // bob's history is read again when his stream continues after the state: that read fails once, as on JetStream in a partition.
-      let failures = 0;
-      const unreachable = new Proxy(store, {
-        get(target, property) {
-          if (property === 'readStream') {
-            return (streamId: string, options?: Parameters<EventStore['readStream']>[1]) => (streamId === 'agent-bob' && failures++ === 0 ? Promise.reject(new StoreUnavailable('jetstream: timeout')) : target.readStream(streamId, options));
-          }
-          const value = Reflect.get(target, property, target) as unknown;
-          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-        },
-      });
-      const broken = new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state });
-      await expect(broken.run(unreachable)).rejects.toThrow(/jetstream: timeout/);
-      // Its hash has passed bob's commit, which was never checked: a state taken now would claim it.
-      expect(broken.failed).toBe(true);
-      expect(() => broken.snapshot()).toThrow(/no audit state is taken after a failed step/);
-      const again = await new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state }).run(unreachable);
-      expect(again.findings).toEqual([]);
-      expect(again.events).toBe(verifiedEvents + 4);
+      await work(failing);
     } finally {
       await store.close();
       rmSync(copy, { recursive: true, force: true });
     }
+  }
+
+  it('rides out a read of the log that fails mid-commit while the store is unavailable (a partition): tried again, and nothing found', async () => {
+    await withFailingHistory(() => new StoreUnavailable('jetstream: timeout'), 3, async (store) => {
+      const report = await new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state }).run(store);
+      expect(report.findings).toEqual([]);
+      expect(report.events).toBe(verifiedEvents + 4);
+    });
+  });
+
+  it('takes no state after a read of the log that failed mid-commit for good, and a resume from the state before audits clean', async () => {
+    // Unavailable for longer than the audit waits (here not at all), or another failure: the audit stops on it.
+    await withFailingHistory(() => new StoreUnavailable('jetstream: timeout'), 1, async (store) => {
+      const broken = new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state, unavailableWaitMs: 0 });
+      await expect(broken.run(store)).rejects.toThrow(/jetstream: timeout/);
+      // Its hash has passed bob's commit, which was never checked: a state taken now would claim it.
+      expect(broken.failed).toBe(true);
+      expect(() => broken.snapshot()).toThrow(/no audit state is taken after a failed step/);
+      const again = await new LogAuditor({ trusted, serviceKeys: log.serviceKeys, resume: state }).run(store);
+      expect(again.findings).toEqual([]);
+      expect(again.events).toBe(verifiedEvents + 4);
+    });
   });
 
   it('from the command line: the first run writes the state, the next resumes from it (the key from AGORA_AUDIT_KEY_FILE); --state without a key is a usage error', async () => {

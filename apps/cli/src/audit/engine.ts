@@ -25,7 +25,7 @@
  */
 import { AUDIT_LOG_STREAM, authorizeSender, categoryOf, commandByType, MODEL_CALLS_CATEGORY, serviceOfActor, type CommandDefinition, type DataOf, type LogCheckpointRecorded } from '@agora/contracts';
 import { checkpointMismatch, COMMAND_ID_CATEGORY, LogHasher, type LogCheckpoint, type LogHead, type SettingsInForce } from '@agora/eventsourcing';
-import { StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
+import { backoffDelay, sleep, StoreUnavailable, StreamNotFound, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { COMMIT_CHAIN_FIELD, envelopeOfMetadata, genesisCommitHash, serviceKeyAt, type SignedCommand } from '@agora/identity';
 import { decideAgain } from './decision.js';
 import { followLog } from './follow.js';
@@ -563,7 +563,7 @@ export class LogAuditor {
     this.resumedStreams.delete(first.streamId);
     // A one-commit stream has no cursor, whenever its first commit was: its history is only read (a state keeps none).
     const checked = this.resumed && !ONE_COMMIT_CATEGORIES.has(categoryOf(first.streamId));
-    const { history, last, rewritten } = await streamHistory(this.store!, first, checked ? { verifiedTo: this.resumed!.log.position!, kept } : undefined);
+    const { history, last, rewritten } = await this.patiently(() => streamHistory(this.store!, first, checked ? { verifiedTo: this.resumed!.log.position!, kept } : undefined));
     if (rewritten) this.report('continuation', first, `the stream's past was rewritten since the audit verified it: ${rewritten}`);
     for (const event of history) {
       if (cursor.rules) {
@@ -579,6 +579,24 @@ export class LogAuditor {
       cursor.revision = event.revision;
     }
     cursor.last = last && { ...last, waiting: undefined };
+  }
+
+  /**
+   * A read of the log mid-commit, tried again while the store is unavailable (a partition, a node
+   * restarting), for up to `unavailableWaitMs`, unless the audit is stopped: a following audit rides
+   * out what its subscription rides out, instead of ending on it.
+   */
+  private async patiently<T>(read: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    const { signal } = this.options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!(error instanceof StoreUnavailable) || signal?.aborted || Date.now() - started >= (this.options.unavailableWaitMs ?? 120_000)) throw error;
+        await sleep(backoffDelay(attempt, { maxDelayMs: 2_000 }), signal);
+      }
+    }
   }
 
   /** A SettingsRecorded puts its value in force for the commands after it. */

@@ -4,7 +4,9 @@
  * whole, so its events come together), the commits read are checked and `onSettled` told. Until
  * `signal` aborts.
  */
-import type { EventStore, RecordedEvent, Subscription } from '@agora/eventstore';
+import { StoreUnavailable, type EventStore, type RecordedEvent, type Subscription } from '@agora/eventstore';
+
+const UNKNOWN = Symbol('the head is not known now');
 
 /** What following needs of the audit. */
 export interface Follower {
@@ -23,19 +25,21 @@ export async function followLog(store: EventStore, follower: Follower, idleMs: n
   let failed: ((error: unknown) => void) | undefined;
   const failure = new Promise<never>((_, reject) => (failed = reject));
   failure.catch(() => undefined);
-  const settleWhenIdle = () => {
+  const settleWhenIdle = (delayMs = idleMs) => {
     clearTimeout(timer);
     timer = setTimeout(() => {
       chain = chain
         .then(async () => {
           const last = follower.position;
-          const head = await store.headPosition();
+          // The log's head is asked again a second later while the store cannot say (a partition, a node restarting): the subscription rides that out too.
+          const head = await store.headPosition().catch((error: unknown) => (error instanceof StoreUnavailable ? UNKNOWN : Promise.reject(error)));
+          if (head === UNKNOWN) return settleWhenIdle(Math.max(idleMs, 1_000));
           if (head !== undefined && last !== undefined && store.comparePositions(head, last) > 0) return settleWhenIdle();
           await follower.settle();
           follower.settled(true);
         })
         .catch((error: unknown) => failed?.(error));
-    }, idleMs);
+    }, delayMs);
   };
   const after = follower.position;
   const subscription: Subscription = store.subscribe({

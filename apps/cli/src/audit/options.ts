@@ -41,6 +41,11 @@ export interface AuditOptions {
   follow?: { idleMs?: number; onSettled?: (audit: SettledAudit) => void };
   /** Ends the pass (at a commit's end) or the following. */
   signal?: AbortSignal;
+  /**
+   * How long a read of the log mid-commit (a stream's history) is tried again while the store is
+   * unavailable (a partition, a node restarting) before the audit fails on it. Default 120,000.
+   */
+  unavailableWaitMs?: number;
   /** How many streams' last commit hashes a state keeps, the most recently written first. Default 100,000. */
   stateStreams?: number;
   /** Where to add up the time each stage takes (stages.ts), for a benchmark; none is kept without it. */
