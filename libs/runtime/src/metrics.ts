@@ -23,8 +23,10 @@ export const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 3
 
 /** What a reactor reports while it handles an event (see ProcessMetrics.reactor). */
 export interface ReactorTracker {
+  /** `event` is in hand (several may be, where a reactor runs several streams' reactions at once). */
   begin(event: RecordedEvent): void;
-  end(): void;
+  /** `event`'s reaction is done. */
+  end(event: RecordedEvent): void;
   /** The reactor stopped: its lag series goes away. */
   stop(): void;
 }
@@ -39,7 +41,7 @@ export function withLag(tracker: ReactorTracker | undefined, consumer: Consumer)
       try {
         await consumer.handle(event);
       } finally {
-        tracker.end();
+        tracker.end(event);
       }
     },
   };
@@ -70,7 +72,7 @@ export interface DeadlineTracker {
  * - agora_store_read_duration_seconds{adapter}                 histogram: one stream read
  * - agora_store_duplicate_revisions_total{adapter}             counter: stream reads refused because two commits claim one revision
  *                                                              (a log written by a server that let concurrent appends through)
- * - agora_reactor_lag_seconds{reactor}                         gauge: age of the event a reactor is handling now (0 when idle)
+ * - agora_reactor_lag_seconds{reactor}                         gauge: age of the oldest event whose reaction is not done (0 when idle)
  * - agora_reactor_delay_seconds{reactor}                       histogram: commit of an event to its handling
  * - agora_deadline_overdue_seconds{scheduler}                  gauge: how late the most overdue pending deadline is (0 when none)
  * - agora_deadline_lateness_seconds{scheduler}                 histogram: due time to firing
@@ -97,7 +99,8 @@ export class ProcessMetrics {
   private readonly deadlineLateness: Histogram<'scheduler'>;
   private readonly natsEvents: Record<'reconnect' | 'disconnect' | 'slowConsumer', Counter<'connection'>>;
   /** The event each reactor has in hand, by reactor name. */
-  private readonly inHand = new Map<string, RecordedEvent | undefined>();
+  /** Each reactor's events in hand: those its reactions have not finished. */
+  private readonly inHand = new Map<string, Set<RecordedEvent>>();
   /** Pending deadlines of each scheduler, read at scrape time. */
   private readonly schedulers = new Map<string, () => readonly { dueAt: string }[]>();
   private readonly watched = new WeakSet<NatsConnection>();
@@ -133,12 +136,16 @@ export class ProcessMetrics {
     const inHand = this.inHand;
     new Gauge({
       name: 'agora_reactor_lag_seconds',
-      help: 'How far behind the log a reactor (or the relay) is: the age of the event it is handling now, 0 when it is idle (caught up)',
+      help: 'How far behind the log a reactor (or the relay) is: the age of the oldest event whose reaction is not done, 0 when it is idle (caught up)',
       labelNames: ['reactor'],
       registers,
       collect() {
         this.reset();
-        for (const [reactor, event] of inHand) this.set({ reactor }, event ? Math.max(0, (now() - Date.parse(event.recordedAt)) / 1000) : 0);
+        for (const [reactor, events] of inHand) {
+          let oldest = Infinity;
+          for (const event of events) oldest = Math.min(oldest, Date.parse(event.recordedAt));
+          this.set({ reactor }, events.size > 0 ? Math.max(0, (now() - oldest) / 1000) : 0);
+        }
       },
     });
     this.internalCommands = new Counter({
@@ -259,14 +266,15 @@ export class ProcessMetrics {
 
   /** A reactor's lag: `begin` when it takes an event, `end` when done with it. */
   reactor(name: string, now: () => number = Date.now): ReactorTracker {
-    this.inHand.set(name, undefined);
+    const events = new Set<RecordedEvent>();
+    this.inHand.set(name, events);
     this.reactorDelay.zero({ reactor: name });
     return {
       begin: (event) => {
-        this.inHand.set(name, event);
+        events.add(event);
         this.reactorDelay.observe({ reactor: name }, Math.max(0, (now() - Date.parse(event.recordedAt)) / 1000));
       },
-      end: () => this.inHand.set(name, undefined),
+      end: (event) => void events.delete(event),
       stop: () => this.inHand.delete(name),
     };
   }

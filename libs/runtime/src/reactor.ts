@@ -7,7 +7,7 @@ import type { AgoraClient } from '@agora/messaging';
 import { contextOfEvent, inSpan, SpanKind, tracingOn } from '@agora/tracing';
 import type { ServiceContext } from './context.js';
 import { KeyedLock } from './keyed-lock.js';
-import { withLag, type InternalCommandOutcome } from './metrics.js';
+import { withLag, type InternalCommandOutcome, type ReactorTracker } from './metrics.js';
 import type { Running } from './process.js';
 import type { ServiceIdentity } from './service-identity.js';
 
@@ -205,7 +205,7 @@ export interface ReactorSpec {
  * checkpoint never passes one whose reactions are not done. Once stopping, a failing event is given
  * up and the checkpoint refused: a restart handles it again.
  */
-export function pipelined(name: string, handle: (event: RecordedEvent) => Promise<void>, concurrency: number, logger: { warn(message: string, ...details: unknown[]): void }) {
+export function pipelined(name: string, handle: (event: RecordedEvent) => Promise<void>, concurrency: number, logger: { warn(message: string, ...details: unknown[]): void }, lag?: ReactorTracker) {
   const streams = new KeyedLock();
   const inFlight = new Set<Promise<void>>();
   // Stopping ends a backoff's sleep too: a reaction waiting to retry gives up at once, not after its delay.
@@ -225,8 +225,10 @@ export function pipelined(name: string, handle: (event: RecordedEvent) => Promis
   };
   return {
     async handle(event: RecordedEvent): Promise<void> {
+      // In hand from now until its reaction is done (the lag is that of the oldest such event, not of the last one taken in).
+      lag?.begin(event);
       while (inFlight.size >= concurrency) await Promise.race(inFlight);
-      const job = streams.run(event.streamId, () => run(event));
+      const job = streams.run(event.streamId, () => run(event)).finally(() => lag?.end(event));
       inFlight.add(job);
       void job.finally(() => inFlight.delete(job));
     },
@@ -284,17 +286,13 @@ export async function runReactor(context: Pick<ServiceContext, 'store' | 'checkp
   };
   let pipeline: ReturnType<typeof pipelined> | undefined;
   const newConsumer = () => {
-    pipeline = (spec.concurrency ?? 1) > 1 ? pipelined(spec.name, react, spec.concurrency!, logger) : undefined;
+    pipeline = (spec.concurrency ?? 1) > 1 ? pipelined(spec.name, react, spec.concurrency!, logger, lag) : undefined;
+    const categories = spec.categories ? { categories: spec.categories } : {};
     return new CheckpointedConsumer({
       store: context.store,
       checkpoints: context.checkpoints,
       logger,
-      consumer: withLag(lag, {
-        name: spec.name,
-        ...(spec.categories ? { categories: spec.categories } : {}),
-        handle: pipeline?.handle ?? react,
-        ...(pipeline ? { beforeCheckpoint: pipeline.beforeCheckpoint } : {}),
-      }),
+      consumer: pipeline ? { name: spec.name, ...categories, handle: pipeline.handle, beforeCheckpoint: pipeline.beforeCheckpoint } : withLag(lag, { name: spec.name, ...categories, handle: react }),
     });
   };
   const line = `reactor ${spec.name} (checkpoint "${spec.name}")`;

@@ -101,14 +101,20 @@ describe('ProcessMetrics', () => {
     const m = new ProcessMetrics({ defaultMetrics: false, now: clock });
     const reactor = m.reactor('tribunal-rounds', clock);
     expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBe(0);
-    reactor.begin({ recordedAt: '2026-01-01T00:00:50Z' } as RecordedEvent);
+    const stuck = { recordedAt: '2026-01-01T00:00:50Z' } as RecordedEvent;
+    reactor.begin(stuck);
     expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBe(10);
     now += 5_000; // still stuck on it
     expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBe(15);
-    reactor.end();
+    // Several streams' reactions at once: a later event taken in and done does not hide the one still stuck.
+    const later = { recordedAt: '2026-01-01T00:01:04Z' } as RecordedEvent;
+    reactor.begin(later);
+    reactor.end(later);
+    expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBe(15);
+    reactor.end(stuck);
     expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBe(0);
-    expect(await sample(m, 'agora_reactor_delay_seconds_count{reactor="tribunal-rounds"}')).toBe(1);
-    expect(await sample(m, 'agora_reactor_delay_seconds_sum{reactor="tribunal-rounds"}')).toBe(10);
+    expect(await sample(m, 'agora_reactor_delay_seconds_count{reactor="tribunal-rounds"}')).toBe(2);
+    expect(await sample(m, 'agora_reactor_delay_seconds_sum{reactor="tribunal-rounds"}')).toBe(11);
     reactor.stop();
     expect(await sample(m, 'agora_reactor_lag_seconds{reactor="tribunal-rounds"}')).toBeUndefined();
 

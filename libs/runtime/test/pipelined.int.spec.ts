@@ -75,10 +75,13 @@ describe('pipelined reactions', () => {
 
   it('gives up a reaction waiting out its backoff as soon as it is stopped, and holds the checkpoint before it', async () => {
     let attempts = 0;
+    // What the reactor's lag is measured on: the events whose reactions are not done.
+    const inHand = new Set<RecordedEvent>();
+    const lag = { begin: (e: RecordedEvent) => void inHand.add(e), end: (e: RecordedEvent) => void inHand.delete(e), stop: () => undefined };
     const pipeline = pipelined('stuck', async () => {
       attempts++;
       throw new Error('the other service does not answer');
-    }, 2, { warn: () => undefined });
+    }, 2, { warn: () => undefined }, lag);
     const [event] = await (async () => {
       const got: RecordedEvent[] = [];
       for await (const e of store.readAll()) if (got.push(e) >= 1) break;
@@ -87,10 +90,13 @@ describe('pipelined reactions', () => {
     await pipeline.handle(event!);
     // Let it fail into a backoff long enough (the sixth attempt waits 3.2 s) that only a stop ends it quickly.
     while (attempts < 6) await new Promise((r) => setTimeout(r, 20));
+    // Taken in long ago, not done: still in hand for the lag.
+    expect([...inHand]).toEqual([event]);
     const stoppedAt = Date.now();
     pipeline.stop();
     await expect(pipeline.beforeCheckpoint()).rejects.toThrow(/stopped with a reaction not done/);
     expect(Date.now() - stoppedAt).toBeLessThan(1000);
     expect(attempts).toBe(6);
+    expect(inHand.size).toBe(0);
   });
 });
