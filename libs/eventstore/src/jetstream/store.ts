@@ -1,6 +1,6 @@
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { Empty, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/nats-core';
-import { AppendNotifier, catchUpSubscription } from '../catch-up.js';
+import { AppendNotifier, catchUpSubscription, sleep } from '../catch-up.js';
 import { DuplicateRevision, EventStoreError, InvalidEventData, InvalidPosition, StoreUnavailable, StreamNotFound, WrongExpectedRevision } from '../errors.js';
 import type {
   AppendResult,
@@ -57,6 +57,12 @@ const READ_BATCH = 1024;
 const SUBSCRIPTION_PAGE = 512;
 /** Commits before the last that `readStream` fetches one by one at most; beyond, a consumer is cheaper. */
 const READ_BY_GET_COMMITS = 6;
+/**
+ * Consumers a stream read opens at most, waiting a little longer each time, while the server that
+ * answers one is behind the stream leader (a replica catching up after a partition or a restart):
+ * its consumer ends before the last commit the leader named, and what it gave is a stale prefix.
+ */
+const BEHIND_ATTEMPTS = 6;
 /**
  * Streams whose last commit the store remembers (at least this many, at most twice). A command
  * appends two streams, its aggregate and its command-id reservation, and the command kit keeps
@@ -328,8 +334,15 @@ export class JetStreamEventStore implements EventStore {
     try {
       const read = await this.readStreamByGets(streamId, fromRevision, maxCount);
       if (Array.isArray(read)) return read;
-      reader = await PullReader.open(this.readerContext, { startSeq: read.startSeq, filterSubject: this.subjectOf(streamId), inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS });
-      return await this.readStreamWith(reader, streamId, fromRevision, maxCount);
+      for (let attempt = 1; ; attempt++) {
+        reader = await PullReader.open(this.readerContext, { startSeq: read.startSeq, filterSubject: this.subjectOf(streamId), inactiveThresholdMs: READER_INACTIVE_THRESHOLD_MS });
+        const events = await this.readStreamWith(reader, streamId, fromRevision, maxCount, read.lastSeq);
+        reader.close();
+        reader = undefined;
+        if (events !== undefined) return events;
+        if (attempt >= BEHIND_ATTEMPTS) throw new StoreUnavailable(`jetstream: read stream ${streamId}: the server answering its consumer stayed behind the stream leader (sequence ${read.lastSeq}) after ${attempt} attempts`, streamId);
+        await sleep(25 * 2 ** attempt);
+      }
     } catch (error) {
       throw unavailable(`read stream ${streamId}`, error, streamId);
     } finally {
@@ -345,7 +358,7 @@ export class JetStreamEventStore implements EventStore {
    * (or the stream's start) is directly followed by the last one: two commits claiming one
    * revision are refused (DuplicateRevision), never folded.
    */
-  private async readStreamByGets(streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[] | { startSeq: number }> {
+  private async readStreamByGets(streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[] | { startSeq: number; lastSeq: number }> {
     const subject = this.subjectOf(streamId);
     // A commit known from an earlier append or read: what is after it is after its sequence.
     const hint = this.states.get(streamId);
@@ -353,7 +366,7 @@ export class JetStreamEventStore implements EventStore {
     if (!lastMsg) throw new StreamNotFound(streamId);
     const last = decodeCommit(lastMsg.data);
     // A foreign message on the subject: the consumer skips it (and says so).
-    if (!last) return { startSeq: 1 };
+    if (!last) return { startSeq: 1, lastSeq: lastMsg.seq };
     // A later commit that claims a revision of the one this process knows: two at one revision.
     if (hint !== undefined && lastMsg.seq > hint.lastSeq && last.r <= hint.lastRevision) throw new DuplicateRevision(streamId, last.r, [hint.lastSeq, lastMsg.seq]);
     this.states.set(streamId, { lastRevision: lastRevisionOf(last), lastSeq: lastMsg.seq, lastIndex: last.e.length - 1, commitId: lastMsg.header.get('Nats-Msg-Id') || undefined });
@@ -367,11 +380,11 @@ export class JetStreamEventStore implements EventStore {
     // Commits before the last are read when asked for, and the link to the last checked when it is one get away.
     if (fromRevision < last.r || nextRevision === last.r) {
       // Each commit before the last holds at least one of the revisions nextRevision .. last.r - 1.
-      if (last.r - nextRevision > READ_BY_GET_COMMITS) return { startSeq: seq };
+      if (last.r - nextRevision > READ_BY_GET_COMMITS) return { startSeq: seq, lastSeq: lastMsg.seq };
       for (let gets = 0; out.length < maxCount; gets++) {
         const msg = gets < READ_BY_GET_COMMITS + 2 ? await this.getMessage({ seq, next_by_subj: subject }) : null;
         // Fewer commits than the revisions promise, or foreign messages between them: let the consumer sort it out.
-        if (!msg || msg.seq > lastMsg.seq) return { startSeq: 1 };
+        if (!msg || msg.seq > lastMsg.seq) return { startSeq: 1, lastSeq: lastMsg.seq };
         if (msg.seq === lastMsg.seq) break;
         seq = msg.seq + 1;
         const commit = decodeCommit(msg.data);
@@ -397,11 +410,16 @@ export class JetStreamEventStore implements EventStore {
     return this.jsm.streams.getMessage(this.config.streamName, query as unknown as MsgRequest);
   }
 
-  /** Reads the commits that were on the subject when the consumer was created (they are all there is to the stream). */
-  private async readStreamWith(reader: PullReader, streamId: string, fromRevision: number, maxCount: number): Promise<RecordedEvent[]> {
+  /**
+   * Reads the commits that were on the subject when the consumer was created (they are all there is
+   * to the stream); undefined when they end before `lastSeq`, the last commit the stream leader
+   * named, while more were asked for: the consumer's server is behind the leader.
+   */
+  private async readStreamWith(reader: PullReader, streamId: string, fromRevision: number, maxCount: number, lastSeq: number): Promise<RecordedEvent[] | undefined> {
     const out: RecordedEvent[] = [];
-    const seen: { last?: { message: RawMessage; commit: StoredCommit }; duplicate?: DuplicateRevision } = {};
+    const seen: { last?: { message: RawMessage; commit: StoredCommit }; duplicate?: DuplicateRevision; seq: number } = { seq: 0 };
     const onMessage = (message: RawMessage): void => {
+      seen.seq = message.seq;
       const commit = decodeCommit(message.data);
       if (!commit) return this.readerContext.onForeignMessage(message);
       // Revisions rise from commit to commit; one that claims a revision already read is a second claimant.
@@ -420,6 +438,8 @@ export class JetStreamEventStore implements EventStore {
       if (received < batch) break;
     }
     if (out.length > maxCount) out.length = maxCount;
+    // A replica behind the leader (catching up after a partition) answers with a stale prefix: never handed on, nor remembered.
+    if (out.length < maxCount && seen.seq < lastSeq) return undefined;
     if (!seen.last) throw new StreamNotFound(streamId);
     // Read to the end: remember the last commit, so that appending next needs no read.
     const { message, commit } = seen.last;
