@@ -170,7 +170,7 @@ async function main() {
         book.refusals.push({ at: Date.now(), code, type: `${role} loop` });
       },
     });
-    ways = await startWays({ dir, gatewayUrl, operatorKeyFile: cluster.keyFile, currency: models.layer.currency, logDir: join(dir, 'logs') });
+    ways = await startWays({ dir, gatewayUrl, operatorKeyFile: cluster.keyFile, layer: models.layer, logDir: join(dir, 'logs') });
     say(`${agents.roster.length} agents, ${agents.loops} role loops (${agents.overNats.length} agents over NATS, the rest through the gateway); ${ways.agents.join(', ')} through agora mcp, A2A and agora mcp-proxy`);
     const operator = await Agora.connect({ url: gatewayUrl, signer: { keyFile: cluster.keyFile } });
     const operatorNats = await Agora.connect({ nats: { servers: cluster.urls, credentials: { user: 'agent', pass: cluster.passwords.agent }, catchUpUrl: gatewayUrl }, signer: { keyFile: cluster.keyFile } });

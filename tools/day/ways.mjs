@@ -20,6 +20,7 @@ import { createSignedCommand, mintReadToken, parseKeyFile } from '@agora/identit
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ROOT } from '../cluster/cluster-lib.mjs';
+import { startFleet } from '@agora/participants';
 import { fleetFile, register } from './fleet.mjs';
 
 const CLI = join(ROOT, 'apps', 'cli', 'dist', 'main.js');
@@ -112,9 +113,15 @@ function mcpSender(mcp) {
  * Registers the three agents (a fleet file of their own in <dir>/fleet-ways) and starts their
  * clients. Resolves to { drivers(ctx, pause, decision): promises of their loops, close() }.
  */
-export async function startWays({ dir, gatewayUrl, operatorKeyFile, currency, logDir }) {
-  const fleet = fleetFile(join(dir, 'fleet-ways'), Object.values(WAYS).map((id) => ({ id, roles: ['executive'], specializations: ['planning'], keyFile: `keys/${id}.key.json`, model: 'openai:gpt-4.1' })));
-  await register(fleet, { url: gatewayUrl, operatorKeyFile, currency });
+export async function startWays({ dir, gatewayUrl, operatorKeyFile, layer, logDir }) {
+  const agent = (id, roles) => ({ id, roles, specializations: ['planning'], keyFile: `keys/${id}.key.json`, model: 'openai:gpt-4.1' });
+  const fleet = fleetFile(join(dir, 'fleet-ways'), Object.values(WAYS).map((id) => agent(id, ['executive', 'dialectic'])));
+  await register(fleet, { url: gatewayUrl, operatorKeyFile, currency: layer.currency });
+  // Any agent may be drawn to review a recovery: these take their turn as the fleet's do, through its
+  // dialectic loop and model (their own ways in are for what they start; left out, a recovery that drew
+  // one of them waited for its deadline).
+  const turns = await startFleet({ fleet: fleetFile(join(dir, 'fleet-ways', 'dialectic'), Object.values(WAYS).map((id) => ({ ...agent(id, ['dialectic']), keyFile: join('..', 'keys', `${id}.key.json`) }))), layer, connection: { url: gatewayUrl, operatorKeyFile }, checkpoints: 'memory' });
+  await turns.ready;
   const keyFile = (id) => fleet.agents.find((a) => a.id === id).keyFile;
   const policyFile = join(dir, 'fleet-ways', 'policy.json');
   writeFileSync(policyFile, `${JSON.stringify(POLICY, null, 2)}\n`);
@@ -199,6 +206,6 @@ export async function startWays({ dir, gatewayUrl, operatorKeyFile, currency, lo
   return {
     agents: Object.values(WAYS),
     drivers: (ctx, pause) => [overMcp(ctx, pause), overA2a(ctx, pause), throughProxy(ctx, pause)],
-    close: () => Promise.all(clients.map((c) => c.close().catch(() => undefined))),
+    close: () => Promise.all([...clients.map((c) => c.close().catch(() => undefined)), turns.close().catch(() => undefined)]),
   };
 }

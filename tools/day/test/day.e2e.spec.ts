@@ -66,6 +66,8 @@ describe('npm run day, small (e2e)', () => {
       expect(summary.commands.acknowledged).toBeGreaterThan(100);
       expect(summary.decisions.byProtocol['tribunal']?.count).toBeGreaterThan(0);
       expect(summary.decisions.byProtocol['voting']?.count).toBeGreaterThan(0);
+      // A recovery ends whoever is drawn to review it (the agents of the other ways in take their turns too).
+      expect(summary.decisions.byProtocol['dialectic']?.count).toBeGreaterThan(0);
       expect(summary.fleet.modelCalls).toBeGreaterThan(20);
       expect(summary.fleet.overNats).toBe(6);
       expect(summary.log.events).toBeGreaterThan(summary.commands.acknowledged);
