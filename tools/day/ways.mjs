@@ -153,8 +153,10 @@ export async function startWays({ dir, gatewayUrl, operatorKeyFile, layer, logDi
       const sent = await ctx.ledger.send(sender, WAYS.mcp, 'SubmitProposal', { proposalId, title: `Runbook change ${proposalId}`, problem: 'The on-call runbook still names the old paging service.', body: 'Point the runbook at the new paging service; the old one stays reachable for a month as a fallback.', evidence: [{ ref: 'd/91ab33c2', summary: 'Three pages were missed last month' }] }, 'mcp');
       if (!sent) continue;
       let outcome = 'none';
+      // Read at least as far as the last command of its own (read your writes), so a revision is never made twice.
+      let position = sent.position;
       for (const deadline = Date.now() + DECISION_S * 1000; Date.now() < deadline; ) {
-        const proposal = await tool('get_proposal', { proposalId, minPosition: sent.position });
+        const proposal = await tool('get_proposal', { proposalId, minPosition: position });
         if (proposal && ['approved', 'rejected', 'withdrawn', 'escalated'].includes(proposal.status)) {
           outcome = proposal.status;
           break;
@@ -167,10 +169,14 @@ export async function startWays({ dir, gatewayUrl, operatorKeyFile, layer, logDi
         }
         if (blocked) {
           const body = `${proposal.body}\nRevision ${proposal.revision + 1}: answering ${open.join(', ')}: staged over a week, 10% of teams first, rolled back by restoring the old runbook page.`;
-          await ctx.ledger.send(sender, WAYS.mcp, 'ReviseProposal', { proposalId, body: body.slice(0, 20_000), answers: open }, 'mcp');
-          continue;
+          const revised = await ctx.ledger.send(sender, WAYS.mcp, 'ReviseProposal', { proposalId, body: body.slice(0, 20_000), answers: open }, 'mcp');
+          position = revised?.position ?? position;
+          if (revised) continue;
         }
+        // At most 15 s, less when the proposal moves; at least a second, should the tools fail at once.
+        const waited = Date.now();
         await tool('wait_for_verdict', { proposalId, timeoutSeconds: 15 }, { timeout: 30_000 });
+        await sleep(Math.max(0, 1_000 - (Date.now() - waited)));
       }
       ctx.ledger.decided('tribunal', askedAt, outcome, 'mcp');
     }
