@@ -1,6 +1,7 @@
 import { assertValidCheckpointName, type CheckpointStore, type Snapshot, type SnapshotStore } from '@agora/eventsourcing';
 import type { Position } from '@agora/eventstore';
 import type { ReadDatabase, SqlValue } from './database.js';
+import { placeholders } from './multi-row.js';
 
 /**
  * Where the consumers with effects outside the process (reactors, the relay) and the folds kept in
@@ -52,8 +53,7 @@ abstract class SqlStateTable {
     }
     const names = this.columns.split(',').map((column) => column.trim().split(/\s+/)[0]!);
     const all = [...names, 'saved_at'];
-    const params = all.map((_, index) => `$${index + 2}`).join(', ');
-    const sql = `INSERT INTO ${this.table} (name, ${all.join(', ')}) VALUES ($1, ${params}) ON CONFLICT (name) DO UPDATE SET ${all.map((column) => `${column} = excluded.${column}`).join(', ')}`;
+    const sql = `INSERT INTO ${this.table} (name, ${all.join(', ')}) VALUES (${placeholders(all.length + 1)}) ON CONFLICT (name) DO UPDATE SET ${all.map((column) => `${column} = excluded.${column}`).join(', ')}`;
     const previous = this.writing.get(name) ?? Promise.resolve();
     const current = previous
       .catch(() => undefined)
