@@ -103,20 +103,22 @@ async function storedReservation(store: EventStore, commandId: string): Promise<
  * Reserves `identity.commandId` for this command before its first append. `metadata` is the
  * command's own (actor, signature, signed payload...), so that an audit attributes the
  * reservation exactly as it attributes the command's events. Resolves when the id
- * is this command's (newly reserved, or reserved earlier by this same command); throws
- * AgoraError('command_id_reused') when another command holds it.
+ * is this command's: `reserved` when this call reserved it, `held` when this same command had
+ * (a retry, or a copy on another replica); throws AgoraError('command_id_reused') when another
+ * command holds it.
  */
-export async function reserveCommandId(store: EventStore, identity: CommandIdentity, metadata: Record<string, unknown> = { commandId: identity.commandId, actor: identity.actor }): Promise<void> {
+export async function reserveCommandId(store: EventStore, identity: CommandIdentity, metadata: Record<string, unknown> = { commandId: identity.commandId, actor: identity.actor }): Promise<'reserved' | 'held'> {
   const reservation = reservationAppend(identity, metadata);
   try {
-    await store.append(reservation.streamId, reservation.events, reservation.expectedRevision);
-    return;
+    const result = await store.append(reservation.streamId, reservation.events, reservation.expectedRevision);
+    return result.alreadyStored === true ? 'held' : 'reserved';
   } catch (error) {
     // The event id is derived from the whole reservation: the same command's copy is absorbed by
     // the store (success), another command's is refused (WrongExpectedRevision), never absorbed.
     if (!(error instanceof WrongExpectedRevision)) throw error;
   }
   await assertReservedFor(store, identity);
+  return 'held';
 }
 
 /**
@@ -148,11 +150,13 @@ export async function assertReservedFor(store: EventStore, identity: CommandIden
 /**
  * Checks, without writing, that `identity.commandId` is not held by another command (for answers
  * that write nothing: a duplicate found in the stream, a no-op). A log written before reservations
- * existed has none: then there is nothing to compare and the command stands.
+ * existed has none: then there is nothing to compare and the command stands. Resolves `true` when
+ * this same command holds the id already, `false` when nothing does.
  */
-export async function checkCommandId(store: EventStore, identity: CommandIdentity): Promise<void> {
+export async function checkCommandId(store: EventStore, identity: CommandIdentity): Promise<boolean> {
   const first = await storedReservation(store, identity.commandId);
-  if (first === undefined) return;
+  if (first === undefined) return false;
   const refused = mismatch(identity, first, reservationOf(identity));
   if (refused) throw refused;
+  return true;
 }

@@ -1,7 +1,7 @@
 import { AgoraError, categoryOf, eventByType, positiveInt, SCHEMA_VERSION_FIELD, type CommandResult } from '@agora/contracts';
 import { rulesOf, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { InvalidEventData, StoreUnavailable, StreamNotFound, WrongExpectedRevision, sleep, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@agora/eventstore';
-import type { AggregateCache, AggregateSnapshot } from './aggregate-cache.js';
+import { RecentCommands, type AggregateCache, type AggregateSnapshot } from './aggregate-cache.js';
 import { assertReservedFor, assertSameCommand, checkCommandId, COMMAND_ID_RESERVED, commandIdStream, reservationAppend, reserveCommandId, type CommandIdentity } from './command-ids.js';
 import { eventIdFor } from './ids.js';
 import { currentTraceparent, inSpan, inSpanSync, tracingOn } from '@agora/tracing';
@@ -90,7 +90,11 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
  * The events of a successful append are folded into the cache as decided: the store only takes
  * plain JSON, so they are what a read would return.
  *
- * Duplicate detection looks through the aggregate's stream: fine for aggregates, which stay short.
+ * Duplicate detection looks through the stream's most recent commands, which a kept snapshot
+ * lists (RecentCommands). A command older than those is found through its id's reservation,
+ * which every path that could answer it anew meets: the atomic append or the reservation append
+ * is refused or absorbed, and a refusal or a no-op reads the reservation when the list is not
+ * complete. The stream is then read whole for its first result, once.
  */
 export async function handleCommand<C extends Command, E extends DomainEvent, S>(options: HandleCommandOptions<C, E, S>): Promise<CommandResult> {
   const { streamId, command, metadata } = options;
@@ -121,6 +125,30 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
   // One commandId, one command across every stream and type (command-ids.ts): reserved before the first append.
   const identity: CommandIdentity = { commandId, streamId, commandType: metadata.commandType, actor: metadata.actor, ...(metadata.payload === undefined ? {} : { payload: metadata.payload }) };
   let reserved = false;
+  /** Whether this command held its id before this call (a retry, or a copy): then it may be in the stream further back than `view` lists; undefined until known. */
+  let heldBefore: boolean | undefined;
+  let searched = false;
+  /**
+   * The first result of this command when it is in the stream but older than the commands `view`
+   * lists (RecentCommands): looked for only when its id was reserved before this call, by a read of
+   * the whole stream, once. Rare: a retry that comes after many other commands on its stream.
+   */
+  const older = async (): Promise<CommandResult | undefined> => {
+    if (searched || view.commands.complete) return undefined;
+    heldBefore ??= await checkCommandId(store, identity);
+    if (!heldBefore) return undefined;
+    searched = true;
+    return searchStream(options, identity);
+  };
+  /** When `view` is a kept one not yet checked: reads what the stream took since, and says whether it moved (then `view` has it). */
+  const moved = async (): Promise<boolean> => {
+    if (checked) return false;
+    const current = await catchUp(options, view);
+    checked = true;
+    if (current.revision === view.revision) return false;
+    view = current;
+    return true;
+  };
   for (let attempt = 1; ; ) {
     const earlier = view.commands.get(commandId);
     if (earlier) {
@@ -130,33 +158,32 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
       else if (!reserved) await checkCommandId(store, identity);
       return { ...earlier, events: [...earlier.events] };
     }
-    // Our ids were taken, yet the stream (read since) holds no event of this command: the
-    // commandId was used for another stream. Retrying cannot help.
-    if (idCollision) throw idCollision;
+    if (idCollision) {
+      // Our ids were taken, yet the stream (read since) lists no event of this command: it is
+      // further back in the stream, or the commandId was used for another stream. Retrying cannot help.
+      heldBefore = true;
+      const first = await older();
+      if (first) return first;
+      throw idCollision;
+    }
 
     let events: E[];
     try {
       events = tracingOn() ? decideTraced(decider, command, view.state) : decider.decide(command, view.state);
     } catch (error) {
-      if (checked) throw error;
       // Refused on a kept state: final only if the stream has not moved since.
-      const current = await catchUp(options, view);
-      checked = true;
-      if (current.revision === view.revision) throw error;
-      view = current;
-      continue;
+      if (await moved()) continue;
+      // A retry of a command handled long ago is answered with its first result, not refused now.
+      const first = await older();
+      if (first) return first;
+      throw error;
     }
     if (events.length === 0) {
-      if (!checked) {
-        // "Already satisfied" on a kept state: final only if the stream has not moved since.
-        const current = await catchUp(options, view);
-        checked = true;
-        if (current.revision !== view.revision) {
-          view = current;
-          continue;
-        }
-      }
-      if (!reserved) await checkCommandId(store, identity);
+      // "Already satisfied" on a kept state: final only if the stream has not moved since.
+      if (await moved()) continue;
+      if (!reserved) heldBefore = await checkCommandId(store, identity);
+      const first = await older();
+      if (first) return first;
       return { commandId, streamId, events: [], revision: view.revision, duplicate: false };
     }
 
@@ -164,8 +191,10 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
     const reservationMetadata = () => toEventData([{ type: COMMAND_ID_RESERVED, data: {} }], metadata, genesisCommitHash(commandIdStream(commandId)))[0]!.metadata ?? {};
     const reservation = !reserved && store.appendMany ? reservationAppend(identity, reservationMetadata()) : undefined;
     if (!reserved && !reservation) {
-      await reserveCommandId(store, identity, reservationMetadata());
+      heldBefore = (await reserveCommandId(store, identity, reservationMetadata())) === 'held';
       reserved = true;
+      const first = await older();
+      if (first) return first;
     }
 
     let appended: AppendResult;
@@ -202,8 +231,13 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
         // handled elsewhere, whose events the catch-up finds), or by another (refused).
         await assertReservedFor(store, identity);
         reserved = true;
+        heldBefore = true;
         view = await catchUp(options, view);
         checked = true;
+        if (!view.commands.get(commandId)) {
+          const first = await older();
+          if (first) return first;
+        }
         continue;
       }
       if (isIdCollision(error)) {
@@ -236,7 +270,9 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S>(opti
     // The store absorbed our append: a copy of this command (another replica's, or one racing
     // here) stored it first, decided on our state or, further on, on a later one. Only the append
     // that stored it answers `duplicate: false`; this one answers from the log.
-    const first = (await catchUp(options, view)).commands.get(commandId);
+    view = await catchUp(options, view);
+    heldBefore = true;
+    const first = view.commands.get(commandId) ?? (await older());
     if (first) return { ...first, events: [...first.events] };
     cache?.forget(streamId);
     return { ...result, duplicate: appended.alreadyStored === true };
@@ -249,7 +285,8 @@ const firstHandling = new WeakMap<CommandResult, { commandType: string; actor: s
 /** The whole stream, folded from the initial state (kept in the cache). */
 async function readWhole<C extends Command, E extends DomainEvent, S>(options: HandleCommandOptions<C, E, S>): Promise<AggregateSnapshot<S>> {
   const { store, decider, streamId, cache } = options;
-  const empty: AggregateSnapshot<S> = { state: decider.initialState(), revision: -1, commands: new Map(), nextLink: genesisCommitHash(streamId) };
+  // Without a cache the snapshot lives for one call: it lists every command of the stream.
+  const empty: AggregateSnapshot<S> = { state: decider.initialState(), revision: -1, commands: new RecentCommands(cache?.recentCommands), nextLink: genesisCommitHash(streamId) };
   let recorded: RecordedEvent[];
   try {
     recorded = await store.readStream(streamId);
@@ -291,22 +328,48 @@ async function catchUp<C extends Command, E extends DomainEvent, S>(options: Han
  */
 function folded<C extends Command, E extends DomainEvent, S>(decider: Decider<C, E, S>, base: AggregateSnapshot<S>, recorded: readonly RecordedEvent[]): AggregateSnapshot<S> {
   let state = base.state;
-  const { commands } = base;
   for (const e of recorded) {
     state = decider.evolve(state, { type: e.type, data: e.data } as E);
-    const commandId = e.metadata['commandId'];
-    if (typeof commandId !== 'string') continue;
-    const known = commands.get(commandId);
-    // A snapshot further down the chain may have listed this event already.
-    if (known && known.revision >= e.revision) continue;
-    const entry: CommandResult = { commandId, streamId: e.streamId, events: known ? [...known.events, e.type] : [e.type], revision: e.revision, position: e.position, duplicate: true };
-    const recorded = known ? firstHandling.get(known) : handlingOf(e);
-    if (recorded) firstHandling.set(entry, recorded);
-    commands.set(commandId, entry);
+    listCommandOf(base.commands, e);
   }
   // `recorded` starts and ends at commit boundaries (commits are appended and read whole).
   const nextLink = recorded.length === 0 ? base.nextLink : commitHash(lastCommitOf(recorded));
-  return { state, revision: recorded.at(-1)?.revision ?? base.revision, commands, nextLink };
+  return { state, revision: recorded.at(-1)?.revision ?? base.revision, commands: base.commands, nextLink };
+}
+
+/** Lists the command of `e` (added to its entry when the command has several events). */
+function listCommandOf(commands: RecentCommands, e: RecordedEvent): void {
+  const commandId = e.metadata['commandId'];
+  if (typeof commandId !== 'string') return;
+  const known = commands.get(commandId);
+  // A snapshot further down the chain may have listed this event already.
+  if (known && known.revision >= e.revision) return;
+  const entry: CommandResult = { commandId, streamId: e.streamId, events: known ? [...known.events, e.type] : [e.type], revision: e.revision, position: e.position, duplicate: true };
+  const recorded = known ? firstHandling.get(known) : handlingOf(e);
+  if (recorded) firstHandling.set(entry, recorded);
+  commands.set(commandId, entry);
+}
+
+/**
+ * The first result of `identity`'s command in its stream, read whole (for a command older than the
+ * ones a snapshot lists); undefined when none of its events is there. Refused with
+ * `command_id_reused` when the stream's record of it is another command's.
+ */
+async function searchStream<C extends Command, E extends DomainEvent, S>(options: HandleCommandOptions<C, E, S>, identity: CommandIdentity): Promise<CommandResult | undefined> {
+  const found = new RecentCommands();
+  let recorded: RecordedEvent[];
+  try {
+    recorded = await options.store.readStream(options.streamId);
+  } catch (error) {
+    if (error instanceof StreamNotFound) return undefined;
+    throw error;
+  }
+  for (const e of recorded) if (e.metadata['commandId'] === identity.commandId) listCommandOf(found, e);
+  const first = found.get(identity.commandId);
+  if (!first) return undefined;
+  const handling = firstHandling.get(first);
+  if (handling) assertSameCommand(identity, handling);
+  return { ...first, events: [...first.events] };
 }
 
 function handlingOf(e: RecordedEvent): { commandType: string; actor: string; payload?: unknown } | undefined {

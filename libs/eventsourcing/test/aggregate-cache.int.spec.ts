@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, type Command, type Decider, type DomainEvent } from '@agora/decider';
 import { openJetStreamEventStore, type EventStore, type ReadStreamOptions } from '@agora/eventstore';
 import { deleteJetStreamLogs, TEST_NATS_URL, uniqueJetStreamLog } from '@agora/testing';
-import { AggregateCache, handleCommand, type CommandMetadata } from '../src/index.js';
+import { AggregateCache, handleCommand, type AggregateCacheOptions, type CommandMetadata } from '../src/index.js';
 import { freshCategory, openTempStore, removeTempDirs } from './helpers.js';
 
 type DoorCommand = Command<'Open' | 'Close' | 'Knock' | 'KnockTwice', Record<string, never>>;
@@ -65,8 +65,8 @@ class Replica {
   /** Every readStream call, in order. */
   readonly reads: { streamId: string; fromRevision: number | undefined }[] = [];
 
-  constructor(inner: EventStore, maxStreams?: number) {
-    this.cache = new AggregateCache(door, maxStreams === undefined ? {} : { maxStreams });
+  constructor(inner: EventStore, options: AggregateCacheOptions = {}) {
+    this.cache = new AggregateCache(door, options);
     const reads = this.reads;
     this.store = {
       kind: inner.kind,
@@ -126,7 +126,7 @@ afterAll(async () => {
 describe.each(setups)('handleCommand with an aggregate cache (%s store)', (_kind, open) => {
   let setup: Setup;
   let log: EventStore;
-  const replica = (i: number, maxStreams?: number) => new Replica(setup.stores[i]!, maxStreams);
+  const replica = (i: number, options?: AggregateCacheOptions) => new Replica(setup.stores[i]!, options);
   const stored = async (streamId: string) => (await log.readStream(streamId)).map((e) => [e.type, e.data, e.metadata['commandId']]);
 
   beforeAll(async () => {
@@ -270,7 +270,7 @@ describe.each(setups)('handleCommand with an aggregate cache (%s store)', (_kind
   }, 30_000);
 
   it('keeps at most maxStreams streams, dropping the least recently used, which is then read whole', async () => {
-    const a = replica(0, 3);
+    const a = replica(0, { maxStreams: 3 });
     const cat = freshCategory();
     for (let i = 1; i <= 4; i++) await a.run('Open', `${cat}-${i}`);
     expect(a.cache.size).toBe(3);
@@ -284,6 +284,34 @@ describe.each(setups)('handleCommand with an aggregate cache (%s store)', (_kind
     expect(a.readsOf(`${cat}-1`)).toEqual([undefined, undefined]);
     await a.run('Knock', `${cat}-2`);
     expect(a.readsOf(`${cat}-2`)).toEqual([undefined]);
+  });
+
+  it('answers a retry of a command older than the commands it lists with its first result, appending nothing', async () => {
+    const a = replica(0, { recentCommands: 2 });
+    const s = `${freshCategory()}-1`;
+    const [openId, knockId] = [randomUUID(), randomUUID()];
+    const opened = await a.run('Open', s, openId);
+    const knocked = await a.run('Knock', s, knockId);
+    for (let i = 0; i < 3; i++) await a.run('Knock', s);
+    expect(a.cache.peek(s)!.commands.size).toBe(2);
+    expect(a.cache.peek(s)!.commands.complete).toBe(false);
+    // A new command on the kept stream still reads nothing: the list's bound costs the hot path nothing.
+    const reads = a.readsOf(s).length;
+    await a.run('Knock', s);
+    expect(a.readsOf(s)).toHaveLength(reads);
+
+    // Decided again it would append (a knock on an open door), answer [] (open an open door), or be
+    // refused (a knock on a closed door): each time the first result is the answer.
+    expect(await a.run('Knock', s, knockId)).toEqual({ ...knocked, duplicate: true });
+    expect(await a.run('Open', s, openId)).toEqual({ ...opened, duplicate: true });
+    await a.run('Close', s);
+    expect(await a.run('Knock', s, knockId)).toEqual({ ...knocked, duplicate: true });
+    expect((await stored(s)).map(([type]) => type)).toEqual(['Opened', 'Knocked', 'Knocked', 'Knocked', 'Knocked', 'Knocked', 'Closed']);
+    // From a replica that keeps nothing of the stream, too.
+    expect(await replica(1, { recentCommands: 1 }).run('Knock', s, knockId)).toEqual({ ...knocked, duplicate: true });
+    // And an old id used for another command is still refused.
+    await expect(a.run('Close', s, knockId)).rejects.toMatchObject({ code: 'command_id_reused' });
+    expect(await stored(s)).toHaveLength(7);
   });
 
   it("refuses another decider's cache", async () => {
