@@ -105,14 +105,31 @@ export class InProcessBus implements WireConnection {
 
   async gather(subject: string, data: Uint8Array, options: { maxWaitMs: number }): Promise<WireMessage[]> {
     if (this.closed) throw new ConnectionClosed('the in-process bus is closed');
-    if (this.receiversOf(subject).length === 0) return [];
+    const receivers = this.receiversOf(subject).length;
+    if (receivers === 0) return [];
     const replies: WireMessage[] = [];
     const inbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
-    const sub = this.addSubscription(inbox, (reply) => void replies.push(reply), undefined, false);
+    let timer: NodeJS.Timeout | undefined;
+    // Every receiver is in this process: once each has answered there is nothing more to wait for
+    // (and on a busy event loop the wait could end before an answer that is on its way).
+    let allAnswered: () => void = () => undefined;
+    const sub = this.addSubscription(
+      inbox,
+      (reply) => {
+        replies.push(reply);
+        if (replies.length >= receivers) allAnswered();
+      },
+      undefined,
+      false,
+    );
     try {
-      this.publish(subject, data, { reply: inbox });
-      await new Promise((resolve) => setTimeout(resolve, options.maxWaitMs));
+      await new Promise<void>((resolve) => {
+        allAnswered = resolve;
+        timer = setTimeout(resolve, options.maxWaitMs);
+        this.publish(subject, data, { reply: inbox });
+      });
     } finally {
+      clearTimeout(timer);
       sub.unsubscribe();
     }
     return replies;
