@@ -73,7 +73,10 @@ describe('agora-governance-cli packed and installed from its tarball (e2e)', () 
     await mkdir(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'agent-host', private: true }));
     // The memory server beside it, as an agent host would have it (npx then finds it without fetching).
-    succeeded('npm install', await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `@modelcontextprotocol/server-memory@${pinned['@modelcontextprotocol/server-memory']}`], { cwd: project, timeoutMs: 480_000 }));
+    // Without install scripts: the global install above ran them, and here they would only compile
+    // better-sqlite3 from source a second time (a minute of CPU where no prebuilt binary can be
+    // fetched); the MCP commands never load it.
+    succeeded('npm install', await runCommand('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball, `@modelcontextprotocol/server-memory@${pinned['@modelcontextprotocol/server-memory']}`], { cwd: project, timeoutMs: 480_000 }));
     agora = await startAgoraProcess('apps/standalone/src/main.ts', 'agora', { AGORA_DATA_DIR: join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', AGORA_READS: '' });
     url = /gateway listening on (http:\/\/[^\s]+) /.exec(agora.output())![1]!;
     const root = await Agora.connect({ url, signer: { keyFile: join(dir, 'data', 'operator.key.json') } });
