@@ -136,10 +136,16 @@ async function debaters(ctx, [first, second], n) {
   }
 }
 
-/** An executive puts a question to the chamber's panel; the operator approves the spend; the panel concludes. */
+/**
+ * An executive puts a question to the chamber's panel; the operator approves the spend; the panel
+ * concludes. Not while the day's sessions are used up (the budget says so): an approval would only
+ * be refused.
+ */
 async function chamber(ctx, id) {
   const client = ctx.clients.get(id);
   for (let i = 0; await pause(ctx.think() * 4, ctx.running); i++) {
+    const budget = await ctx.operator.query('GetChamberBudget', {}).catch(() => undefined);
+    if (budget && budget.sessionsToday >= budget.sessionsPerDay) continue;
     const sessionId = `day-chamber-${i}-${Date.now().toString(36)}`;
     const askedAt = Date.now();
     const proposed = await ctx.ledger.send(client, id, 'ProposeChamberSession', { sessionId, question: CHAMBER_QUESTION, context: CHAMBER_CONTEXT, rationale: 'A wrong call costs a quarter; one model may share our blind spot.' });
