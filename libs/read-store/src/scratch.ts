@@ -50,24 +50,40 @@ export class ScratchTables {
    * log's end when undefined), in batches of `maxBatch` applied events, each batch one transaction.
    * `tick` is called after each batch.
    */
-  async foldUpTo(store: EventStore, upTo: Position | undefined, maxBatch: number, tick?: () => void): Promise<void> {
-    if (upTo !== undefined && this.mark && store.comparePositions(this.mark.position, upTo) >= 0) return;
-    let batch: RecordedEvent[] = [];
-    const write = async () => {
-      const events = batch;
-      batch = [];
-      if (events.length > 0) await this.db.transaction((tx) => this.projection.apply(tx, events));
-      this.applied += events.length;
+  foldUpTo(store: EventStore, upTo: Position | undefined, maxBatch: number, tick?: () => void): Promise<void> {
+    return ScratchTables.foldTogether(store, [this], upTo, maxBatch, tick);
+  }
+
+  /**
+   * `foldUpTo` for several read models in one pass over the log: it starts after the earliest of
+   * their last events folded, and each takes the events after its own.
+   */
+  static async foldTogether(store: EventStore, scratches: readonly ScratchTables[], upTo: Position | undefined, maxBatch: number, tick?: () => void): Promise<void> {
+    const behind = scratches.filter((s) => upTo === undefined || !s.mark || store.comparePositions(s.mark.position, upTo) < 0);
+    if (behind.length === 0) return;
+    const marks = behind.map((s) => s.mark?.position);
+    const from = marks.includes(undefined) ? undefined : (marks as Position[]).reduce((a, b) => (store.comparePositions(a, b) <= 0 ? a : b));
+    const batches = new Map<ScratchTables, RecordedEvent[]>(behind.map((s) => [s, []]));
+    const write = async (scratch: ScratchTables) => {
+      const events = batches.get(scratch)!;
+      batches.set(scratch, []);
+      if (events.length > 0) await scratch.db.transaction((tx) => scratch.projection.apply(tx, events));
+      scratch.applied += events.length;
       tick?.();
     };
-    for await (const event of store.readAll(this.mark ? { after: this.mark.position } : {})) {
-      this.events++;
-      this.mark = { position: event.position, previous: this.mark?.position ?? null, eventId: event.id };
-      if (this.accepts(event.streamId)) batch.push(event);
-      if (batch.length >= maxBatch) await write();
+    for await (const event of store.readAll(from === undefined ? {} : { after: from })) {
+      for (const scratch of behind) {
+        if (scratch.mark && store.comparePositions(event.position, scratch.mark.position) <= 0) continue;
+        scratch.events++;
+        scratch.mark = { position: event.position, previous: scratch.mark?.position ?? null, eventId: event.id };
+        if (!scratch.accepts(event.streamId)) continue;
+        const batch = batches.get(scratch)!;
+        batch.push(event);
+        if (batch.length >= maxBatch) await write(scratch);
+      }
       if (upTo !== undefined && store.comparePositions(event.position, upTo) >= 0) break;
     }
-    await write();
+    for (const scratch of behind) await write(scratch);
   }
 
   /** Every row of `table`, a page at a time, in the order they were written. */

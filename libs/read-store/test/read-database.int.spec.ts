@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { MemoryCheckpointStore, ReadModelPositions, type SnapshotStore } from '@agora/eventsourcing';
 import { openEmbeddedEventStore, type EventStore, type RecordedEvent } from '@agora/eventstore';
 import { freshPostgresDatabase, waitFor } from '@agora/testing';
-import { PostgresReadDatabase, rebuildSqlProjection, SqlCheckpointStore, SqliteReadDatabase, SqlProjectionRunner, SqlSnapshotStore, type ReadDatabase, type RebuildProgress, type SqlExecutor, type SqlProjection } from '../src/index.js';
+import { PostgresReadDatabase, rebuildSqlProjection, rebuildSqlProjections, SqlCheckpointStore, SqliteReadDatabase, SqlProjectionRunner, SqlSnapshotStore, type ReadDatabase, type RebuildProgress, type SqlExecutor, type SqlProjection } from '../src/index.js';
 
 /**
  * The read side's contract, run against both engines: what a read model may count on from its
@@ -237,6 +237,32 @@ describe.each(engines)('read database: %s', (_engine, engine) => {
       expect(new Set(progress.map((p) => p.phase))).toEqual(new Set(['fold', 'catch-up', 'switch']));
       expect(progress.at(-1)!.events).toBeGreaterThanOrEqual(80);
       await runner.stop();
+    });
+
+    it("a rebuild of several read models reads the log once, and puts each one's rows in place as its own rebuild would", async () => {
+      for (let i = 0; i < 20; i++) await place(store, `m${i}`, [i, 2]);
+      const runners = [1, 2].map((version) => new SqlProjectionRunner(db, store, ordersProjection(version), { logger: { warn: () => undefined } }));
+      for (const runner of runners) await runner.start();
+      await db.run('UPDATE orders_v1 SET total = 999 WHERE id = $1', ['order-m3']);
+      await db.run('DELETE FROM orders_v2 WHERE id = $1', ['order-m4']);
+      for (const runner of runners) expect((await runner.verify()).equal).toBe(false);
+      // Passes over the log from its beginning, counted.
+      let passes = 0;
+      const counting = new Proxy(store, {
+        get: (target, key) => {
+          if (key === 'readAll') return (options?: { after?: string }) => ((passes += options?.after === undefined ? 1 : 0), target.readAll(options));
+          const value = Reflect.get(target, key) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const switched: string[] = [];
+      const results = await rebuildSqlProjections(await open(), counting, [ordersProjection(1), ordersProjection(2)], { maxBatch: 7, switched: (r) => void switched.push(`${r.name} v${r.version}`) });
+      expect(passes).toBe(1);
+      expect(switched).toEqual(['orders v1', 'orders v2']);
+      expect(results.map((r) => r.rows)).toEqual([{ applied_v1: 40, orders_v1: 20 }, { applied_v2: 40, orders_v2: 20 }]);
+      for (const runner of runners) expect((await runner.verify()).equal).toBe(true);
+      expect(await orders(db, 2)).toEqual(await orders(db, 1));
+      for (const runner of runners) await runner.stop();
     });
 
     it('a new version fills new tables from the log; tables at a position the log does not hold are filled again', async () => {

@@ -1,6 +1,6 @@
 import { describeStore, openEventStore } from '@agora/eventstore';
 import { READ_MODEL_TABLES } from '@agora/read-models';
-import { openReadDatabase, READ_DB_HELP, rebuildSqlProjection, type RebuildProgress, type RebuildResult } from '@agora/read-store';
+import { openReadDatabase, READ_DB_HELP, rebuildSqlProjections, type RebuildProgress, type RebuildResult } from '@agora/read-store';
 import { ConfigError, readDatabaseOf, readRuntimeConfig } from '@agora/runtime';
 import { CommandFailed, EXIT, flag, UsageError, type CommandSpec } from '../command.js';
 
@@ -38,10 +38,11 @@ export const projectionsRebuild: CommandSpec = {
   summary: "Fold the whole log again into tables beside a read model's live ones, catch up, and put the rebuilt rows in place of the live ones in one transaction.",
   usage: '[<name>...] [--json]',
   description: [
-    'The services go on writing and answering meanwhile: the fold reads the log (EVENT_STORE) into a scratch',
-    "database; the switch, one transaction of the read side's database (AGORA_READ_DB) that holds the read",
-    "model's position, folds what was appended since, replaces the live rows and moves the position, so",
-    'the queries read the old rows until it commits and the writer goes on after it. Progress (events, rate,',
+    'The services go on writing and answering meanwhile: the fold reads the log (EVENT_STORE) once, for every',
+    "read model named, into scratch databases; then each is switched in turn. A switch, one transaction of",
+    "the read side's database (AGORA_READ_DB) that holds the read model's position, folds what was appended",
+    'since, replaces the live rows and moves the position, so the queries read the old rows until it',
+    'commits and the writer goes on after it. Progress (events, rate,',
     'time left) goes to stderr every 2 s. Use it when `agora verify-read-models` finds a read model that',
     'differs from its rebuild; a release that changes a read model gives it a new version instead, whose',
     'tables every process fills from the log at start. Exit code 0 once every named read model is switched.',
@@ -73,14 +74,19 @@ export const projectionsRebuild: CommandSpec = {
       const db = await openReadDatabase(readDatabaseOf(config));
       try {
         io.stderr(`projections rebuild: ${chosen.length} read model${chosen.length === 1 ? '' : 's'} from ${describeStore(config.store)} into ${db.describe()}\n`);
-        for (const projection of chosen) {
-          let result: RebuildResult;
-          try {
-            result = await rebuildSqlProjection(db, store, projection, { progress: (p) => io.stderr(progressLine(p)) });
-          } catch (error) {
-            throw new CommandFailed(undefined, `rebuilding ${projection.name}: ${(error as Error).message} (its live rows are as they were)`);
-          }
-          io.stdout(json ? `${JSON.stringify(result)}\n` : resultLine(result));
+        // One pass over the log folds them all; then each is switched in turn.
+        const switched: string[] = [];
+        try {
+          await rebuildSqlProjections(db, store, chosen, {
+            progress: (p) => io.stderr(progressLine(p)),
+            switched: (result) => {
+              switched.push(result.name);
+              io.stdout(json ? `${JSON.stringify(result)}\n` : resultLine(result));
+            },
+          });
+        } catch (error) {
+          const left = chosen.map((p) => p.name).filter((name) => !switched.includes(name));
+          throw new CommandFailed(undefined, `rebuilding ${left.join(', ')}: ${(error as Error).message} (their live rows are as they were${switched.length > 0 ? `; ${switched.join(', ')} rebuilt and switched before it` : ''})`);
         }
       } finally {
         await db.close();
