@@ -17,7 +17,9 @@ import { openServiceContext, type ServiceContext } from '@agora/runtime';
 import { LogAuditor, type AuditOptions, type AuditReport, type Finding } from '../src/audit/engine.js';
 import { serveAuditMetrics } from '../src/audit/metrics.js';
 import { readAuditState, writeAuditState, type AuditState } from '../src/audit/state.js';
+import { freePort, startNatsServer } from '@agora/testing';
 import { runCli } from '../src/cli.js';
+import { openAuditedStore } from '../src/audit/settings.js';
 
 const PROMTOOL = process.env['PROMTOOL_BIN'] ?? '/usr/bin/promtool';
 const root = generateKeyPair();
@@ -141,6 +143,25 @@ describe('agora audit --follow', () => {
     expect(report.findings).toEqual([]);
     await log.close();
   });
+
+  it('waits at start for a store it cannot reach yet (a partition, a server restarting), and fails at once without --follow', async () => {
+    const port = await freePort();
+    const env = { EVENT_STORE: `jetstream://127.0.0.1:${port}`, AGORA_DATA_DIR: join(base, 'unreachable') };
+    await expect(openAuditedStore(env)).rejects.toBeInstanceOf(StoreUnavailable);
+    const said: string[] = [];
+    const opening = openAuditedStore(env, { waitMs: 30_000, say: (line) => void said.push(line) });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const server = await startNatsServer({ port });
+    try {
+      const opened = await opening;
+      expect(opened.description).toContain(String(port));
+      expect(said.length).toBeGreaterThan(0);
+      expect(said[0]).toMatch(/is unavailable .*trying again in 2 s, for up to 30 s/);
+      await opened.store.close();
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 
   it('--exit-on-finding stops at the first finding with exit code 1 (here in the pass: the log above holds the forged commit)', async () => {
     let stdout = '';

@@ -4,7 +4,7 @@
  * their place from their position on: rules.ts). The audit command loads this module only when it
  * runs (the runtime, whose settings readers it uses, brings NestJS).
  */
-import { describeStore, openEventStore, type EventStore } from '@agora/eventstore';
+import { describeStore, openEventStore, sleep, StoreUnavailable, type EventStore } from '@agora/eventstore';
 import { DIALECTIC_POLICY_SETTING } from '@agora/domain-dialectic';
 import { TRIBUNAL_POLICY_SETTING } from '@agora/domain-tribunal';
 import { chamberPolicyFromEnv, providersConfigFromEnv } from '@agora/providers';
@@ -18,8 +18,20 @@ export interface AuditedStore {
   options: Pick<AuditOptions, 'trusted' | 'policies' | 'serviceKeys'>;
 }
 
+/** How long `--follow` waits for a store it cannot reach at start (a partition, a node restarting) before it gives up. */
+export const FOLLOW_OPEN_WAIT_MS = 120_000;
+
+export interface OpenAuditedStoreOptions {
+  /** Tries again every 2 s for this long while the store is unavailable (default 0: fails at once). */
+  waitMs?: number;
+  /** Told of each failed try. */
+  say?: (line: string) => void;
+  /** Stops the waiting. */
+  signal?: AbortSignal;
+}
+
 /** Opens the store EVENT_STORE names, with the operators, and the policies for a log that records none. Bad settings are usage errors. */
-export async function openAuditedStore(env: Readonly<Record<string, string | undefined>>): Promise<AuditedStore> {
+export async function openAuditedStore(env: Readonly<Record<string, string | undefined>>, wait: OpenAuditedStoreOptions = {}): Promise<AuditedStore> {
   const processEnv = env as NodeJS.ProcessEnv;
   let options: AuditedStore['options'];
   let config;
@@ -39,8 +51,17 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
     throw error;
   }
   // The audit never writes: an embedded log is read beside the process that writes it (npm start).
-  const store = await openEventStore({ ...config.store, readOnly: true });
-  return { store, description: describeStore(config.store), options };
+  const description = describeStore(config.store);
+  const started = Date.now();
+  for (;;) {
+    try {
+      return { store: await openEventStore({ ...config.store, readOnly: true }), description, options };
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable) || wait.signal?.aborted || Date.now() - started >= (wait.waitMs ?? 0)) throw error;
+      wait.say?.(`audit: ${description} is unavailable (${error.message}); trying again in 2 s, for up to ${Math.round((wait.waitMs ?? 0) / 1000)} s\n`);
+      await sleep(2_000);
+    }
+  }
 }
 
 /**

@@ -115,8 +115,9 @@ Environment:\n${AUDIT_ENV_HELP.replace(/^/gm, '  ')}`,
       if (error instanceof AuditStateRefused) throw new CommandFailed('audit_state_refused', error.message);
       throw error;
     }
-    const { openAuditedStore } = await import('../audit/settings.js');
-    const opened = await openAuditedStore(io.env);
+    const { FOLLOW_OPEN_WAIT_MS, openAuditedStore } = await import('../audit/settings.js');
+    // A following audit is a service: a store it cannot reach at start (a partition) is waited for, as it is once running.
+    const opened = await openAuditedStore(io.env, follow ? { waitMs: FOLLOW_OPEN_WAIT_MS, say: io.stderr, ...(io.signal ? { signal: io.signal } : {}) } : {});
     const stop = new AbortController();
     const onInterrupt = () => stop.abort();
     io.signal?.addEventListener('abort', onInterrupt, { once: true });
