@@ -106,6 +106,8 @@ const TIMEOUT_MS = positiveInt(values.timeout, 'timeout') * 1000;
 const CACHE = resolve(values.cache);
 const STANDALONE = process.env['BENCH_STANDALONE'] ?? join(repoRoot, 'apps', 'standalone', 'dist', 'main.js');
 const CLI = join(repoRoot, 'apps', 'cli', 'dist', 'main.js');
+/** The heap limit `npm start` gives the process (package.json's start script, unless NODE_OPTIONS says otherwise): the standalone is measured as it runs there. */
+const START_NODE_OPTIONS = /NODE_OPTIONS:-(--max-old-space-size=\d+)/.exec((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['start'] ?? '')?.[1] ?? '';
 if (!existsSync(STANDALONE)) usage(`${STANDALONE} is missing: npm run build first`);
 
 type Engine = 'sqlite' | 'postgres';
@@ -230,6 +232,7 @@ function startStandalone(env: Record<string, string>): Promise<Running> {
         AGORA_READS: 'open',
         // A query given minPosition answers at once or says read_model_behind: the catch-up is polled.
         AGORA_READ_MODEL_WAIT_MS: '0',
+        NODE_OPTIONS: process.env['NODE_OPTIONS'] ?? START_NODE_OPTIONS,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
