@@ -51,7 +51,10 @@ describe('npm run day, small (e2e)', () => {
     }
     const out = mkdtempSync(join(tmpdir(), 'agora-day-report-'));
     try {
-      const run = await runClusterProgram('tools/day/day.mjs', ['--minutes', '3', '--agents', '12', '--faults', 'partition,replica', '--cut', '15', '--think', '8', '--out', out], {}, 600_000);
+      // A 10 s cut: a command refused from the cut's start until it heals stays under the 15 s the run
+      // allows. With 15 s, a CI machine running another cluster suite beside it saw 15.6 s. A refusal
+      // that outlasts a leader's partition is issue 47's open failure, which the hour shows (docs/day.md).
+      const run = await runClusterProgram('tools/day/day.mjs', ['--minutes', '3', '--agents', '12', '--faults', 'partition,replica', '--cut', '10', '--think', '8', '--out', out], {}, 600_000);
       if (!/^day: result /m.test(run.output)) throw clusterRunFailure('the day', run);
       const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
       const failed = summary.checks.filter((c) => !c.ok);
