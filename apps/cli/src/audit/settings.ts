@@ -59,7 +59,7 @@ export async function openAuditedStore(env: Readonly<Record<string, string | und
     } catch (error) {
       if (!(error instanceof StoreUnavailable) || wait.signal?.aborted || Date.now() - started >= (wait.waitMs ?? 0)) throw error;
       wait.say?.(`audit: ${description} is unavailable (${error.message}); trying again in 2 s, for up to ${Math.round((wait.waitMs ?? 0) / 1000)} s\n`);
-      await sleep(2_000);
+      await sleep(2_000, wait.signal);
     }
   }
 }
